@@ -1,0 +1,69 @@
+#pragma once
+// Where and when chunks are computed. A backend takes chunks in order
+// (submit), computes them asynchronously (threads, CUDA streams), and hands
+// results back in the same order (retire). The pipeline keeps at most depth()
+// chunks in flight, which bounds memory by chunk size x depth.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/plan.hpp"
+#include "pipeline/sample_block.hpp"
+#include "stages/metrics.hpp"
+
+namespace sigstream {
+
+struct ChunkJob {
+  std::int64_t index = 0;
+  std::int64_t start = 0;   // first output frame
+  std::int64_t frames = 0;  // output frames
+  HostBlock input;          // source frames [start - back, start + frames + ahead), interleaved
+};
+
+struct ChunkResult {
+  std::int64_t index = 0;
+  std::int64_t start = 0;
+  std::int64_t frames = 0;
+  HostBlock output;  // `frames` frames, interleaved, in plan.output_type (quantized, clipped)
+  // metrics[slot][channel] for plan.metric_names[slot]
+  std::vector<std::vector<ChannelMetrics>> metrics;
+  std::int64_t clipped = 0;
+  // Planar float output before quantization ([channel][frame]), filled only
+  // when BackendOptions::keep_float_output (for --verify).
+  std::vector<std::vector<float>> output_f32;
+  // Source block kept for verification (same condition).
+  HostBlock input;
+};
+
+struct BackendOptions {
+  int threads = 0;  // CPU: worker threads (0 = hardware)
+  int streams = 4;  // CUDA: lanes
+  int device = 0;   // CUDA: device ordinal
+  bool keep_float_output = false;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  [[nodiscard]] virtual std::string name() const = 0;         // "cpu" or "cuda"
+  [[nodiscard]] virtual std::string device_name() const = 0;  // CPU model or GPU name
+  // Allocates everything the plan needs (lanes, buffers, threads). Called once.
+  virtual void prepare(const Plan& plan, const BackendOptions& options) = 0;
+  // Chunks that may be submitted and not yet retired.
+  [[nodiscard]] virtual int depth() const = 0;
+  // A host block the backend can transfer from/to quickly (pinned for CUDA).
+  [[nodiscard]] virtual HostBlock make_block(SampleType type, int channels, std::int64_t frames);
+  // Starts a chunk (in index order). May block until resources free up.
+  virtual void submit(ChunkJob job) = 0;
+  // Waits for and returns the oldest submitted chunk. Rethrows its error.
+  virtual ChunkResult retire() = 0;
+  // Per-stage time in ms summed over chunks so far (stage order), if measured.
+  [[nodiscard]] virtual std::vector<double> stage_ms() const { return {}; }
+  // What the backend wants logged once (e.g. kernel policy); empty if nothing.
+  [[nodiscard]] virtual std::string describe() const { return {}; }
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+}  // namespace sigstream

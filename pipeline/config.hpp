@@ -1,0 +1,108 @@
+#pragma once
+// The YAML configuration (SPEC §2) as validated plain structs. config.cpp is
+// the only file that includes yaml-cpp. Every value here has been checked:
+// types, ranges, exactly-one-of rules, and cross-field rules that need no file
+// or device (e.g. odd taps for highpass). Relative paths are kept as written
+// (they are relative to the working directory, like paths on the command line).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stages/types.hpp"
+
+namespace sigstream {
+
+struct ToneSpec {
+  double freq_hz = 0.0;
+  double amplitude = 1.0;
+  double phase_deg = 0.0;
+  std::optional<int> channel;  // 0-based; none = every channel
+};
+
+struct NoiseSpec {
+  NoiseKind kind = NoiseKind::gaussian;
+  double amplitude = 0.0;  // gaussian: standard deviation; uniform: half-width
+  std::uint64_t seed = 1;
+};
+
+struct SynthSpec {
+  double sample_rate = 48000.0;
+  std::int64_t frames = 0;  // resolved from duration_s when that was given
+  int channels = 1;
+  std::vector<ToneSpec> tones;
+  std::optional<NoiseSpec> noise;
+};
+
+struct SourceSpec {
+  std::optional<std::string> file;   // exactly one of file / synth
+  std::optional<SynthSpec> synth;
+};
+
+struct FirSpec {
+  std::optional<DesignSpec> design;    // exactly one of design / taps / taps_file
+  std::vector<double> taps;            // inline taps (non-empty when chosen)
+  std::optional<std::string> taps_file;
+  FirMode mode = FirMode::causal;
+  FirMethod method = FirMethod::automatic;
+};
+
+struct StageSpec {
+  StageType type = StageType::fir;
+  std::string name;      // defaults to "<type><index>", e.g. "fir0", "gain1"
+  FirSpec fir;           // type == fir
+  double gain_linear = 1.0;  // type == gain (db converted: 10^(db/20))
+  int line = 0;          // 1-based YAML position of the stage, for messages
+};
+
+struct SinkSpec {
+  std::optional<std::string> file;  // no sink file: statistics only
+  SampleFormat format = SampleFormat::same;
+};
+
+struct StatsSpec {
+  std::optional<std::string> json;
+  std::optional<std::string> csv;
+};
+
+struct ExecutionSpec {
+  BackendKind backend = BackendKind::automatic;
+  std::int64_t chunk_frames = 1048576;
+  int streams = 4;
+  int threads = 0;           // CPU worker threads; 0 = one per hardware thread
+  std::vector<int> devices;  // empty = default (device 0 for run, all for batch)
+};
+
+struct BatchSpec {
+  std::vector<std::string> inputs;
+  std::string out_dir = "out/batch";
+  bool keep_going = true;
+};
+
+struct Config {
+  int version = 1;
+  SourceSpec source;
+  std::vector<StageSpec> stages;
+  SinkSpec sink;
+  StatsSpec stats;
+  ExecutionSpec execution;
+  BatchSpec batch;
+  std::string origin;  // the config file's path (or "<demo>"), for messages
+};
+
+// Parses and validates a YAML text. `origin` names it in messages.
+// `overrides` are "key.path=value" strings (from --set), applied to the YAML
+// tree before validation; the value is parsed as YAML (so "8", "[1,2]",
+// "hann" all work). Every problem found is reported in one Error(config),
+// one line each: "ORIGIN:LINE:COL: KEY.PATH: what is wrong (expected ...)".
+// Unknown keys carry a "did you mean 'x'?" suggestion when one is close.
+Config parse_config(const std::string& yaml_text, const std::string& origin,
+                    const std::vector<std::string>& overrides = {});
+
+// Reads the file (Error(io) if unreadable) and calls parse_config.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The built-in demo config (configs/demo.yaml compiled in).
+const std::string& demo_config_text();
+
+}  // namespace sigstream

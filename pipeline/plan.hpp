@@ -1,0 +1,89 @@
+#pragma once
+// The resolved pipeline: taps designed or loaded, each stage's look-back and
+// look-ahead, the defined length of every intermediate signal, and the chunk
+// geometry. A plan is plain data; backends execute it chunk by chunk.
+//
+// Frame coordinates are shared by all stages (a `full` stage extends the
+// defined range, it does not shift it). Chunk c yields output frames
+// [start(c), start(c) + frames(c)) and reads source frames
+// [start(c) - back, start(c) + frames(c) + ahead) (zeros outside the source).
+// Stage j reads its input buffer over [start - in_back, end + in_ahead) and
+// writes [start - in_back + lookback, end + in_ahead - lookahead); samples
+// outside [0, frames_out) are set to zero, so cascades stay exact.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipeline/config.hpp"
+#include "pipeline/sample_block.hpp"
+
+namespace sigstream {
+
+struct PlannedStage {
+  StageType type = StageType::fir;
+  std::string name;
+  // fir
+  std::vector<double> taps;      // float64 taps (design or file)
+  std::vector<float> taps_f32;   // the taps that run
+  FirMode mode = FirMode::causal;
+  FirMethod method = FirMethod::direct;  // resolved: direct or fft
+  std::string design_note;       // e.g. "lowpass 3000 Hz, hamming" (for stats/logs)
+  // gain
+  double gain = 1.0;
+  // metrics: index into Plan::metric_names
+  int metrics_slot = -1;
+  // geometry
+  std::int64_t lookback = 0;   // frames of input before an output frame it needs
+  std::int64_t lookahead = 0;  // frames of input after it
+  std::int64_t in_back = 0;    // halo of this stage's input buffer before the chunk
+  std::int64_t in_ahead = 0;   // ... and after it
+  std::int64_t frames_in = 0;  // defined length of the input signal
+  std::int64_t frames_out = 0; // defined length of the output signal
+};
+
+struct Plan {
+  double sample_rate = 0.0;
+  int channels = 0;
+  std::int64_t source_frames = 0;
+  std::int64_t output_frames = 0;
+  std::int64_t back = 0;   // total look-back (halo before each chunk)
+  std::int64_t ahead = 0;  // total look-ahead
+  std::int64_t chunk_frames = 0;
+  std::int64_t num_chunks = 0;
+  std::vector<PlannedStage> stages;
+  std::vector<std::string> metric_names;  // metrics stages in order, then "output"
+  SampleType input_type = SampleType::f32;
+  SampleType output_type = SampleType::f32;
+  int output_bits = 0;  // 8/16/24/32 for PCM sinks (quantize and clip), 0 for float
+
+  [[nodiscard]] std::int64_t chunk_start(std::int64_t c) const noexcept { return c * chunk_frames; }
+  [[nodiscard]] std::int64_t chunk_length(std::int64_t c) const noexcept {
+    const std::int64_t s = chunk_start(c);
+    return output_frames - s < chunk_frames ? output_frames - s : chunk_frames;
+  }
+  [[nodiscard]] std::int64_t block_frames(std::int64_t c) const noexcept {
+    return chunk_length(c) + back + ahead;
+  }
+  [[nodiscard]] int output_slot() const noexcept { return static_cast<int>(metric_names.size()) - 1; }
+};
+
+// Facts about the source needed to plan (from the file header or the synth spec).
+struct SourceInfo {
+  double sample_rate = 0.0;
+  int channels = 0;
+  std::int64_t frames = 0;
+  SampleType sample_type = SampleType::f32;
+  int bits = 0;  // PCM bits of the source, 0 for float/compressed
+};
+
+// Resolves stages (designs taps, reads taps files), halos, lengths and chunks.
+// `output_bits` is 0 for a float sink. Throws Error(config) for bad stages
+// (e.g. a cutoff at or above this source's Nyquist) naming the stage.
+Plan make_plan(const Config& config, const SourceInfo& source, int output_bits);
+
+// Reads a taps file: one coefficient per line, '#' starts a comment, blank
+// lines ignored. Throws Error(io) if unreadable, Error(config) for a bad line
+// ("FILE:LINE: ...") or non-finite/empty taps.
+std::vector<double> read_taps_file(const std::string& path);
+
+}  // namespace sigstream

@@ -1,0 +1,27 @@
+#pragma once
+// Windowed-sinc FIR design, equal to scipy.signal.firwin(numtaps, cutoff,
+// window=..., pass_zero=<by kind>, scale=True, fs=sample_rate) to within 1e-12.
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "stages/types.hpp"
+
+namespace sigstream {
+
+// The window of length n (symmetric, as scipy.signal.get_window(..., fftbins=False)).
+std::vector<double> make_window(const WindowSpec& window, int n);
+
+// Designs the taps. Throws Error(config) with a message that names the problem
+// (cutoff <= 0 or >= Nyquist, band edges not increasing, taps < 1, even taps for
+// highpass/bandstop, kaiser beta < 0 or non-finite).
+std::vector<double> design_fir(const DesignSpec& spec, double sample_rate);
+
+// Parses "hamming", "hann", "blackman", "rectangular" (alias "boxcar"),
+// "kaiser:BETA" (also "kaiser" with beta given separately). Throws Error(config).
+WindowSpec parse_window(std::string_view text);
+
+// Parses a filter kind name; throws Error(config).
+FilterKind parse_filter_kind(std::string_view text);
+
+}  // namespace sigstream

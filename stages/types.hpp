@@ -1,0 +1,43 @@
+#pragma once
+// Plain enums and specs shared by the config loader, the planner and the stages.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sigstream {
+
+enum class FirMode { causal, same, full };
+enum class FirMethod { automatic, direct, fft };
+enum class FilterKind { lowpass, highpass, bandpass, bandstop };
+enum class WindowKind { hamming, hann, blackman, rectangular, kaiser };
+enum class StageType { fir, gain, metrics };
+enum class SampleFormat { same, pcm16, pcm24, pcm32, float32, float64 };
+enum class BackendKind { automatic, cpu, cuda };
+enum class NoiseKind { gaussian, uniform };
+
+struct WindowSpec {
+  WindowKind kind = WindowKind::hamming;
+  double beta = 0.0;  // kaiser only
+};
+
+// A windowed-sinc design request, in Hz. cutoff_hz has one value for
+// lowpass/highpass and two (lo < hi) for bandpass/bandstop.
+struct DesignSpec {
+  FilterKind kind = FilterKind::lowpass;
+  std::vector<double> cutoff_hz;
+  int taps = 255;
+  WindowSpec window;
+};
+
+std::string_view to_string(FirMode m);
+std::string_view to_string(FirMethod m);
+std::string_view to_string(FilterKind k);
+std::string_view to_string(WindowKind k);
+std::string_view to_string(StageType t);
+std::string_view to_string(SampleFormat f);
+std::string_view to_string(BackendKind b);
+std::string to_string(const WindowSpec& w);  // "hamming", "kaiser:8.6"
+
+}  // namespace sigstream
