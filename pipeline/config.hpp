@@ -102,6 +102,11 @@ Config parse_config(const std::string& yaml_text, const std::string& origin,
 // Reads the file (Error(io) if unreadable) and calls parse_config.
 Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
+// The schema as a markdown reference, one table per section (key, type, default,
+// description), rendered from the same key tables that drive validation; for
+// --help and the README.
+std::string config_reference();
+
 // The built-in demo config (configs/demo.yaml compiled in).
 const std::string& demo_config_text();
 

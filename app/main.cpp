@@ -1,0 +1,305 @@
+// The sigstream command line (SPEC §1): parses, calls the library, maps
+// errors to exit codes (0 ok, 1 processing failure, 2 usage/config error).
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/cleanup.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/io/source.hpp"
+#include "pipeline/pipeline.hpp"
+#include "stages/design.hpp"
+
+namespace {
+
+using namespace sigstream;
+
+struct CommonFlags {
+  std::string backend;
+  bool verify = false;
+  bool quiet = false;
+  bool no_progress = false;
+  std::string stats;
+};
+
+void add_common(CLI::App* cmd, CommonFlags& f) {
+  cmd->add_option("--backend", f.backend, "Where to compute: auto (CUDA if a device exists), cpu, cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  cmd->add_flag("--verify", f.verify, "Check the output against a float64 CPU reference (exit 1 if off)");
+  cmd->add_flag("--quiet,-q", f.quiet, "Print nothing but errors");
+  cmd->add_flag("--no-progress", f.no_progress, "No progress bar");
+  cmd->add_option("--stats", f.stats, "Write statistics JSON here");
+}
+
+// Filter specification shared by `filter` and `design`.
+struct FilterFlags {
+  std::string lowpass, highpass, bandpass, bandstop, taps_file;
+  int taps = 255;
+  std::string window = "hamming";
+};
+
+void add_filter_flags(CLI::App* cmd, FilterFlags& f, bool with_taps_file) {
+  auto* g = cmd->add_option_group("filter", "the filter (exactly one)");
+  g->add_option("--lowpass", f.lowpass, "Low-pass cutoff in Hz")->type_name("HZ");
+  g->add_option("--highpass", f.highpass, "High-pass cutoff in Hz")->type_name("HZ");
+  g->add_option("--bandpass", f.bandpass, "Band-pass edges in Hz")->type_name("LO:HI");
+  g->add_option("--bandstop", f.bandstop, "Band-stop edges in Hz")->type_name("LO:HI");
+  if (with_taps_file)
+    g->add_option("--taps-file", f.taps_file, "Taps, one coefficient per line ('#' comments)")
+        ->type_name("FILE");
+  g->require_option(1);
+  cmd->add_option("--taps", f.taps, "Number of taps (odd for highpass and bandstop)")
+      ->capture_default_str();
+  cmd->add_option("--window", f.window,
+                  "hamming | hann | blackman | rectangular | kaiser:BETA (e.g. kaiser:8.6)")
+      ->capture_default_str();
+}
+
+double parse_hz(const std::string& text, const std::string& flag) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(v))
+    throw config_error(flag + ": '" + text + "' is not a frequency in Hz");
+  return v;
+}
+
+std::vector<double> parse_band(const std::string& text, const std::string& flag) {
+  const auto colon = text.find(':');
+  if (colon == std::string::npos)
+    throw config_error(flag + ": expected LO:HI in Hz (e.g. 300:3400), got '" + text + "'");
+  return {parse_hz(text.substr(0, colon), flag), parse_hz(text.substr(colon + 1), flag)};
+}
+
+DesignSpec design_from(const FilterFlags& f) {
+  DesignSpec d;
+  if (!f.lowpass.empty()) {
+    d.kind = FilterKind::lowpass;
+    d.cutoff_hz = {parse_hz(f.lowpass, "--lowpass")};
+  } else if (!f.highpass.empty()) {
+    d.kind = FilterKind::highpass;
+    d.cutoff_hz = {parse_hz(f.highpass, "--highpass")};
+  } else if (!f.bandpass.empty()) {
+    d.kind = FilterKind::bandpass;
+    d.cutoff_hz = parse_band(f.bandpass, "--bandpass");
+  } else {
+    d.kind = FilterKind::bandstop;
+    d.cutoff_hz = parse_band(f.bandstop, "--bandstop");
+  }
+  d.taps = f.taps;
+  d.window = parse_window(f.window);
+  if (d.window.kind == WindowKind::kaiser && f.window.find(':') == std::string::npos)
+    throw config_error("--window: kaiser needs its beta, e.g. --window kaiser:8.6");
+  return d;
+}
+
+RunOptions run_options(const CommonFlags& f) {
+  RunOptions o;
+  o.verify = f.verify;
+  o.progress = !f.quiet && !f.no_progress;
+  if (!f.quiet) o.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
+  return o;
+}
+
+void print_summary(const RunReport& r) {
+  std::ostringstream o;
+  char buf[256];
+  for (const MetricsReport& m : r.metrics) {
+    std::snprintf(buf, sizeof buf, "  %-16s", m.name.c_str());
+    o << buf;
+    for (std::size_t c = 0; c < m.totals.size(); ++c) {
+      std::snprintf(buf, sizeof buf, "  ch%zu rms %.6g peak %.6g", c, m.totals[c].rms(), m.totals[c].peak);
+      o << buf;
+    }
+    o << "\n";
+  }
+  const double fps = r.wall_s > 0 ? static_cast<double>(r.output_frames) / r.wall_s : 0.0;
+  std::snprintf(buf, sizeof buf, "%lld frames x %d ch in %.3f s (%.1f Mframes/s, %.0fx real time) on %s",
+                static_cast<long long>(r.output_frames), r.channels, r.wall_s, fps * 1e-6,
+                r.sample_rate > 0 ? fps / r.sample_rate : 0.0, r.backend.c_str());
+  o << "sigstream: " << buf;
+  if (!r.output_path.empty()) o << "; wrote " << r.output_path << " (" << r.output_format << ")";
+  if (r.clipped_samples > 0) o << "; " << r.clipped_samples << " samples clipped";
+  o << "\n";
+  std::cerr << o.str();
+}
+
+int finish(const RunReport& r, const CommonFlags& f) {
+  if (!f.quiet) print_summary(r);
+  if (r.verification.ran) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "rel L2 error %.3g, max abs error %.3g vs the float64 reference (tolerance %.0e)",
+                  r.verification.rel_l2_error, r.verification.max_abs_error, r.verification.tolerance);
+    if (!r.verification.passed) {
+      std::cerr << "sigstream: error: verification failed: " << buf << "\n";
+      return 1;
+    }
+    if (!f.quiet) std::cerr << "sigstream: verify passed: " << buf << "\n";
+  }
+  return 0;
+}
+
+// Runs a config file (or the demo when `path` is empty); --backend and
+// --stats are applied as --set overrides so they are validated the same way.
+int run_config(const std::string& path, std::vector<std::string> sets, const CommonFlags& f) {
+  if (!f.backend.empty()) sets.push_back("execution.backend=" + f.backend);
+  if (!f.stats.empty()) sets.push_back("stats.json=" + f.stats);
+  const Config config = path.empty() ? parse_config(demo_config_text(), "<built-in demo>", sets)
+                                     : load_config(path, sets);
+  return finish(run_pipeline(config, run_options(f)), f);
+}
+
+int cmd_info(const std::string& path) {
+  auto src = open_audio_file(path);
+  const SourceInfo& i = src->info();
+  std::printf("file:        %s\nformat:      %s\nsample_rate: %g\nchannels:    %d\nframes:      %lld\n"
+              "duration_s:  %.6f\n",
+              path.c_str(), src->format_name().c_str(), i.sample_rate, i.channels,
+              static_cast<long long>(i.frames), static_cast<double>(i.frames) / i.sample_rate);
+  return 0;
+}
+
+int cmd_devices() {
+  const auto devices = list_devices();
+  if (devices.empty()) {
+    std::printf("none: %s\n", cuda_built() ? "no CUDA device found (the CPU backend will be used)"
+                                          : "this sigstream was built without CUDA");
+    return 0;
+  }
+  for (const auto& d : devices)
+    std::printf("%d: %s, %.1f GiB, compute capability %d.%d, %d multiprocessors\n", d.ordinal,
+                d.name.c_str(), static_cast<double>(d.memory_bytes) / (1 << 30), d.major, d.minor,
+                d.multiprocessors);
+  return 0;
+}
+
+int cmd_design(const FilterFlags& f, double rate) {
+  const auto taps = design_fir(design_from(f), rate);
+  for (double t : taps) std::printf("%.17g\n", t);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  install_signal_handlers();
+  CLI::App app{"sigstream: filter audio on the GPU (or CPU), checked against a float64 reference.\n"
+               "With no command, runs the built-in demo (writes out/demo.wav and out/demo_stats.json)."};
+  app.set_version_flag("--version", std::string("sigstream ") + kVersion);
+  app.require_subcommand(0, 1);
+
+  CommonFlags common;
+  std::vector<std::string> sets;
+  std::string config_path;
+
+  auto* run = app.add_subcommand("run", "Run a YAML pipeline config");
+  run->add_option("CONFIG", config_path, "YAML config (SPEC §2)")->required();
+  run->add_option("--set", sets, "Override a config value: KEY.PATH=VALUE (repeatable)");
+  add_common(run, common);
+
+  std::string input, output, mode = "causal", method = "auto", format = "same";
+  double gain_db = 0.0;
+  FilterFlags filter_flags;
+  auto* filter = app.add_subcommand("filter", "Filter one audio file");
+  filter->add_option("INPUT", input, "Input audio file")->required();
+  filter->add_option("OUTPUT", output, "Output audio file (container from the extension)")->required();
+  add_filter_flags(filter, filter_flags, true);
+  filter->add_option("--mode", mode, "causal (like lfilter) | same (delay compensated) | full")
+      ->check(CLI::IsMember({"causal", "same", "full"}))->capture_default_str();
+  filter->add_option("--method", method, "auto | direct | fft")
+      ->check(CLI::IsMember({"auto", "direct", "fft"}))->capture_default_str();
+  auto* gain_opt = filter->add_option("--gain-db", gain_db, "Gain after the filter, in dB");
+  filter->add_option("--format", format, "same | pcm16 | pcm24 | pcm32 | float | double")
+      ->check(CLI::IsMember({"same", "pcm16", "pcm24", "pcm32", "float", "double"}))->capture_default_str();
+  add_common(filter, common);
+
+  auto* batch = app.add_subcommand("batch", "Run a config over many files");
+  std::vector<std::string> batch_inputs;
+  batch->add_option("CONFIG", config_path, "YAML config with a batch: section")->required();
+  batch->add_option("INPUT", batch_inputs, "More input files");
+
+  FilterFlags design_flags;
+  double rate = 0.0;
+  auto* design = app.add_subcommand("design", "Print FIR taps (one per line, %.17g), like scipy.signal.firwin");
+  add_filter_flags(design, design_flags, false);
+  design->add_option("--rate", rate, "Sample rate in Hz")->required();
+
+  std::string info_path;
+  auto* info = app.add_subcommand("info", "Show an audio file's rate, channels, frames, duration, format");
+  info->add_option("FILE", info_path)->required();
+  auto* devices = app.add_subcommand("devices", "List CUDA devices");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "sigstream: error: " << e.what() << "\n(run 'sigstream --help' or 'sigstream COMMAND --help')\n";
+    return 2;
+  }
+
+  try {
+    if (*run) {
+      return run_config(config_path, sets, common);
+    }
+    if (*filter) {
+      Config c;
+      c.origin = "filter";
+      c.source.file = input;
+      StageSpec fir;
+      fir.type = StageType::fir;
+      fir.name = "fir0";
+      if (!filter_flags.taps_file.empty()) fir.fir.taps_file = filter_flags.taps_file;
+      else fir.fir.design = design_from(filter_flags);
+      fir.fir.mode = mode == "same" ? FirMode::same : mode == "full" ? FirMode::full : FirMode::causal;
+      fir.fir.method = method == "direct" ? FirMethod::direct : method == "fft" ? FirMethod::fft : FirMethod::automatic;
+      c.stages.push_back(fir);
+      if (gain_opt->count() > 0) {
+        StageSpec g;
+        g.type = StageType::gain;
+        g.name = "gain1";
+        g.gain_linear = std::pow(10.0, gain_db / 20.0);
+        c.stages.push_back(g);
+      }
+      c.sink.file = output;
+      c.sink.format = format == "pcm16" ? SampleFormat::pcm16 : format == "pcm24" ? SampleFormat::pcm24
+                    : format == "pcm32" ? SampleFormat::pcm32 : format == "float" ? SampleFormat::float32
+                    : format == "double" ? SampleFormat::float64 : SampleFormat::same;
+      if (!common.stats.empty()) c.stats.json = common.stats;
+      c.execution.backend = common.backend == "cpu" ? BackendKind::cpu : common.backend == "cuda" ? BackendKind::cuda
+                                                                                       : BackendKind::automatic;
+      return finish(run_pipeline(c, run_options(common)), common);
+    }
+    if (*batch) {
+      std::cerr << "sigstream: error: 'batch' is not implemented yet (tracked as P4); run each file with "
+                   "'sigstream run CONFIG --set source.file=IN --set sink.file=OUT'\n";
+      return 2;
+    }
+    if (*design) return cmd_design(design_flags, rate);
+    if (*info) return cmd_info(info_path);
+    if (*devices) return cmd_devices();
+    // No command: the built-in demo.
+    return run_config("", {}, common);
+  } catch (const Error& e) {
+    std::cerr << "sigstream: error: " << e.what() << "\n";
+    return exit_code(e.kind());
+  } catch (const std::exception& e) {
+    std::cerr << "sigstream: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

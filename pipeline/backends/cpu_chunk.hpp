@@ -1,0 +1,83 @@
+#pragma once
+// One chunk through the stages of a plan, on the CPU, in float (what the CPU
+// backend runs) or double (the float64 verification reference). Both follow
+// the frame geometry of pipeline/plan.hpp, so they differ only in precision.
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/cpu/fir.hpp"
+#include "pipeline/backends/chunk_math.hpp"
+#include "pipeline/plan.hpp"
+
+namespace sigstream {
+
+template <typename T>
+struct ChunkScratch {
+  std::vector<T> a, b;
+};
+
+inline void fir_planar(const float* x, std::int64_t n, const PlannedStage& st, float* y) {
+  kernels::cpu::fir_direct(x, n, st.taps_f32.data(), static_cast<int>(st.taps_f32.size()), y);
+}
+inline void fir_planar(const double* x, std::int64_t n, const PlannedStage& st, double* y) {
+  kernels::cpu::fir_direct_f64(x, n, st.taps.data(), static_cast<int>(st.taps.size()), y);
+}
+
+// Runs every stage on `src` (planar, `len` frames from start - plan.back).
+// `on_metrics(stage, planes)` is called for each metrics stage with the
+// stage's input planes (frame `start` at index stage.in_back). Returns the
+// output planes ([start, start + frames)), which point into `scratch` (or are
+// `src` when the plan has no fir/gain stage). If `stage_ns` is given, each
+// stage's time is added to its entry (nanoseconds).
+template <typename T, typename OnMetrics>
+std::vector<const T*> run_stages(const Plan& plan, std::int64_t start, const std::vector<const T*>& src,
+                                 std::int64_t len, ChunkScratch<T>& scratch, OnMetrics&& on_metrics,
+                                 std::vector<std::int64_t>* stage_ns = nullptr) {
+  const auto ch = static_cast<std::size_t>(plan.channels);
+  scratch.a.resize(ch * static_cast<std::size_t>(len));
+  scratch.b.resize(scratch.a.size());
+  std::vector<const T*> cur = src;
+  std::int64_t cur_len = len;
+  std::vector<T>* next = &scratch.a;
+  std::vector<T>* spare = &scratch.b;
+  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
+    const PlannedStage& st = plan.stages[j];
+    const auto t0 = std::chrono::steady_clock::now();
+    auto charge = [&] {
+      if (stage_ns != nullptr)
+        (*stage_ns)[j] += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                              std::chrono::steady_clock::now() - t0).count();
+    };
+    if (st.type == StageType::metrics) {
+      on_metrics(st, cur);
+      charge();
+      continue;
+    }
+    const std::int64_t out_len = cur_len - st.lookback - st.lookahead;
+    const std::int64_t first = start - st.in_back + st.lookback;
+    const ValidRange valid = valid_range(first, out_len, st.frames_out);
+    std::vector<const T*> out(ch);
+    for (std::size_t c = 0; c < ch; ++c) {
+      const T* x = cur[c];
+      T* y = next->data() + c * static_cast<std::size_t>(len);
+      out[c] = y;
+      std::fill(y, y + valid.lo, T(0));
+      if (st.type == StageType::fir) {
+        fir_planar(x + valid.lo, valid.hi - valid.lo, st, y + valid.lo);
+      } else {
+        const auto g = static_cast<T>(st.gain);
+        for (std::int64_t i = valid.lo; i < valid.hi; ++i) y[i] = x[i] * g;
+      }
+      std::fill(y + valid.hi, y + out_len, T(0));
+    }
+    cur = std::move(out);
+    cur_len = out_len;
+    std::swap(next, spare);
+    charge();
+  }
+  return cur;
+}
+
+}  // namespace sigstream

@@ -1,0 +1,148 @@
+#include "pipeline/io/audio_sink.hpp"
+
+#include <sndfile.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "pipeline/io/source.hpp"
+
+namespace sigstream {
+
+namespace {
+
+int major_from_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  if (!ext.empty()) ext.erase(0, 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (ext == "aif" || ext == "aifc") return SF_FORMAT_AIFF;
+  if (ext == "oga" || ext == "opus") return SF_FORMAT_OGG;
+  if (ext == "wave") return SF_FORMAT_WAV;
+  int count = 0;
+  sf_command(nullptr, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
+  std::string known;
+  for (int i = 0; i < count; ++i) {
+    SF_FORMAT_INFO info{};
+    info.format = i;
+    sf_command(nullptr, SFC_GET_FORMAT_MAJOR, &info, sizeof info);
+    if (info.extension != nullptr && ext == info.extension) return info.format;
+    if (info.extension != nullptr) known += std::string(known.empty() ? "" : ", ") + info.extension;
+  }
+  throw config_error("sink.file '" + path + "': unknown audio extension '" + ext +
+                     "' (expected one of: " + known + ")");
+}
+
+int bits_of(int subtype) {
+  switch (subtype) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8: return 8;
+    case SF_FORMAT_PCM_16:
+    case SF_FORMAT_ULAW:
+    case SF_FORMAT_ALAW: return 16;
+    case SF_FORMAT_PCM_24: return 24;
+    case SF_FORMAT_PCM_32: return 32;
+    default: return 0;
+  }
+}
+
+std::string container_name(int major) {
+  const std::string name = sndfile_format_name(major | SF_FORMAT_PCM_16);
+  return name.substr(0, name.find(' '));
+}
+
+bool valid(int format) {
+  SF_INFO info{};
+  info.format = format;
+  info.channels = 1;
+  info.samplerate = 48000;
+  return sf_format_check(&info) != 0;
+}
+
+}  // namespace
+
+SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format) {
+  const int major = major_from_extension(path);
+  SinkFormat out;
+  int subtype = 0;
+  switch (requested) {
+    case SampleFormat::pcm16: subtype = SF_FORMAT_PCM_16; break;
+    case SampleFormat::pcm24: subtype = SF_FORMAT_PCM_24; break;
+    case SampleFormat::pcm32: subtype = SF_FORMAT_PCM_32; break;
+    case SampleFormat::float32: subtype = SF_FORMAT_FLOAT; break;
+    case SampleFormat::float64: subtype = SF_FORMAT_DOUBLE; break;
+    case SampleFormat::same: break;
+  }
+  if (subtype != 0) {
+    if (!valid(major | subtype))
+      throw config_error("sink.format '" + std::string(to_string(requested)) + "' cannot be written to a " +
+                         container_name(major) + " file (" + path +
+                         "); choose another format or extension");
+  } else {
+    // `same`: the source's subtype if the container takes it, else the most
+    // precise one it does take.
+    const int wanted = source_format != 0 ? (source_format & SF_FORMAT_SUBMASK) : SF_FORMAT_FLOAT;
+    for (int candidate : {wanted, static_cast<int>(SF_FORMAT_FLOAT), static_cast<int>(SF_FORMAT_PCM_24),
+                          static_cast<int>(SF_FORMAT_PCM_16), static_cast<int>(SF_FORMAT_VORBIS)}) {
+      if (valid(major | candidate)) {
+        subtype = candidate;
+        break;
+      }
+    }
+    if (subtype == 0) throw config_error("sink.file '" + path + "': no sample format fits this container");
+    if (subtype != wanted)
+      out.note = "sink format 'same' (" + sndfile_format_name(source_format) + ") does not fit " +
+                 path + "; writing " + sndfile_format_name(major | subtype);
+  }
+  out.sndfile_format = major | subtype;
+  out.bits = bits_of(subtype);
+  out.name = sndfile_format_name(out.sndfile_format);
+  return out;
+}
+
+AudioSink::AudioSink(const std::string& path, const SinkFormat& format, double sample_rate,
+                     int channels)
+    : file_(path) {
+  SF_INFO info{};
+  info.format = format.sndfile_format;
+  info.channels = channels;
+  info.samplerate = static_cast<int>(sample_rate);
+  SNDFILE* f = sf_open_fd(file_.fd(), SFM_WRITE, &info, SF_FALSE);
+  if (f == nullptr)
+    throw io_error(path + ": cannot write " + format.name + ": " + sf_strerror(nullptr));
+  sndfile_ = reinterpret_cast<sf_private_tag*>(f);
+  // Float sinks: keep samples as they are (no normalisation, no clipping).
+  sf_command(f, SFC_SET_CLIPPING, nullptr, SF_FALSE);
+  // The PEAK chunk carries a time stamp: without it, the same run writes the same bytes.
+  sf_command(f, SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
+}
+
+AudioSink::~AudioSink() {
+  if (sndfile_ != nullptr) sf_close(reinterpret_cast<SNDFILE*>(sndfile_));
+}
+
+void AudioSink::write(const HostBlock& block) {
+  auto* f = reinterpret_cast<SNDFILE*>(sndfile_);
+  sf_count_t put = 0;
+  switch (block.type) {
+    case SampleType::i16: put = sf_writef_short(f, block.as<short>(), block.frames); break;
+    case SampleType::i32: put = sf_writef_int(f, block.as<int>(), block.frames); break;
+    case SampleType::f32: put = sf_writef_float(f, block.as<float>(), block.frames); break;
+  }
+  if (put != block.frames)
+    throw io_error(file_.path() + ": write failed after " + std::to_string(frames_ + put) +
+                   " frames: " + sf_strerror(f));
+  frames_ += put;
+}
+
+void AudioSink::commit() {
+  auto* f = reinterpret_cast<SNDFILE*>(sndfile_);
+  sf_write_sync(f);
+  const int rc = sf_close(f);
+  sndfile_ = nullptr;
+  if (rc != 0) throw io_error(file_.path() + ": cannot finish the file: " + sf_error_number(rc));
+  file_.commit();
+}
+
+}  // namespace sigstream

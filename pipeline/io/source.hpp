@@ -1,0 +1,36 @@
+#pragma once
+// Where samples come from: an audio file (libsndfile) or the synthetic
+// multi-tone generator. Sources are read sequentially, in the source's own
+// sample type (SourceInfo::sample_type), so 16-bit files stay 16-bit.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pipeline/config.hpp"
+#include "pipeline/plan.hpp"
+#include "pipeline/sample_block.hpp"
+
+namespace sigstream {
+
+class Source {
+ public:
+  virtual ~Source() = default;
+  [[nodiscard]] virtual const SourceInfo& info() const noexcept = 0;
+  [[nodiscard]] virtual std::string path() const = 0;         // file path, or "synth"
+  [[nodiscard]] virtual std::string format_name() const = 0;  // "wav pcm16", "synth float"
+  [[nodiscard]] virtual int sndfile_format() const noexcept { return 0; }  // SF_FORMAT_*, 0 for synth
+  // Reads the next `n` frames into block frames [at, at + n). Throws Error(io)
+  // if the source ends early (a truncated file).
+  virtual void read(HostBlock& block, std::int64_t at, std::int64_t n) = 0;
+};
+
+// Opens the source of a config. Throws Error(io) for missing, unreadable,
+// non-audio or empty files.
+std::unique_ptr<Source> open_source(const SourceSpec& spec);
+std::unique_ptr<Source> open_audio_file(const std::string& path);
+std::unique_ptr<Source> make_synth_source(const SynthSpec& spec);
+
+// Describes a libsndfile format code: "wav pcm16", "flac pcm24", "ogg vorbis".
+std::string sndfile_format_name(int format);
+
+}  // namespace sigstream

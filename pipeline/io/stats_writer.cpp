@@ -1,0 +1,109 @@
+#include "pipeline/io/stats_writer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+#include "core/version.hpp"
+
+namespace sigstream {
+
+namespace {
+
+nlohmann::ordered_json channel_json(const ChannelMetrics& m) {
+  return {{"energy", m.energy},   {"rms", m.rms()},
+          {"peak", m.peak},       {"mean", m.mean()},
+          {"dot_input", m.dot},   {"correlation_input", m.correlation()},
+          {"nonfinite", m.nonfinite}};
+}
+
+nlohmann::ordered_json channels_json(const std::vector<ChannelMetrics>& ms) {
+  auto a = nlohmann::ordered_json::array();
+  for (const auto& m : ms) a.push_back(channel_json(m));
+  return a;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+std::string stats_json(const RunReport& r) {
+  using json = nlohmann::ordered_json;
+  json j;
+  j["schema"] = 1;
+  j["sigstream_version"] = kVersion;
+  j["input"] = {{"path", r.input_path},       {"sample_rate", r.sample_rate},
+                {"channels", r.channels},     {"frames", r.input_frames},
+                {"format", r.input_format}};
+  j["output"] = {{"path", r.output_path.empty() ? json(nullptr) : json(r.output_path)},
+                 {"frames", r.output_frames},
+                 {"format", r.output_format},
+                 {"clipped_samples", r.clipped_samples}};
+  j["backend"] = r.backend;
+  j["device"] = r.device;
+  j["execution"] = {{"chunk_frames", r.chunk_frames}, {"streams", r.streams}, {"threads", r.threads}};
+  j["stages"] = json::array();
+  for (const auto& s : r.stages) {
+    json st = {{"name", s.name}, {"type", to_string(s.type)}};
+    if (s.type == StageType::fir) {
+      st["taps"] = s.taps;
+      st["mode"] = to_string(s.mode);
+      st["method"] = to_string(s.method);
+      st["design"] = s.detail;
+    } else if (s.type == StageType::gain) {
+      st["linear"] = s.gain;
+    }
+    j["stages"].push_back(st);
+  }
+  json metrics = json::object();
+  for (const auto& m : r.metrics) {
+    json chunks = json::array();
+    for (const auto& c : m.chunks)
+      chunks.push_back({{"index", c.index}, {"start_frame", c.start}, {"frames", c.frames},
+                        {"channels", channels_json(c.channels)}});
+    metrics[m.name] = {{"totals", {{"channels", channels_json(m.totals)}}}, {"chunks", chunks}};
+  }
+  j["metrics"] = metrics;
+  json stage_ms = json::object();
+  for (std::size_t i = 0; i < r.stages.size() && i < r.stage_ms.size(); ++i)
+    stage_ms[r.stages[i].name] = r.stage_ms[i];
+  const double fps = r.wall_s > 0 ? static_cast<double>(r.output_frames) / r.wall_s : 0.0;
+  j["timing"] = {{"wall_s", r.wall_s}, {"frames_per_s", fps}, {"stages_ms", stage_ms}};
+  if (r.verification.ran)
+    j["verification"] = {{"reference", "cpu-float64"},
+                         {"rel_l2_error", r.verification.rel_l2_error},
+                         {"max_abs_error", r.verification.max_abs_error},
+                         {"tolerance", r.verification.tolerance},
+                         {"passed", r.verification.passed}};
+  else
+    j["verification"] = nullptr;
+  return j.dump(2) + "\n";
+}
+
+std::string stats_csv(const RunReport& r) {
+  std::ostringstream o;
+  o << "stage,chunk,start_frame,frames,channel,energy,rms,peak,mean,dot_input,correlation_input,"
+       "nonfinite\n";
+  char buf[512];
+  for (const auto& m : r.metrics) {
+    for (const auto& c : m.chunks) {
+      for (std::size_t ch = 0; ch < c.channels.size(); ++ch) {
+        const ChannelMetrics& x = c.channels[ch];
+        std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%lld\n",
+                      static_cast<long long>(c.index), static_cast<long long>(c.start),
+                      static_cast<long long>(c.frames), ch, x.energy, x.rms(), x.peak, x.mean(), x.dot,
+                      x.correlation(), static_cast<long long>(x.nonfinite));
+        o << csv_field(m.name) << ',' << buf;
+      }
+    }
+  }
+  return o.str();
+}
+
+}  // namespace sigstream

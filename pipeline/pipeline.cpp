@@ -1,0 +1,330 @@
+#include "pipeline/pipeline.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "core/bounded_queue.hpp"
+#include "core/cleanup.hpp"
+#include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "kernels/cpu/layout.hpp"
+#include "pipeline/backends/cpu_chunk.hpp"
+#include "pipeline/io/atomic_file.hpp"
+#include "pipeline/io/audio_sink.hpp"
+#include "pipeline/io/source.hpp"
+#include "pipeline/io/stats_writer.hpp"
+#include "pipeline/progress.hpp"
+
+namespace sigstream {
+
+namespace {
+
+// Recycles the backend's host blocks (pinned memory for CUDA): a block handed
+// out returns to the pool when its last user drops it.
+class BlockPool : public std::enable_shared_from_this<BlockPool> {
+ public:
+  BlockPool(Backend& backend, SampleType type, int channels, std::int64_t frames)
+      : backend_(backend), type_(type), channels_(channels), frames_(frames) {}
+
+  HostBlock acquire() {
+    HostBlock raw;
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        raw = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (!raw.data) raw = backend_.make_block(type_, channels_, frames_);
+    HostBlock out = raw;
+    out.frames = 0;
+    auto self = shared_from_this();
+    out.data = std::shared_ptr<std::byte>(raw.data.get(), [self, raw](std::byte*) mutable {
+      std::lock_guard lock(self->mutex_);
+      self->free_.push_back(std::move(raw));
+    });
+    return out;
+  }
+
+ private:
+  Backend& backend_;
+  SampleType type_;
+  int channels_;
+  std::int64_t frames_;
+  std::mutex mutex_;
+  std::vector<HostBlock> free_;
+};
+
+// Assembles each chunk's input block [start - back, start + frames + ahead)
+// from the previous block's overlap, sequential reads and zeros outside the
+// source, so the file is read exactly once, front to back.
+class ChunkReader {
+ public:
+  ChunkReader(Source& source, const Plan& plan, std::shared_ptr<BlockPool> pool)
+      : source_(source), plan_(plan), pool_(std::move(pool)) {}
+
+  ChunkJob next(std::int64_t c) {
+    ChunkJob job;
+    job.index = c;
+    job.start = plan_.chunk_start(c);
+    job.frames = plan_.chunk_length(c);
+    const std::int64_t lo = job.start - plan_.back;
+    const std::int64_t hi = job.start + job.frames + plan_.ahead;
+    HostBlock block = pool_->acquire();
+    block.frames = hi - lo;
+    const std::size_t frame_bytes = static_cast<std::size_t>(plan_.channels) * sample_bytes(block.type);
+    auto* dst = reinterpret_cast<unsigned char*>(block.data.get());
+    std::int64_t f = lo;
+    if (prev_.data && prev_hi_ > lo) {
+      const std::int64_t n = prev_hi_ - lo;
+      std::memcpy(dst, reinterpret_cast<const unsigned char*>(prev_.data.get()) + (lo - prev_lo_) * frame_bytes,
+                  static_cast<std::size_t>(n) * frame_bytes);
+      f = prev_hi_;
+    }
+    const std::int64_t n_src = plan_.source_frames;
+    if (f < 0) {
+      const std::int64_t z = std::min<std::int64_t>(hi, 0) - f;
+      std::memset(dst + (f - lo) * frame_bytes, 0, static_cast<std::size_t>(z) * frame_bytes);
+      f += z;
+    }
+    if (f < hi && f < n_src) {
+      if (f != next_read_) throw internal_error("chunk reader: non-sequential read");
+      const std::int64_t n = std::min(hi, n_src) - f;
+      source_.read(block, f - lo, n);
+      next_read_ += n;
+      f += n;
+    }
+    if (f < hi) std::memset(dst + (f - lo) * frame_bytes, 0, static_cast<std::size_t>(hi - f) * frame_bytes);
+    prev_ = block;
+    prev_lo_ = lo;
+    prev_hi_ = hi;
+    job.input = std::move(block);
+    return job;
+  }
+
+ private:
+  Source& source_;
+  const Plan& plan_;
+  std::shared_ptr<BlockPool> pool_;
+  HostBlock prev_;
+  std::int64_t prev_lo_ = 0, prev_hi_ = 0;
+  std::int64_t next_read_ = 0;
+};
+
+struct VerifyPartial {
+  double err2 = 0.0, ref2 = 0.0, max_abs = 0.0;
+};
+
+// Recomputes a chunk in float64 from its source block and compares.
+VerifyPartial verify_chunk(const Plan& plan, const ChunkResult& r) {
+  const int ch = plan.channels;
+  const std::int64_t len = r.input.frames;
+  // Through float first: the reference sees exactly the samples the backend saw.
+  std::vector<float> as_float(static_cast<std::size_t>(len * ch));
+  std::vector<double> src(as_float.size());
+  std::vector<float*> outs(static_cast<std::size_t>(ch));
+  std::vector<const double*> planes(static_cast<std::size_t>(ch));
+  for (int c = 0; c < ch; ++c) {
+    outs[static_cast<std::size_t>(c)] = as_float.data() + c * len;
+    planes[static_cast<std::size_t>(c)] = src.data() + c * len;
+  }
+  kernels::cpu::deinterleave(r.input, 0, len, outs.data());
+  std::copy(as_float.begin(), as_float.end(), src.begin());
+  ChunkScratch<double> scratch;
+  const auto ref = run_stages<double>(plan, r.start, planes, len, scratch,
+                                      [](const PlannedStage&, const std::vector<const double*>&) {});
+  VerifyPartial v;
+  for (int c = 0; c < ch; ++c) {
+    const double* y = ref[static_cast<std::size_t>(c)];
+    const std::vector<float>& out = r.output_f32[static_cast<std::size_t>(c)];
+    for (std::int64_t i = 0; i < r.frames; ++i) {
+      const double d = static_cast<double>(out[static_cast<std::size_t>(i)]) - y[i];
+      v.err2 += d * d;
+      v.ref2 += y[i] * y[i];
+      v.max_abs = std::max(v.max_abs, std::fabs(d));
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+RunReport run_pipeline(const Config& config, const RunOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto log = [&](const std::string& m) {
+    if (options.log) options.log(m);
+  };
+  throw_if_interrupted();
+  std::unique_ptr<Source> source = open_source(config.source);
+  const SourceInfo& si = source->info();
+
+  // Outputs are checked before any work: never the input, formats that fit.
+  std::optional<SinkFormat> sink_format;
+  if (config.sink.file) {
+    if (config.source.file) refuse_same_file(*config.source.file, *config.sink.file, "sink.file");
+    sink_format = choose_sink_format(*config.sink.file, config.sink.format, source->sndfile_format());
+    if (!sink_format->note.empty()) log(sink_format->note);
+  }
+  for (const auto* p : {&config.stats.json, &config.stats.csv})
+    if (*p && config.source.file) refuse_same_file(*config.source.file, **p, "stats output");
+
+  const Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
+  const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
+  std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
+  BackendOptions bo;
+  bo.threads = config.execution.threads;
+  bo.streams = config.execution.streams;
+  bo.device = device;
+  bo.keep_float_output = options.verify;
+  backend->prepare(plan, bo);
+  if (const std::string d = backend->describe(); !d.empty()) log(d);
+
+  RunReport report;
+  report.input_path = source->path();
+  report.input_format = source->format_name();
+  report.sample_rate = si.sample_rate;
+  report.channels = si.channels;
+  report.input_frames = si.frames;
+  report.output_path = config.sink.file.value_or("");
+  report.output_format = sink_format ? sink_format->name : "";
+  report.output_frames = plan.output_frames;
+  report.backend = backend->name();
+  report.device = backend->device_name();
+  report.chunk_frames = plan.chunk_frames;
+  report.streams = config.execution.streams;
+  report.threads = bo.threads > 0 ? bo.threads : hardware_threads();
+  for (const PlannedStage& st : plan.stages) {
+    StageReport s;
+    s.name = st.name;
+    s.type = st.type;
+    s.taps = static_cast<std::int64_t>(st.taps.size());
+    s.mode = st.mode;
+    s.method = st.method;
+    s.detail = st.design_note;
+    s.gain = st.gain;
+    report.stages.push_back(std::move(s));
+  }
+  for (const std::string& name : plan.metric_names) {
+    MetricsReport m;
+    m.name = name;
+    m.totals.assign(static_cast<std::size_t>(plan.channels), ChannelMetrics{});
+    report.metrics.push_back(std::move(m));
+  }
+
+  std::optional<AudioSink> sink;
+  if (sink_format) sink.emplace(*config.sink.file, *sink_format, si.sample_rate, si.channels);
+
+  auto pool = std::make_shared<BlockPool>(*backend, plan.input_type, plan.channels,
+                                          plan.chunk_frames + plan.back + plan.ahead);
+  BoundedQueue<ChunkJob> jobs(2);
+  BoundedQueue<ChunkResult> done(2);
+  std::mutex error_mutex;
+  std::exception_ptr error;
+  auto fail = [&](std::exception_ptr e) {
+    {
+      std::lock_guard lock(error_mutex);
+      if (!error) error = e;
+    }
+    jobs.abort();
+    done.abort();
+  };
+
+  std::thread reader([&] {
+    try {
+      ChunkReader chunks(*source, plan, pool);
+      for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
+        throw_if_interrupted();
+        if (!jobs.push(chunks.next(c))) return;
+      }
+      jobs.close();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  });
+
+  Progress progress(plan.output_frames, plan.sample_rate, options.progress);
+  std::thread writer([&] {
+    try {
+      std::unique_ptr<ThreadPool> verifiers;
+      std::deque<std::future<VerifyPartial>> pending;
+      VerifyPartial total;
+      auto settle = [&] {
+        const VerifyPartial v = pending.front().get();
+        pending.pop_front();
+        total.err2 += v.err2;
+        total.ref2 += v.ref2;
+        total.max_abs = std::max(total.max_abs, v.max_abs);
+      };
+      if (options.verify) verifiers = std::make_unique<ThreadPool>(hardware_threads());
+      std::int64_t frames_done = 0;
+      while (auto r = done.pop()) {
+        if (sink) sink->write(r->output);
+        for (std::size_t slot = 0; slot < report.metrics.size(); ++slot) {
+          MetricsReport& m = report.metrics[slot];
+          for (std::size_t c = 0; c < m.totals.size(); ++c) m.totals[c].merge(r->metrics[slot][c]);
+          m.chunks.push_back({r->index, r->start, r->frames, std::move(r->metrics[slot])});
+        }
+        report.clipped_samples += r->clipped;
+        if (verifiers) {
+          auto shared = std::make_shared<ChunkResult>(std::move(*r));
+          pending.push_back(verifiers->enqueue([&plan, shared] { return verify_chunk(plan, *shared); }));
+          while (static_cast<int>(pending.size()) > 2 * verifiers->size()) settle();
+        }
+        frames_done += r->frames;
+        progress.update(frames_done);
+      }
+      while (!pending.empty()) settle();
+      if (options.verify) {
+        report.verification.ran = true;
+        report.verification.tolerance = options.tolerance;
+        report.verification.max_abs_error = total.max_abs;
+        report.verification.rel_l2_error =
+            total.ref2 > 0 ? std::sqrt(total.err2 / total.ref2) : std::sqrt(total.err2);
+        report.verification.passed = report.verification.rel_l2_error <= options.tolerance;
+      }
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  });
+
+  try {
+    int in_flight = 0;
+    while (auto job = jobs.pop()) {
+      while (in_flight >= backend->depth()) {
+        if (!done.push(backend->retire())) break;
+        --in_flight;
+      }
+      backend->submit(std::move(*job));
+      ++in_flight;
+    }
+    while (in_flight > 0) {
+      ChunkResult r = backend->retire();
+      --in_flight;
+      if (!done.push(std::move(r))) break;
+    }
+    done.close();
+  } catch (...) {
+    fail(std::current_exception());
+  }
+  reader.join();
+  writer.join();
+  progress.finish();
+  if (error) std::rethrow_exception(error);
+  throw_if_interrupted();
+
+  report.stage_ms = backend->stage_ms();
+  report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // Statistics go to temporary files first, then everything is moved into place.
+  if (sink) sink->commit();
+  if (config.stats.json) write_file_atomic(*config.stats.json, stats_json(report));
+  if (config.stats.csv) write_file_atomic(*config.stats.csv, stats_csv(report));
+  return report;
+}
+
+}  // namespace sigstream

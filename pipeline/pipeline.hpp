@@ -1,0 +1,97 @@
+#pragma once
+// The flow of one job: source -> reader thread -> backend (chunks in flight)
+// -> writer thread (audio sink, statistics, verification), with progress and
+// the report that becomes the statistics JSON/CSV.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/backends/backend.hpp"
+#include "pipeline/config.hpp"
+#include "stages/metrics.hpp"
+
+namespace sigstream {
+
+struct RunOptions {
+  bool verify = false;       // compare with the float64 CPU reference
+  bool progress = false;     // draw a progress bar on stderr
+  double tolerance = 1e-5;   // relative L2 error allowed by --verify
+  // Informational messages (backend choice, format notes); nullptr = silent.
+  std::function<void(const std::string&)> log;
+};
+
+struct ChunkMetricsRow {
+  std::int64_t index = 0;
+  std::int64_t start = 0;
+  std::int64_t frames = 0;
+  std::vector<ChannelMetrics> channels;
+};
+
+struct MetricsReport {
+  std::string name;
+  std::vector<ChannelMetrics> totals;
+  std::vector<ChunkMetricsRow> chunks;
+};
+
+struct StageReport {
+  std::string name;
+  StageType type = StageType::fir;
+  std::int64_t taps = 0;
+  FirMode mode = FirMode::causal;
+  FirMethod method = FirMethod::direct;
+  std::string detail;
+  double gain = 1.0;
+};
+
+struct VerificationReport {
+  bool ran = false;
+  double rel_l2_error = 0.0;
+  double max_abs_error = 0.0;
+  double tolerance = 0.0;
+  bool passed = true;
+};
+
+struct RunReport {
+  std::string input_path, input_format;
+  double sample_rate = 0.0;
+  int channels = 0;
+  std::int64_t input_frames = 0;
+  std::string output_path, output_format;
+  std::int64_t output_frames = 0;
+  std::int64_t clipped_samples = 0;
+  std::string backend, device;
+  std::int64_t chunk_frames = 0;
+  int streams = 0;
+  int threads = 0;
+  std::vector<StageReport> stages;
+  std::vector<MetricsReport> metrics;
+  double wall_s = 0.0;
+  std::vector<double> stage_ms;  // per stage (same order as stages), may be empty
+  VerificationReport verification;
+};
+
+// Runs a validated config to the end: writes the sink and statistics files
+// atomically. Throws Error; a verification beyond tolerance is reported in
+// the RunReport (verification.passed == false), with every output written.
+RunReport run_pipeline(const Config& config, const RunOptions& options);
+
+// Picks and creates the backend: `automatic` takes CUDA when a device exists,
+// else the CPU (and says why through `log`). `cuda` without a device is
+// Error(cuda). Implemented in pipeline/backends/factory.cpp.
+std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
+                                      const std::function<void(const std::string&)>& log);
+
+struct DeviceDescription {
+  int ordinal = 0;
+  std::string name;
+  std::size_t memory_bytes = 0;
+  int major = 0, minor = 0;
+  int multiprocessors = 0;
+};
+// CUDA devices visible (empty when none or when built without CUDA).
+std::vector<DeviceDescription> list_devices();
+[[nodiscard]] bool cuda_built() noexcept;
+
+}  // namespace sigstream

@@ -1,0 +1,189 @@
+// CPU kernels against the definitions: direct FIR sweeps, PCM conversion
+// rules of SPEC §3, the fused metrics pass.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/fir.hpp"
+#include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/reduce.hpp"
+#include "pipeline/backends/backend.hpp"
+#include "test_support.hpp"
+
+namespace sigstream {
+namespace {
+
+using kernels::cpu::fir_direct;
+
+// y[i] = sum_k h[k] x[i+K-1-k] by the plain loop with fmaf, taps ascending:
+// the order the fast kernel promises, so the two must agree bit for bit.
+std::vector<float> plain_fir(const std::vector<float>& x, std::int64_t n, const std::vector<float>& h) {
+  const int k = static_cast<int>(h.size());
+  std::vector<float> y(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    float acc = 0.0f;
+    for (int j = 0; j < k; ++j) acc = std::fmaf(h[static_cast<std::size_t>(j)], x[static_cast<std::size_t>(i + k - 1 - j)], acc);
+    y[static_cast<std::size_t>(i)] = acc;
+  }
+  return y;
+}
+
+TEST(CpuFir, HandComputedThreeTaps) {
+  // x = [1, 2, 3, 4] with 2 zeros of history; h = [0.5, 0.25, 0.125]
+  const std::vector<float> x = {0, 0, 1, 2, 3, 4};
+  const std::vector<float> h = {0.5f, 0.25f, 0.125f};
+  std::vector<float> y(4);
+  fir_direct(x.data(), 4, h.data(), 3, y.data());
+  EXPECT_FLOAT_EQ(y[0], 0.5f);
+  EXPECT_FLOAT_EQ(y[1], 1.0f + 0.25f);
+  EXPECT_FLOAT_EQ(y[2], 1.5f + 0.5f + 0.125f);
+  EXPECT_FLOAT_EQ(y[3], 2.0f + 0.75f + 0.25f);
+}
+
+TEST(CpuFir, ExhaustiveSmallSweepAgainstFloat64AndPlainLoop) {
+  for (int k = 1; k <= 33; ++k) {
+    for (std::int64_t n = 0; n <= 70; ++n) {
+      const auto h64 = test::random_taps(k, static_cast<std::uint32_t>(k * 1000 + n));
+      const std::vector<float> h(h64.begin(), h64.end());
+      const auto x = test::random_samples(static_cast<std::size_t>(n + k - 1), static_cast<std::uint32_t>(n * 77 + k));
+      std::vector<float> y(static_cast<std::size_t>(n) + 1, std::numeric_limits<float>::quiet_NaN());
+      fir_direct(x.data(), n, h.data(), k, y.data());
+      EXPECT_TRUE(std::isnan(y[static_cast<std::size_t>(n)])) << "wrote past the end, k=" << k << " n=" << n;
+      const auto plain = plain_fir(x, n, h);
+      ASSERT_EQ(0, std::memcmp(plain.data(), y.data(), static_cast<std::size_t>(n) * sizeof(float)))
+          << "k=" << k << " n=" << n;
+      for (std::int64_t i = 0; i < n; ++i) {
+        double ref = 0;
+        for (int j = 0; j < k; ++j) ref += h64[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(i + k - 1 - j)];
+        ASSERT_NEAR(y[static_cast<std::size_t>(i)], ref, 1e-6) << "k=" << k << " n=" << n << " i=" << i;
+      }
+    }
+  }
+}
+
+TEST(CpuFir, LongRandomMatchesPlainLoopBitwise) {
+  for (int k : {64, 255, 256, 1023}) {
+    const std::int64_t n = 10007;
+    const auto h64 = test::random_taps(k, 11);
+    const std::vector<float> h(h64.begin(), h64.end());
+    const auto x = test::random_samples(static_cast<std::size_t>(n + k - 1), 12);
+    std::vector<float> y(static_cast<std::size_t>(n));
+    fir_direct(x.data(), n, h.data(), k, y.data());
+    const auto plain = plain_fir(x, n, h);
+    EXPECT_EQ(0, std::memcmp(plain.data(), y.data(), y.size() * sizeof(float))) << "k=" << k;
+  }
+}
+
+TEST(CpuFir, Float64KernelMatchesDefinition) {
+  const int k = 37;
+  const std::int64_t n = 101;
+  const auto h = test::random_taps(k, 5);
+  const auto xf = test::random_samples(static_cast<std::size_t>(n + k - 1), 6);
+  const std::vector<double> x(xf.begin(), xf.end());
+  std::vector<double> y(static_cast<std::size_t>(n));
+  kernels::cpu::fir_direct_f64(x.data(), n, h.data(), k, y.data());
+  for (std::int64_t i = 0; i < n; ++i) {
+    double ref = 0;
+    for (int j = 0; j < k; ++j) ref += h[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(i + k - 1 - j)];
+    EXPECT_NEAR(y[static_cast<std::size_t>(i)], ref, 1e-15);
+  }
+}
+
+TEST(CpuLayout, QuantizeRoundsHalfToEvenAndClips) {
+  bool clip = false;
+  // 0.5 LSB and 1.5 LSB at 16 bits: ties go to the even neighbour.
+  EXPECT_EQ(kernels::cpu::quantize(0.5f / 32768.0f, 16, clip), 0);
+  EXPECT_EQ(kernels::cpu::quantize(1.5f / 32768.0f, 16, clip), 2);
+  EXPECT_EQ(kernels::cpu::quantize(-2.5f / 32768.0f, 16, clip), -2);
+  EXPECT_FALSE(clip);
+  EXPECT_EQ(kernels::cpu::quantize(1.0f, 16, clip), 32767);
+  EXPECT_TRUE(clip);
+  clip = false;
+  EXPECT_EQ(kernels::cpu::quantize(-1.0f, 16, clip), -32768);
+  EXPECT_FALSE(clip) << "-1.0 is representable";
+  EXPECT_EQ(kernels::cpu::quantize(-1.5f, 24, clip), -(1 << 23));
+  EXPECT_TRUE(clip);
+  clip = false;
+  EXPECT_EQ(kernels::cpu::quantize(std::numeric_limits<float>::quiet_NaN(), 16, clip), 0);
+  EXPECT_TRUE(clip);
+}
+
+HostBlock block_of(SampleType t, int ch, std::int64_t frames) {
+  struct B : Backend {
+    std::string name() const override { return ""; }
+    std::string device_name() const override { return ""; }
+    void prepare(const Plan&, const BackendOptions&) override {}
+    int depth() const override { return 1; }
+    void submit(ChunkJob) override {}
+    ChunkResult retire() override { return {}; }
+  } b;
+  HostBlock h = b.make_block(t, ch, frames);
+  h.frames = frames;
+  return h;
+}
+
+TEST(CpuLayout, Pcm16And24RoundTripExactly) {
+  for (int bits : {16, 24}) {
+    const int ch = 3;
+    const std::int64_t n = 1001;
+    const SampleType t = bits == 16 ? SampleType::i16 : SampleType::i32;
+    HostBlock in = block_of(t, ch, n);
+    std::mt19937 rng(bits);
+    std::uniform_int_distribution<std::int32_t> u(-(1 << (bits - 1)), (1 << (bits - 1)) - 1);
+    for (std::int64_t i = 0; i < n * ch; ++i) {
+      const std::int32_t v = u(rng);
+      if (t == SampleType::i16) in.as<std::int16_t>()[i] = static_cast<std::int16_t>(v);
+      else in.as<std::int32_t>()[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(v) << 8);
+    }
+    std::vector<std::vector<float>> planes(ch, std::vector<float>(n));
+    std::vector<float*> p;
+    for (auto& v : planes) p.push_back(v.data());
+    kernels::cpu::deinterleave(in, 0, n, p.data());
+    HostBlock out = block_of(t, ch, n);
+    std::vector<const float*> cp(p.begin(), p.end());
+    EXPECT_EQ(0, kernels::cpu::interleave(cp.data(), n, bits, out));
+    EXPECT_EQ(0, std::memcmp(in.data.get(), out.data.get(), in.bytes())) << bits << " bits";
+  }
+}
+
+TEST(CpuMetrics, MatchFloat64DefinitionsAndSkipNonFinite) {
+  const std::int64_t n = 1237;
+  auto y = test::random_samples(static_cast<std::size_t>(n), 1);
+  const auto x = test::random_samples(static_cast<std::size_t>(n), 2);
+  y[10] = std::numeric_limits<float>::infinity();
+  y[20] = std::numeric_limits<float>::quiet_NaN();
+  const ChannelMetrics m = kernels::cpu::channel_metrics(y.data(), x.data(), n);
+  double e = 0, s = 0, p = 0, d = 0, ex = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    ex += double(x[i]) * x[i];
+    if (!std::isfinite(y[i])) continue;
+    e += double(y[i]) * y[i];
+    s += y[i];
+    d += double(x[i]) * y[i];
+    p = std::max(p, std::fabs(double(y[i])));
+  }
+  EXPECT_EQ(m.nonfinite, 2);
+  EXPECT_EQ(m.frames, n);
+  EXPECT_NEAR(m.energy, e, 1e-12 * e);
+  EXPECT_NEAR(m.sum, s, 1e-12);
+  EXPECT_EQ(m.peak, p);
+  EXPECT_NEAR(m.dot, d, 1e-12);
+  EXPECT_NEAR(m.source_energy, ex, 1e-12 * ex);
+  EXPECT_NEAR(m.rms(), std::sqrt(e / n), 1e-12);
+  EXPECT_NEAR(m.correlation(), d / std::sqrt(e * ex), 1e-12);
+}
+
+TEST(CpuMetrics, FullScaleSineRmsIsOneOverRootTwo) {
+  const std::int64_t n = 48000;  // a whole number of periods of 1 kHz at 48 kHz
+  std::vector<float> y(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) y[static_cast<std::size_t>(i)] = static_cast<float>(std::sin(2 * M_PI * 1000.0 * i / 48000.0));
+  const ChannelMetrics m = kernels::cpu::channel_metrics(y.data(), nullptr, n);
+  EXPECT_NEAR(m.rms(), 1.0 / std::sqrt(2.0), 1e-7);
+  EXPECT_NEAR(m.mean(), 0.0, 1e-7);
+  EXPECT_EQ(m.correlation(), 0.0) << "no source energy: correlation is defined as 0";
+}
+
+}  // namespace
+}  // namespace sigstream
