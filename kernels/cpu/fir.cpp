@@ -6,13 +6,13 @@ namespace sigstream::kernels::cpu {
 
 namespace {
 
-// A block of kBlock outputs is held in registers while the taps stream past;
-// the inner loop over the block has no dependency between lanes, so the
-// compiler turns it into vector fmas (one broadcast tap, kBlock/width loads).
-constexpr std::int64_t kBlock = 64;
-
+// A block of B outputs is held in registers while the taps stream past; the
+// loop over the block has no dependency between lanes, so it becomes vector
+// fmas (one broadcast tap, B/width loads). B is chosen per instruction set so
+// that there are 8 independent accumulator registers: enough to cover the fma
+// latency on two fma ports, few enough not to spill.
 template <typename T, std::int64_t B>
-inline void fir_block(const T* x, const T* h, int taps, T* y) {
+[[gnu::always_inline]] inline void fir_block(const T* x, const T* h, int taps, T* y) {
   T acc[B] = {};
   for (int k = 0; k < taps; ++k) {
     const T hk = h[k];
@@ -23,7 +23,7 @@ inline void fir_block(const T* x, const T* h, int taps, T* y) {
 }
 
 template <typename T>
-inline void fir_tail(const T* x, std::int64_t n, const T* h, int taps, T* y) {
+[[gnu::always_inline]] inline void fir_tail(const T* x, std::int64_t n, const T* h, int taps, T* y) {
   for (std::int64_t i = 0; i < n; ++i) {
     T acc = 0;
     for (int k = 0; k < taps; ++k) acc = std::fma(h[k], x[i + taps - 1 - k], acc);
@@ -31,23 +31,47 @@ inline void fir_tail(const T* x, std::int64_t n, const T* h, int taps, T* y) {
   }
 }
 
-}  // namespace
-
-// Built for AVX-512, AVX2+FMA and baseline x86-64; the loader picks the best
-// the CPU has. All three compute the same fmas in the same order.
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
-void fir_direct(const float* x, std::int64_t n, const float* h, int taps, float* y) {
+template <typename T, std::int64_t B>
+[[gnu::always_inline]] inline void fir_all(const T* x, std::int64_t n, const T* h, int taps, T* y) {
   std::int64_t i = 0;
-  for (; i + kBlock <= n; i += kBlock) fir_block<float, kBlock>(x + i, h, taps, y + i);
+  for (; i + B <= n; i += B) fir_block<T, B>(x + i, h, taps, y + i);
+  // The tail in smaller blocks first, then one by one; same order per output.
+  for (; i + 8 <= n; i += 8) fir_block<T, 8>(x + i, h, taps, y + i);
   fir_tail(x + i, n - i, h, taps, y + i);
 }
 
-__attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+// Three builds of the same arithmetic (all do the same fmas in the same
+// order, so they agree bit for bit); the best the CPU supports is used.
+template <typename T>
+struct Kernels {
+  using Fn = void (*)(const T*, std::int64_t, const T*, int, T*);
+  [[gnu::target("arch=x86-64-v4")]] static void v4(const T* x, std::int64_t n, const T* h, int k, T* y) {
+    fir_all<T, 8 * 64 / sizeof(T)>(x, n, h, k, y);
+  }
+  [[gnu::target("arch=x86-64-v3")]] static void v3(const T* x, std::int64_t n, const T* h, int k, T* y) {
+    fir_all<T, 8 * 32 / sizeof(T)>(x, n, h, k, y);
+  }
+  static void generic(const T* x, std::int64_t n, const T* h, int k, T* y) {
+    fir_all<T, 8 * 16 / sizeof(T)>(x, n, h, k, y);
+  }
+  static Fn pick() {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return v4;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return v3;
+    return generic;
+  }
+};
+
+}  // namespace
+
+void fir_direct(const float* x, std::int64_t n, const float* h, int taps, float* y) {
+  static const auto fn = Kernels<float>::pick();
+  fn(x, n, h, taps, y);
+}
+
 void fir_direct_f64(const double* x, std::int64_t n, const double* h, int taps, double* y) {
-  constexpr std::int64_t kBlock64 = 32;
-  std::int64_t i = 0;
-  for (; i + kBlock64 <= n; i += kBlock64) fir_block<double, kBlock64>(x + i, h, taps, y + i);
-  fir_tail(x + i, n - i, h, taps, y + i);
+  static const auto fn = Kernels<double>::pick();
+  fn(x, n, h, taps, y);
 }
 
 }  // namespace sigstream::kernels::cpu

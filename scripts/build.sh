@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures and builds into build/ (CUDA targets too when nvcc is found,
+# e.g. /usr/local/cuda/bin/nvcc; the build is CPU-only otherwise).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+"$(dirname "$0")/install-deps.sh"
+jobs=$(nproc 2>/dev/null || echo 2)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+cmake --build build -j "$jobs"

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what sigstream builds and tests with, from Debian 12 packages.
+# Run as root (or with sudo). Skips apt entirely when everything is present.
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config libsndfile1-dev libyaml-cpp-dev libcli11-dev
+      nlohmann-json3-dev libgtest-dev libbenchmark-dev libkissfft-dev python3 python3-numpy python3-scipy)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Quick start 2: set up, build, and run every test (GPU tests skip without a GPU).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh
+ctest --test-dir build --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
