@@ -40,17 +40,29 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
   }
   // The container holds the value left-justified: shift by its width minus bits.
   const int shift = (out.type == SampleType::i16 ? 16 : 32) - bits;
+  // Quantize a channel at a time into a small buffer (a branch-free loop that
+  // vectorises), then scatter into the interleaved block.
+  constexpr std::int64_t kStep = 1024;
+  std::int32_t q[kStep];
   for (int c = 0; c < ch; ++c) {
-    for (std::int64_t i = 0; i < n; ++i) {
-      bool clip = false;
-      const std::int32_t q = quantize(in[c][i], bits, clip);
-      clipped += clip ? 1 : 0;
-      // Shift as unsigned: left-shifting a negative value is not portable C++17.
-      const auto v = static_cast<std::int32_t>(static_cast<std::uint32_t>(q) << shift);
-      if (out.type == SampleType::i16)
-        out.as<std::int16_t>()[i * ch + c] = static_cast<std::int16_t>(v);
-      else
-        out.as<std::int32_t>()[i * ch + c] = v;
+    for (std::int64_t i0 = 0; i0 < n; i0 += kStep) {
+      const std::int64_t m = n - i0 < kStep ? n - i0 : kStep;
+      const float* src = in[c] + i0;
+      std::int64_t clips = 0;
+      for (std::int64_t i = 0; i < m; ++i) {
+        bool clip = false;
+        // Shift as unsigned: left-shifting a negative value is not portable.
+        q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(quantize(src[i], bits, clip)) << shift);
+        clips += clip ? 1 : 0;
+      }
+      clipped += clips;
+      if (out.type == SampleType::i16) {
+        std::int16_t* p = out.as<std::int16_t>() + i0 * ch + c;
+        for (std::int64_t i = 0; i < m; ++i) p[i * ch] = static_cast<std::int16_t>(q[i]);
+      } else {
+        std::int32_t* p = out.as<std::int32_t>() + i0 * ch + c;
+        for (std::int64_t i = 0; i < m; ++i) p[i * ch] = q[i];
+      }
     }
   }
   return clipped;

@@ -18,25 +18,24 @@ void deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float
 std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out);
 
 // One sample, PCM: the quantized value in [-2^(bits-1), 2^(bits-1)-1]; sets
-// `clipped` when the value had to be limited (or was NaN).
+// `clipped` when the value had to be limited (or was NaN, which becomes 0).
+// Branch-free so that whole blocks vectorise: the value is first limited to
+// just outside the range (so the rounding trick below is exact), then rounded
+// to nearest-even by adding and subtracting 1.5 * 2^52 (valid for |v| < 2^51,
+// in the default rounding mode; sigstream never builds with -ffast-math), then clamped.
 inline std::int32_t quantize(float y, int bits, bool& clipped) noexcept {
   const double scale = std::ldexp(1.0, bits - 1);
   const double lo = -scale;
   const double hi = scale - 1.0;
-  if (std::isnan(y)) {
-    clipped = true;
-    return 0;
-  }
-  const double r = std::nearbyint(static_cast<double>(y) * scale);  // ties to even
-  if (r < lo) {
-    clipped = true;
-    return static_cast<std::int32_t>(lo);
-  }
-  if (r > hi) {
-    clipped = true;
-    return static_cast<std::int32_t>(hi);
-  }
-  return static_cast<std::int32_t>(r);
+  constexpr double kRound = 0x1.8p52;
+  double v = static_cast<double>(y) * scale;
+  const bool nan = v != v;
+  v = nan ? 0.0 : v;
+  v = v < lo - 1.0 ? lo - 1.0 : (v > hi + 1.0 ? hi + 1.0 : v);
+  const double r = (v + kRound) - kRound;
+  const bool out = nan || r < lo || r > hi;
+  clipped = clipped || out;
+  return static_cast<std::int32_t>(r < lo ? lo : (r > hi ? hi : r));
 }
 
 }  // namespace sigstream::kernels::cpu
