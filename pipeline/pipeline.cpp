@@ -217,8 +217,13 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     report.metrics.push_back(std::move(m));
   }
 
+  // Every output gets its temporary file now, so an unwritable path fails
+  // before any work; nothing is renamed into place until all are complete.
   std::optional<AudioSink> sink;
   if (sink_format) sink.emplace(*config.sink.file, *sink_format, si.sample_rate, si.channels);
+  std::optional<AtomicFile> json_file, csv_file;
+  if (config.stats.json) json_file.emplace(*config.stats.json);
+  if (config.stats.csv) csv_file.emplace(*config.stats.csv);
 
   auto pool = std::make_shared<BlockPool>(*backend, plan.input_type, plan.channels,
                                           plan.chunk_frames + plan.back + plan.ahead);
@@ -320,10 +325,11 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
 
   report.stage_ms = backend->stage_ms();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  // Statistics go to temporary files first, then everything is moved into place.
+  if (json_file) write_all(*json_file, stats_json(report));
+  if (csv_file) write_all(*csv_file, stats_csv(report));
   if (sink) sink->commit();
-  if (config.stats.json) write_file_atomic(*config.stats.json, stats_json(report));
-  if (config.stats.csv) write_file_atomic(*config.stats.csv, stats_csv(report));
+  if (json_file) json_file->commit();
+  if (csv_file) csv_file->commit();
   return report;
 }
 

@@ -63,6 +63,12 @@ void AtomicFile::commit() {
 
 void write_file_atomic(const std::string& path, const std::string& text) {
   AtomicFile file(path);
+  write_all(file, text);
+  file.commit();
+}
+
+void write_all(AtomicFile& file, const std::string& text) {
+  const std::string& path = file.path();
   const char* p = text.data();
   std::size_t left = text.size();
   while (left > 0) {
@@ -74,7 +80,6 @@ void write_file_atomic(const std::string& path, const std::string& text) {
     p += n;
     left -= static_cast<std::size_t>(n);
   }
-  file.commit();
 }
 
 void refuse_same_file(const std::string& input, const std::string& output, const std::string& what) {

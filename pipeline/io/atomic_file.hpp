@@ -31,6 +31,9 @@ class AtomicFile {
   bool committed_ = false;
 };
 
+// Writes all of `text` to the file's temporary (no commit). Throws Error(io).
+void write_all(AtomicFile& file, const std::string& text);
+
 // Writes `text` to `path` atomically.
 void write_file_atomic(const std::string& path, const std::string& text);
 

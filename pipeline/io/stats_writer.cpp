@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -38,7 +39,10 @@ std::string stats_json(const RunReport& r) {
   json j;
   j["schema"] = 1;
   j["sigstream_version"] = kVersion;
-  j["input"] = {{"path", r.input_path},       {"sample_rate", r.sample_rate},
+  // Rates are whole numbers in practice: write them as integers, like SPEC §4.
+  const json rate = r.sample_rate == std::floor(r.sample_rate) ? json(static_cast<std::int64_t>(r.sample_rate))
+                                                                : json(r.sample_rate);
+  j["input"] = {{"path", r.input_path},       {"sample_rate", rate},
                 {"channels", r.channels},     {"frames", r.input_frames},
                 {"format", r.input_format}};
   j["output"] = {{"path", r.output_path.empty() ? json(nullptr) : json(r.output_path)},
