@@ -1,0 +1,107 @@
+// The plan: halos per mode, lengths through cascades, chunk geometry, taps files.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/error.hpp"
+#include "pipeline/plan.hpp"
+#include "test_support.hpp"
+
+namespace sigstream {
+namespace {
+
+StageSpec fir(std::vector<double> taps, FirMode mode) {
+  StageSpec s;
+  s.type = StageType::fir;
+  s.name = "f";
+  s.fir.taps = std::move(taps);
+  s.fir.mode = mode;
+  return s;
+}
+
+SourceInfo source(std::int64_t frames) {
+  SourceInfo i;
+  i.sample_rate = 48000;
+  i.channels = 2;
+  i.frames = frames;
+  i.sample_type = SampleType::i16;
+  i.bits = 16;
+  return i;
+}
+
+TEST(Plan, HalosAndLengthsFollowTheModes) {
+  Config c;
+  c.execution.chunk_frames = 100;
+  c.stages = {fir(std::vector<double>(10, 0.1), FirMode::same),   // K=10: back 5, ahead 4
+              fir(std::vector<double>(7, 0.1), FirMode::full),    // back 6, length +6
+              fir(std::vector<double>(3, 0.1), FirMode::causal)}; // back 2
+  const Plan p = make_plan(c, source(1000), 16);
+  EXPECT_EQ(p.stages[0].lookback, 5);
+  EXPECT_EQ(p.stages[0].lookahead, 4);
+  EXPECT_EQ(p.stages[1].lookback, 6);
+  EXPECT_EQ(p.stages[1].frames_out, 1006);
+  EXPECT_EQ(p.output_frames, 1006);
+  EXPECT_EQ(p.back, 5 + 6 + 2);
+  EXPECT_EQ(p.ahead, 4);
+  EXPECT_EQ(p.stages[0].in_back, 13);
+  EXPECT_EQ(p.stages[2].in_back, 2);
+  EXPECT_EQ(p.num_chunks, 11);
+  EXPECT_EQ(p.chunk_length(10), 6);
+  EXPECT_EQ(p.block_frames(0), 100 + 13 + 4);
+  EXPECT_EQ(p.output_type, SampleType::i16);
+  EXPECT_EQ(p.metric_names.back(), "output");
+}
+
+TEST(Plan, DesignedFilterAboveNyquistOfTheFileIsAConfigError) {
+  Config c;
+  StageSpec s;
+  s.type = StageType::fir;
+  s.name = "lp";
+  s.fir.design = DesignSpec{FilterKind::lowpass, {30000.0}, 31, {}};
+  c.stages = {s};
+  try {
+    (void)make_plan(c, source(10), 0);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::config);
+    EXPECT_NE(std::string(e.what()).find("stage 'lp'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("24000"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TapsFile, ReadsNumbersCommentsAndBlankLines) {
+  test::TempDir dir;
+  const std::string path = dir.file("taps.txt");
+  std::ofstream(path) << "# designed somewhere\n0.25\n\n  -0.5  # middle\n1e-3\r\n";
+  const auto taps = read_taps_file(path);
+  ASSERT_EQ(taps.size(), 3u);
+  EXPECT_EQ(taps[0], 0.25);
+  EXPECT_EQ(taps[1], -0.5);
+  EXPECT_EQ(taps[2], 1e-3);
+}
+
+TEST(TapsFile, BadLinesNameFileAndLine) {
+  test::TempDir dir;
+  const std::string path = dir.file("bad.txt");
+  std::ofstream(path) << "0.5\nabc\n";
+  try {
+    (void)read_taps_file(path);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::config);
+    EXPECT_NE(std::string(e.what()).find("bad.txt:2"), std::string::npos) << e.what();
+  }
+  std::ofstream(path) << "0.5\nnan\n";
+  EXPECT_THROW((void)read_taps_file(path), Error);
+  std::ofstream(path) << "# only a comment\n";
+  EXPECT_THROW((void)read_taps_file(path), Error);
+  try {
+    (void)read_taps_file(dir.file("missing.txt"));
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::io);
+  }
+}
+
+}  // namespace
+}  // namespace sigstream
