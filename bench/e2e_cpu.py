@@ -62,6 +62,7 @@ if args.threads:
         f.write(f"version: 1\nsource: {{file: {src}}}\nstages:\n  - type: fir\n    taps_file: {w('taps.txt')}\n"
                 f"sink: {{file: {w('out_sig.wav')}}}\nexecution: {{backend: cpu, threads: {args.threads}}}\n")
     sig_cmd = [sig, "run", cfg, "--quiet"]
+floor_tool = os.path.join(os.path.dirname(sig), "bench", "bench_cpu_io_floor")
 cmds = {
     "floor (sox copy)": ["sox", src, w("copy.wav")],
     "sigstream cpu": sig_cmd,
@@ -69,6 +70,8 @@ cmds = {
     "ffmpeg afir": ["ffmpeg", "-v", "error", "-y", "-i", src, "-i", w("ir.wav"), "-lavfi", "afir=gtype=none",
                     "-c:a", "pcm_s16le", w("out_ff.wav")],
 }
+if os.path.exists(floor_tool):
+    cmds["floor (libsndfile copy)"] = [floor_tool, src, w("copy2.wav")]
 times = {}
 for name, cmd in cmds.items():
     runs = []
