@@ -112,9 +112,9 @@ struct NamedPolicy {
 };
 
 std::vector<NamedPolicy> policies(bool all) {
-  std::vector<NamedPolicy> v = {
-      {kc::describe_fir_policy<kc::FirBenchPolicy0>(), kc::fir_direct_with_policy<kc::FirBenchPolicy0>}};
+  std::vector<NamedPolicy> v = {{"auto", kc::fir_direct}};
   if (!all) return v;
+  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy0>(), kc::fir_direct_with_policy<kc::FirBenchPolicy0>});
   v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy1>(), kc::fir_direct_with_policy<kc::FirBenchPolicy1>});
   v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy2>(), kc::fir_direct_with_policy<kc::FirBenchPolicy2>});
   v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy3>(), kc::fir_direct_with_policy<kc::FirBenchPolicy3>});
@@ -124,12 +124,11 @@ std::vector<NamedPolicy> policies(bool all) {
 }
 
 std::string short_policy(const std::string& d) {
-  // "fir_direct: 128 threads x 15 outputs (tile 1920), taps unrolled by 16, ..." -> "128x15/u16"
+  // "128 threads x 15 outputs (tile 1920), taps unrolled by 16 with window reuse, ..." -> "128x15/u16r"
   int t = 0, o = 0, u = 0;
-  if (std::sscanf(d.c_str(), "fir_direct: %d threads x %d outputs (tile %*d), taps unrolled by %d", &t,
-                  &o, &u) == 3)
+  if (std::sscanf(d.c_str(), "%d threads x %d outputs (tile %*d), taps unrolled by %d", &t, &o, &u) == 3)
     return std::to_string(t) + "x" + std::to_string(o) + "/u" + std::to_string(u) +
-           (d.find("reused") != std::string::npos ? "r" : "");
+           (d.find("reuse") != std::string::npos ? "r" : "");
   return d;
 }
 
@@ -361,7 +360,7 @@ int main(int argc, char** argv) {
                 "device-to-device copy %.0f GB/s (read + write)\n",
                 p.name, p.multiProcessorCount, lim.fma_per_s * 1e-12, 2 * lim.fma_per_s * 1e-12,
                 lim.bytes_per_s * 1e-9);
-    std::printf("default %s\n", kc::fir_direct_policy().c_str());
+    std::printf("auto = %s\n", kc::fir_direct_policy().c_str());
     const std::int64_t n = std::int64_t{1} << log2n;
     bench_fir(stream.get(), reps, n, taps, lim, all_policies);
     bench_other_kernels(stream.get(), reps, n / 2, lim);

@@ -314,6 +314,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       if (!done.push(std::move(r))) break;
     }
     done.close();
+  } catch (const Error& e) {
+    // Backend errors name the stage and chunk; add the file they came from.
+    fail(std::make_exception_ptr(Error(e.kind(), report.input_path + ": " + e.what())));
   } catch (...) {
     fail(std::current_exception());
   }

@@ -12,7 +12,9 @@ struct ChannelMetrics {
   double peak = 0.0;           // max |y|
   double dot = 0.0;            // sum x*y, x = source sample at the same frame
   double source_energy = 0.0;  // sum x^2 over the same frames
-  std::int64_t nonfinite = 0;  // NaN/Inf samples (left out of the sums and the peak)
+  // NaN/Inf samples of y. Non-finite samples (of y, and of x in dot and
+  // source_energy) enter the sums and the peak as 0.
+  std::int64_t nonfinite = 0;
   std::int64_t frames = 0;
 
   void merge(const ChannelMetrics& o) noexcept {

@@ -16,7 +16,10 @@ ChannelMetrics channel_metrics(const float* y, const float* x, std::int64_t n) {
   std::int64_t bad[kLanes] = {};
   auto step = [&](int j, std::int64_t i) {
     const double v = y[i];
-    const double s = x != nullptr ? static_cast<double>(x[i]) : 0.0;
+    const double xs = x != nullptr ? static_cast<double>(x[i]) : 0.0;
+    // Non-finite samples count in `nonfinite` (of y) and enter the sums as 0,
+    // so one bad sample does not turn every statistic into NaN.
+    const double s = (xs - xs) == 0.0 ? xs : 0.0;
     const bool finite = (v - v) == 0.0;  // false for NaN and +-Inf
     const double f = finite ? v : 0.0;
     energy[j] += f * f;

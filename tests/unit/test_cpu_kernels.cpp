@@ -154,14 +154,17 @@ TEST(CpuMetrics, MatchFloat64DefinitionsAndSkipNonFinite) {
   const auto x = test::random_samples(static_cast<std::size_t>(n), 2);
   y[10] = std::numeric_limits<float>::infinity();
   y[20] = std::numeric_limits<float>::quiet_NaN();
-  const ChannelMetrics m = kernels::cpu::channel_metrics(y.data(), x.data(), n);
+  auto xs = x;
+  xs[30] = std::numeric_limits<float>::quiet_NaN();  // a bad source sample stays out of dot
+  const ChannelMetrics m = kernels::cpu::channel_metrics(y.data(), xs.data(), n);
   double e = 0, s = 0, p = 0, d = 0, ex = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    ex += double(x[i]) * x[i];
+    const double xi = i == 30 ? 0.0 : double(x[i]);
+    ex += xi * xi;
     if (!std::isfinite(y[i])) continue;
     e += double(y[i]) * y[i];
     s += y[i];
-    d += double(x[i]) * y[i];
+    d += xi * y[i];
     p = std::max(p, std::fabs(double(y[i])));
   }
   EXPECT_EQ(m.nonfinite, 2);

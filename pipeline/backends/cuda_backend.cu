@@ -1,0 +1,513 @@
+// The CUDA backend: the semantics of cpu_backend.cpp (same plan, same chunk
+// geometry, same arithmetic, so the direct method gives the same bits), run
+// on S lanes. Chunk i goes to lane i % S; a lane owns a stream, its device
+// buffers (raw interleaved in/out, planar source and two ping-pong planes,
+// metrics results and scratch, clip counter), pinned host mirrors for the
+// small results, and events, all allocated in prepare(). Per chunk, all async
+// on the lane's stream:
+//   H2D (narrow type) -> deinterleave -> stages (fir/gain, then zero outside
+//   the defined frames; metrics) -> output metrics -> interleave/quantize ->
+//   D2H -> done event.
+// retire() waits on the oldest chunk's done event only: no device-wide sync,
+// no allocation in the chunk loop (pinned output blocks come from a pool that
+// is warmed in prepare() and only grows if the caller holds many results).
+#include "pipeline/backends/cuda_backend.hpp"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/fir_direct.cuh"
+#include "kernels/cuda/layout.cuh"
+#include "kernels/cuda/metrics.cuh"
+#include "kernels/cuda/resources.hpp"
+#include "pipeline/backends/chunk_math.hpp"
+
+namespace sigstream {
+
+namespace {
+
+namespace kc = kernels::cuda;
+
+Error cuda_error(const std::string& m) { return Error(ErrorKind::cuda, m); }
+
+ChannelMetrics to_channel_metrics(const kc::DeviceChannelMetrics& d) {
+  ChannelMetrics m;
+  m.energy = d.energy;
+  m.sum = d.sum;
+  m.peak = d.peak;
+  m.dot = d.dot;
+  m.source_energy = d.source_energy;
+  m.nonfinite = d.nonfinite;
+  m.frames = d.frames;
+  return m;
+}
+
+// Page-locked host memory handed out as shared_ptr<std::byte>; a buffer
+// returns to the pool when its last user drops it. Every deleter holds the
+// pool, so the pool outlives all its blocks (and the backend, if need be).
+class PinnedPool : public std::enable_shared_from_this<PinnedPool> {
+ public:
+  PinnedPool() = default;
+  PinnedPool(const PinnedPool&) = delete;
+  PinnedPool& operator=(const PinnedPool&) = delete;
+  ~PinnedPool() {
+    for (const Buffer& b : free_) static_cast<void>(cudaFreeHost(b.ptr));
+  }
+
+  // At least `bytes` bytes (best fit among free buffers, else a new one).
+  std::shared_ptr<std::byte> acquire(std::size_t bytes) {
+    bytes = std::max<std::size_t>(bytes, 1);
+    Buffer buf{};
+    {
+      std::lock_guard lock(mutex_);
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->bytes >= bytes && (best == free_.end() || it->bytes < best->bytes)) best = it;
+      if (best != free_.end()) {
+        buf = *best;
+        free_.erase(best);
+      }
+    }
+    if (buf.ptr == nullptr) {
+      const cudaError_t st = cudaHostAlloc(&buf.ptr, bytes, cudaHostAllocPortable);
+      if (st != cudaSuccess)
+        throw cuda_error("cuda backend: cannot allocate " + std::to_string(bytes) +
+                         " bytes of pinned host memory: " + kc::cuda_error_text(st));
+      buf.bytes = bytes;
+    }
+    auto self = shared_from_this();
+    return {static_cast<std::byte*>(buf.ptr), [self, buf](std::byte*) { self->release(buf); }};
+  }
+
+ private:
+  struct Buffer {
+    void* ptr = nullptr;
+    std::size_t bytes = 0;
+  };
+  void release(const Buffer& b) noexcept {
+    try {
+      std::lock_guard lock(mutex_);
+      free_.push_back(b);
+    } catch (...) {
+      static_cast<void>(cudaFreeHost(b.ptr));
+    }
+  }
+  std::mutex mutex_;
+  std::vector<Buffer> free_;
+};
+
+// One stream and everything a chunk in flight on it uses.
+struct Lane {
+  kc::Stream stream;
+  kc::DeviceBuffer<std::byte> d_in_raw;   // interleaved input block, input type
+  kc::DeviceBuffer<std::byte> d_out_raw;  // interleaved output, output type
+  kc::DeviceBuffer<float> d_src;          // planar source (kept for metrics' dot)
+  kc::DeviceBuffer<float> d_ping;         // planar stage outputs
+  kc::DeviceBuffer<float> d_pong;
+  kc::DeviceBuffer<kc::DeviceChannelMetrics> d_metrics;  // [slot][channel]
+  kc::DeviceBuffer<kc::MetricsPartial> d_partials;
+  kc::DeviceBuffer<unsigned long long> d_clipped;
+  kc::PinnedBuffer<kc::DeviceChannelMetrics> h_metrics;
+  kc::PinnedBuffer<unsigned long long> h_clipped;
+  kc::PinnedBuffer<float> h_float;  // planar float output (keep_float_output)
+  std::vector<kc::Event> marks;     // timing: before each stage, after the last
+  kc::Event done;
+  // The chunk in flight.
+  bool busy = false;
+  std::int64_t index = 0, start = 0, frames = 0;
+  HostBlock input;   // held until retired: the H2D copy reads it
+  HostBlock output;  // the D2H copy writes it
+};
+
+constexpr std::int64_t kPlaneAlign = 32;  // floats: each channel plane starts on 128 bytes
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend() : pool_(std::make_shared<PinnedPool>()) {}
+
+  // Work still in flight (an error path) must not outlive the memory it uses.
+  ~CudaBackend() override {
+    for (const Lane& lane : lanes_)
+      if (lane.stream.get() != nullptr) static_cast<void>(cudaStreamSynchronize(lane.stream.get()));
+  }
+
+  [[nodiscard]] std::string name() const override { return "cuda"; }
+
+  [[nodiscard]] std::string device_name() const override {
+    if (!device_name_.empty()) return device_name_;
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, options_.device) == cudaSuccess) return p.name;
+    static_cast<void>(cudaGetLastError());
+    return "cuda device " + std::to_string(options_.device);
+  }
+
+  void prepare(const Plan& plan, const BackendOptions& options) override {
+    if (prepared_) throw internal_error("cuda backend: prepare() called twice");
+    plan_ = plan;
+    options_ = options;
+    if (options.streams < 1)
+      throw Error(ErrorKind::config, "execution.streams: must be >= 1 (got " +
+                                         std::to_string(options.streams) + ")");
+    if (plan.channels < 1 || plan.channels > 65535)
+      throw Error(ErrorKind::invalid_argument,
+                  "cuda backend: channels must be in 1..65535 (got " +
+                      std::to_string(plan.channels) + ")");
+    if (plan.chunk_frames < 1)
+      throw Error(ErrorKind::config, "execution.chunk_frames: must be >= 1 (got " +
+                                         std::to_string(plan.chunk_frames) + ")");
+    int count = 0;
+    if (const cudaError_t st = cudaGetDeviceCount(&count); st != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());
+      throw cuda_error("cuda backend: no usable CUDA device: " + kc::cuda_error_text(st));
+    }
+    if (options.device < 0 || options.device >= count)
+      throw cuda_error("cuda backend: device " + std::to_string(options.device) +
+                       " does not exist (" + std::to_string(count) + " CUDA device(s) found)");
+    try {
+      SIGSTREAM_CUDA_TRY(cudaSetDevice(options.device));
+      cudaDeviceProp props{};
+      SIGSTREAM_CUDA_TRY(cudaGetDeviceProperties(&props, options.device));
+      device_name_ = props.name;
+      std::ostringstream d;
+      d << "cuda backend: " << props.name << " (device " << options.device << ", sm_"
+        << props.major << props.minor << ", " << props.multiProcessorCount << " SMs), "
+        << options.streams << " stream" << (options.streams == 1 ? "" : "s") << "; "
+        << kc::fir_direct_policy();
+      describe_ = d.str();
+      allocate();
+    } catch (const Error& e) {
+      throw Error(e.kind(), std::string("cuda backend: prepare on device ") +
+                                std::to_string(options.device) + ": " + e.what());
+    }
+    stage_ms_.assign(plan.stages.size(), 0.0);
+    prepared_ = true;
+  }
+
+  [[nodiscard]] int depth() const override { return static_cast<int>(lanes_.size()); }
+
+  [[nodiscard]] HostBlock make_block(SampleType type, int channels, std::int64_t frames) override {
+    if (channels < 0 || frames < 0)
+      throw Error(ErrorKind::invalid_argument, "cuda backend: make_block: negative size");
+    SIGSTREAM_CUDA_TRY(cudaSetDevice(options_.device));
+    HostBlock b;
+    b.type = type;
+    b.channels = channels;
+    b.capacity = frames;
+    b.frames = 0;
+    b.data = pool_->acquire(static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels) *
+                            sample_bytes(type));
+    return b;
+  }
+
+  void submit(ChunkJob job) override {
+    if (!prepared_) throw internal_error("cuda backend: submit() before prepare()");
+    if (job.index < 0) throw internal_error("cuda backend: negative chunk index");
+    const auto lane_id = static_cast<std::size_t>(job.index % static_cast<std::int64_t>(lanes_.size()));
+    Lane& lane = lanes_[lane_id];
+    if (lane.busy)
+      throw internal_error("cuda backend: chunk " + std::to_string(job.index) + ": lane " +
+                           std::to_string(lane_id) + " still holds chunk " +
+                           std::to_string(lane.index) + " (more than depth() chunks in flight)");
+    check_job(job);
+    SIGSTREAM_CUDA_TRY(cudaSetDevice(options_.device));
+    lane.index = job.index;
+    lane.start = job.start;
+    lane.frames = job.frames;
+    lane.input = std::move(job.input);
+    lane.output = HostBlock{};
+    lane.busy = true;
+    try {
+      enqueue(lane);
+    } catch (...) {
+      // The stream may hold part of the chunk: let it finish before the lane is reused.
+      static_cast<void>(cudaStreamSynchronize(lane.stream.get()));
+      lane.busy = false;
+      lane.input = HostBlock{};
+      lane.output = HostBlock{};
+      throw;
+    }
+    in_flight_.push_back(lane_id);
+  }
+
+  ChunkResult retire() override {
+    if (in_flight_.empty()) throw internal_error("cuda backend: retire() with no chunk in flight");
+    const std::size_t lane_id = in_flight_.front();
+    in_flight_.pop_front();
+    Lane& lane = lanes_[lane_id];
+    lane.busy = false;
+    const int ch = plan_.channels;
+    ChunkResult r;
+    try {
+      SIGSTREAM_CUDA_TRY(cudaSetDevice(options_.device));
+      lane.done.synchronize();
+      r.index = lane.index;
+      r.start = lane.start;
+      r.frames = lane.frames;
+      r.output = std::move(lane.output);
+      r.output.frames = lane.frames;
+      r.metrics.assign(plan_.metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
+      for (std::size_t slot = 0; slot < r.metrics.size(); ++slot)
+        for (std::size_t c = 0; c < static_cast<std::size_t>(ch); ++c)
+          r.metrics[slot][c] = to_channel_metrics(lane.h_metrics[slot * static_cast<std::size_t>(ch) + c]);
+      r.clipped = static_cast<std::int64_t>(lane.h_clipped[0]);
+      if (options_.keep_float_output) {
+        r.output_f32.resize(static_cast<std::size_t>(ch));
+        for (int c = 0; c < ch; ++c) {
+          const float* p = lane.h_float.data() + static_cast<std::size_t>(c * lane.frames);
+          r.output_f32[static_cast<std::size_t>(c)].assign(p, p + lane.frames);
+        }
+        r.input = std::move(lane.input);
+      }
+      std::lock_guard lock(stats_mutex_);
+      for (std::size_t j = 0; j < plan_.stages.size(); ++j)
+        stage_ms_[j] += static_cast<double>(lane.marks[j + 1].elapsed_ms_since(lane.marks[j]));
+    } catch (const Error& e) {
+      lane.input = HostBlock{};
+      lane.output = HostBlock{};
+      throw Error(e.kind(), "cuda backend: chunk " + std::to_string(lane.index) + ": " + e.what());
+    }
+    lane.input = HostBlock{};
+    return r;
+  }
+
+  // Per-stage time from events recorded in each lane's stream around the
+  // stage (so with several lanes it includes time shared with other lanes'
+  // work), summed over chunks, in ms.
+  [[nodiscard]] std::vector<double> stage_ms() const override {
+    std::lock_guard lock(stats_mutex_);
+    return stage_ms_;
+  }
+
+  [[nodiscard]] std::string describe() const override { return describe_; }
+
+ private:
+  void allocate() {
+    const Plan& p = plan_;
+    const auto ch = static_cast<std::size_t>(p.channels);
+    // The longest chunk and its block (chunk + halo).
+    max_chunk_ = std::max<std::int64_t>(1, std::min(p.chunk_frames, p.output_frames));
+    max_block_ = max_chunk_ + p.back + p.ahead;
+    stride_ = (max_block_ + kPlaneAlign - 1) / kPlaneAlign * kPlaneAlign;
+    const std::size_t plane_floats = ch * static_cast<std::size_t>(stride_);
+    const std::size_t slots = p.metric_names.size();
+
+    // Taps of every fir stage, each starting on 16 bytes.
+    std::vector<float> taps;
+    tap_offset_.assign(p.stages.size(), 0);
+    for (std::size_t j = 0; j < p.stages.size(); ++j) {
+      const PlannedStage& st = p.stages[j];
+      if (st.type != StageType::fir) continue;
+      if (st.taps_f32.empty())
+        throw Error(ErrorKind::invalid_argument, "stage '" + st.name + "' has no taps");
+      tap_offset_[j] = taps.size();
+      taps.insert(taps.end(), st.taps_f32.begin(), st.taps_f32.end());
+      taps.resize((taps.size() + 3) / 4 * 4, 0.0f);
+    }
+    d_taps_ = kc::DeviceBuffer<float>(taps.size());
+    {
+      // A pageable cudaMemcpy may return before its DMA lands, and the lanes'
+      // non-blocking streams do not wait for the legacy stream: copy on a
+      // stream of ours and wait for it (once, here).
+      const kc::Stream upload = kc::Stream::create();
+      if (!taps.empty())
+        SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), taps.data(), taps.size() * sizeof(float),
+                                           cudaMemcpyHostToDevice, upload.get()));
+      upload.synchronize();
+    }
+
+    lanes_.clear();
+    lanes_.resize(static_cast<std::size_t>(options_.streams));
+    for (Lane& lane : lanes_) {
+      lane.stream = kc::Stream::create();
+      lane.d_in_raw = kc::DeviceBuffer<std::byte>(static_cast<std::size_t>(max_block_) * ch *
+                                                  sample_bytes(p.input_type));
+      lane.d_out_raw = kc::DeviceBuffer<std::byte>(static_cast<std::size_t>(max_chunk_) * ch *
+                                                   sample_bytes(p.output_type));
+      lane.d_src = kc::DeviceBuffer<float>(plane_floats);
+      lane.d_ping = kc::DeviceBuffer<float>(plane_floats);
+      lane.d_pong = kc::DeviceBuffer<float>(plane_floats);
+      lane.d_metrics = kc::DeviceBuffer<kc::DeviceChannelMetrics>(slots * ch);
+      lane.d_partials = kc::DeviceBuffer<kc::MetricsPartial>(kc::metrics_partials_count(p.channels));
+      lane.d_clipped = kc::DeviceBuffer<unsigned long long>(1);
+      lane.h_metrics = kc::PinnedBuffer<kc::DeviceChannelMetrics>(slots * ch);
+      lane.h_clipped = kc::PinnedBuffer<unsigned long long>(1);
+      if (options_.keep_float_output)
+        lane.h_float = kc::PinnedBuffer<float>(static_cast<std::size_t>(max_chunk_) * ch);
+      lane.marks.clear();
+      for (std::size_t j = 0; j <= p.stages.size(); ++j)
+        lane.marks.push_back(kc::Event::create(/*timing=*/true));
+      lane.done = kc::Event::create(/*timing=*/false, /*blocking_sync=*/true);
+    }
+    // Output blocks for the lanes and for results the caller still holds.
+    std::vector<HostBlock> warm;
+    for (int i = 0; i < options_.streams + 4; ++i)
+      warm.push_back(make_block(p.output_type, p.channels, max_chunk_));
+  }
+
+  void check_job(const ChunkJob& job) const {
+    auto bad = [&](const std::string& m) {
+      return Error(ErrorKind::invalid_argument,
+                   "cuda backend: chunk " + std::to_string(job.index) + ": " + m);
+    };
+    if (job.frames < 0 || job.frames > max_chunk_)
+      throw bad("frames " + std::to_string(job.frames) + " outside 0.." + std::to_string(max_chunk_));
+    const HostBlock& in = job.input;
+    if (in.channels != plan_.channels || in.type != plan_.input_type)
+      throw bad("input block has " + std::to_string(in.channels) +
+                " channels of another sample type than the plan's");
+    if (in.frames != job.frames + plan_.back + plan_.ahead)
+      throw bad("input block holds " + std::to_string(in.frames) + " frames, expected " +
+                std::to_string(job.frames + plan_.back + plan_.ahead) + " (chunk + halo)");
+    if (in.frames > 0 && !in.data) throw bad("input block has no data");
+  }
+
+  void enqueue(Lane& lane) {
+    const Plan& p = plan_;
+    const cudaStream_t s = lane.stream.get();
+    const int ch = p.channels;
+    const std::int64_t P = stride_;
+    const std::int64_t len = lane.input.frames;
+    // Error context ("cuda backend: stage 'lp' (fir), chunk 12: ...") is
+    // composed only when something fails: no host allocation per chunk.
+    auto in_phase = [&](auto&& phase, auto&& body) {
+      try {
+        body();
+      } catch (const Error& e) {
+        throw Error(e.kind(), "cuda backend: " + std::string(phase()) + ", chunk " +
+                                  std::to_string(lane.index) + ": " + e.what());
+      }
+    };
+
+    lane.output = make_block(p.output_type, ch, max_chunk_);
+    lane.output.frames = lane.frames;
+    in_phase([] { return "upload"; }, [&] {
+      if (lane.input.bytes() > 0)
+        SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.d_in_raw.data(), lane.input.data.get(),
+                                           lane.input.bytes(), cudaMemcpyHostToDevice, s));
+      kc::deinterleave(lane.d_in_raw.data(), p.input_type, ch, 0, len, lane.d_src.data(), P, s);
+    });
+
+    const float* src = lane.d_src.data();
+    const float* cur = src;
+    std::int64_t cur_len = len;
+    float* planes[2] = {lane.d_ping.data(), lane.d_pong.data()};
+    int next = 0;
+    for (std::size_t j = 0; j < p.stages.size(); ++j) {
+      const PlannedStage& st = p.stages[j];
+      auto phase = [&] { return "stage '" + st.name + "' (" + std::string(to_string(st.type)) + ")"; };
+      in_phase(phase, [&] {
+        lane.marks[j].record(s);
+        if (st.type == StageType::metrics) {
+          const std::int64_t n = frames_inside(lane.start, lane.frames, st.frames_in);
+          kc::channel_metrics(cur + st.in_back, P, src + p.back, P, n, ch, lane.d_partials.data(),
+                              lane.d_metrics.data() + st.metrics_slot * ch, s);
+          return;
+        }
+        const std::int64_t out_len = cur_len - st.lookback - st.lookahead;
+        const std::int64_t first = lane.start - st.in_back + st.lookback;
+        const ValidRange valid = valid_range(first, out_len, st.frames_out);
+        float* out = planes[next];
+        if (st.type == StageType::fir) {
+          // fft is not built yet: every filter runs direct (the plan's method is kept).
+          kc::fir_direct(cur + valid.lo, valid.hi - valid.lo, d_taps_.data() + tap_offset_[j],
+                         static_cast<int>(st.taps_f32.size()), out + valid.lo, ch, P, P, s);
+        } else {
+          kc::gain(cur + valid.lo, P, out + valid.lo, P, ch, valid.hi - valid.lo,
+                   static_cast<float>(st.gain), s);
+        }
+        kc::zero_outside(out, P, ch, out_len, valid.lo, valid.hi, s);
+        cur = out;
+        cur_len = out_len;
+        next ^= 1;
+      });
+    }
+    if (cur_len != lane.frames)
+      throw internal_error("cuda backend: chunk " + std::to_string(lane.index) + ": stages leave " +
+                           std::to_string(cur_len) + " frames, expected " +
+                           std::to_string(lane.frames));
+
+    in_phase([] { return "output"; }, [&] {
+      lane.marks[p.stages.size()].record(s);
+      kc::channel_metrics(cur, P, src + p.back, P, lane.frames, ch, lane.d_partials.data(),
+                          lane.d_metrics.data() + p.output_slot() * ch, s);
+      SIGSTREAM_CUDA_TRY(cudaMemsetAsync(lane.d_clipped.data(), 0, sizeof(unsigned long long), s));
+      kc::interleave(cur, P, ch, lane.frames, p.output_type, p.output_bits, lane.d_out_raw.data(),
+                     lane.d_clipped.data(), s);
+      if (lane.output.bytes() > 0)
+        SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.output.data.get(), lane.d_out_raw.data(),
+                                           lane.output.bytes(), cudaMemcpyDeviceToHost, s));
+      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.h_metrics.data(), lane.d_metrics.data(),
+                                         lane.d_metrics.bytes(), cudaMemcpyDeviceToHost, s));
+      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.h_clipped.data(), lane.d_clipped.data(),
+                                         sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+      if (options_.keep_float_output && lane.frames > 0)
+        SIGSTREAM_CUDA_TRY(cudaMemcpy2DAsync(
+            lane.h_float.data(), static_cast<std::size_t>(lane.frames) * sizeof(float), cur,
+            static_cast<std::size_t>(P) * sizeof(float),
+            static_cast<std::size_t>(lane.frames) * sizeof(float), static_cast<std::size_t>(ch),
+            cudaMemcpyDeviceToHost, s));
+      lane.done.record(s);
+    });
+  }
+
+  Plan plan_;
+  BackendOptions options_;
+  bool prepared_ = false;
+  std::string device_name_;
+  std::string describe_;
+  std::int64_t max_chunk_ = 0;
+  std::int64_t max_block_ = 0;
+  std::int64_t stride_ = 0;
+  std::shared_ptr<PinnedPool> pool_;  // declared before the lanes: blocks they hold return to it
+  kc::DeviceBuffer<float> d_taps_;
+  std::vector<std::size_t> tap_offset_;
+  std::vector<Lane> lanes_;
+  std::deque<std::size_t> in_flight_;
+  mutable std::mutex stats_mutex_;
+  std::vector<double> stage_ms_;
+};
+
+}  // namespace
+
+std::vector<CudaDeviceInfo> cuda_devices() {
+  std::vector<CudaDeviceInfo> out;
+  try {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+      static_cast<void>(cudaGetLastError());
+      return out;
+    }
+    for (int i = 0; i < count; ++i) {
+      cudaDeviceProp p{};
+      if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {
+        static_cast<void>(cudaGetLastError());
+        continue;
+      }
+      CudaDeviceInfo d;
+      d.ordinal = i;
+      d.name = p.name;
+      d.memory_bytes = p.totalGlobalMem;
+      d.major = p.major;
+      d.minor = p.minor;
+      d.multiprocessors = p.multiProcessorCount;
+      out.push_back(std::move(d));
+    }
+  } catch (...) {
+    // Out of host memory while listing: report what was found.
+  }
+  return out;
+}
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+}  // namespace sigstream

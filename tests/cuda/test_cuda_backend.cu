@@ -1,0 +1,381 @@
+// The CUDA backend against the CPU backend on whole (small) plans: the same
+// output bytes, the same float output bits, the same clip counts, metrics to
+// 1e-12; and chunk-size/stream-count invariance of the CUDA backend itself.
+// Every test skips when no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "pipeline/backends/backend.hpp"
+#include "pipeline/backends/cuda_backend.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/plan.hpp"
+
+namespace sigstream {
+namespace {
+
+bool have_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return false;
+  }
+  return n > 0;
+}
+
+StageSpec fir(const std::string& name, std::vector<double> taps, FirMode mode) {
+  StageSpec s;
+  s.type = StageType::fir;
+  s.name = name;
+  s.fir.taps = std::move(taps);
+  s.fir.mode = mode;
+  s.fir.method = FirMethod::direct;
+  return s;
+}
+StageSpec gain(const std::string& name, double linear) {
+  StageSpec s;
+  s.type = StageType::gain;
+  s.name = name;
+  s.gain_linear = linear;
+  return s;
+}
+StageSpec metrics(const std::string& name) {
+  StageSpec s;
+  s.type = StageType::metrics;
+  s.name = name;
+  return s;
+}
+
+std::vector<double> random_taps(int k, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<double> t(static_cast<std::size_t>(k));
+  for (double& v : t) v = d(rng) / std::sqrt(static_cast<double>(k));
+  return t;
+}
+
+struct BackendCase {
+  std::string name;
+  SampleType in_type;
+  int in_bits;  // PCM bits of the source (0 for float)
+  int channels;
+  std::int64_t frames;
+  int out_bits;  // 0 = float sink
+  std::int64_t chunk;
+  int streams;
+  std::vector<StageSpec> stages;
+  bool nonfinite = false;  // sprinkle NaN/Inf into a float source
+  bool output_is_input = false;
+};
+
+std::ostream& operator<<(std::ostream& o, const BackendCase& c) { return o << c.name; }
+
+// The whole source, interleaved, in its own type.
+HostBlock make_source(const BackendCase& c, std::uint32_t seed) {
+  HostBlock b;
+  b.type = c.in_type;
+  b.channels = c.channels;
+  b.frames = c.frames;
+  b.capacity = c.frames;
+  const std::size_t count = static_cast<std::size_t>(c.frames * c.channels);
+  b.data = std::shared_ptr<std::byte>(new std::byte[count * sample_bytes(c.in_type) + 1](),
+                                      std::default_delete<std::byte[]>());
+  std::mt19937 rng(seed);
+  for (std::size_t i = 0; i < count; ++i) {
+    switch (c.in_type) {
+      case SampleType::i16:
+        b.as<std::int16_t>()[i] = static_cast<std::int16_t>(static_cast<int>(rng() % 60001) - 30000);
+        break;
+      case SampleType::i32:  // 24-bit samples, left-justified
+        b.as<std::int32_t>()[i] = static_cast<std::int32_t>(
+            static_cast<std::uint32_t>(static_cast<int>(rng() % 16000001) - 8000000) << 8);
+        break;
+      case SampleType::f32:
+        b.as<float>()[i] = std::uniform_real_distribution<float>(-1.0f, 1.0f)(rng);
+        break;
+    }
+  }
+  if (c.nonfinite && c.in_type == SampleType::f32 && count > 100) {
+    b.as<float>()[count / 3] = std::numeric_limits<float>::quiet_NaN();
+    b.as<float>()[count / 2] = std::numeric_limits<float>::infinity();
+    b.as<float>()[count - 7] = -std::numeric_limits<float>::infinity();
+  }
+  return b;
+}
+
+Plan plan_for(const BackendCase& c, std::int64_t chunk) {
+  Config config;
+  config.stages = c.stages;
+  config.execution.chunk_frames = chunk;
+  config.execution.streams = c.streams;
+  SourceInfo si;
+  si.sample_rate = 48000.0;
+  si.channels = c.channels;
+  si.frames = c.frames;
+  si.sample_type = c.in_type;
+  si.bits = c.in_bits;
+  return make_plan(config, si, c.out_bits);
+}
+
+struct RunResult {
+  std::vector<ChunkResult> chunks;
+  std::vector<std::byte> output;  // every chunk's output bytes, in order
+};
+
+// Runs every chunk of `plan` through `backend` the way the pipeline does:
+// blocks from make_block, [start - back, end + ahead) with zeros outside the
+// source, at most depth() chunks in flight, results in order.
+RunResult run(Backend& backend, const Plan& plan, const HostBlock& source, int streams) {
+  BackendOptions o;
+  o.threads = 4;
+  o.streams = streams;
+  o.keep_float_output = true;
+  backend.prepare(plan, o);
+  const std::size_t frame_bytes = static_cast<std::size_t>(plan.channels) * sample_bytes(plan.input_type);
+  RunResult out;
+  auto take = [&] {
+    ChunkResult r = backend.retire();
+    EXPECT_EQ(r.index, static_cast<std::int64_t>(out.chunks.size()));
+    const auto* p = reinterpret_cast<const std::byte*>(r.output.data.get());
+    EXPECT_EQ(r.output.frames, r.frames);
+    out.output.insert(out.output.end(), p, p + r.output.bytes());
+    out.chunks.push_back(std::move(r));
+  };
+  int in_flight = 0;
+  for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
+    ChunkJob job;
+    job.index = c;
+    job.start = plan.chunk_start(c);
+    job.frames = plan.chunk_length(c);
+    const std::int64_t lo = job.start - plan.back;
+    const std::int64_t hi = job.start + job.frames + plan.ahead;
+    HostBlock block = backend.make_block(plan.input_type, plan.channels, plan.chunk_frames + plan.back + plan.ahead);
+    block.frames = hi - lo;
+    auto* dst = reinterpret_cast<unsigned char*>(block.data.get());
+    std::memset(dst, 0, static_cast<std::size_t>(hi - lo) * frame_bytes);
+    const std::int64_t a = std::max<std::int64_t>(lo, 0);
+    const std::int64_t b = std::min(hi, plan.source_frames);
+    if (b > a)
+      std::memcpy(dst + (a - lo) * frame_bytes,
+                  reinterpret_cast<const unsigned char*>(source.data.get()) + a * frame_bytes,
+                  static_cast<std::size_t>(b - a) * frame_bytes);
+    job.input = std::move(block);
+    while (in_flight >= backend.depth()) {
+      take();
+      --in_flight;
+    }
+    backend.submit(std::move(job));
+    ++in_flight;
+  }
+  while (in_flight-- > 0) take();
+  return out;
+}
+
+std::uint32_t bits_of(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b;
+}
+bool same_float(float a, float b) {
+  return bits_of(a) == bits_of(b) || (std::isnan(a) && std::isnan(b));
+}
+
+bool near(double a, double b, double scale) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b)) return a == b;
+  return std::fabs(a - b) <= 1e-12 * std::max({std::fabs(a), std::fabs(b), scale}) + 1e-300;
+}
+
+void expect_same_metrics(const ChannelMetrics& cpu, const ChannelMetrics& gpu, const std::string& where) {
+  SCOPED_TRACE(where);
+  EXPECT_EQ(gpu.frames, cpu.frames);
+  EXPECT_EQ(gpu.nonfinite, cpu.nonfinite);
+  EXPECT_TRUE(gpu.peak == cpu.peak || (std::isnan(gpu.peak) && std::isnan(cpu.peak)))
+      << gpu.peak << " vs " << cpu.peak;
+  EXPECT_TRUE(near(gpu.energy, cpu.energy, 0)) << gpu.energy << " vs " << cpu.energy;
+  EXPECT_TRUE(near(gpu.source_energy, cpu.source_energy, 0))
+      << gpu.source_energy << " vs " << cpu.source_energy;
+  // Sums that can cancel, against Cauchy-Schwarz bounds of their magnitude sums.
+  const double sum_scale = std::sqrt(cpu.energy * static_cast<double>(cpu.frames));
+  const double dot_scale = std::sqrt(cpu.energy * cpu.source_energy);
+  EXPECT_TRUE(near(gpu.sum, cpu.sum, sum_scale)) << gpu.sum << " vs " << cpu.sum;
+  EXPECT_TRUE(near(gpu.dot, cpu.dot, dot_scale)) << gpu.dot << " vs " << cpu.dot;
+}
+
+class CudaVsCpu : public ::testing::TestWithParam<BackendCase> {
+ protected:
+  void SetUp() override {
+    if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+TEST_P(CudaVsCpu, SameOutputBitsMetricsAndClipCounts) {
+  const BackendCase& c = GetParam();
+  const HostBlock source = make_source(c, 1234);
+  const Plan plan = plan_for(c, c.chunk);
+  ASSERT_GT(plan.num_chunks, 0);
+
+  auto cpu = make_cpu_backend();
+  const RunResult ref = run(*cpu, plan, source, c.streams);
+  auto gpu = make_cuda_backend();
+  const RunResult got = run(*gpu, plan, source, c.streams);
+
+  ASSERT_EQ(got.chunks.size(), ref.chunks.size());
+  ASSERT_EQ(got.output.size(), ref.output.size());
+  if (plan.output_type == SampleType::f32) {
+    for (std::size_t i = 0; i < got.output.size() / 4; ++i) {
+      float a, b;
+      std::memcpy(&a, got.output.data() + 4 * i, 4);
+      std::memcpy(&b, ref.output.data() + 4 * i, 4);
+      ASSERT_TRUE(same_float(a, b)) << "output sample " << i << ": gpu " << a << " cpu " << b;
+    }
+  } else {
+    ASSERT_EQ(std::memcmp(got.output.data(), ref.output.data(), got.output.size()), 0);
+  }
+  if (c.output_is_input) {
+    ASSERT_EQ(got.output.size(), source.bytes());
+    EXPECT_EQ(std::memcmp(got.output.data(), source.data.get(), source.bytes()), 0);
+  }
+
+  std::int64_t clipped = 0;
+  for (std::size_t k = 0; k < got.chunks.size(); ++k) {
+    const ChunkResult& g = got.chunks[k];
+    const ChunkResult& r = ref.chunks[k];
+    const std::string where = "chunk " + std::to_string(k);
+    EXPECT_EQ(g.start, r.start) << where;
+    EXPECT_EQ(g.frames, r.frames) << where;
+    EXPECT_EQ(g.clipped, r.clipped) << where;
+    clipped += g.clipped;
+    ASSERT_EQ(g.output_f32.size(), r.output_f32.size()) << where;
+    for (std::size_t ch = 0; ch < g.output_f32.size(); ++ch) {
+      ASSERT_EQ(g.output_f32[ch].size(), r.output_f32[ch].size());
+      for (std::size_t i = 0; i < g.output_f32[ch].size(); ++i)
+        ASSERT_TRUE(same_float(g.output_f32[ch][i], r.output_f32[ch][i]))
+            << where << " channel " << ch << " frame " << i;
+    }
+    EXPECT_EQ(g.input.frames, r.input.frames) << where;
+    ASSERT_EQ(g.metrics.size(), plan.metric_names.size());
+    for (std::size_t slot = 0; slot < g.metrics.size(); ++slot)
+      for (std::size_t ch = 0; ch < g.metrics[slot].size(); ++ch)
+        expect_same_metrics(r.metrics[slot][ch], g.metrics[slot][ch],
+                            where + " metrics '" + plan.metric_names[slot] + "' channel " +
+                                std::to_string(ch));
+  }
+  RecordProperty("clipped", static_cast<int>(clipped));
+
+  const auto ms = gpu->stage_ms();
+  EXPECT_EQ(ms.size(), plan.stages.size());
+  for (double v : ms) EXPECT_GE(v, 0.0);
+}
+
+// Chunking is invisible (SPEC §3): one chunk on one stream gives the same bits.
+TEST_P(CudaVsCpu, ChunkSizeAndStreamsInvariant) {
+  const BackendCase& c = GetParam();
+  const HostBlock source = make_source(c, 99);
+  const Plan plan_a = plan_for(c, c.chunk);
+  const Plan plan_b = plan_for(c, std::max<std::int64_t>(1, c.frames + 100));
+  const Plan plan_c = plan_for(c, std::max<std::int64_t>(1, c.chunk / 3 + 1));
+  auto a = make_cuda_backend();
+  auto b = make_cuda_backend();
+  auto d = make_cuda_backend();
+  const RunResult ra = run(*a, plan_a, source, c.streams);
+  const RunResult rb = run(*b, plan_b, source, 1);
+  const RunResult rc = run(*d, plan_c, source, 5);
+  ASSERT_EQ(ra.output.size(), rb.output.size());
+  ASSERT_EQ(ra.output.size(), rc.output.size());
+  EXPECT_EQ(std::memcmp(ra.output.data(), rb.output.data(), ra.output.size()), 0);
+  EXPECT_EQ(std::memcmp(ra.output.data(), rc.output.data(), ra.output.size()), 0);
+}
+
+std::vector<BackendCase> cases() {
+  std::vector<BackendCase> v;
+  v.push_back({"causal31_i16_stereo", SampleType::i16, 16, 2, 10007, 16, 1000, 3,
+               {fir("lp", random_taps(31, 1), FirMode::causal), metrics("after_lp")}});
+  v.push_back({"same255_f32_mono_nonfinite", SampleType::f32, 0, 1, 20011, 0, 4096, 2,
+               {fir("lp", random_taps(255, 2), FirMode::same), metrics("m")}, true});
+  v.push_back({"cascade_i32_3ch", SampleType::i32, 24, 3, 9001, 24, 777, 4,
+               {fir("wide", random_taps(64, 3), FirMode::full), gain("g", 0.7), metrics("a"),
+                fir("narrow", random_taps(7, 4), FirMode::same), metrics("b")}});
+  v.push_back({"long_filter_tap_tiles", SampleType::f32, 0, 2, 20000, 32, 5000, 2,
+               {fir("long", random_taps(3000, 5), FirMode::causal)}});
+  v.push_back({"no_stages_identity", SampleType::i16, 16, 2, 5000, 16, 999, 1, {}, false, true});
+  v.push_back({"unit_tap_identity", SampleType::i16, 16, 1, 7777, 16, 1024, 2,
+               {fir("one", {1.0}, FirMode::causal)}, false, true});
+  v.push_back({"tiny_chunks_full", SampleType::f32, 0, 2, 50, 0, 1, 4,
+               {fir("f", random_taps(5, 6), FirMode::full), metrics("m")}});
+  v.push_back({"gain_clips_pcm8", SampleType::i16, 16, 2, 3000, 8, 512, 2, {gain("loud", 4.0)}});
+  v.push_back({"same_even_and_odd_one_chunk", SampleType::f32, 0, 1, 1000, 0, 1 << 20, 2,
+               {fir("even", random_taps(64, 7), FirMode::same),
+                fir("odd", random_taps(65, 8), FirMode::same), metrics("m")}});
+  v.push_back({"metrics_beyond_defined_frames", SampleType::f32, 0, 1, 100, 0, 30, 3,
+               {metrics("pre"), fir("f", random_taps(40, 9), FirMode::full), metrics("post")}});
+  v.push_back({"five_channels_pcm16_clipping", SampleType::i16, 16, 5, 12345, 16, 4000, 3,
+               {fir("boost", random_taps(17, 10), FirMode::same), gain("g", 3.0), metrics("m")}});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Plans, CudaVsCpu, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<BackendCase>& i) { return i.param.name; });
+
+TEST(CudaBackend, DevicesAndDescription) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const auto devices = cuda_devices();
+  ASSERT_FALSE(devices.empty());
+  EXPECT_FALSE(devices[0].name.empty());
+  EXPECT_GT(devices[0].memory_bytes, 0u);
+  EXPECT_GT(devices[0].multiprocessors, 0);
+  BackendCase c{"d", SampleType::i16, 16, 2, 1000, 16, 256, 2,
+                {fir("lp", random_taps(31, 1), FirMode::causal)}};
+  const Plan plan = plan_for(c, c.chunk);
+  auto b = make_cuda_backend();
+  BackendOptions o;
+  o.streams = 3;
+  b->prepare(plan, o);
+  EXPECT_EQ(b->name(), "cuda");
+  EXPECT_EQ(b->depth(), 3);
+  EXPECT_EQ(b->device_name(), devices[0].name);
+  EXPECT_NE(b->describe().find("fir_direct"), std::string::npos) << b->describe();
+}
+
+TEST(CudaBackend, BadJobsAndMisuseAreErrors) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  BackendCase c{"e", SampleType::i16, 16, 2, 1000, 16, 256, 2,
+                {fir("lp", random_taps(31, 1), FirMode::causal)}};
+  const Plan plan = plan_for(c, c.chunk);
+  auto b = make_cuda_backend();
+  BackendOptions o;
+  o.streams = 2;
+  b->prepare(plan, o);
+  EXPECT_THROW(static_cast<void>(b->retire()), Error);
+  ChunkJob job;
+  job.index = 0;
+  job.start = 0;
+  job.frames = plan.chunk_length(0);
+  job.input = b->make_block(plan.input_type, plan.channels, plan.chunk_frames + plan.back);
+  job.input.frames = job.frames;  // the halo is missing
+  try {
+    b->submit(job);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("chunk 0"), std::string::npos) << e.what();
+  }
+  BackendOptions bad = o;
+  bad.device = 1 << 20;
+  auto b2 = make_cuda_backend();
+  EXPECT_THROW(b2->prepare(plan, bad), Error);
+}
+
+}  // namespace
+}  // namespace sigstream
