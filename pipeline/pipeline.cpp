@@ -184,6 +184,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   bo.keep_float_output = options.verify;
   backend->prepare(plan, bo);
   if (const std::string d = backend->describe(); !d.empty()) log(d);
+  const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RunReport report;
   report.input_path = source->path();
@@ -328,6 +329,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
 
   report.stage_ms = backend->stage_ms();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.setup_s = setup_s;
   if (json_file) write_all(*json_file, stats_json(report));
   if (csv_file) write_all(*csv_file, stats_csv(report));
   if (sink) sink->commit();

@@ -68,6 +68,7 @@ struct RunReport {
   std::vector<StageReport> stages;
   std::vector<MetricsReport> metrics;
   double wall_s = 0.0;
+  double setup_s = 0.0;  // opening the source, planning, backend start (device init)
   std::vector<double> stage_ms;  // per stage (same order as stages), may be empty
   VerificationReport verification;
 };

@@ -4,6 +4,8 @@
 
 namespace sigstream::kernels::cpu {
 
+// Built for AVX2 and baseline x86-64 (the same arithmetic either way).
+[[gnu::target_clones("arch=x86-64-v3", "default")]]
 void deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float* const* out) {
   const int ch = in.channels;
   switch (in.type) {
@@ -28,6 +30,7 @@ void deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float
   }
 }
 
+[[gnu::target_clones("arch=x86-64-v3", "default")]]
 std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
   const int ch = out.channels;
   std::int64_t clipped = 0;
@@ -44,6 +47,7 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
   // vectorises), then scatter into the interleaved block.
   constexpr std::int64_t kStep = 1024;
   std::int32_t q[kStep];
+  const Quantizer quantize(bits);
   for (int c = 0; c < ch; ++c) {
     for (std::int64_t i0 = 0; i0 < n; i0 += kStep) {
       const std::int64_t m = n - i0 < kStep ? n - i0 : kStep;
@@ -52,7 +56,7 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
       for (std::int64_t i = 0; i < m; ++i) {
         bool clip = false;
         // Shift as unsigned: left-shifting a negative value is not portable.
-        q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(quantize(src[i], bits, clip)) << shift);
+        q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(quantize(src[i], clip)) << shift);
         clips += clip ? 1 : 0;
       }
       clipped += clips;

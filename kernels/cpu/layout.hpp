@@ -17,25 +17,33 @@ void deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float
 // (including NaN, which is written as 0).
 std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out);
 
-// One sample, PCM: the quantized value in [-2^(bits-1), 2^(bits-1)-1]; sets
-// `clipped` when the value had to be limited (or was NaN, which becomes 0).
-// Branch-free so that whole blocks vectorise: the value is first limited to
-// just outside the range (so the rounding trick below is exact), then rounded
-// to nearest-even by adding and subtracting 1.5 * 2^52 (valid for |v| < 2^51,
-// in the default rounding mode; sigstream never builds with -ffast-math), then clamped.
+// PCM quantisation to `bits`: the quantized value in [-2^(bits-1), 2^(bits-1)-1]
+// and whether it had to be limited (or was NaN, which becomes 0). Branch-free
+// so that whole blocks vectorise: the value is first limited to just outside
+// the range (so the rounding trick below is exact), then rounded to
+// nearest-even by adding and subtracting 1.5 * 2^52 (exact for |v| < 2^51 in
+// the default rounding mode; sigstream never builds with -ffast-math), then
+// clamped.
+struct Quantizer {
+  explicit Quantizer(int bits) noexcept
+      : scale(std::ldexp(1.0, bits - 1)), lo(-scale), hi(scale - 1.0) {}
+  double scale, lo, hi;
+
+  std::int32_t operator()(float y, bool& clipped) const noexcept {
+    constexpr double kRound = 0x1.8p52;
+    double v = static_cast<double>(y) * scale;
+    const bool nan = v != v;
+    v = nan ? 0.0 : v;
+    v = v < lo - 1.0 ? lo - 1.0 : (v > hi + 1.0 ? hi + 1.0 : v);
+    const double r = (v + kRound) - kRound;
+    clipped = nan || r < lo || r > hi;
+    return static_cast<std::int32_t>(r < lo ? lo : (r > hi ? hi : r));
+  }
+};
+
+// One sample (see Quantizer).
 inline std::int32_t quantize(float y, int bits, bool& clipped) noexcept {
-  const double scale = std::ldexp(1.0, bits - 1);
-  const double lo = -scale;
-  const double hi = scale - 1.0;
-  constexpr double kRound = 0x1.8p52;
-  double v = static_cast<double>(y) * scale;
-  const bool nan = v != v;
-  v = nan ? 0.0 : v;
-  v = v < lo - 1.0 ? lo - 1.0 : (v > hi + 1.0 ? hi + 1.0 : v);
-  const double r = (v + kRound) - kRound;
-  const bool out = nan || r < lo || r > hi;
-  clipped = clipped || out;
-  return static_cast<std::int32_t>(r < lo ? lo : (r > hi ? hi : r));
+  return Quantizer(bits)(y, clipped);
 }
 
 }  // namespace sigstream::kernels::cpu

@@ -78,7 +78,7 @@ std::string stats_json(const RunReport& r) {
   for (std::size_t i = 0; i < r.stages.size() && i < r.stage_ms.size(); ++i)
     stage_ms[r.stages[i].name] = r.stage_ms[i];
   const double fps = r.wall_s > 0 ? static_cast<double>(r.output_frames) / r.wall_s : 0.0;
-  j["timing"] = {{"wall_s", r.wall_s}, {"frames_per_s", fps}, {"stages_ms", stage_ms}};
+  j["timing"] = {{"wall_s", r.wall_s}, {"setup_s", r.setup_s}, {"frames_per_s", fps}, {"stages_ms", stage_ms}};
   if (r.verification.ran)
     j["verification"] = {{"reference", "cpu-float64"},
                          {"rel_l2_error", r.verification.rel_l2_error},

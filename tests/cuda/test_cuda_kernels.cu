@@ -414,13 +414,21 @@ TEST_F(MetricsTest, NonFiniteSamplesAreCountedNotSummed) {
   EXPECT_GT(got[0].nonfinite + got[1].nonfinite, 900);
 }
 
-TEST_F(MetricsTest, NonFiniteSourcePoisonsSourceEnergyLikeCpu) {
+TEST_F(MetricsTest, NonFiniteSourceSampleStaysOutOfDotAndSourceEnergyLikeCpu) {
   const std::int64_t n = 5000;
   auto y = random_floats(static_cast<std::size_t>(n), 1);
   auto x = random_floats(static_cast<std::size_t>(n), 2);
   x[17] = std::numeric_limits<float>::infinity();
+  x[18] = std::numeric_limits<float>::quiet_NaN();
   const auto got = run_and_check(y, n, &x, n, n, 1);
-  EXPECT_TRUE(std::isinf(got[0].source_energy));
+  double ex = 0, d = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (i == 17 || i == 18) continue;
+    ex += double(x[static_cast<std::size_t>(i)]) * x[static_cast<std::size_t>(i)];
+    d += double(x[static_cast<std::size_t>(i)]) * y[static_cast<std::size_t>(i)];
+  }
+  EXPECT_NEAR(got[0].source_energy, ex, 1e-12 * ex);
+  EXPECT_NEAR(got[0].dot, d, 1e-12 * std::fabs(ex));
 }
 
 TEST_F(MetricsTest, DeterministicAcrossRuns) {
