@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -174,7 +175,10 @@ class CudaBackend final : public Backend {
       throw cuda_error("cuda backend: device " + std::to_string(options.device) +
                        " does not exist (" + std::to_string(count) + " CUDA device(s) found)");
     try {
+      const auto t0 = std::chrono::steady_clock::now();
       SIGSTREAM_CUDA_TRY(cudaSetDevice(options.device));
+      SIGSTREAM_CUDA_TRY(cudaFree(nullptr));  // creates the context here, so it can be timed
+      const auto t1 = std::chrono::steady_clock::now();
       cudaDeviceProp props{};
       SIGSTREAM_CUDA_TRY(cudaGetDeviceProperties(&props, options.device));
       device_name_ = props.name;
@@ -183,8 +187,12 @@ class CudaBackend final : public Backend {
         << props.major << props.minor << ", " << props.multiProcessorCount << " SMs), "
         << options.streams << " stream" << (options.streams == 1 ? "" : "s") << "; "
         << kc::fir_direct_policy();
-      describe_ = d.str();
       allocate();
+      const auto t2 = std::chrono::steady_clock::now();
+      auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+      d << "; start-up " << static_cast<int>(ms(t0, t1)) << " ms context + "
+        << static_cast<int>(ms(t1, t2)) << " ms buffers";
+      describe_ = d.str();
     } catch (const Error& e) {
       throw Error(e.kind(), std::string("cuda backend: prepare on device ") +
                                 std::to_string(options.device) + ": " + e.what());
