@@ -109,6 +109,7 @@ RunOptions run_options(const CommonFlags& f) {
   RunOptions o;
   o.verify = f.verify;
   o.progress = !f.quiet && !f.no_progress;
+  o.exiting = true;
   if (!f.quiet) o.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
   return o;
 }

@@ -174,9 +174,10 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   for (const auto* p : {&config.stats.json, &config.stats.csv})
     if (*p && config.source.file) refuse_same_file(*config.source.file, **p, "stats output");
 
-  const Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
+  Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
   std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
+  resolve_methods(plan, backend->name());
   BackendOptions bo;
   bo.threads = config.execution.threads;
   bo.streams = config.execution.streams;
@@ -335,6 +336,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   if (sink) sink->commit();
   if (json_file) json_file->commit();
   if (csv_file) csv_file->commit();
+  if (options.exiting) static_cast<void>(backend.release());  // see RunOptions::exiting
   return report;
 }
 

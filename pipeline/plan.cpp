@@ -94,9 +94,8 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
         else if (s.fir.taps_file) p.design_note = "taps file " + *s.fir.taps_file;
         else p.design_note = "inline taps";
         p.mode = s.fir.mode;
-        // The FFT method is not built yet: every filter runs direct. The rule
-        // that picks between them will live here.
-        p.method = FirMethod::direct;
+        p.requested = s.fir.method;
+        p.method = FirMethod::direct;  // until resolve_methods() says otherwise
         const auto k = static_cast<std::int64_t>(p.taps.size());
         const std::int64_t centre = (k - 1) / 2;
         p.lookback = p.mode == FirMode::same ? k - 1 - centre : k - 1;

@@ -26,7 +26,8 @@ struct PlannedStage {
   std::vector<double> taps;      // float64 taps (design or file)
   std::vector<float> taps_f32;   // the taps that run
   FirMode mode = FirMode::causal;
-  FirMethod method = FirMethod::direct;  // resolved: direct or fft
+  FirMethod requested = FirMethod::automatic;  // what the config asked for
+  FirMethod method = FirMethod::direct;        // what runs: direct or fft (see resolve_methods)
   std::string design_note;       // e.g. "lowpass 3000 Hz, hamming" (for stats/logs)
   // gain
   double gain = 1.0;
@@ -80,6 +81,12 @@ struct SourceInfo {
 // `output_bits` is 0 for a float sink. Throws Error(config) for bad stages
 // (e.g. a cutoff at or above this source's Nyquist) naming the stage.
 Plan make_plan(const Config& config, const SourceInfo& source, int output_bits);
+
+// Decides, for each fir stage, the method that runs on `backend` ("cpu" or
+// "cuda"): `direct` and `fft` are kept as asked; `automatic` follows the rule
+// measured for that backend (pipeline/method_rule.cpp; bench/ shows the
+// crossover). Until the FFT method exists, everything resolves to direct.
+void resolve_methods(Plan& plan, const std::string& backend);
 
 // Reads a taps file: one coefficient per line, '#' starts a comment, blank
 // lines ignored. Throws Error(io) if unreadable, Error(config) for a bad line
