@@ -18,9 +18,7 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 import wave
 
 if len(sys.argv) < 2:
@@ -40,8 +38,8 @@ def source_dir():
     return os.path.abspath(os.path.join(HERE, "..", ".."))
 
 
-class Skip(Exception):
-    pass
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from harness import Skip, run_cases  # noqa: E402
 
 
 # ---------------------------------------------------------------- helpers
@@ -573,34 +571,7 @@ def verify_filter():
 
 
 def main():
-    if not os.path.isfile(BIN) or not os.access(BIN, os.X_OK):
-        print("sigstream binary not found: %s (skipped)" % BIN)
-        sys.exit(77)
-    passed = failed = 0
-    old = os.getcwd()
-    for fn in CASES:
-        name = fn.__name__
-        t0 = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="sigstream-cli-") as tmp:
-            os.chdir(tmp)
-            try:
-                note = fn()
-                passed += 1
-                print("PASS %s (%.2fs)%s" % (name, time.monotonic() - t0,
-                                            ": " + note if note else ""))
-            except Skip as e:
-                print("SKIP %s: %s" % (name, e))
-            except AssertionError as e:
-                failed += 1
-                print("FAIL %s: %s" % (name, e))
-            except Exception:
-                failed += 1
-                print("FAIL %s: unexpected exception\n%s" % (name, traceback.format_exc()))
-            finally:
-                os.chdir(old)
-        sys.stdout.flush()
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    run_cases(CASES, BIN, "sigstream-cli-")
 
 
 if __name__ == "__main__":

@@ -29,9 +29,6 @@ except ImportError:
 
 import json
 import struct
-import tempfile
-import time
-import traceback
 import wave
 
 if len(sys.argv) < 2:
@@ -44,8 +41,8 @@ FRAMES = 48001  # odd on purpose
 TIMEOUT = 60
 
 
-class Skip(Exception):
-    pass
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from harness import Skip, run_cases  # noqa: E402
 
 
 # ---------------------------------------------------------------- fixtures and I/O
@@ -427,34 +424,7 @@ for _m in MODES:
 
 
 def main():
-    if not os.path.isfile(BIN) or not os.access(BIN, os.X_OK):
-        print("sigstream binary not found: %s (skipped)" % BIN)
-        sys.exit(77)
-    passed = failed = 0
-    old = os.getcwd()
-    for fn in CASES:
-        name = fn.__name__
-        t0 = time.monotonic()
-        with tempfile.TemporaryDirectory(prefix="sigstream-scipy-") as tmp:
-            os.chdir(tmp)
-            try:
-                note = fn()
-                passed += 1
-                print("PASS %s (%.2fs)%s" % (name, time.monotonic() - t0,
-                                            ": " + note if note else ""))
-            except Skip as e:
-                print("SKIP %s: %s" % (name, e))
-            except AssertionError as e:
-                failed += 1
-                print("FAIL %s: %s" % (name, e))
-            except Exception:
-                failed += 1
-                print("FAIL %s: unexpected exception\n%s" % (name, traceback.format_exc()))
-            finally:
-                os.chdir(old)
-        sys.stdout.flush()
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    run_cases(CASES, BIN, "sigstream-scipy-")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,43 @@
+"""The driver the script tests share: run each case in a fresh temporary
+working folder, print PASS/FAIL/SKIP per case and the closing
+"N passed, M failed" line, exit 1 on any failure (77 if the binary is missing).
+"""
+import os
+import sys
+import tempfile
+import time
+import traceback
+
+
+class Skip(Exception):
+    """Raised by a case that cannot run here."""
+
+
+def run_cases(cases, binary, prefix):
+    if not os.path.isfile(binary) or not os.access(binary, os.X_OK):
+        print("sigstream binary not found: %s (skipped)" % binary)
+        sys.exit(77)
+    passed = failed = 0
+    old = os.getcwd()
+    for fn in cases:
+        name = fn.__name__
+        t0 = time.monotonic()
+        with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+            os.chdir(tmp)
+            try:
+                note = fn()
+                passed += 1
+                print("PASS %s (%.2fs)%s" % (name, time.monotonic() - t0, ": " + note if note else ""))
+            except Skip as e:
+                print("SKIP %s: %s" % (name, e))
+            except AssertionError as e:
+                failed += 1
+                print("FAIL %s: %s" % (name, e))
+            except Exception:
+                failed += 1
+                print("FAIL %s: unexpected exception\n%s" % (name, traceback.format_exc()))
+            finally:
+                os.chdir(old)
+        sys.stdout.flush()
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
