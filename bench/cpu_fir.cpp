@@ -1,30 +1,117 @@
-// Google Benchmark: the CPU direct FIR kernel (single thread), outputs/s and
-// FMA rate, over tap counts. Run: build/bench/bench_cpu_fir
+// Google Benchmark: the CPU FIR kernels (single thread), outputs/s, over tap
+// counts: direct (with its FMA rate) and FFT overlap-save (KissFFT), so that
+// the crossover is visible. Run: build/bench/bench_cpu_fir
+//   BM_FirDirect/K          direct kernel, n = 2^20 outputs
+//   BM_FirFft/K             FFT kernel at its default block size, n = 2^20 (FFT even where
+//                           direct is cheaper, so the crossover shows)
+//   BM_FirFftSize/K/N       FFT kernel with the block size forced to N (size sweep)
+//   BM_FirShort/K/n/method  one call of n outputs (method 0 direct, 1 FFT): short chunks
+// Results and the rule derived from them: bench/RESULTS-cpu-crossover.md.
 #include <benchmark/benchmark.h>
 
 #include <random>
 #include <vector>
 
 #include "kernels/cpu/fir.hpp"
+#include "kernels/cpu/fir_fft.hpp"
 
 namespace {
+
+struct Data {
+  std::vector<float> x, h, y;
+  Data(int k, std::int64_t n) {
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> u(-1, 1);
+    x.resize(static_cast<std::size_t>(n + k - 1));
+    h.resize(static_cast<std::size_t>(k));
+    y.resize(static_cast<std::size_t>(n));
+    for (auto& v : x) v = u(rng);
+    for (auto& v : h) v = u(rng) / static_cast<float>(k);
+  }
+};
+
+void counters(benchmark::State& state, std::int64_t n, int k) {
+  state.counters["Msamples/s"] =
+      benchmark::Counter(static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ns/sample"] = benchmark::Counter(static_cast<double>(n) * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate |
+                                                       benchmark::Counter::kInvert);
+  state.counters["GFMA/s"] =
+      benchmark::Counter(static_cast<double>(n) * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+}
 
 void BM_FirDirect(benchmark::State& state) {
   const int k = static_cast<int>(state.range(0));
   const std::int64_t n = 1 << 20;
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> x(static_cast<std::size_t>(n + k - 1)), h(static_cast<std::size_t>(k)), y(static_cast<std::size_t>(n));
-  for (auto& v : x) v = u(rng);
-  for (auto& v : h) v = u(rng) / static_cast<float>(k);
+  Data d(k, n);
   for (auto _ : state) {
-    sigstream::kernels::cpu::fir_direct(x.data(), n, h.data(), k, y.data());
-    benchmark::DoNotOptimize(y.data());
+    sigstream::kernels::cpu::fir_direct(d.x.data(), n, d.h.data(), k, d.y.data());
+    benchmark::DoNotOptimize(d.y.data());
   }
-  state.counters["Msamples/s"] = benchmark::Counter(static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
-  state.counters["GFMA/s"] = benchmark::Counter(static_cast<double>(n) * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  counters(state, n, k);
 }
-BENCHMARK(BM_FirDirect)->Arg(15)->Arg(31)->Arg(63)->Arg(255)->Arg(1023)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FirDirect)
+    ->Arg(15)->Arg(31)->Arg(63)->Arg(127)->Arg(255)->Arg(383)->Arg(447)->Arg(511)->Arg(639)->Arg(767)->Arg(1023)
+    ->Arg(4095)->Arg(16383)
+    ->Unit(benchmark::kMillisecond);
+
+void run_fft(benchmark::State& state, int k, std::int64_t n, sigstream::kernels::cpu::FirFft::Options o) {
+  Data d(k, n);
+  const sigstream::kernels::cpu::FirFft fft(d.h.data(), k, o);
+  sigstream::kernels::cpu::FirFft::Scratch scratch;
+  for (auto _ : state) {
+    fft.apply(d.x.data(), n, d.y.data(), scratch);
+    benchmark::DoNotOptimize(d.y.data());
+  }
+  counters(state, n, k);
+  state.counters["N"] = fft.size_for(n);
+}
+
+void BM_FirFft(benchmark::State& state) {
+  sigstream::kernels::cpu::FirFft::Options o;
+  o.short_direct = false;  // always the FFT path, also where direct would be cheaper
+  run_fft(state, static_cast<int>(state.range(0)), 1 << 20, o);
+}
+BENCHMARK(BM_FirFft)
+    ->Arg(15)->Arg(31)->Arg(63)->Arg(127)->Arg(255)->Arg(383)->Arg(447)->Arg(511)->Arg(639)->Arg(767)->Arg(1023)
+    ->Arg(4095)
+    ->Arg(16383)->Unit(benchmark::kMillisecond);
+
+void BM_FirFftSize(benchmark::State& state) {
+  sigstream::kernels::cpu::FirFft::Options o;
+  o.fft_size = static_cast<int>(state.range(1));
+  o.short_direct = false;
+  o.adaptive = false;
+  run_fft(state, static_cast<int>(state.range(0)), 1 << 20, o);
+}
+BENCHMARK(BM_FirFftSize)
+    ->ArgsProduct({{255}, {1024, 2048, 4096, 8192}})
+    ->ArgsProduct({{1023}, {4096, 8192, 16384, 32768}})
+    ->ArgsProduct({{4095}, {16384, 24576, 32768, 36450, 40960, 49152, 65536, 131072}})
+    ->ArgsProduct({{16383}, {65536, 131072, 262144}})
+    ->Unit(benchmark::kMillisecond);
+
+// One call of n outputs, as a chunk of n frames sees it (the FFT side picks
+// its block size for n, with the direct fallback off).
+void BM_FirShort(benchmark::State& state) {
+  const int k = static_cast<int>(state.range(0));
+  const std::int64_t n = state.range(1);
+  if (state.range(2) == 0) {
+    Data d(k, n);
+    for (auto _ : state) {
+      sigstream::kernels::cpu::fir_direct(d.x.data(), n, d.h.data(), k, d.y.data());
+      benchmark::DoNotOptimize(d.y.data());
+    }
+    counters(state, n, k);
+  } else {
+    sigstream::kernels::cpu::FirFft::Options o;
+    o.short_direct = false;
+    run_fft(state, k, n, o);
+  }
+}
+BENCHMARK(BM_FirShort)
+    ->ArgsProduct({{511, 1023, 4095}, {1024, 4096, 16384}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 

@@ -2,19 +2,24 @@
 """End-to-end CPU timing: sigstream vs SoX `fir` vs FFmpeg `afir` vs the I/O floor.
 
 Usage: bench/e2e_cpu.py [--sigstream build/sigstream] [--minutes 10] [--taps 255] [--runs 3]
+                        [--method auto|direct|fft] [--threads N]
 
 Makes a stereo 48 kHz 16-bit WAV of the given length (pink noise + tones, made
 by SoX), designs a low-pass at 3 kHz with `sigstream design`, and times, each
 the median of --runs runs, in the same session:
   floor      `sox in.wav copy.wav`  (read + write, no processing)
-  sigstream  `sigstream filter in.wav out.wav --taps-file taps.txt --backend cpu`
-  sox        `sox in.wav out.wav fir taps.txt`
-  ffmpeg     `ffmpeg -i in.wav -i ir.wav -lavfi afir=gtype=none out.wav` (default threads)
-and prints the ratios. Needs sox and ffmpeg (apt-get install sox ffmpeg).
+  sigstream  `sigstream filter in.wav out.wav --taps-file taps.txt --backend cpu --method M`
+  sox        `sox in.wav out.wav fir taps.txt` (SoX's fir convolves by FFT itself)
+  ffmpeg     `ffmpeg -i in.wav -i ir.wav -lavfi afir=gtype=none out.wav`, default threads and
+             `-threads 1 -filter_threads 1` (one thread)
+round robin (every command once per round), and prints the ratios, each
+command's CPU time and the load other processes put on the machine meanwhile
+(a run under load is flagged). Needs sox and ffmpeg (apt-get install sox ffmpeg).
 Files go to bench/work/ (git-ignored).
 """
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import struct
@@ -30,6 +35,8 @@ ap.add_argument("--taps", type=int, default=255)
 ap.add_argument("--runs", type=int, default=3)
 ap.add_argument("--work", default="bench/work")
 ap.add_argument("--threads", default="", help="sigstream CPU threads (default: all)")
+ap.add_argument("--method", default="auto", choices=("auto", "direct", "fft"),
+                help="sigstream FIR method (default: auto)")
 args = ap.parse_args()
 
 for tool in ("sox", "ffmpeg"):
@@ -54,12 +61,13 @@ with open(w("ir.wav"), "wb") as f:
                       48000 * 8, 8, 32, b"data", len(data))
     f.write(hdr + data)
 
-sig_cmd = [sig, "filter", src, w("out_sig.wav"), "--taps-file", w("taps.txt"), "--backend", "cpu", "--quiet"]
+sig_cmd = [sig, "filter", src, w("out_sig.wav"), "--taps-file", w("taps.txt"), "--backend", "cpu",
+           "--method", args.method, "--quiet"]
 if args.threads:
-    sig_cmd = [sig, "run", "-", ]  # placeholder, replaced below
     cfg = w("cpu_threads.yaml")
     with open(cfg, "w") as f:
         f.write(f"version: 1\nsource: {{file: {src}}}\nstages:\n  - type: fir\n    taps_file: {w('taps.txt')}\n"
+                f"    method: {args.method}\n"
                 f"sink: {{file: {w('out_sig.wav')}}}\nexecution: {{backend: cpu, threads: {args.threads}}}\n")
     sig_cmd = [sig, "run", cfg, "--quiet"]
 floor_tool = os.path.join(os.path.dirname(sig), "bench", "bench_cpu_io_floor")
@@ -69,24 +77,63 @@ cmds = {
     "sox fir": ["sox", src, w("out_sox.wav"), "fir", w("taps.txt")],
     "ffmpeg afir": ["ffmpeg", "-v", "error", "-y", "-i", src, "-i", w("ir.wav"), "-lavfi", "afir=gtype=none",
                     "-c:a", "pcm_s16le", w("out_ff.wav")],
+    "ffmpeg afir 1 thread": ["ffmpeg", "-v", "error", "-y", "-threads", "1", "-filter_threads", "1", "-i", src,
+                             "-i", w("ir.wav"), "-lavfi", "afir=gtype=none", "-c:a", "pcm_s16le", w("out_ff1.wav")],
 }
 if os.path.exists(floor_tool):
     cmds["floor (libsndfile copy)"] = [floor_tool, src, w("copy2.wav")]
-times = {}
-for name, cmd in cmds.items():
-    runs = []
-    for _ in range(args.runs):
-        t0 = time.perf_counter()
+def busy_s():
+    """CPU seconds the whole machine has spent busy (all processes, all cores), from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(t) for t in f.readline().split()[1:]]
+    except OSError:
+        return None
+    idle = v[3] + (v[4] if len(v) > 4 else 0)  # idle + iowait
+    return (sum(v[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def child_cpu_s():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+# Round robin (one run of every command, then the next round), so that load
+# from elsewhere on the machine falls on every command alike. Each run also
+# records its own CPU time (user + system) and the CPU that others used
+# meanwhile ("other load", in cores): on a shared machine a 2-thread program
+# loses most to a busy neighbour, so a run under load is flagged.
+walls = {name: [] for name in cmds}
+cpus = {name: [] for name in cmds}
+others = {name: [] for name in cmds}
+for _ in range(args.runs):
+    for name, cmd in cmds.items():
+        b0, c0, t0 = busy_s(), child_cpu_s(), time.perf_counter()
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        runs.append(time.perf_counter() - t0)
-    times[name] = statistics.median(runs)
+        wall = time.perf_counter() - t0
+        cpu = child_cpu_s() - c0
+        walls[name].append(wall)
+        cpus[name].append(cpu)
+        if b0 is not None:
+            others[name].append(max(0.0, busy_s() - b0 - cpu) / wall)
+times = {name: statistics.median(v) for name, v in walls.items()}
 
 with wave.open(src) as f:
     frames = f.getnframes()
 print(f"# {args.minutes:g} min stereo 48 kHz pcm16 ({frames} frames), {args.taps} taps, "
-      f"median of {args.runs}, {os.cpu_count()} cores")
+      f"sigstream method {args.method}, median of {args.runs} (round robin), {os.cpu_count()} cores")
 floor = times["floor (sox copy)"]
+print(f"{'command':24s} {'wall':>8s}   {'Mframes/s':>9s}   {'vs floor':>8s}   {'cpu':>7s}   "
+      f"{'other load':>10s}   runs")
 for name, t in times.items():
-    print(f"{name:18s} {t:8.3f} s   {frames / t / 1e6:8.1f} Mframes/s   {t / floor:6.2f}x floor")
-print(f"sigstream vs sox: {times['sox fir'] / times['sigstream cpu']:.2f}x faster; "
-      f"vs ffmpeg afir: {times['ffmpeg afir'] / times['sigstream cpu']:.2f}x")
+    runs = " ".join(f"{r:.3f}" for r in walls[name])
+    other = f"{max(others[name]):.2f} cores" if others[name] else "n/a"
+    print(f"{name:24s} {t:7.3f}s   {frames / t / 1e6:9.1f}   {t / floor:7.2f}x   "
+          f"{statistics.median(cpus[name]):6.3f}s   {other:>10s}   {runs}")
+ours = times["sigstream cpu"]
+print(f"sigstream vs sox fir: {times['sox fir'] / ours:.2f}x faster; "
+      f"vs ffmpeg afir: {times['ffmpeg afir'] / ours:.2f}x; "
+      f"vs ffmpeg afir 1 thread: {times['ffmpeg afir 1 thread'] / ours:.2f}x")
+worst = max((max(v) for v in others.values() if v), default=0.0)
+if worst > 0.2:
+    print(f"warning: other processes used up to {worst:.2f} cores during some runs; timings are not clean")

@@ -1,13 +1,22 @@
-// GPU FIR benchmark: the direct kernel against the chip's own measured limits.
+// GPU FIR benchmark: the direct and FFT kernels against the chip's own measured limits.
 //
-//   bench_gpu_fir [--taps 31,127,255,1023] [--log2n 26] [--reps 20] [--policies]
-//                 [--no-pipeline] [--chunk FRAMES] [--streams 1,4] [--device N]
+//   bench_gpu_fir [--taps 31,127,255,1023,4095,16383] [--log2n 26] [--reps 20] [--policies]
+//                 [--fft-tune] [--no-crossover] [--no-pipeline] [--chunk FRAMES]
+//                 [--streams 1,4] [--device N]
 //
 // Prints, for N float32 samples and each tap count: median kernel time (CUDA
 // events, after a warm-up), outputs per second, the FMA rate as % of an FP32
 // FMA peak measured in the same run (a register-resident fmaf kernel), and
 // the memory traffic as % of a measured bandwidth (a large device-to-device
 // cudaMemcpy, read + write bytes). --policies times every compiled policy.
+// The FFT method (overlap-save, kernels/cuda/fir_fft.cu) gets a row per tap
+// count ("fft"): its time, and its bytes as % of the bandwidth twice: the
+// input and output alone, and every pass's reads and writes (over 100% when
+// the segment buffer stays in L2, as it is sized to). --fft-tune times other
+// FFT sizes and group sizes. Then the crossover: direct against fft for
+// K = 15, 31, ..., 16383, on the whole signal and on 2-channel chunks of
+// --chunk frames (what the pipeline runs) and of 16384 frames, which
+// pipeline/method_rule.cpp is set from.
 // Then the metrics and layout kernels, and a host-to-host run of int16 stereo
 // through the CUDA backend (chunks on several streams) against the pinned
 // PCIe floor (the same bytes up and down, concurrently).
@@ -27,6 +36,7 @@
 #include "core/error.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_direct.cuh"
+#include "kernels/cuda/fir_fft.cuh"
 #include "kernels/cuda/layout.cuh"
 #include "kernels/cuda/metrics.cuh"
 #include "kernels/cuda/resources.hpp"
@@ -161,6 +171,140 @@ void bench_fir(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
       std::printf("%-12s %6d %10.3f %12.2f %9.1f%% %9.1f%%\n", short_policy(p.description).c_str(),
                   k, ms, gsps, 100.0 * fma / lim.fma_per_s, 100.0 * bytes / sec / lim.bytes_per_s);
     }
+  }
+}
+
+// Bytes every pass of the FFT path reads and writes for n outputs per channel
+// (gather, R2C, multiply, C2R, scatter; one cuFFT pass each way assumed).
+double fft_pass_bytes(const kc::FftFir& f, std::int64_t n, int channels) {
+  const double rows = static_cast<double>((n + f.block() - 1) / f.block()) * channels;
+  const double l = f.fft_size();
+  return rows * 4.0 * (2.0 * l + 6.0 * (l + 2.0)) + 2.0 * 4.0 * static_cast<double>(n) * channels;
+}
+
+struct FftTiming {
+  double ms = 0;
+  int fft = 0, block = 0, group = 0;
+};
+
+FftTiming time_fft(cudaStream_t s, int reps, const float* x, std::int64_t n, const std::vector<float>& hh,
+                   int k, float* y, int channels, std::int64_t stride, kc::FftFirOptions o = {}) {
+  kc::FftFir f(hh.data(), k, n, channels, o);
+  FftTiming t;
+  t.ms = median_ms(s, reps, [&] { f.run(x, n, y, channels, stride, stride, s); });
+  t.fft = f.fft_size();
+  t.block = f.block();
+  t.group = f.group_segments();
+  return t;
+}
+
+void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>& taps,
+               const Limits& lim, bool tune) {
+  const int k_max = *std::max_element(taps.begin(), taps.end());
+  std::vector<float> hx(static_cast<std::size_t>(n + k_max - 1));
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (float& v : hx) v = d(rng);
+  std::vector<float> hh(static_cast<std::size_t>(k_max));
+  for (float& v : hh) v = d(rng) * 0.01f;
+  kc::DeviceBuffer<float> x(hx.size()), y(static_cast<std::size_t>(n));
+  SIGSTREAM_CUDA_TRY(cudaMemcpy(x.data(), hx.data(), x.bytes(), cudaMemcpyHostToDevice));
+  SIGSTREAM_CUDA_TRY(cudaDeviceSynchronize());
+
+  std::printf("\nFIR fft (overlap-save, cuFFT), N = %lld float32 samples, 1 channel, median of %d\n",
+              static_cast<long long>(n), reps);
+  std::printf("%-12s %6s %10s %12s %10s %10s %8s %7s %6s\n", "method", "taps", "time ms",
+              "Gsamples/s", "%bw in+out", "%bw passes", "L", "block", "group");
+  for (int k : taps) {
+    kc::FftFir f(hh.data(), k, n, 1);
+    const double ms = median_ms(s, reps, [&] { f.run(x.data(), n, y.data(), 1, 0, 0, s); });
+    const double sec = ms * 1e-3;
+    const double io = (static_cast<double>(n + k - 1) + static_cast<double>(n)) * 4.0;
+    std::printf("%-12s %6d %10.3f %12.2f %9.1f%% %9.1f%% %8d %7d %6d\n", "fft", k, ms,
+                static_cast<double>(n) / sec * 1e-9, 100.0 * io / sec / lim.bytes_per_s,
+                100.0 * fft_pass_bytes(f, n, 1) / sec / lim.bytes_per_s, f.fft_size(), f.block(),
+                f.group_segments());
+  }
+  if (!tune) return;
+  std::printf("\nFFT size and group tuning (N = %lld, 1 channel): ms\n", static_cast<long long>(n));
+  for (int k : taps) {
+    if (k < 255) continue;
+    int k2 = 1;
+    while (k2 < k) k2 *= 2;
+    FftTiming best;
+    best.ms = 1e30;
+    for (int m : {2, 4, 8, 16, 32}) {
+      const std::int64_t l = static_cast<std::int64_t>(k2) * m;
+      if (l > (1 << 20) || l < 2 * k) continue;
+      kc::FftFirOptions o;
+      o.fft_size = static_cast<int>(l);
+      const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
+      std::printf("tune K=%-6d L=%-8d block=%-7d group=%-6d group_MB=%-5d %9.3f ms\n", k, t.fft,
+                  t.block, t.group, static_cast<int>(kc::fft_default_group_bytes() >> 20), t.ms);
+      if (t.ms < best.ms) best = t;
+    }
+    int best_mb = static_cast<int>(kc::fft_default_group_bytes() >> 20);
+    for (int mb : {16, 32, 256}) {
+      kc::FftFirOptions o;
+      o.fft_size = best.fft;
+      o.group_bytes = static_cast<std::int64_t>(mb) << 20;
+      const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
+      std::printf("tune K=%-6d L=%-8d block=%-7d group=%-6d group_MB=%-5d %9.3f ms\n", k, t.fft,
+                  t.block, t.group, mb, t.ms);
+      if (t.ms < best.ms) {
+        best = t;
+        best_mb = mb;
+      }
+    }
+    {
+      kc::FftFirOptions o;
+      o.fft_size = best.fft;
+      o.group_bytes = static_cast<std::int64_t>(best_mb) << 20;
+      o.in_place = false;
+      const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
+      std::printf("tune K=%-6d L=%-8d block=%-7d group=%-6d group_MB=%-5d %9.3f ms out of place\n",
+                  k, t.fft, t.block, t.group, best_mb, t.ms);
+    }
+    // Each pass's time: the whole minus a run that leaves that pass out.
+    const char* names[] = {"gather", "R2C", "multiply", "C2R", "scatter"};
+    std::printf("passes K=%-6d L=%-8d group_MB=%-5d total %.3f ms:", k, best.fft, best_mb, best.ms);
+    for (unsigned p = 0; p < 5; ++p) {
+      kc::FftFirOptions o;
+      o.fft_size = best.fft;
+      o.group_bytes = static_cast<std::int64_t>(best_mb) << 20;
+      o.skip_passes = 1u << p;
+      const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
+      std::printf(" %s %.3f", names[p], best.ms - t.ms);
+    }
+    std::printf("\n");
+  }
+}
+
+// Direct against fft for K = 15 .. 16383 on `channels` x n frames.
+void bench_crossover(cudaStream_t s, int reps, std::int64_t n, int channels) {
+  const int k_max = 16383;
+  const std::int64_t stride = (n + k_max - 1 + 31) / 32 * 32;
+  std::vector<float> hx(static_cast<std::size_t>(stride * channels));
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (float& v : hx) v = d(rng);
+  std::vector<float> hh(static_cast<std::size_t>(k_max));
+  for (float& v : hh) v = d(rng) * 0.01f;
+  kc::DeviceBuffer<float> x(hx.size()), h(hh.size()), y(hx.size());
+  SIGSTREAM_CUDA_TRY(cudaMemcpy(x.data(), hx.data(), x.bytes(), cudaMemcpyHostToDevice));
+  SIGSTREAM_CUDA_TRY(cudaMemcpy(h.data(), hh.data(), h.bytes(), cudaMemcpyHostToDevice));
+  SIGSTREAM_CUDA_TRY(cudaDeviceSynchronize());
+  std::printf("\nCrossover, %d channel(s) x %lld frames, median of %d (ms)\n", channels,
+              static_cast<long long>(n), reps);
+  std::printf("%-9s %6s %10s %10s %8s %8s  %s\n", "crossover", "K", "direct", "fft", "L", "ratio",
+              "faster");
+  for (int k = 15; k <= k_max; k = 2 * k + 1) {
+    const double dms = median_ms(s, reps, [&] {
+      kc::fir_direct(x.data(), n, h.data(), k, y.data(), channels, stride, stride, s);
+    });
+    const FftTiming f = time_fft(s, reps, x.data(), n, hh, k, y.data(), channels, stride);
+    std::printf("%-9s %6d %10.3f %10.3f %8d %7.2fx  %s\n", "crossover", k, dms, f.ms, f.fft,
+                dms / f.ms, dms <= f.ms ? "direct" : "fft");
   }
 }
 
@@ -322,9 +466,9 @@ std::vector<int> parse_list(const char* s) {
 
 int main(int argc, char** argv) {
   try {
-    std::vector<int> taps = {31, 127, 255, 1023};
+    std::vector<int> taps = {31, 127, 255, 1023, 4095, 16383};
     int log2n = 26, reps = 20, device = 0;
-    bool all_policies = false, pipeline = true;
+    bool all_policies = false, pipeline = true, fft_tune = false, crossover = true;
     std::int64_t chunk = 1 << 20;
     std::vector<int> stream_counts = {1, 4};
     for (int i = 1; i < argc; ++i) {
@@ -339,11 +483,14 @@ int main(int argc, char** argv) {
       else if (a == "--device") device = std::atoi(value());
       else if (a == "--policies") all_policies = true;
       else if (a == "--no-pipeline") pipeline = false;
+      else if (a == "--fft-tune") fft_tune = true;
+      else if (a == "--no-crossover") crossover = false;
       else if (a == "--chunk") chunk = std::max<std::int64_t>(1, std::atoll(value()));
       else if (a == "--streams") stream_counts = parse_list(value());
       else {
         std::fprintf(stderr, "usage: %s [--taps 31,127,...] [--log2n 26] [--reps 20] [--policies] "
-                             "[--no-pipeline] [--chunk FRAMES] [--streams 1,4] [--device N]\n", argv[0]);
+                             "[--fft-tune] [--no-crossover] [--no-pipeline] [--chunk FRAMES] "
+                             "[--streams 1,4] [--device N]\n", argv[0]);
         return 2;
       }
     }
@@ -363,6 +510,12 @@ int main(int argc, char** argv) {
     std::printf("auto = %s\n", kc::fir_direct_policy().c_str());
     const std::int64_t n = std::int64_t{1} << log2n;
     bench_fir(stream.get(), reps, n, taps, lim, all_policies);
+    bench_fft(stream.get(), reps, n, taps, lim, fft_tune);
+    if (crossover) {
+      bench_crossover(stream.get(), reps, n, 1);
+      bench_crossover(stream.get(), reps, chunk, 2);
+      bench_crossover(stream.get(), reps, 16384, 2);
+    }
     bench_other_kernels(stream.get(), reps, n / 2, lim);
     if (pipeline)
       for (int sc : stream_counts) bench_pipeline(n, 255, chunk, sc);

@@ -1,16 +1,89 @@
 // The rule that picks the FIR method per backend. Direct is exact and fast for
 // short filters; FFT overlap-save wins for long ones. The crossover is measured
 // on each backend by bench/ and written here next to its measurement.
+#include <algorithm>
+
+#include "kernels/cpu/fir_fft.hpp"
 #include "pipeline/plan.hpp"
 
 namespace sigstream {
 
+namespace {
+
+// CPU, measured with build-cpu/bench/bench_cpu_fir on the 2-core development
+// machine (Xeon, AVX-512; one thread, n = 2^20 outputs, 2026-11-22; details
+// in bench/RESULTS-cpu-crossover.md), ns per output sample:
+//
+//     K      255   383   447   511   639   767  1023  4095  16383
+//   direct  6.2   9.5  10.8  12.4  15.4  18.3  24.3  96.0  385.7
+//   fft     9.9  10.6  10.6  10.8  11.0  11.1  11.5  13.1   16.0
+//
+// Direct costs ~0.024 ns per tap (42 GFMA/s); the FFT 10-16 ns whatever K
+// (KissFFT, blocks of 2 * 4^j >= 6K points). They cross near K = 450; from 512
+// the FFT is 12% faster and more, below it direct keeps its bit-exactness
+// (with CUDA, across chunkings) at a cost of a few percent at most.
+constexpr int kCpuFftCrossoverTaps = 512;
+
+// CUDA, measured with bench_gpu_fir on an H100 (2026-11-22; bench/RESULTS.md),
+// direct ms / fft ms per call:
+//
+//     K        1 ch x 2^26     2 ch x 1M frames   2 ch x 16k frames
+//    255      0.775 / 0.998     0.042 / 0.039      0.014 / 0.026
+//    511      1.433 / 0.997     0.071 / 0.043      0.018 / 0.025
+//   1023      2.750 / 1.011     0.130 / 0.048      0.029 / 0.029
+//   2047      5.42  / 1.06      0.248 / 0.051      0.049 / 0.030
+//   4095     10.54  / 1.20      0.410 / 0.052      0.090 / 0.030
+//
+// The FFT's cost is nearly flat in K but has a fixed part per call that small
+// calls cannot amortise, so the crossover moves up as the samples per call
+// (N = frames x channels) shrink: FFT when K >= 384 + 2^25 / N, and always
+// from 4096 taps (the direct kernel then has too little parallel work per tap).
+constexpr std::int64_t kCudaCrossoverBase = 384;
+constexpr double kCudaCrossoverScale = 33554432.0;  // 2^25 samples
+constexpr std::int64_t kCudaAlwaysFftTaps = 4096;
+
+// The frames one call of the stage's kernel computes: a chunk, or the whole
+// signal when it is shorter than a chunk.
+std::int64_t frames_per_call(const Plan& plan, const PlannedStage& st) {
+  return std::max<std::int64_t>(1, std::min(plan.chunk_frames, st.frames_out));
+}
+
+FirMethod automatic_cpu(const Plan& plan, const PlannedStage& st) {
+  const int k = static_cast<int>(st.taps_f32.size());
+  if (!kernels::cpu::FirFft::available() || k < kCpuFftCrossoverTaps) return FirMethod::direct;
+  // Short chunks: an FFT block only pays off over enough outputs (at K = 4095
+  // from ~800 frames; at K = 1023 and 1024-frame chunks the FFT is 1.5x faster).
+  // The same measured cost model picks the FFT's block size per call.
+  const std::int64_t n = frames_per_call(plan, st);
+  return kernels::cpu::FirFft::fft_cost_ns(k, n) < kernels::cpu::FirFft::direct_cost_ns(k, n) ? FirMethod::fft
+                                                                                            : FirMethod::direct;
+}
+
+FirMethod automatic_cuda(const Plan& plan, const PlannedStage& st) {
+  const auto k = static_cast<std::int64_t>(st.taps_f32.size());
+  const std::int64_t frames = frames_per_call(plan, st);
+  // A call shorter than a few filter lengths leaves an FFT block mostly overlap.
+  if (frames < 4 * k) return FirMethod::direct;
+  if (k >= kCudaAlwaysFftTaps) return FirMethod::fft;
+  const double samples = static_cast<double>(frames) * plan.channels;
+  return static_cast<double>(k) >= kCudaCrossoverBase + kCudaCrossoverScale / samples ? FirMethod::fft
+                                                                                      : FirMethod::direct;
+}
+
+}  // namespace
+
 void resolve_methods(Plan& plan, const std::string& backend) {
-  (void)backend;
   for (PlannedStage& st : plan.stages) {
     if (st.type != StageType::fir) continue;
-    // No FFT method yet (P3): every filter runs direct, whatever was asked.
-    st.method = FirMethod::direct;
+    switch (st.requested) {
+      case FirMethod::direct:
+      case FirMethod::fft:
+        st.method = st.requested;
+        break;
+      case FirMethod::automatic:
+        st.method = backend == "cuda" ? automatic_cuda(plan, st) : automatic_cpu(plan, st);
+        break;
+    }
   }
 }
 

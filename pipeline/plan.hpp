@@ -84,8 +84,8 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits);
 
 // Decides, for each fir stage, the method that runs on `backend` ("cpu" or
 // "cuda"): `direct` and `fft` are kept as asked; `automatic` follows the rule
-// measured for that backend (pipeline/method_rule.cpp; bench/ shows the
-// crossover). Until the FFT method exists, everything resolves to direct.
+// measured for that backend (pipeline/method_rule.cpp, with the measurements;
+// bench/ repeats them).
 void resolve_methods(Plan& plan, const std::string& backend);
 
 // Reads a taps file: one coefficient per line, '#' starts a comment, blank

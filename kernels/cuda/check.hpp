@@ -1,13 +1,15 @@
 #pragma once
-// Error checking for the CUDA runtime: every call goes through
-// SIGSTREAM_CUDA_TRY, every kernel launch is followed by
-// SIGSTREAM_CUDA_CHECK_LAUNCH. A failure throws sigstream::Error(ErrorKind::cuda)
-// with "file:line: expression: cudaErrorName: description".
+// Error checking for the CUDA runtime and cuFFT: every runtime call goes
+// through SIGSTREAM_CUDA_TRY, every cuFFT call through SIGSTREAM_CUFFT_TRY,
+// every kernel launch is followed by SIGSTREAM_CUDA_CHECK_LAUNCH. A failure
+// throws sigstream::Error(ErrorKind::cuda) with
+// "file:line: expression: cudaErrorName: description" (or the cufftResult name).
 //
 // Defining SIGSTREAM_CUDA_SYNC_LAUNCHES (debug builds) also synchronises the
 // device after each launch, so an asynchronous fault names the launch that
 // caused it. Never define it for timing.
 #include <cuda_runtime.h>
+#include <cufft.h>
 
 #include <string>
 
@@ -44,11 +46,42 @@ inline void check_launch(const char* what, const char* file, int line) {
 #endif
 }
 
+// The cufftResult's enumerator name ("CUFFT_INVALID_SIZE"), or its number.
+[[nodiscard]] inline std::string cufft_result_name(cufftResult status) {
+  switch (status) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "cufftResult " + std::to_string(static_cast<int>(status));
+  }
+}
+
+inline void check_cufft(cufftResult status, const char* expr, const char* file, int line) {
+  if (status != CUFFT_SUCCESS)
+    throw Error(ErrorKind::cuda, std::string(source_basename(file)) + ":" + std::to_string(line) +
+                                     ": " + expr + ": " + cufft_result_name(status));
+}
+
 }  // namespace sigstream::kernels::cuda
 
 // Evaluates a cudaError_t expression; throws Error(cuda) unless cudaSuccess.
 #define SIGSTREAM_CUDA_TRY(expr) \
   ::sigstream::kernels::cuda::check_cuda((expr), #expr, __FILE__, __LINE__)
+
+// Evaluates a cufftResult expression; throws Error(cuda) unless CUFFT_SUCCESS.
+#define SIGSTREAM_CUFFT_TRY(expr) \
+  ::sigstream::kernels::cuda::check_cufft((expr), #expr, __FILE__, __LINE__)
 
 // After a kernel launch: reports a launch failure (bad configuration, too much
 // shared memory, no kernel image for the device) as Error(cuda) naming `name`.

@@ -1,4 +1,5 @@
 // The CPU backend: the reference semantics of a chunk, run on a thread pool.
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <fstream>
@@ -7,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
-#include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/reduce.hpp"
 #include "pipeline/backends/backend.hpp"
@@ -16,6 +16,41 @@
 namespace sigstream {
 
 namespace {
+
+// Output blocks, recycled: a fresh multi-megabyte block per chunk costs a page
+// fault (and the kernel's zeroing) per 4 KB page. A block handed out returns
+// here when its last user (the writer) drops it; blocks may outlive the backend.
+class OutputBlocks : public std::enable_shared_from_this<OutputBlocks> {
+ public:
+  OutputBlocks(SampleType type, int channels, std::int64_t capacity)
+      : type_(type), channels_(channels), capacity_(capacity) {}
+
+  HostBlock take(Backend& backend) {
+    HostBlock raw;
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        raw = std::move(free_.back());
+        free_.pop_back();
+      }
+    }
+    if (!raw.data) raw = backend.make_block(type_, channels_, capacity_);
+    HostBlock out = raw;
+    out.frames = 0;
+    out.data = std::shared_ptr<std::byte>(raw.data.get(), [self = shared_from_this(), raw](std::byte*) mutable {
+      std::lock_guard lock(self->mutex_);
+      self->free_.push_back(std::move(raw));
+    });
+    return out;
+  }
+
+ private:
+  SampleType type_;
+  int channels_;
+  std::int64_t capacity_;
+  std::mutex mutex_;
+  std::vector<HostBlock> free_;
+};
 
 // Planar working memory for one chunk: the source and two ping-pong buffers.
 struct Scratch {
@@ -38,6 +73,9 @@ class CpuBackend final : public Backend {
     const int threads = options.threads > 0 ? options.threads : hardware_threads();
     pool_ = std::make_unique<ThreadPool>(threads);
     stage_ns_.assign(plan.stages.size(), 0);
+    fft_ = make_fft_stages(plan);
+    outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,
+                                              std::max<std::int64_t>(1, plan.chunk_length(0)));
   }
 
   [[nodiscard]] int depth() const override { return 2 * pool_->size(); }
@@ -62,7 +100,15 @@ class CpuBackend final : public Backend {
   }
 
   [[nodiscard]] std::string describe() const override {
-    return "cpu backend: " + std::to_string(pool_->size()) + " threads, " + cpu_model();
+    std::string d = "cpu backend: " + std::to_string(pool_->size()) + " threads, " + cpu_model();
+    for (std::size_t j = 0; j < fft_.size(); ++j)
+      if (fft_[j])
+        d += "; fir '" + plan_->stages[j].name + "': " +
+             (kernels::cpu::FirFft::available()
+                  ? "fft overlap-save (KissFFT), " + std::to_string(fft_[j]->taps()) + " taps, blocks of " +
+                        std::to_string(fft_[j]->fft_size())
+                  : std::string("fft asked, built without KissFFT: float64 direct sum"));
+    return d;
   }
 
  private:
@@ -92,6 +138,7 @@ class CpuBackend final : public Backend {
     const std::int64_t len = job.input.frames;  // frames + back + ahead
     auto scratch = take_scratch();
     Scratch& s = *scratch;
+    s.work.fft = &fft_;
     s.source.resize(static_cast<std::size_t>(len * ch));
 
     auto planes = [&](std::vector<float>& v, std::int64_t stride) {
@@ -129,7 +176,7 @@ class CpuBackend final : public Backend {
       r.metrics[static_cast<std::size_t>(out_slot)][static_cast<std::size_t>(c)] =
           kernels::cpu::channel_metrics(cur[static_cast<std::size_t>(c)], source_at(c), job.frames);
 
-    r.output = make_block(plan.output_type, ch, job.frames);
+    r.output = outputs_->take(*this);
     r.clipped = kernels::cpu::interleave(cur.data(), job.frames, plan.output_bits, r.output);
     if (options_.keep_float_output) {
       r.output_f32.resize(static_cast<std::size_t>(ch));
@@ -150,6 +197,8 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<Scratch>> scratch_;
   mutable std::mutex stats_mutex_;
   std::vector<std::int64_t> stage_ns_;
+  FftStages fft_;  // per stage: the FFT kernel of fir stages whose method is fft
+  std::shared_ptr<OutputBlocks> outputs_;
 };
 
 }  // namespace

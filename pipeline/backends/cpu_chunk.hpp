@@ -1,27 +1,62 @@
 #pragma once
 // One chunk through the stages of a plan, on the CPU, in float (what the CPU
 // backend runs) or double (the float64 verification reference). Both follow
-// the frame geometry of pipeline/plan.hpp, so they differ only in precision.
+// the frame geometry of pipeline/plan.hpp, so they differ only in precision
+// and, for fir stages whose method is fft, in the kernel: the float path runs
+// those with FFT overlap-save (kernels/cpu/fir_fft.hpp), the double path is
+// always the direct float64 sum (it is the reference the FFT is checked against).
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "kernels/cpu/fir.hpp"
+#include "kernels/cpu/fir_fft.hpp"
 #include "pipeline/backends/chunk_math.hpp"
 #include "pipeline/plan.hpp"
 
 namespace sigstream {
 
+// The FFT kernels of a plan: one per stage, built where the stage is a fir
+// stage whose method is fft, null elsewhere. Built once (prepare), then only
+// read, by every worker at once.
+using FftStages = std::vector<std::unique_ptr<const kernels::cpu::FirFft>>;
+
+inline FftStages make_fft_stages(const Plan& plan) {
+  FftStages fft(plan.stages.size());
+  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
+    const PlannedStage& st = plan.stages[j];
+    if (st.type == StageType::fir && st.method == FirMethod::fft)
+      fft[j] = std::make_unique<const kernels::cpu::FirFft>(st.taps_f32.data(),
+                                                            static_cast<int>(st.taps_f32.size()));
+  }
+  return fft;
+}
+
+// A worker's working memory for one chunk at a time. `fft` (float only) points
+// at the plan's FFT kernels and is needed when a stage's method is fft.
 template <typename T>
 struct ChunkScratch {
   std::vector<T> a, b;
+  const FftStages* fft = nullptr;
+  kernels::cpu::FirFft::Scratch fft_scratch;
 };
 
-inline void fir_planar(const float* x, std::int64_t n, const PlannedStage& st, float* y) {
+inline void fir_planar(const float* x, std::int64_t n, const PlannedStage& st, std::size_t j,
+                       ChunkScratch<float>& scratch, float* y) {
+  if (st.method == FirMethod::fft) {
+    if (scratch.fft == nullptr || j >= scratch.fft->size() || !(*scratch.fft)[j])
+      throw internal_error("cpu chunk: stage '" + st.name + "' runs fft but has no FFT kernel");
+    (*scratch.fft)[j]->apply(x, n, y, scratch.fft_scratch);
+    return;
+  }
   kernels::cpu::fir_direct(x, n, st.taps_f32.data(), static_cast<int>(st.taps_f32.size()), y);
 }
-inline void fir_planar(const double* x, std::int64_t n, const PlannedStage& st, double* y) {
+inline void fir_planar(const double* x, std::int64_t n, const PlannedStage& st, std::size_t /*j*/,
+                       ChunkScratch<double>& /*scratch*/, double* y) {
   kernels::cpu::fir_direct_f64(x, n, st.taps.data(), static_cast<int>(st.taps.size()), y);
 }
 
@@ -65,7 +100,7 @@ std::vector<const T*> run_stages(const Plan& plan, std::int64_t start, const std
       out[c] = y;
       std::fill(y, y + valid.lo, T(0));
       if (st.type == StageType::fir) {
-        fir_planar(x + valid.lo, valid.hi - valid.lo, st, y + valid.lo);
+        fir_planar(x + valid.lo, valid.hi - valid.lo, st, j, scratch, y + valid.lo);
       } else {
         const auto g = static_cast<T>(st.gain);
         for (std::int64_t i = valid.lo; i < valid.hi; ++i) y[i] = x[i] * g;

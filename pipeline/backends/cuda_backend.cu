@@ -3,8 +3,9 @@
 // on S lanes. Chunk i goes to lane i % S; a lane owns a stream, its device
 // buffers (raw interleaved in/out, planar source and two ping-pong planes,
 // metrics results and scratch, clip counter), pinned host mirrors for the
-// small results, and events, all allocated in prepare(). Per chunk, all async
-// on the lane's stream:
+// small results, events, and for each fir stage that runs by FFT its own
+// FftFir (cuFFT plans, work area, segment buffer, taps' spectrum), all
+// allocated in prepare(). Per chunk, all async on the lane's stream:
 //   H2D (narrow type) -> deinterleave -> stages (fir/gain, then zero outside
 //   the defined frames; metrics) -> output metrics -> interleave/quantize ->
 //   D2H -> done event.
@@ -28,6 +29,7 @@
 #include "core/error.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_direct.cuh"
+#include "kernels/cuda/fir_fft.cuh"
 #include "kernels/cuda/layout.cuh"
 #include "kernels/cuda/metrics.cuh"
 #include "kernels/cuda/resources.hpp"
@@ -122,6 +124,7 @@ struct Lane {
   kc::PinnedBuffer<unsigned long long> h_clipped;
   kc::PinnedBuffer<float> h_float;  // planar float output (keep_float_output)
   std::vector<kc::Event> marks;     // timing: before each stage, after the last
+  std::vector<kc::FftFir> fft;      // per stage: built for fir stages whose method is fft
   kc::Event done;
   // The chunk in flight.
   bool busy = false;
@@ -189,6 +192,10 @@ class CudaBackend final : public Backend {
         << kc::fir_direct_policy();
       allocate();
       const auto t2 = std::chrono::steady_clock::now();
+      for (std::size_t j = 0; j < plan.stages.size(); ++j)
+        if (lanes_.front().fft[j].valid())
+          d << "; stage '" << plan.stages[j].name << "' (" << plan.stages[j].taps_f32.size()
+            << " taps): " << lanes_.front().fft[j].describe() << " per lane";
       auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
       d << "; start-up " << static_cast<int>(ms(t0, t1)) << " ms context + "
         << static_cast<int>(ms(t1, t2)) << " ms buffers";
@@ -355,6 +362,21 @@ class CudaBackend final : public Backend {
       for (std::size_t j = 0; j <= p.stages.size(); ++j)
         lane.marks.push_back(kc::Event::create(/*timing=*/true));
       lane.done = kc::Event::create(/*timing=*/false, /*blocking_sync=*/true);
+      lane.fft.clear();
+      lane.fft.resize(p.stages.size());
+      for (std::size_t j = 0; j < p.stages.size(); ++j) {
+        const PlannedStage& st = p.stages[j];
+        if (st.type != StageType::fir || st.method != FirMethod::fft) continue;
+        // The longest output window a chunk asks of this stage (see enqueue()).
+        const std::int64_t max_n = std::max<std::int64_t>(
+            1, max_chunk_ + st.in_back + st.in_ahead - st.lookback - st.lookahead);
+        try {
+          lane.fft[j] = kc::FftFir(st.taps_f32.data(), static_cast<int>(st.taps_f32.size()),
+                                   max_n, p.channels);
+        } catch (const Error& e) {
+          throw Error(e.kind(), "stage '" + st.name + "' (fir, fft): " + e.what());
+        }
+      }
     }
     // Output blocks for the lanes and for results the caller still holds.
     std::vector<HostBlock> warm;
@@ -425,8 +447,9 @@ class CudaBackend final : public Backend {
         const std::int64_t first = lane.start - st.in_back + st.lookback;
         const ValidRange valid = valid_range(first, out_len, st.frames_out);
         float* out = planes[next];
-        if (st.type == StageType::fir) {
-          // fft is not built yet: every filter runs direct (the plan's method is kept).
+        if (st.type == StageType::fir && lane.fft[j].valid()) {
+          lane.fft[j].run(cur + valid.lo, valid.hi - valid.lo, out + valid.lo, ch, P, P, s);
+        } else if (st.type == StageType::fir) {
           kc::fir_direct(cur + valid.lo, valid.hi - valid.lo, d_taps_.data() + tap_offset_[j],
                          static_cast<int>(st.taps_f32.size()), out + valid.lo, ch, P, P, s);
         } else {

@@ -1,0 +1,333 @@
+// FIR convolution by FFT overlap-save with cuFFT.
+//
+// Strategy
+// --------
+// Segments. With FFT length L and K taps, a segment yields B = L - K + 1 new
+//   outputs: segment s of channel c transforms the L inputs x[c][s*B ..
+//   s*B + L) (zeros past the n + K - 1 given), and its circular convolution
+//   with h is the linear one at positions K-1 .. L-1, which are outputs
+//   s*B .. s*B + B - 1. A call has S = ceil(n / B) segments per channel;
+//   segment q = c * S + s (channel-major: neighbours share their K - 1
+//   overlapping inputs through L2).
+// Groups. Segments go through cuFFT in groups of G (the plans' batch): the
+//   segment buffer holds G rows of L + 2 floats, the in-place R2C/C2R layout
+//   (a row is L reals, or L/2 + 1 complex bins). G covers every segment of
+//   the longest call (a chunk) unless that passes group_bytes (1 GiB): on an
+//   H100 groups sized to stay in L2 (16-48 MB) were no faster than one group
+//   (more launches, smaller grids), so each pass streams through DRAM at
+//   close to its bandwidth. Per group, all on the caller's stream:
+//     1. gather:   rows <- x (float2 stores, zeros past the input; the K - 1
+//                  inputs neighbouring rows share are read twice, from L2)
+//     2. cuFFT R2C in place
+//     3. multiply: bins *= H (the taps' spectrum, scaled by 1/L, computed
+//                  once in float64 and rounded to float), one complex fma
+//                  pair per bin, H held in a register across 8 rows
+//     4. cuFFT C2R in place
+//     5. scatter:  y <- row[K-1 .. K-1+B) (the last segment: fewer)
+//   A partial last group gathers, multiplies and scatters only its active
+//   rows; the plans still transform all G rows (the others hold old, finite
+//   data, or the zeros written at construction), which never reach y.
+// Plans. R2C and C2R are made once (cufftMakePlanMany64, auto allocation off)
+//   and share one work area owned here; the taps' spectrum is a one-off D2Z.
+//   Out of place (FftFirOptions::in_place = false, 1.2x-1.4x slower on an
+//   H100) the bins live in a second buffer and rows of both are 16-byte
+//   aligned. There are no cuFFT callbacks: they need the static cuFFT (legacy)
+//   or JIT-linked LTO-IR; the multiply is its own pass instead.
+// Sizes. fft_size_for(): L = the measured best multiple of the taps' power of
+//   two (the fraction B/L of each FFT that is new output against cuFFT's
+//   cost per point, which grows with L: flat to 8192, +10% at 16384, about
+//   2x at 65536 where cuFFT takes two passes), capped by one segment
+//   covering the call. Time per pass on an H100 at 2^26 samples, K = 4095,
+//   L = 16384 (1.19 ms): gather 0.22, R2C 0.27, multiply 0.27, C2R 0.25,
+//   scatter 0.19 ms, each close to DRAM bandwidth.
+#include "kernels/cuda/fir_fft.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/cuda/check.hpp"
+
+namespace sigstream::kernels::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kItems = 4;  // gather and scatter: items per thread
+constexpr int kRowsPerMultiplyBlock = 8;
+constexpr int kMaxGroup = 65535;  // rows per group: gridDim.y of the row kernels
+constexpr int kMinFft = 64;
+constexpr int kMaxFft = 1 << 24;
+
+Error bad_argument(const std::string& m) {
+  return Error(ErrorKind::invalid_argument, "fir_fft: " + m);
+}
+
+std::int64_t next_pow2(std::int64_t v) {
+  std::int64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+// Row q0 + blockIdx.y: x[c][s*B + j], j in [0, L), as L/2 float2 pairs; a
+// block covers kThreads * kItems pairs, all loads issued before the stores.
+__global__ void __launch_bounds__(kThreads)
+    fft_gather_kernel(const float* __restrict__ d_x, std::int64_t x_stride, std::int64_t x_len,
+                      std::int64_t seg_per_channel, int block, int fft, std::int64_t q0,
+                      float* __restrict__ rows, int row_stride) {
+  const std::int64_t q = q0 + blockIdx.y;
+  const std::int64_t c = q / seg_per_channel;
+  const std::int64_t s = q - c * seg_per_channel;
+  const float* src = d_x + c * x_stride + s * block;
+  const std::int64_t avail = x_len - s * block;  // > 0: a segment starts inside the input
+  auto* dst = reinterpret_cast<float2*>(rows + static_cast<std::int64_t>(blockIdx.y) * row_stride);
+  const int pairs = fft / 2;
+  const int base = static_cast<int>(blockIdx.x) * kThreads * kItems + static_cast<int>(threadIdx.x);
+  float2 v[kItems];
+#pragma unroll
+  for (int u = 0; u < kItems; ++u) {
+    const int j = 2 * (base + u * kThreads);
+    v[u].x = j < avail && j < fft ? __ldg(src + j) : 0.0f;
+    v[u].y = j + 1 < avail && j < fft ? __ldg(src + j + 1) : 0.0f;
+  }
+#pragma unroll
+  for (int u = 0; u < kItems; ++u)
+    if (base + u * kThreads < pairs) dst[base + u * kThreads] = v[u];
+}
+
+// bins[r][f] *= h[f] for the block's kRowsPerMultiplyBlock rows: h[f] is
+// loaded once, the rows' loads all issued before the stores.
+__global__ void __launch_bounds__(kThreads)
+    fft_multiply_kernel(float2* __restrict__ bins, const float2* __restrict__ h, int nbins,
+                        int rows, int row_stride) {
+  const int f = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (f >= nbins) return;
+  const float2 w = __ldg(h + f);
+  const int r0 = static_cast<int>(blockIdx.y) * kRowsPerMultiplyBlock;
+  float2* p = bins + static_cast<std::int64_t>(r0) * row_stride + f;
+  float2 z[kRowsPerMultiplyBlock];
+#pragma unroll
+  for (int u = 0; u < kRowsPerMultiplyBlock; ++u)
+    if (r0 + u < rows) z[u] = p[static_cast<std::int64_t>(u) * row_stride];
+#pragma unroll
+  for (int u = 0; u < kRowsPerMultiplyBlock; ++u) {
+    if (r0 + u < rows) {
+      float2 o;
+      o.x = fmaf(z[u].x, w.x, -z[u].y * w.y);
+      o.y = fmaf(z[u].x, w.y, z[u].y * w.x);
+      p[static_cast<std::int64_t>(u) * row_stride] = o;
+    }
+  }
+}
+
+// y[c][s*B + j] = row[K-1 + j] for j < min(B, n - s*B); kItems per thread.
+__global__ void __launch_bounds__(kThreads)
+    fft_scatter_kernel(const float* __restrict__ rows, int row_stride, int taps, int block,
+                       std::int64_t seg_per_channel, std::int64_t n, std::int64_t q0,
+                       float* __restrict__ d_y, std::int64_t y_stride) {
+  const std::int64_t q = q0 + blockIdx.y;
+  const std::int64_t c = q / seg_per_channel;
+  const std::int64_t s = q - c * seg_per_channel;
+  const float* src = rows + static_cast<std::int64_t>(blockIdx.y) * row_stride + (taps - 1);
+  float* dst = d_y + c * y_stride + s * block;
+  const std::int64_t left = n - s * block;
+  const int count = left < block ? static_cast<int>(left) : block;
+  const int base = static_cast<int>(blockIdx.x) * kThreads * kItems + static_cast<int>(threadIdx.x);
+  float v[kItems];
+#pragma unroll
+  for (int u = 0; u < kItems; ++u) v[u] = base + u * kThreads < count ? src[base + u * kThreads] : 0.0f;
+#pragma unroll
+  for (int u = 0; u < kItems; ++u)
+    if (base + u * kThreads < count) dst[base + u * kThreads] = v[u];
+}
+
+__global__ void fft_spectrum_kernel(const double2* __restrict__ in, float2* __restrict__ out,
+                                    int nbins, double scale) {
+  const int f = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (f < nbins) out[f] = make_float2(static_cast<float>(in[f].x * scale),
+                                      static_cast<float>(in[f].y * scale));
+}
+
+// Blocks along a row for `items` work items, kItems per thread (at least one).
+unsigned row_blocks(std::int64_t items) {
+  const std::int64_t per_block = static_cast<std::int64_t>(kThreads) * kItems;
+  return static_cast<unsigned>(std::max<std::int64_t>(1, (items + per_block - 1) / per_block));
+}
+
+}  // namespace
+
+CufftPlan CufftPlan::create() {
+  CufftPlan p;
+  SIGSTREAM_CUFFT_TRY(cufftCreate(&p.handle_));
+  p.valid_ = true;
+  return p;
+}
+
+std::int64_t fft_default_group_bytes() { return std::int64_t{1} << 30; }
+
+int fft_size_for(int taps, std::int64_t max_n) {
+  if (taps < 1) throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
+  const std::int64_t k2 = next_pow2(taps);
+  // Measured on an H100 (bench_gpu_fir --fft-tune, 2^26 samples, one group):
+  // best L per K: 4096-8192 (a tie) for K = 255, 16384 for 1023 .. 4095,
+  // 65536 for 16383 (1.62 ms against 1.91 at 32768 and 2.5-2.7 at 131072+).
+  // L = 16 K for short filters, 4 K from 2048 taps on; 2^a 3^b sizes were
+  // 1.3x-2x slower and out-of-place transforms 1.2x-1.4x slower.
+  const std::int64_t preferred =
+      k2 <= 1024 ? std::max<std::int64_t>(4096, 16 * k2) : std::max<std::int64_t>(16384, 4 * k2);
+  const std::int64_t cover = std::max<std::int64_t>(kMinFft, next_pow2(std::max<std::int64_t>(
+                                                                 max_n, 1) + taps - 1));
+  return static_cast<int>(std::min<std::int64_t>({preferred, cover, kMaxFft}));
+}
+
+FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channels,
+               FftFirOptions options) {
+  if (taps < 1) throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
+  if (h_taps == nullptr) throw bad_argument("null taps");
+  if (max_n < 1) throw bad_argument("max_n must be >= 1 (got " + std::to_string(max_n) + ")");
+  if (max_channels < 1 || max_channels > 65535)
+    throw bad_argument("channels must be in 1..65535 (got " + std::to_string(max_channels) + ")");
+  const int fft = options.fft_size > 0 ? options.fft_size : fft_size_for(taps, max_n);
+  if (fft < taps || fft % 2 != 0 || fft > kMaxFft)
+    throw bad_argument("FFT size " + std::to_string(fft) + " must be even, >= taps (" +
+                       std::to_string(taps) + ") and <= " + std::to_string(kMaxFft));
+  const std::int64_t group_bytes =
+      options.group_bytes > 0 ? options.group_bytes : fft_default_group_bytes();
+  const int block = fft - taps + 1;
+  const int nbins = fft / 2 + 1;
+  // In place: a row is L + 2 floats, reals or bins. Out of place: L reals
+  // (16-byte aligned rows) and L/2 + 2 bins (one of padding, same reason).
+  const int real_stride = options.in_place ? fft + 2 : fft;
+  const int complex_stride = options.in_place ? nbins : nbins + 1;
+  const std::int64_t row_bytes =
+      static_cast<std::int64_t>(real_stride) * 4 + (options.in_place ? 0 : complex_stride * 8);
+  const std::int64_t segments_max =
+      (max_n + block - 1) / block * static_cast<std::int64_t>(max_channels);
+  const std::int64_t group = std::clamp<std::int64_t>(
+      std::min(group_bytes / row_bytes, segments_max), 1, kMaxGroup);
+
+  taps_ = taps;
+  fft_ = fft;
+  block_ = block;
+  group_ = static_cast<int>(group);
+  max_n_ = max_n;
+  max_channels_ = max_channels;
+  skip_ = options.skip_passes;
+  real_stride_ = real_stride;
+  complex_stride_ = complex_stride;
+
+  // Batched plans: row r's reals at r * real_stride, its bins at r * complex_stride.
+  long long n_fft = fft;
+  long long real_embed = real_stride;
+  long long complex_embed = complex_stride;
+  std::size_t ws_r2c = 0, ws_c2r = 0;
+  r2c_ = CufftPlan::create();
+  SIGSTREAM_CUFFT_TRY(cufftSetAutoAllocation(r2c_.get(), 0));
+  SIGSTREAM_CUFFT_TRY(cufftMakePlanMany64(r2c_.get(), 1, &n_fft, &real_embed, 1, real_stride,
+                                          &complex_embed, 1, complex_stride, CUFFT_R2C, group,
+                                          &ws_r2c));
+  c2r_ = CufftPlan::create();
+  SIGSTREAM_CUFFT_TRY(cufftSetAutoAllocation(c2r_.get(), 0));
+  SIGSTREAM_CUFFT_TRY(cufftMakePlanMany64(c2r_.get(), 1, &n_fft, &complex_embed, 1,
+                                          complex_stride, &real_embed, 1, real_stride, CUFFT_C2R,
+                                          group, &ws_c2r));
+  work_ = DeviceBuffer<std::byte>(std::max<std::size_t>({ws_r2c, ws_c2r, 1}));
+  SIGSTREAM_CUFFT_TRY(cufftSetWorkArea(r2c_.get(), work_.data()));
+  SIGSTREAM_CUFFT_TRY(cufftSetWorkArea(c2r_.get(), work_.data()));
+  segments_ = DeviceBuffer<float>(static_cast<std::size_t>(group) * static_cast<std::size_t>(real_stride));
+  if (!options.in_place)
+    bins_ = DeviceBuffer<float2>(static_cast<std::size_t>(group) * static_cast<std::size_t>(complex_stride));
+  spectrum_ = DeviceBuffer<float2>(static_cast<std::size_t>(nbins));
+
+  // The taps' spectrum, once, in float64: D2Z of the zero-padded taps. The
+  // upload is pageable: copy on our stream and wait (the lanes' non-blocking
+  // streams would not wait for a legacy-stream copy).
+  std::vector<double> padded(static_cast<std::size_t>(fft), 0.0);
+  for (int k = 0; k < taps; ++k) padded[static_cast<std::size_t>(k)] = h_taps[k];
+  const Stream stream = Stream::create();
+  DeviceBuffer<double> d_real(padded.size());
+  DeviceBuffer<double2> d_bins(static_cast<std::size_t>(nbins));
+  CufftPlan d2z = CufftPlan::create();
+  std::size_t ws_d2z = 0;
+  SIGSTREAM_CUFFT_TRY(cufftSetAutoAllocation(d2z.get(), 0));
+  SIGSTREAM_CUFFT_TRY(cufftMakePlanMany64(d2z.get(), 1, &n_fft, nullptr, 1, fft, nullptr, 1,
+                                          nbins, CUFFT_D2Z, 1, &ws_d2z));
+  DeviceBuffer<std::byte> d2z_work(std::max<std::size_t>(ws_d2z, 1));
+  SIGSTREAM_CUFFT_TRY(cufftSetWorkArea(d2z.get(), d2z_work.data()));
+  SIGSTREAM_CUFFT_TRY(cufftSetStream(d2z.get(), stream.get()));
+  SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_real.data(), padded.data(), d_real.bytes(),
+                                     cudaMemcpyHostToDevice, stream.get()));
+  SIGSTREAM_CUFFT_TRY(cufftExecD2Z(d2z.get(), d_real.data(),
+                                   reinterpret_cast<cufftDoubleComplex*>(d_bins.data())));
+  fft_spectrum_kernel<<<(nbins + kThreads - 1) / kThreads, kThreads, 0, stream.get()>>>(
+      d_bins.data(), spectrum_.data(), nbins, 1.0 / fft);
+  SIGSTREAM_CUDA_CHECK_LAUNCH("fft_spectrum_kernel");
+  // Rows a partial last group leaves alone are transformed anyway: start finite.
+  SIGSTREAM_CUDA_TRY(cudaMemsetAsync(segments_.data(), 0, segments_.bytes(), stream.get()));
+  if (bins_.size() > 0)
+    SIGSTREAM_CUDA_TRY(cudaMemsetAsync(bins_.data(), 0, bins_.bytes(), stream.get()));
+  stream.synchronize();
+}
+
+void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
+                 std::int64_t x_stride, std::int64_t y_stride, cudaStream_t stream) {
+  if (!valid()) throw bad_argument("run() on an empty FftFir");
+  if (n < 0 || n > max_n_)
+    throw bad_argument("n must be in 0.." + std::to_string(max_n_) + " (got " +
+                       std::to_string(n) + ")");
+  if (channels < 0 || channels > max_channels_)
+    throw bad_argument("channels must be in 0.." + std::to_string(max_channels_) + " (got " +
+                       std::to_string(channels) + ")");
+  if (n == 0 || channels == 0) return;
+  if (d_x == nullptr || d_y == nullptr) throw bad_argument("null pointer");
+  if (channels > 1 && (y_stride < n || x_stride < 0))
+    throw bad_argument("y_stride " + std::to_string(y_stride) + " < n " + std::to_string(n));
+
+  const std::int64_t seg_per_channel = (n + block_ - 1) / block_;
+  const std::int64_t total = seg_per_channel * channels;
+  const std::int64_t x_len = n + taps_ - 1;
+  const int nbins = fft_ / 2 + 1;
+  auto* bins = bins_.size() > 0 ? reinterpret_cast<cufftComplex*>(bins_.data())
+                                : reinterpret_cast<cufftComplex*>(segments_.data());
+  SIGSTREAM_CUFFT_TRY(cufftSetStream(r2c_.get(), stream));
+  SIGSTREAM_CUFFT_TRY(cufftSetStream(c2r_.get(), stream));
+  for (std::int64_t q0 = 0; q0 < total; q0 += group_) {
+    const auto active = static_cast<unsigned>(std::min<std::int64_t>(group_, total - q0));
+    if ((skip_ & 1u) == 0) {
+      fft_gather_kernel<<<dim3(row_blocks(fft_ / 2), active), kThreads, 0, stream>>>(
+          d_x, x_stride, x_len, seg_per_channel, block_, fft_, q0, segments_.data(), real_stride_);
+      SIGSTREAM_CUDA_CHECK_LAUNCH("fft_gather_kernel");
+    }
+    if ((skip_ & 2u) == 0) SIGSTREAM_CUFFT_TRY(cufftExecR2C(r2c_.get(), segments_.data(), bins));
+    if ((skip_ & 4u) == 0) {
+      const dim3 mgrid(static_cast<unsigned>((nbins + kThreads - 1) / kThreads),
+                       (active + kRowsPerMultiplyBlock - 1) / kRowsPerMultiplyBlock);
+      fft_multiply_kernel<<<mgrid, kThreads, 0, stream>>>(reinterpret_cast<float2*>(bins),
+                                                          spectrum_.data(), nbins,
+                                                          static_cast<int>(active), complex_stride_);
+      SIGSTREAM_CUDA_CHECK_LAUNCH("fft_multiply_kernel");
+    }
+    if ((skip_ & 8u) == 0) SIGSTREAM_CUFFT_TRY(cufftExecC2R(c2r_.get(), bins, segments_.data()));
+    if ((skip_ & 16u) != 0) continue;
+    fft_scatter_kernel<<<dim3(row_blocks(block_), active), kThreads, 0, stream>>>(
+        segments_.data(), real_stride_, taps_, block_, seg_per_channel, n, q0, d_y, y_stride);
+    SIGSTREAM_CUDA_CHECK_LAUNCH("fft_scatter_kernel");
+  }
+}
+
+std::size_t FftFir::device_bytes() const noexcept {
+  return segments_.bytes() + bins_.bytes() + spectrum_.bytes() + work_.bytes();
+}
+
+std::string FftFir::describe() const {
+  std::ostringstream o;
+  o << "fft overlap-save L=" << fft_ << " (" << block_ << " outputs/segment), " << group_
+    << " segments per cuFFT call" << (bins_.size() > 0 ? "" : " (in place)") << ", "
+    << (device_bytes() + (1 << 19)) / (1 << 20) << " MB";
+  return o.str();
+}
+
+}  // namespace sigstream::kernels::cuda

@@ -1,0 +1,141 @@
+#pragma once
+// FIR convolution by FFT overlap-save (cuFFT R2C/C2R), with the contract of
+// fir_direct (kernels/cuda/fir_direct.cuh):
+//
+//   y[c][i] = sum_{k=0}^{K-1} h[k] * x[c][i + K - 1 - k],   i = 0 .. n-1, c = 0 .. channels-1
+//
+// channel c's input at d_x + c * x_stride holding n + K - 1 samples (the K - 1
+// before output 0, then n more), its output at d_y + c * y_stride. Results
+// agree with the direct method to float32 FFT rounding (about 1e-7 relative
+// L2 for white-noise inputs), not bit for bit; a NaN or Inf input spreads to
+// the whole segment (L samples) that contains it, as in any FFT convolution.
+//
+// An FftFir is built once (per lane and stage: it owns cuFFT plans, a work
+// area and a segment buffer, and the taps' spectrum), then run() is called
+// per chunk: asynchronous on the given stream, no allocation, no
+// synchronisation. One FftFir must not run on two streams at once (its
+// buffers are shared by consecutive runs, which a single stream orders).
+// The strategy is described at the top of fir_fft.cu.
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "kernels/cuda/resources.hpp"
+
+namespace sigstream::kernels::cuda {
+
+// A cuFFT plan handle, move-only; the destructor destroys it (never throws).
+class CufftPlan {
+ public:
+  CufftPlan() noexcept = default;
+  // cufftCreate (Error(cuda) on failure); the caller makes the plan.
+  [[nodiscard]] static CufftPlan create();
+  ~CufftPlan() { reset(); }
+  CufftPlan(CufftPlan&& o) noexcept : handle_(o.handle_), valid_(o.valid_) { o.valid_ = false; }
+  CufftPlan& operator=(CufftPlan&& o) noexcept {
+    if (this != &o) {
+      reset();
+      handle_ = o.handle_;
+      valid_ = o.valid_;
+      o.valid_ = false;
+    }
+    return *this;
+  }
+  CufftPlan(const CufftPlan&) = delete;
+  CufftPlan& operator=(const CufftPlan&) = delete;
+
+  [[nodiscard]] cufftHandle get() const noexcept { return handle_; }
+  [[nodiscard]] bool valid() const noexcept { return valid_; }
+
+ private:
+  void reset() noexcept {
+    if (valid_) static_cast<void>(cufftDestroy(handle_));
+    valid_ = false;
+  }
+  cufftHandle handle_ = 0;
+  bool valid_ = false;
+};
+
+// Tuning of an FftFir. Zeros pick the measured defaults.
+struct FftFirOptions {
+  // FFT length L (even, >= taps; 2^a 3^b 5^c 7^d is fast). 0: fft_size_for().
+  int fft_size = 0;
+  // Bytes of segments transformed per cuFFT call (the segment buffer, at
+  // most every segment of a max_n call). 0: fft_default_group_bytes().
+  std::int64_t group_bytes = 0;
+  // Transforms in place (one buffer of rows of L + 2 floats) or out of place
+  // (rows of L reals and of L/2 + 2 bins, 16-byte aligned; more memory).
+  bool in_place = true;
+  // Benchmarks only (results are wrong): bit p skips pass p of each group
+  // (0 gather, 1 R2C, 2 multiply, 3 C2R, 4 scatter), to time the others.
+  unsigned skip_passes = 0;
+};
+
+// The FFT length FftFir picks for `taps` taps and at most `max_n` outputs per
+// channel and call: the measured best ratio of FFT work to the L - K + 1 new
+// outputs per segment, no longer than one segment covering max_n + K - 1.
+[[nodiscard]] int fft_size_for(int taps, std::int64_t max_n);
+
+// Default segment-buffer bytes (FftFirOptions::group_bytes = 0).
+[[nodiscard]] std::int64_t fft_default_group_bytes();
+
+class FftFir {
+ public:
+  FftFir() = default;
+  // Builds the plans and the taps' spectrum for `taps` float taps in host
+  // memory (copied; taps >= 1), calls of up to `max_n` outputs per channel
+  // (>= 1) and up to `max_channels` channels (1 .. 65535), on the current
+  // device. Blocks until the spectrum is ready (uses its own stream).
+  // Throws Error(invalid_argument) for bad arguments, Error(cuda) on failure.
+  FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channels,
+         FftFirOptions options = {});
+  FftFir(FftFir&&) noexcept = default;
+  FftFir& operator=(FftFir&&) noexcept = default;
+  FftFir(const FftFir&) = delete;
+  FftFir& operator=(const FftFir&) = delete;
+  ~FftFir() = default;
+
+  // Enqueues the filter on `stream` (asynchronous). Arguments as fir_direct's:
+  //   d_x:      channel c's input at d_x + c * x_stride, n + taps - 1 samples.
+  //   n:        outputs per channel, 0 .. max_n (0: nothing is launched).
+  //   d_y:      channel c's output at d_y + c * y_stride, n samples; must not
+  //             overlap the input.
+  //   channels: 0 .. max_channels.
+  // Throws Error(invalid_argument) for bad arguments, Error(cuda) on failure.
+  void run(const float* d_x, std::int64_t n, float* d_y, int channels, std::int64_t x_stride,
+           std::int64_t y_stride, cudaStream_t stream);
+
+  [[nodiscard]] bool valid() const noexcept { return taps_ > 0; }
+  [[nodiscard]] int taps() const noexcept { return taps_; }
+  [[nodiscard]] int fft_size() const noexcept { return fft_; }
+  // New outputs per segment: fft_size() - taps() + 1.
+  [[nodiscard]] int block() const noexcept { return block_; }
+  // Segments (over all channels) per cuFFT execution.
+  [[nodiscard]] int group_segments() const noexcept { return group_; }
+  // Device bytes held (segment buffer, work area, spectrum).
+  [[nodiscard]] std::size_t device_bytes() const noexcept;
+  // For logs: "fft L=16384 (12290 outputs/segment), 511 segments/call, ...".
+  [[nodiscard]] std::string describe() const;
+
+ private:
+  int taps_ = 0;
+  int fft_ = 0;
+  int block_ = 0;
+  int group_ = 0;
+  std::int64_t max_n_ = 0;
+  int max_channels_ = 0;
+  unsigned skip_ = 0;
+  int real_stride_ = 0;     // floats between rows of reals
+  int complex_stride_ = 0;  // bins between rows of bins
+  CufftPlan r2c_;
+  CufftPlan c2r_;
+  DeviceBuffer<float> segments_;    // group_ rows of reals (in place: also their bins)
+  DeviceBuffer<float2> bins_;       // out of place: group_ rows of bins
+  DeviceBuffer<float2> spectrum_;   // fft_ / 2 + 1 bins of the taps, times 1 / fft_
+  DeviceBuffer<std::byte> work_;    // cuFFT work area shared by both plans
+};
+
+}  // namespace sigstream::kernels::cuda

@@ -1,0 +1,604 @@
+// The FFT (overlap-save, cuFFT) FIR against the direct kernel and a float64
+// reference, and the CUDA backend running fft stages against the CPU backend
+// running direct: relative L2 error <= 1e-6 (SPEC §3), every output written,
+// nothing around it touched, chunk size and stream count invisible to 1e-6.
+// Every test skips when no CUDA device is present.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/fir_direct.cuh"
+#include "kernels/cuda/fir_fft.cuh"
+#include "kernels/cuda/resources.hpp"
+#include "pipeline/backends/backend.hpp"
+#include "pipeline/backends/cuda_backend.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/plan.hpp"
+
+namespace sigstream {
+namespace {
+
+namespace kc = kernels::cuda;
+
+constexpr double kTolerance = 1e-6;
+
+bool have_device() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    static_cast<void>(cudaGetLastError());
+    return false;
+  }
+  return n > 0;
+}
+
+#define REQUIRE_DEVICE() \
+  if (!have_device()) GTEST_SKIP() << "no CUDA device"
+
+constexpr std::uint32_t kPoisonBits = 0x7fc0dead;
+float poison() {
+  float f;
+  std::memcpy(&f, &kPoisonBits, sizeof f);
+  return f;
+}
+bool is_poison(float f) {
+  std::uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  return b == kPoisonBits;
+}
+
+std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng) * scale;
+  return v;
+}
+
+// Waits for the upload: kernels on non-blocking streams do not wait for a
+// pageable legacy-stream copy.
+template <typename T>
+kc::DeviceBuffer<T> to_device(const std::vector<T>& h) {
+  kc::DeviceBuffer<T> d(h.size());
+  if (!h.empty()) {
+    SIGSTREAM_CUDA_TRY(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    SIGSTREAM_CUDA_TRY(cudaDeviceSynchronize());
+  }
+  return d;
+}
+template <typename T>
+std::vector<T> to_host(const kc::DeviceBuffer<T>& d) {
+  std::vector<T> h(d.size());
+  if (!h.empty())
+    SIGSTREAM_CUDA_TRY(cudaMemcpy(h.data(), d.data(), d.bytes(), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+double rel_l2(const double* ref, const float* got, std::int64_t n) {
+  double e = 0, r = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(got[i]) - ref[i];
+    e += d * d;
+    r += ref[i] * ref[i];
+  }
+  return r > 0 ? std::sqrt(e / r) : std::sqrt(e);
+}
+double rel_l2(const float* ref, const float* got, std::int64_t n) {
+  std::vector<double> r(ref, ref + n);
+  return rel_l2(r.data(), got, n);
+}
+
+struct FftCase {
+  std::int64_t n;
+  int taps;
+  int channels;
+  int fft_size = 0;              // 0: the default for (taps, max_n)
+  std::int64_t group_bytes = 0;  // 0: the default
+  std::int64_t max_n = 0;        // 0: n
+  int x_offset = 1;              // floats before channel 0's input (misaligned)
+  int y_offset = 3;
+  bool in_place = true;
+};
+
+std::string describe(const FftCase& c) {
+  return "n=" + std::to_string(c.n) + " K=" + std::to_string(c.taps) + " ch=" +
+         std::to_string(c.channels) + " L=" + std::to_string(c.fft_size) + " group_bytes=" +
+         std::to_string(c.group_bytes) + " max_n=" + std::to_string(c.max_n) +
+         (c.in_place ? "" : " out-of-place");
+}
+
+// FftFir on one case against fir_direct (same inputs, same float taps) and a
+// float64 reference computed from the definition; checks that every output
+// was written and nothing around the outputs was.
+void check_fft_case(const FftCase& c, cudaStream_t stream, std::uint32_t seed) {
+  SCOPED_TRACE(describe(c));
+  const std::int64_t x_len = c.n + c.taps - 1;
+  const std::int64_t x_stride = x_len + 7;
+  const std::int64_t y_stride = c.n + 5;
+  const auto hx = random_floats(static_cast<std::size_t>(c.x_offset + c.channels * x_stride), seed);
+  const auto hh = random_floats(static_cast<std::size_t>(c.taps), seed + 1,
+                                1.0f / std::sqrt(static_cast<float>(c.taps)));
+  const std::size_t y_count = static_cast<std::size_t>(c.y_offset + c.channels * y_stride + 9);
+  const std::vector<float> poisoned(y_count, poison());
+  auto d_x = to_device(hx);
+  auto d_h = to_device(hh);
+  auto d_y = to_device(poisoned);
+  auto d_direct = to_device(poisoned);
+
+  kc::FftFirOptions o;
+  o.fft_size = c.fft_size;
+  o.group_bytes = c.group_bytes;
+  o.in_place = c.in_place;
+  kc::FftFir fir(hh.data(), c.taps, c.max_n > 0 ? c.max_n : c.n, c.channels, o);
+  fir.run(d_x.data() + c.x_offset, c.n, d_y.data() + c.y_offset, c.channels, x_stride, y_stride,
+          stream);
+  kc::fir_direct(d_x.data() + c.x_offset, c.n, d_h.data(), c.taps, d_direct.data() + c.y_offset,
+                 c.channels, x_stride, y_stride, stream);
+  SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(stream));
+  const auto y = to_host(d_y);
+  const auto direct = to_host(d_direct);
+
+  for (int ch = 0; ch < c.channels; ++ch) {
+    SCOPED_TRACE("channel " + std::to_string(ch));
+    const float* x = hx.data() + c.x_offset + ch * x_stride;
+    std::vector<double> ref(static_cast<std::size_t>(c.n), 0.0);
+    for (int k = 0; k < c.taps; ++k) {  // an axpy per tap: vectorises, unlike a dot per output
+      const double hk = hh[static_cast<std::size_t>(k)];
+      const float* xk = x + (c.taps - 1 - k);
+      for (std::int64_t i = 0; i < c.n; ++i) ref[static_cast<std::size_t>(i)] += hk * xk[i];
+    }
+    const float* got = y.data() + c.y_offset + ch * y_stride;
+    const float* dir = direct.data() + c.y_offset + ch * y_stride;
+    std::int64_t unwritten = 0;
+    for (std::int64_t i = 0; i < c.n; ++i) unwritten += is_poison(got[i]) ? 1 : 0;
+    ASSERT_EQ(unwritten, 0) << "outputs left unwritten";
+    for (std::int64_t i = c.n; i < y_stride; ++i)
+      ASSERT_TRUE(is_poison(got[i])) << "wrote past the output at " << i;
+    const double e_ref = rel_l2(ref.data(), got, c.n);
+    const double e_dir_ref = rel_l2(ref.data(), dir, c.n);
+    const double e_dir = rel_l2(dir, got, c.n);
+    EXPECT_LE(e_ref, kTolerance) << "fft vs float64";
+    // The direct method's own float32 error grows like sqrt(K) (about 3e-6
+    // at 16384 taps): fft and direct agree to 1e-6 beyond that.
+    EXPECT_LE(e_dir, kTolerance + e_dir_ref) << "fft vs direct (direct vs float64: " << e_dir_ref << ")";
+    if (ch == 0)
+      std::printf("[fft] %-70s L=%6d  fft-ref %.2e  direct-ref %.2e  fft-direct %.2e\n",
+                  describe(c).c_str(), fir.fft_size(), e_ref, e_dir_ref, e_dir);
+  }
+  for (int i = 0; i < c.y_offset; ++i) EXPECT_TRUE(is_poison(y[static_cast<std::size_t>(i)]));
+}
+
+class FftFirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    REQUIRE_DEVICE();
+    stream_ = kc::Stream::create();
+  }
+  cudaStream_t s() const { return stream_.get(); }
+  kc::Stream stream_;
+};
+
+TEST_F(FftFirTest, NamedTapCountsAgainstDirectAndFloat64) {
+  // The float64 reference costs n * K per channel: lengths keep it to ~1e9.
+  const std::vector<FftCase> cases = {
+      {1, 1, 1},
+      {1001, 1, 3},
+      {999, 2, 2},
+      {4097, 3, 1},
+      {30001, 17, 8},
+      {20001, 64, 5},
+      {12345, 255, 4},
+      {25001, 1023, 2},
+      {40001, 4095, 1},
+      {30003, 4096, 2},
+      {9999, 4095, 1, 0, 0, 1 << 20},  // max_n large: the FFT size for long calls, one short call
+      {60001, 16383, 1},
+      {40003, 16384, 1, 32768},        // several segments of a smaller FFT
+      {30001, 17, 8, 0, 0, 0, 2, 1, false},
+      {40001, 4095, 3, 0, 3 * (16384 * 4 + 8194 * 8), 0, 0, 0, false},  // groups of 3 rows
+      {50001, 16383, 1, 0, 0, 0, 1, 3, false},
+  };
+  std::uint32_t seed = 10;
+  for (const FftCase& c : cases) {
+    check_fft_case(c, s(), seed++);
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(FftFirTest, RandomTapCountsChannelsAndGroups) {
+  std::mt19937 rng(2024);
+  for (int t = 0; t < 24; ++t) {
+    FftCase c{};
+    const int log_k = static_cast<int>(rng() % 15);  // K up to 2^14 + ...
+    c.taps = std::max(1, static_cast<int>((1u << log_k) + rng() % (1u << log_k)));
+    c.taps = std::min(c.taps, 16384);
+    c.channels = 1 + static_cast<int>(rng() % 8);
+    // Odd n, a few segments, float64 work kept below ~1e8 multiply-adds.
+    const std::int64_t budget = 100'000'000 / (static_cast<std::int64_t>(c.taps) * c.channels);
+    c.n = std::max<std::int64_t>(1, std::min<std::int64_t>(budget, 1 + rng() % 60000)) | 1;
+    c.x_offset = static_cast<int>(rng() % 4);
+    c.y_offset = static_cast<int>(rng() % 4);
+    c.in_place = (rng() % 2) == 0;
+    switch (rng() % 3) {
+      case 0: break;  // default size and group
+      case 1:         // the smallest power of two >= K + 1: B small, many segments
+        c.fft_size = 64;
+        while (c.fft_size < c.taps + 1) c.fft_size *= 2;
+        break;
+      default:  // 3 * 2^p, groups of 2 rows: many cuFFT calls, a partial last group
+        c.fft_size = 96;
+        while (c.fft_size < 2 * c.taps) c.fft_size *= 2;
+        c.group_bytes = 2 * static_cast<std::int64_t>(c.fft_size + 2) * 4;
+        break;
+    }
+    if (c.fft_size > 0 && (c.n + c.fft_size - c.taps) / (c.fft_size - c.taps + 1) * c.channels > 1000)
+      c.group_bytes = 0;  // keep the number of groups (launches) reasonable
+    check_fft_case(c, s(), 100 + static_cast<std::uint32_t>(t));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_F(FftFirTest, ReusedForShorterCallsAndFewerChannels) {
+  const int taps = 777;
+  const std::int64_t max_n = 50000;
+  const int max_ch = 4;
+  const auto hh = random_floats(taps, 5, 0.05f);
+  kc::FftFirOptions o;
+  o.group_bytes = 3 * (4096 + 2) * 4;  // several groups
+  kc::FftFir fir(hh.data(), taps, max_n, max_ch, o);
+  ASSERT_EQ(fir.taps(), taps);
+  ASSERT_GE(fir.fft_size(), taps);
+  ASSERT_EQ(fir.block(), fir.fft_size() - taps + 1);
+  const std::int64_t stride = max_n + taps + 3;
+  const auto hx = random_floats(static_cast<std::size_t>(max_ch * stride), 6);
+  auto d_x = to_device(hx);
+  auto d_h = to_device(hh);
+  kc::DeviceBuffer<float> d_y(static_cast<std::size_t>(max_ch * stride));
+  kc::DeviceBuffer<float> d_ref(static_cast<std::size_t>(max_ch * stride));
+  for (const auto& [n, ch] : std::vector<std::pair<std::int64_t, int>>{
+           {max_n, 4}, {1, 1}, {12345, 3}, {0, 2}, {49999, 2}, {fir.block(), 1}, {fir.block() + 1, 4}}) {
+    SCOPED_TRACE("n=" + std::to_string(n) + " ch=" + std::to_string(ch));
+    const std::vector<float> poisoned(d_y.size(), poison());
+    SIGSTREAM_CUDA_TRY(cudaMemcpy(d_y.data(), poisoned.data(), d_y.bytes(), cudaMemcpyHostToDevice));
+    SIGSTREAM_CUDA_TRY(cudaDeviceSynchronize());
+    fir.run(d_x.data(), n, d_y.data(), ch, stride, stride, s());
+    kc::fir_direct(d_x.data(), n, d_h.data(), taps, d_ref.data(), ch, stride, stride, s());
+    SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(s()));
+    const auto y = to_host(d_y);
+    const auto ref = to_host(d_ref);
+    for (int c = 0; c < max_ch; ++c) {
+      const float* got = y.data() + c * stride;
+      if (c < ch) {
+        for (std::int64_t i = 0; i < n; ++i) ASSERT_FALSE(is_poison(got[i])) << c << ":" << i;
+        EXPECT_LE(rel_l2(ref.data() + c * stride, got, n), kTolerance);
+      }
+      for (std::int64_t i = c < ch ? n : 0; i < stride; ++i)
+        ASSERT_TRUE(is_poison(got[i])) << "channel " << c << " written at " << i;
+    }
+  }
+}
+
+TEST_F(FftFirTest, BadArgumentsAreErrors) {
+  const std::vector<float> h(100, 0.01f);
+  auto expect_invalid = [](auto&& f) {
+    try {
+      f();
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find("fir_fft"), std::string::npos) << e.what();
+    }
+  };
+  expect_invalid([&] { kc::FftFir f(h.data(), 0, 100, 1); });
+  expect_invalid([&] { kc::FftFir f(h.data(), 100, 0, 1); });
+  expect_invalid([&] { kc::FftFir f(h.data(), 100, 100, 0); });
+  expect_invalid([&] { kc::FftFir f(h.data(), 100, 100, 1, {64, 0}); });   // L < K
+  expect_invalid([&] { kc::FftFir f(h.data(), 100, 100, 1, {257, 0}); });  // odd L
+  kc::FftFir f(h.data(), 100, 1000, 2);
+  kc::DeviceBuffer<float> x(4000), y(4000);
+  expect_invalid([&] { f.run(x.data(), 1001, y.data(), 1, 2000, 2000, s()); });
+  expect_invalid([&] { f.run(x.data(), 10, y.data(), 3, 2000, 2000, s()); });
+  expect_invalid([&] { f.run(x.data(), 100, y.data(), 2, 2000, 50, s()); });
+  expect_invalid([&] { f.run(nullptr, 10, y.data(), 1, 0, 0, s()); });
+  kc::FftFir empty;
+  expect_invalid([&] { empty.run(x.data(), 10, y.data(), 1, 0, 0, s()); });
+  EXPECT_NE(f.describe().find("L="), std::string::npos) << f.describe();
+}
+
+TEST(FftFirSize, PowersOfTwoAtLeastTheTapsAndBoundedByTheCall) {
+  for (int k : {1, 2, 3, 15, 255, 1023, 1024, 4095, 4096, 16383, 16384, 50000}) {
+    for (std::int64_t max_n : {std::int64_t{1}, std::int64_t{1000}, std::int64_t{1} << 20,
+                               std::int64_t{1} << 26}) {
+      const int l = kc::fft_size_for(k, max_n);
+      EXPECT_GE(l, k) << k << " " << max_n;
+      EXPECT_EQ(l & (l - 1), 0) << k << " " << max_n;
+      EXPECT_LE(static_cast<std::int64_t>(l), std::max<std::int64_t>(64, 2 * (max_n + k)))
+          << k << " " << max_n;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The CUDA backend with fft stages against the CPU backend (direct).
+
+StageSpec fir(const std::string& name, std::vector<double> taps, FirMode mode) {
+  StageSpec s;
+  s.type = StageType::fir;
+  s.name = name;
+  s.fir.taps = std::move(taps);
+  s.fir.mode = mode;
+  s.fir.method = FirMethod::fft;
+  return s;
+}
+StageSpec gain(const std::string& name, double linear) {
+  StageSpec s;
+  s.type = StageType::gain;
+  s.name = name;
+  s.gain_linear = linear;
+  return s;
+}
+StageSpec metrics(const std::string& name) {
+  StageSpec s;
+  s.type = StageType::metrics;
+  s.name = name;
+  return s;
+}
+
+std::vector<double> random_taps(int k, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<double> t(static_cast<std::size_t>(k));
+  for (double& v : t) v = d(rng) / std::sqrt(static_cast<double>(k));
+  return t;
+}
+
+struct BackendCase {
+  std::string name;
+  int channels;
+  std::int64_t frames;
+  std::int64_t chunk;
+  int streams;
+  std::vector<StageSpec> stages;
+  std::vector<bool> direct_on_gpu = {};  // stage j stays direct on the GPU too
+};
+
+std::ostream& operator<<(std::ostream& o, const BackendCase& c) { return o << c.name; }
+
+HostBlock make_source(const BackendCase& c, std::uint32_t seed) {
+  HostBlock b;
+  b.type = SampleType::f32;
+  b.channels = c.channels;
+  b.frames = c.frames;
+  b.capacity = c.frames;
+  const std::size_t count = static_cast<std::size_t>(c.frames * c.channels);
+  b.data = std::shared_ptr<std::byte>(new std::byte[count * sizeof(float) + 1](),
+                                      std::default_delete<std::byte[]>());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  for (std::size_t i = 0; i < count; ++i) b.as<float>()[i] = d(rng);
+  return b;
+}
+
+// The plan, with every fir stage's method forced (resolve_methods is not asked).
+Plan plan_for(const BackendCase& c, std::int64_t chunk, bool fft) {
+  Config config;
+  config.stages = c.stages;
+  config.execution.chunk_frames = chunk;
+  config.execution.streams = c.streams;
+  SourceInfo si;
+  si.sample_rate = 48000.0;
+  si.channels = c.channels;
+  si.frames = c.frames;
+  si.sample_type = SampleType::f32;
+  si.bits = 0;
+  Plan plan = make_plan(config, si, 0);
+  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
+    if (plan.stages[j].type != StageType::fir) continue;
+    const bool keep_direct = j < c.direct_on_gpu.size() && c.direct_on_gpu[j];
+    plan.stages[j].method = fft && !keep_direct ? FirMethod::fft : FirMethod::direct;
+  }
+  return plan;
+}
+
+// Planar float output [channel][frame] of the whole run, and the chunk results.
+struct RunResult {
+  std::vector<std::vector<float>> planar;
+  std::vector<ChunkResult> chunks;
+  std::string describe;
+};
+
+RunResult run(Backend& backend, const Plan& plan, const HostBlock& source, int streams) {
+  BackendOptions o;
+  o.threads = 4;
+  o.streams = streams;
+  o.keep_float_output = true;
+  backend.prepare(plan, o);
+  const std::size_t frame_bytes = static_cast<std::size_t>(plan.channels) * sizeof(float);
+  RunResult out;
+  out.describe = backend.describe();
+  out.planar.resize(static_cast<std::size_t>(plan.channels));
+  auto take = [&] {
+    ChunkResult r = backend.retire();
+    EXPECT_EQ(r.index, static_cast<std::int64_t>(out.chunks.size()));
+    for (std::size_t ch = 0; ch < r.output_f32.size(); ++ch)
+      out.planar[ch].insert(out.planar[ch].end(), r.output_f32[ch].begin(), r.output_f32[ch].end());
+    r.output_f32.clear();
+    r.input = HostBlock{};
+    out.chunks.push_back(std::move(r));
+  };
+  int in_flight = 0;
+  for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
+    ChunkJob job;
+    job.index = c;
+    job.start = plan.chunk_start(c);
+    job.frames = plan.chunk_length(c);
+    const std::int64_t lo = job.start - plan.back;
+    const std::int64_t hi = job.start + job.frames + plan.ahead;
+    HostBlock block = backend.make_block(plan.input_type, plan.channels,
+                                         plan.chunk_frames + plan.back + plan.ahead);
+    block.frames = hi - lo;
+    auto* dst = reinterpret_cast<unsigned char*>(block.data.get());
+    std::memset(dst, 0, static_cast<std::size_t>(hi - lo) * frame_bytes);
+    const std::int64_t a = std::max<std::int64_t>(lo, 0);
+    const std::int64_t b = std::min(hi, plan.source_frames);
+    if (b > a)
+      std::memcpy(dst + (a - lo) * frame_bytes,
+                  reinterpret_cast<const unsigned char*>(source.data.get()) + a * frame_bytes,
+                  static_cast<std::size_t>(b - a) * frame_bytes);
+    job.input = std::move(block);
+    while (in_flight >= backend.depth()) {
+      take();
+      --in_flight;
+    }
+    backend.submit(std::move(job));
+    ++in_flight;
+  }
+  while (in_flight-- > 0) take();
+  return out;
+}
+
+void expect_close(const RunResult& ref, const RunResult& got, double tol, const std::string& what) {
+  ASSERT_EQ(got.planar.size(), ref.planar.size()) << what;
+  for (std::size_t ch = 0; ch < ref.planar.size(); ++ch) {
+    ASSERT_EQ(got.planar[ch].size(), ref.planar[ch].size()) << what << " channel " << ch;
+    const double e = rel_l2(ref.planar[ch].data(), got.planar[ch].data(),
+                            static_cast<std::int64_t>(ref.planar[ch].size()));
+    EXPECT_LE(e, tol) << what << " channel " << ch;
+    if (ch == 0) std::printf("[fft backend] %-50s rel L2 %.2e\n", what.c_str(), e);
+  }
+}
+
+// SPEC §3 from the definition in float64 (with the float32 taps that run),
+// stage after stage over each channel's whole defined signal.
+std::vector<std::vector<double>> reference_output(const Plan& plan, const HostBlock& source) {
+  std::vector<std::vector<double>> out(static_cast<std::size_t>(plan.channels));
+  for (int ch = 0; ch < plan.channels; ++ch) {
+    std::vector<double> x(static_cast<std::size_t>(source.frames));
+    for (std::int64_t i = 0; i < source.frames; ++i)
+      x[static_cast<std::size_t>(i)] = source.as<float>()[i * plan.channels + ch];
+    for (const PlannedStage& st : plan.stages) {
+      if (st.type == StageType::gain) {
+        for (double& v : x) v *= static_cast<double>(static_cast<float>(st.gain));
+      } else if (st.type == StageType::fir) {
+        const auto n = static_cast<std::int64_t>(x.size());
+        const auto k = static_cast<std::int64_t>(st.taps_f32.size());
+        std::vector<double> full(static_cast<std::size_t>(n + k - 1), 0.0);
+        for (std::int64_t i = 0; i < n; ++i)
+          for (std::int64_t j = 0; j < k; ++j)
+            full[static_cast<std::size_t>(i + j)] +=
+                x[static_cast<std::size_t>(i)] * st.taps_f32[static_cast<std::size_t>(j)];
+        if (st.mode == FirMode::full) {
+          x = std::move(full);
+        } else {
+          const std::int64_t off = st.mode == FirMode::same ? (k - 1) / 2 : 0;
+          x.assign(full.begin() + off, full.begin() + off + n);
+        }
+      }
+    }
+    out[static_cast<std::size_t>(ch)] = std::move(x);
+  }
+  return out;
+}
+
+class CudaFftVsCpuDirect : public ::testing::TestWithParam<BackendCase> {
+ protected:
+  void SetUp() override { REQUIRE_DEVICE(); }
+};
+
+TEST_P(CudaFftVsCpuDirect, OutputAndMetricsWithin1e6) {
+  const BackendCase& c = GetParam();
+  const HostBlock source = make_source(c, 4321);
+  const Plan cpu_plan = plan_for(c, c.chunk, false);
+  const Plan gpu_plan = plan_for(c, c.chunk, true);
+  auto cpu = make_cpu_backend();
+  const RunResult ref = run(*cpu, cpu_plan, source, c.streams);
+  auto gpu = make_cuda_backend();
+  const RunResult got = run(*gpu, gpu_plan, source, c.streams);
+  EXPECT_NE(got.describe.find("fft overlap-save"), std::string::npos) << got.describe;
+  const auto exact = reference_output(cpu_plan, source);
+  ASSERT_EQ(got.planar.size(), exact.size());
+  for (std::size_t ch = 0; ch < exact.size(); ++ch) {
+    SCOPED_TRACE("channel " + std::to_string(ch));
+    ASSERT_EQ(got.planar[ch].size(), exact[ch].size());
+    ASSERT_EQ(ref.planar[ch].size(), exact[ch].size());
+    const auto n = static_cast<std::int64_t>(exact[ch].size());
+    const double e_fft = rel_l2(exact[ch].data(), got.planar[ch].data(), n);
+    const double e_cpu = rel_l2(exact[ch].data(), ref.planar[ch].data(), n);
+    const double e_fft_cpu = rel_l2(ref.planar[ch].data(), got.planar[ch].data(), n);
+    EXPECT_LE(e_fft, kTolerance) << "cuda fft vs float64";
+    // The direct method's own float32 error grows like sqrt(K) (about 1e-6
+    // at 4096 taps): fft and direct agree to 1e-6 beyond that.
+    EXPECT_LE(e_fft_cpu, kTolerance + e_cpu) << "cuda fft vs cpu direct (cpu vs float64 " << e_cpu << ")";
+    if (ch == 0)
+      std::printf("[fft backend] %-28s fft-ref %.2e  cpu_direct-ref %.2e  fft-cpu_direct %.2e\n",
+                  c.name.c_str(), e_fft, e_cpu, e_fft_cpu);
+  }
+  ASSERT_EQ(got.chunks.size(), ref.chunks.size());
+  for (std::size_t k = 0; k < got.chunks.size(); ++k) {
+    const ChunkResult& g = got.chunks[k];
+    const ChunkResult& r = ref.chunks[k];
+    ASSERT_EQ(g.metrics.size(), r.metrics.size());
+    for (std::size_t slot = 0; slot < g.metrics.size(); ++slot)
+      for (std::size_t ch = 0; ch < g.metrics[slot].size(); ++ch) {
+        const ChannelMetrics& a = r.metrics[slot][ch];
+        const ChannelMetrics& b = g.metrics[slot][ch];
+        EXPECT_EQ(a.frames, b.frames);
+        EXPECT_EQ(a.nonfinite, b.nonfinite);
+        EXPECT_NEAR(b.energy, a.energy, 1e-5 * a.energy + 1e-30) << "chunk " << k << " slot " << slot;
+        EXPECT_NEAR(b.peak, a.peak, 1e-5 * a.peak + 1e-30) << "chunk " << k << " slot " << slot;
+      }
+  }
+}
+
+// Chunking is invisible to 1e-6 for the FFT method (SPEC §3).
+TEST_P(CudaFftVsCpuDirect, ChunkSizeAndStreamsInvariantWithin1e6) {
+  const BackendCase& c = GetParam();
+  const HostBlock source = make_source(c, 77);
+  const Plan plan_a = plan_for(c, c.chunk, true);
+  const Plan plan_b = plan_for(c, std::max<std::int64_t>(1, c.frames + 100), true);
+  const Plan plan_c = plan_for(c, std::max<std::int64_t>(1, c.chunk / 3 + 1), true);
+  auto a = make_cuda_backend();
+  auto b = make_cuda_backend();
+  auto d = make_cuda_backend();
+  const RunResult ra = run(*a, plan_a, source, c.streams);
+  const RunResult rb = run(*b, plan_b, source, 1);
+  const RunResult rc = run(*d, plan_c, source, 5);
+  expect_close(rb, ra, kTolerance, c.name + " chunk " + std::to_string(c.chunk));
+  expect_close(rb, rc, kTolerance, c.name + " chunk " + std::to_string(c.chunk / 3 + 1));
+}
+
+std::vector<BackendCase> backend_cases() {
+  std::vector<BackendCase> v;
+  v.push_back({"causal4095_mono", 1, 60001, 16384, 3, {fir("lp", random_taps(4095, 1), FirMode::causal)}});
+  v.push_back({"same1024_even_stereo", 2, 30011, 7000, 2,
+               {fir("lp", random_taps(1024, 2), FirMode::same), metrics("m")}});
+  v.push_back({"full1001_3ch", 3, 20000, 5000, 4,
+               {fir("f", random_taps(1001, 3), FirMode::full), metrics("m")}});
+  v.push_back({"same255_tiny_chunks", 2, 3001, 97, 4, {fir("lp", random_taps(255, 4), FirMode::same)}});
+  v.push_back({"causal16383_one_chunk", 1, 40000, 1 << 20, 1,
+               {fir("long", random_taps(16383, 5), FirMode::causal)}});
+  v.push_back({"cascade_same_full_causal", 2, 25000, 6000, 3,
+               {fir("a", random_taps(2047, 6), FirMode::same), gain("g", 0.5), metrics("after_a"),
+                fir("b", random_taps(300, 7), FirMode::full),
+                fir("c", random_taps(31, 8), FirMode::causal),
+                fir("d", random_taps(513, 9), FirMode::same), metrics("end")},
+               {false, false, false, false, true, false, false}});
+  return v;
+}
+
+INSTANTIATE_TEST_SUITE_P(Plans, CudaFftVsCpuDirect, ::testing::ValuesIn(backend_cases()),
+                         [](const ::testing::TestParamInfo<BackendCase>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace sigstream
