@@ -13,6 +13,7 @@
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "pipeline/batch.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
 #include "pipeline/pipeline.hpp"
@@ -243,7 +244,16 @@ int run_main(int argc, char** argv) {
   auto* batch = app.add_subcommand("batch", "Run a config over many files");
   std::vector<std::string> batch_inputs;
   batch->add_option("CONFIG", config_path, "YAML config with a batch: section")->required();
-  batch->add_option("INPUT", batch_inputs, "More input files");
+  batch->add_option("INPUT", batch_inputs, "More inputs: files, folders or globs");
+  std::string batch_out_dir;
+  bool batch_keep_going = false, batch_force = false;
+  batch->add_option("--out-dir", batch_out_dir, "Output folder (overrides batch.out_dir)");
+  auto* keep_going_opt = batch->add_flag("--keep-going,!--stop-on-error", batch_keep_going,
+                                         "Report a bad file and go on / stop at the first "
+                                         "(overrides batch.keep_going)");
+  batch->add_flag("--force", batch_force, "Redo files whose outputs are already up to date");
+  batch->add_option("--set", sets, "Override a config value: KEY.PATH=VALUE (repeatable)");
+  add_common(batch, common);
 
   FilterFlags design_flags;
   double rate = 0.0;
@@ -302,9 +312,21 @@ int run_main(int argc, char** argv) {
       return finish(run_pipeline(c, run_options(common)), common);
     }
     if (*batch) {
-      std::cerr << "sigstream: error: 'batch' is not implemented yet (tracked as P4); run each file with "
-                   "'sigstream run CONFIG --set source.file=IN --set sink.file=OUT'\n";
-      return 2;
+      if (!common.backend.empty()) sets.push_back("execution.backend=" + common.backend);
+      const Config config = load_config(config_path, sets);
+      BatchOptions bo;
+      bo.extra_inputs = batch_inputs;
+      if (!batch_out_dir.empty()) bo.out_dir = batch_out_dir;
+      if (keep_going_opt->count() > 0) bo.keep_going = batch_keep_going;
+      bo.force = batch_force;
+      bo.progress = !common.quiet && !common.no_progress;
+      bo.quiet = common.quiet;
+      bo.verify = common.verify;
+      bo.config_path = config_path;
+      bo.summary_json = common.stats;  // --stats names the summary; "" = out_dir/batch_summary.json
+      // Always set: --quiet still reports failed files.
+      bo.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
+      return run_batch(config, bo).exit_code();
     }
     if (*design) return cmd_design(design_flags, rate);
     if (*info) return cmd_info(info_path);

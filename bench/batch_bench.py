@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Many-file throughput: `sigstream batch` vs one `sigstream filter` process per file
+vs the I/O floor.
+
+Usage: bench/batch_bench.py [--bin build/sigstream] [--backend auto|cpu|cuda] [--files 200]
+                            [--seconds 30] [--taps 255] [--runs 1] [--jobs N] [--work DIR]
+
+Makes --files stereo 48 kHz 16-bit WAVs of --seconds each (seeded noise, made
+once and kept in --work, default bench/work/batch/, git-ignored), warms the page
+cache by reading them, then times (best of --runs):
+  batch            `sigstream batch cfg.yaml --force --quiet --backend B` (one process, files
+                   spread over GPUs / CPU threads; 255-tap low-pass at 3 kHz + metrics)
+  filter loop      `sigstream filter IN OUT --lowpass 3000 --taps 255 --backend B --quiet`,
+                   one process per file, one after the other (a shell loop)
+  filter xP        the same, --jobs processes at a time (xargs -P; default: CPU count)
+  io floor loop    `bench_cpu_io_floor IN OUT` per file, one after the other (read + write
+                   through libsndfile, no processing)
+  io floor xP      the same, --jobs processes at a time
+and prints files/s, MB/s of input, and each ratio to the batch. The batch's
+outputs are checked byte for byte against the filter loop's for a few files.
+"""
+import argparse
+import concurrent.futures
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+import wave
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+ap.add_argument("--bin", default="build/sigstream", help="the sigstream binary")
+ap.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
+ap.add_argument("--files", type=int, default=200)
+ap.add_argument("--seconds", type=float, default=30.0)
+ap.add_argument("--taps", type=int, default=255)
+ap.add_argument("--runs", type=int, default=1, help="best of this many runs per contender")
+ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes at a time for the xP rows")
+ap.add_argument("--work", default="bench/work/batch")
+ap.add_argument("--skip-loop", action="store_true", help="leave out the sequential filter loop (slow)")
+args = ap.parse_args()
+
+sig = os.path.abspath(args.bin)
+if not os.access(sig, os.X_OK):
+    sys.exit(f"batch_bench: no sigstream binary at {sig} (--bin)")
+floor_tool = os.path.join(os.path.dirname(sig), "bench", "bench_cpu_io_floor")
+have_floor = os.access(floor_tool, os.X_OK)
+rate, channels = 48000, 2
+
+work = os.path.abspath(args.work)
+src_dir = os.path.join(work, f"in_{args.files}x{args.seconds:g}s")
+os.makedirs(src_dir, exist_ok=True)
+names = [f"f{i:04d}.wav" for i in range(args.files)]
+frames = int(args.seconds * rate)
+
+
+def make(name, seed):
+    path = os.path.join(src_dir, name)
+    if os.path.exists(path) and os.path.getsize(path) >= frames * channels * 2:
+        return
+    try:
+        import numpy as np  # fast when present
+
+        rng = np.random.default_rng(seed)
+        t = np.arange(frames) / rate
+        tone = 0.3 * np.sin(2 * np.pi * (220 + 10 * (seed % 50)) * t)
+        x = tone[:, None] + 0.1 * rng.standard_normal((frames, channels))
+        data = (np.clip(x, -1, 1) * 32767).astype("<i2").tobytes()
+    except ImportError:
+        data = random.Random(seed).randbytes(frames * channels * 2)  # white noise, full scale
+    tmp = path + ".part"
+    with wave.open(tmp, "wb") as w:
+        w.setnchannels(channels)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(data)
+    os.replace(tmp, path)
+
+
+t0 = time.monotonic()
+with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as ex:
+    list(ex.map(make, names, range(len(names))))
+inputs = [os.path.join(src_dir, n) for n in names]
+in_bytes = sum(os.path.getsize(p) for p in inputs)
+print(f"inputs: {args.files} x {args.seconds:g} s stereo 48 kHz pcm16 = {in_bytes / 1e9:.2f} GB in {src_dir} "
+      f"(ready in {time.monotonic() - t0:.1f} s)")
+
+# Warm the page cache so that every contender reads from memory alike.
+for p in inputs:
+    with open(p, "rb") as f:
+        while f.read(1 << 24):
+            pass
+
+cfg = os.path.join(work, "batch_bench.yaml")
+with open(cfg, "w") as f:
+    f.write("version: 1\n"
+            "source: {file: placeholder.wav}\n"
+            "stages:\n"
+            f"  - {{type: fir, name: lp, design: {{kind: lowpass, cutoff_hz: 3000, taps: {args.taps}, "
+            "window: hamming}, mode: causal, method: auto}\n"
+            "  - {type: metrics, name: after_lp}\n"
+            "sink: {file: placeholder.wav, format: same}\n"
+            f"execution: {{backend: {args.backend}}}\n"
+            "batch:\n"
+            f"  inputs: [\"{src_dir}/*.wav\"]\n"
+            f"  out_dir: {os.path.join(work, 'out_batch')}\n"
+            "  keep_going: false\n")
+
+
+def timed(fn):
+    best = None
+    for _ in range(args.runs):
+        t = time.monotonic()
+        fn()
+        s = time.monotonic() - t
+        best = s if best is None else min(best, s)
+    return best
+
+
+def check(cmd):
+    p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode != 0:
+        sys.exit(f"batch_bench: {' '.join(cmd)} failed (rc {p.returncode}): {p.stderr[-800:]}")
+
+
+def per_file(make_cmd, out_dir, jobs):
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    cmds = [make_cmd(p, os.path.join(out_dir, os.path.basename(p))) for p in inputs]
+    if jobs <= 1:
+        for c in cmds:
+            check(c)
+    else:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
+            list(ex.map(check, cmds))
+
+
+def filter_cmd(i, o):
+    return [sig, "filter", i, o, "--lowpass", "3000", "--taps", str(args.taps), "--backend", args.backend,
+            "--quiet", "--no-progress"]
+
+
+def floor_cmd(i, o):
+    return [floor_tool, i, o]
+
+
+rows = []
+batch_out = os.path.join(work, "out_batch")
+rows.append(("batch", timed(lambda: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
+                                            "--backend", args.backend]))))
+if not args.skip_loop:
+    rows.append(("filter loop", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_loop"), 1))))
+if args.jobs > 1:
+    rows.append((f"filter x{args.jobs}", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_par"),
+                                                                 args.jobs))))
+if have_floor:
+    rows.append(("io floor loop", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"), 1))))
+    if args.jobs > 1:
+        rows.append((f"io floor x{args.jobs}", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"),
+                                                                       args.jobs))))
+else:
+    print(f"(no {floor_tool}: build the bench target for the I/O floor rows)")
+
+# Same results: the batch's outputs against one filter run per file.
+ref_dir = os.path.join(work, "out_loop" if not args.skip_loop else "out_par")
+if os.path.isdir(ref_dir):
+    mismatched = [n for n in names[:5]
+                  if open(os.path.join(batch_out, n), "rb").read() != open(os.path.join(ref_dir, n), "rb").read()]
+    print("outputs: batch == filter for the first 5 files" if not mismatched else
+          f"outputs: batch differs from filter for {mismatched}")
+
+batch_s = rows[0][1]
+audio_s = args.files * args.seconds
+print(f"\n{'contender':<16} {'seconds':>9} {'files/s':>9} {'MB/s':>9} {'x real time':>12} {'vs batch':>9}")
+for name, s in rows:
+    print(f"{name:<16} {s:9.2f} {args.files / s:9.1f} {in_bytes / s / 1e6:9.1f} {audio_s / s:12.0f} "
+          f"{s / batch_s:8.2f}x")
+print(f"\nbackend {args.backend}, {args.taps} taps, best of {args.runs}; 'vs batch' > 1 means slower than the batch")

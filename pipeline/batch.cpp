@@ -1,0 +1,1120 @@
+#include "pipeline/batch.hpp"
+
+#include <fnmatch.h>
+#include <glob.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <sstream>
+#include <system_error>
+#include <thread>
+
+#include "core/cleanup.hpp"
+#include "core/error.hpp"
+#include "core/thread_pool.hpp"
+#include "core/version.hpp"
+#include "pipeline/io/atomic_file.hpp"
+
+namespace sigstream {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Paths
+
+bool has_wildcard(std::string_view s) { return s.find_first_of("*?[{") != std::string_view::npos; }
+
+std::vector<std::string> split_components(const std::string& p) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : p) {
+    if (c == '/') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  if (!cur.empty()) out.push_back(cur);
+  return out;
+}
+
+std::string join_components(const std::vector<std::string>& parts, std::size_t from, std::size_t to,
+                            bool absolute) {
+  std::string s = absolute ? "/" : "";
+  for (std::size_t i = from; i < to; ++i) {
+    if (i > from) s += '/';
+    s += parts[i];
+  }
+  if (s.empty()) s = ".";
+  return s;
+}
+
+std::string expand_tilde(const std::string& p) {
+  if (p == "~" || p.rfind("~/", 0) == 0) {
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+      return std::string(home) + p.substr(1);
+  }
+  return p;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// Extensions libsndfile (with its usual codecs) reads: what a folder walk takes.
+bool is_audio_name(const fs::path& p) {
+  static const std::set<std::string> kExt = {".wav",  ".wave", ".bwf", ".flac", ".aif", ".aiff",
+                                             ".aifc", ".ogg",  ".oga", ".opus", ".mp3", ".caf",
+                                             ".w64",  ".rf64", ".au",  ".snd",  ".voc", ".sd2"};
+  return kExt.count(lower(p.extension().string())) > 0;
+}
+
+bool is_hidden(const fs::path& p) {
+  const std::string n = p.filename().string();
+  return !n.empty() && n[0] == '.' && n != "." && n != "..";
+}
+
+fs::path canonical_of(const fs::path& p) {
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(p, ec);
+  if (ec) c = fs::absolute(p, ec).lexically_normal();
+  return c;
+}
+
+bool is_under(const fs::path& p, const fs::path& dir) {
+  auto pi = p.begin();
+  for (auto di = dir.begin(); di != dir.end(); ++di, ++pi) {
+    if (di->empty()) continue;  // trailing separator
+    if (pi == p.end() || *pi != *di) return false;
+  }
+  return true;
+}
+
+struct Found {
+  std::string path;
+  fs::path base;  // the folder whose structure is mirrored under out_dir
+  bool literal = false;
+};
+
+class Expander {
+ public:
+  Expander(const fs::path& out_dir_canonical, std::vector<Found>& out)
+      : out_dir_(out_dir_canonical), out_(out) {}
+
+  // Every audio file under `dir` (recursively), mirrored relative to `base`.
+  // `rest` (a `**` pattern's tail) further filters the path below `dir`.
+  void walk(const fs::path& dir, const fs::path& base, const std::string& rest = {}) {
+    std::error_code ec;
+    if (is_under(canonical_of(dir), out_dir_)) return;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+    std::vector<std::string> files;
+    for (; !ec && it != end; it.increment(ec)) {
+      const fs::path& p = it->path();
+      if (is_hidden(p)) {
+        if (it->is_directory(ec)) it.disable_recursion_pending();
+        continue;
+      }
+      if (it->is_directory(ec)) {
+        if (is_under(canonical_of(p), out_dir_)) it.disable_recursion_pending();
+        continue;
+      }
+      if (!it->is_regular_file(ec)) continue;
+      if (rest.empty() ? !is_audio_name(p) : !tail_matches(p.lexically_relative(dir), rest)) continue;
+      files.push_back(p.string());
+    }
+    std::sort(files.begin(), files.end());
+    for (auto& f : files) out_.push_back({std::move(f), base, false});
+  }
+
+  // Returns the number of files found.
+  std::size_t pattern(const std::string& raw) {
+    const std::size_t before = out_.size();
+    const std::string text = expand_tilde(raw);
+    const bool absolute = !text.empty() && text[0] == '/';
+    const auto parts = split_components(text);
+    std::size_t first_wild = parts.size();
+    for (std::size_t i = 0; i < parts.size(); ++i)
+      if (has_wildcard(parts[i])) {
+        first_wild = i;
+        break;
+      }
+    if (first_wild == parts.size()) {  // a plain path
+      std::error_code ec;
+      if (fs::is_directory(text, ec))
+        walk(text, text);
+      else
+        out_.push_back({text, {}, true});
+      return out_.size() - before;
+    }
+    const fs::path base = join_components(parts, 0, first_wild, absolute);
+    const auto dstar = std::find(parts.begin(), parts.end(), "**");
+    if (dstar != parts.end()) {
+      const auto k = static_cast<std::size_t>(dstar - parts.begin());
+      const std::string head = join_components(parts, 0, k, absolute);
+      const std::string rest = join_components(parts, k + 1, parts.size(), false);
+      for (const std::string& dir : glob_paths(head)) {
+        std::error_code ec;
+        if (fs::is_directory(dir, ec)) walk(dir, base, rest == "." ? std::string() : rest);
+      }
+      return out_.size() - before;
+    }
+    for (const std::string& m : glob_paths(text)) {
+      std::error_code ec;
+      if (fs::is_directory(m, ec)) {
+        walk(m, base);
+      } else if (!is_under(canonical_of(m), out_dir_)) {
+        out_.push_back({m, base, false});
+      }
+    }
+    return out_.size() - before;
+  }
+
+ private:
+  static std::vector<std::string> glob_paths(const std::string& pattern) {
+    if (!has_wildcard(pattern)) return {pattern};
+    int flags = 0;
+#ifdef GLOB_BRACE
+    flags |= GLOB_BRACE;
+#endif
+#ifdef GLOB_TILDE
+    flags |= GLOB_TILDE;
+#endif
+    glob_t g{};
+    std::vector<std::string> out;
+    if (::glob(pattern.c_str(), flags, nullptr, &g) == 0)
+      for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+    ::globfree(&g);
+    return out;  // glob(3) sorts
+  }
+
+  // `**/rest`: rest matches the last components of `rel` (zero or more folders before).
+  static bool tail_matches(const fs::path& rel, const std::string& rest) {
+    std::vector<std::string> parts;
+    for (const auto& c : rel) parts.push_back(c.string());
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      const std::string tail = join_components(parts, i, parts.size(), false);
+      if (::fnmatch(rest.c_str(), tail.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) return true;
+    }
+    return false;
+  }
+
+  fs::path out_dir_;
+  std::vector<Found>& out_;
+};
+
+std::string mirrored_subdir(const std::string& input, const fs::path& base) {
+  const fs::path parent = fs::absolute(fs::path(input)).lexically_normal().parent_path();
+  const fs::path b = fs::absolute(base).lexically_normal();
+  fs::path rel = parent.lexically_relative(b);
+  if (rel.empty() || rel == "." || *rel.begin() == "..") return {};
+  return rel.string();
+}
+
+fs::path common_parent(const std::vector<fs::path>& dirs) {
+  if (dirs.empty()) return {};
+  fs::path common = dirs.front();
+  for (const fs::path& d : dirs) {
+    fs::path next;
+    auto a = common.begin();
+    auto b = d.begin();
+    for (; a != common.end() && b != d.end() && *a == *b; ++a, ++b) next /= *a;
+    common = next;
+  }
+  return common;
+}
+
+// ---------------------------------------------------------------------------
+// Resume
+
+std::optional<fs::file_time_type> mtime(const std::string& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return std::nullopt;
+  auto t = fs::last_write_time(p, ec);
+  if (ec) return std::nullopt;
+  return t;
+}
+
+// The statistics of a file whose outputs are complete and not older than
+// everything they were made from; nullopt when it must be (re)done.
+std::optional<json> up_to_date(const BatchItem& item, const std::vector<std::string>& deps, bool verify) {
+  const auto in_time = mtime(item.input);
+  if (!in_time) return std::nullopt;
+  fs::file_time_type newest = *in_time;
+  for (const std::string& d : deps)
+    if (auto t = mtime(d)) newest = std::max(newest, *t);
+  for (const std::string* p : {&item.output, &item.stats_json, &item.stats_csv}) {
+    if (p->empty()) continue;
+    const auto t = mtime(*p);
+    if (!t || *t < newest) return std::nullopt;
+  }
+  std::ifstream f(item.stats_json);
+  json j = json::parse(f, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("input") || !j["input"].is_object())
+    return std::nullopt;
+  const json& path = j["input"]["path"];
+  if (!path.is_string() || canonical_of(path.get<std::string>()) != canonical_of(item.input))
+    return std::nullopt;
+  const json& v = j.value("verification", json());
+  if (v.is_object() && !v.value("passed", false)) return std::nullopt;
+  if (verify && !v.is_object()) return std::nullopt;
+  return j;
+}
+
+void fill_from_stats(BatchFileResult& r, const json& j) {
+  auto num = [](const json& o, const char* k) {
+    return o.is_object() && o.contains(k) && o[k].is_number() ? o[k].get<double>() : 0.0;
+  };
+  auto integer = [](const json& o, const char* k) -> std::int64_t {
+    return o.is_object() && o.contains(k) && o[k].is_number() ? o[k].get<std::int64_t>() : 0;
+  };
+  auto str = [](const json& o, const char* k) {
+    return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
+  };
+  const json in = j.value("input", json());
+  const json out = j.value("output", json());
+  r.sample_rate = num(in, "sample_rate");
+  r.channels = static_cast<int>(integer(in, "channels"));
+  r.frames = integer(in, "frames");
+  r.input_format = str(in, "format");
+  r.output_frames = integer(out, "frames");
+  r.output_format = str(out, "format");
+  r.clipped_samples = integer(out, "clipped_samples");
+  r.backend = str(j, "backend");
+  r.device_name = str(j, "device");
+  const json v = j.value("verification", json());
+  if (v.is_object()) {
+    r.verification_ran = true;
+    r.rel_l2_error = num(v, "rel_l2_error");
+  }
+  try {
+    for (const json& c : j.at("metrics").at("output").at("totals").at("channels")) {
+      r.output_rms.push_back(num(c, "rms"));
+      r.output_peak.push_back(num(c, "peak"));
+      r.nonfinite += integer(c, "nonfinite");
+    }
+  } catch (const json::exception&) {
+  }
+}
+
+void fill_from_report(BatchFileResult& r, const RunReport& rep) {
+  r.sample_rate = rep.sample_rate;
+  r.channels = rep.channels;
+  r.frames = rep.input_frames;
+  r.output_frames = rep.output_frames;
+  r.input_format = rep.input_format;
+  r.output_format = rep.output_format;
+  r.backend = rep.backend;
+  r.device_name = rep.device;
+  r.clipped_samples = rep.clipped_samples;
+  for (const MetricsReport& m : rep.metrics) {
+    if (m.name != "output") continue;
+    for (const ChannelMetrics& c : m.totals) {
+      r.output_rms.push_back(c.rms());
+      r.output_peak.push_back(c.peak);
+      r.nonfinite += c.nonfinite;
+    }
+  }
+  r.verification_ran = rep.verification.ran;
+  r.rel_l2_error = rep.verification.rel_l2_error;
+}
+
+std::string fnv_hex(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string human_bytes(double b) {
+  const char* units[] = {"B", "kB", "MB", "GB", "TB"};
+  int u = 0;
+  while (b >= 1000.0 && u < 4) {
+    b /= 1000.0;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", b, units[u]);
+  return buf;
+}
+
+// ---------------------------------------------------------------------------
+// The batch progress line (stderr, terminals only); log lines go above it.
+
+class BatchDisplay {
+ public:
+  BatchDisplay(bool enabled, std::function<void(const std::string&)> log, std::size_t files,
+               std::uintmax_t bytes)
+      : enabled_(enabled && ::isatty(STDERR_FILENO) == 1),
+        log_(std::move(log)),
+        files_(files),
+        bytes_(bytes),
+        start_(std::chrono::steady_clock::now()) {}
+
+  [[nodiscard]] bool drawing() const noexcept { return enabled_; }
+
+  void say(const std::string& line) {
+    std::lock_guard lock(mutex_);
+    if (!log_) return;
+    clear_locked();
+    log_(line);
+    if (drawn_) draw_locked();
+  }
+
+  void update(std::size_t done, std::uintmax_t bytes_done, int failed, int running) {
+    std::lock_guard lock(mutex_);
+    done_ = done;
+    bytes_done_ = bytes_done;
+    failed_ = failed;
+    running_ = running;
+    if (!enabled_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (done < files_ && drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    last_draw_ = now;
+    draw_locked();
+  }
+
+  void finish() {
+    std::lock_guard lock(mutex_);
+    clear_locked();
+    drawn_ = false;
+    enabled_ = false;
+  }
+
+ private:
+  void clear_locked() {
+    if (!enabled_ || !drawn_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+  }
+
+  void draw_locked() {
+    constexpr int kWidth = 24;
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double frac = bytes_ > 0
+                            ? static_cast<double>(bytes_done_) / static_cast<double>(bytes_)
+                            : (files_ > 0 ? static_cast<double>(done_) / static_cast<double>(files_) : 1.0);
+    const double rate = secs > 0 ? static_cast<double>(bytes_done_) / secs : 0.0;
+    const double eta = rate > 0 ? static_cast<double>(bytes_ - std::min(bytes_, bytes_done_)) / rate : 0.0;
+    char bar[kWidth + 1];
+    const int filled = static_cast<int>(std::clamp(frac, 0.0, 1.0) * kWidth);
+    for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
+    bar[kWidth] = '\0';
+    std::string eta_text = rate > 0 ? fmt("ETA %.0f s", eta) : std::string("ETA --");
+    std::fprintf(stderr, "\r[%s] %zu/%zu files  %s/%s  %s/s  %s  %d running%s%s", bar, done_, files_,
+                 human_bytes(static_cast<double>(bytes_done_)).c_str(),
+                 human_bytes(static_cast<double>(bytes_)).c_str(), human_bytes(rate).c_str(),
+                 eta_text.c_str(), running_, failed_ > 0 ? "  failed " : "",
+                 failed_ > 0 ? std::to_string(failed_).c_str() : "");
+    std::fprintf(stderr, "\033[K");
+    std::fflush(stderr);
+    drawn_ = true;
+  }
+
+  std::mutex mutex_;
+  bool enabled_;
+  bool drawn_ = false;
+  std::function<void(const std::string&)> log_;
+  std::size_t files_;
+  std::uintmax_t bytes_;
+  std::size_t done_ = 0;
+  std::uintmax_t bytes_done_ = 0;
+  int failed_ = 0, running_ = 0;
+  std::chrono::steady_clock::time_point start_, last_draw_;
+};
+
+// Temporary files (AtomicFile: ".NAME.sigstream-XXXXXX" next to NAME) that a
+// killed batch (SIGKILL, power loss) left beside the outputs about to be
+// written. Returns how many were removed.
+int remove_stale_temps(const std::vector<std::string>& targets) {
+  std::map<fs::path, std::set<std::string>> by_dir;
+  for (const std::string& t : targets) {
+    if (t.empty()) continue;
+    const fs::path p(t);
+    by_dir[p.has_parent_path() ? p.parent_path() : fs::path(".")].insert(p.filename().string());
+  }
+  const std::string tag = ".sigstream-";
+  int removed = 0;
+  for (const auto& [dir, names] : by_dir) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string n = it->path().filename().string();
+      const auto pos = n.rfind(tag);
+      if (n.size() < 2 || n[0] != '.' || pos == std::string::npos || n.size() != pos + tag.size() + 6)
+        continue;
+      if (names.count(n.substr(1, pos - 1)) == 0) continue;
+      std::error_code rm;
+      if (fs::remove(it->path(), rm)) ++removed;
+    }
+  }
+  return removed;
+}
+
+std::string summary_csv_path(const std::string& json_path) {
+  fs::path p(json_path);
+  p.replace_extension(".csv");
+  return p.string();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+std::string_view to_string(BatchStatus s) {
+  switch (s) {
+    case BatchStatus::ok:
+      return "ok";
+    case BatchStatus::skipped:
+      return "skipped";
+    case BatchStatus::failed:
+      return "failed";
+    case BatchStatus::interrupted:
+      return "interrupted";
+    case BatchStatus::not_run:
+      return "not_run";
+  }
+  return "?";
+}
+
+int BatchSummary::exit_code() const noexcept {
+  if (interrupted) return 130;
+  if (failed > 0 || interrupted_files > 0 || (!summary_json.empty() && !summary_written)) return 1;
+  return 0;
+}
+
+std::vector<BatchItem> collect_batch_items(const Config& config, const std::vector<std::string>& extra_inputs,
+                                           const std::string& out_dir,
+                                           const std::function<void(const std::string&)>& log) {
+  const fs::path out_canon = canonical_of(out_dir);
+  std::vector<Found> found;
+  Expander ex(out_canon, found);
+  std::vector<std::string> patterns = config.batch.inputs;
+  patterns.insert(patterns.end(), extra_inputs.begin(), extra_inputs.end());
+  if (patterns.empty())
+    throw config_error(
+        "batch: no inputs: give files, folders or globs on the command line or in "
+        "batch.inputs of " +
+        config.origin);
+  for (const std::string& p : patterns) {
+    if (ex.pattern(p) == 0 && log) log("batch: warning: '" + p + "' matched no audio files");
+  }
+
+  // Plain paths mirror their folders below the deepest folder common to them all.
+  std::vector<fs::path> literal_dirs;
+  for (const Found& f : found)
+    if (f.literal) literal_dirs.push_back(fs::absolute(fs::path(f.path)).lexically_normal().parent_path());
+  const fs::path literal_base = common_parent(literal_dirs);
+
+  std::set<fs::path> seen;
+  std::vector<BatchItem> items;
+  for (const Found& f : found) {
+    if (!seen.insert(canonical_of(f.path)).second) continue;
+    BatchItem it;
+    it.input = f.path;
+    it.subdir = mirrored_subdir(f.path, f.literal ? literal_base : f.base);
+    std::error_code ec;
+    const auto size = fs::file_size(f.path, ec);
+    it.bytes = ec ? 0 : size;
+    items.push_back(std::move(it));
+  }
+  if (items.empty()) {
+    std::string list;
+    for (const auto& p : patterns) list += (list.empty() ? "'" : ", '") + p + "'";
+    throw config_error("batch: no input files: " + list + " matched nothing (out_dir '" + out_dir +
+                       "' is never searched)");
+  }
+  std::sort(items.begin(), items.end(),
+            [](const BatchItem& a, const BatchItem& b) { return a.input < b.input; });
+
+  const std::string sink_ext = config.sink.file ? fs::path(*config.sink.file).extension().string() : "";
+  for (BatchItem& it : items) {
+    fs::path stem_path = fs::path(out_dir);
+    if (!it.subdir.empty()) stem_path /= it.subdir;
+    stem_path /= fs::path(it.input).stem();
+    const std::string s = stem_path.string();
+    if (config.sink.file) it.output = s + sink_ext;
+    it.stats_json = s + ".json";
+    if (config.stats.csv) it.stats_csv = s + ".csv";
+  }
+
+  // Every path written must be distinct, and none may be an input.
+  std::map<fs::path, std::string> inputs;
+  for (const BatchItem& it : items) inputs.emplace(canonical_of(it.input), it.input);
+  std::map<fs::path, std::string> claimed;
+  const std::string summary = (fs::path(out_dir) / "batch_summary.json").string();
+  claimed.emplace(canonical_of(summary), "the batch summary");
+  claimed.emplace(canonical_of(summary_csv_path(summary)), "the batch summary");
+  std::vector<std::string> problems;
+  for (const BatchItem& it : items) {
+    for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv}) {
+      if (p->empty()) continue;
+      const fs::path c = canonical_of(*p);
+      if (auto in = inputs.find(c); in != inputs.end()) {
+        problems.push_back("output '" + *p + "' of '" + it.input + "' would overwrite the input '" +
+                           in->second + "' (choose another out_dir or sink extension)");
+        continue;
+      }
+      auto [pos, fresh] = claimed.emplace(c, "'" + it.input + "'");
+      if (!fresh)
+        problems.push_back("'" + it.input + "' and " + pos->second + " both map to '" + *p +
+                           "' (rename one, or run them in separate batches)");
+    }
+  }
+  if (!problems.empty()) {
+    std::string m = "batch: outputs collide:";
+    for (const auto& p : problems) m += "\n  " + p;
+    throw config_error(m);
+  }
+  return items;
+}
+
+std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int device_count) {
+  std::vector<int> out;
+  if (requested.empty()) {
+    for (int d = 0; d < device_count; ++d) out.push_back(d);
+    return out;
+  }
+  std::string bad;
+  for (int d : requested) {
+    if (d < 0 || d >= device_count) {
+      bad += (bad.empty() ? "" : ", ") + std::to_string(d);
+      continue;
+    }
+    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+  }
+  if (!bad.empty())
+    throw config_error("execution.device: device " + bad + " does not exist (" +
+                       std::to_string(device_count) + " CUDA device(s) found; expected " +
+                       (device_count > 0 ? "0.." + std::to_string(device_count - 1) : std::string("none")) +
+                       ")");
+  return out;
+}
+
+std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int files_per_device,
+                                            int cpu_threads, std::size_t files) {
+  std::vector<BatchWorker> out;
+  const std::size_t cap = std::max<std::size_t>(1, files);
+  if (!devices.empty()) {
+    const int per = std::max(1, files_per_device);
+    for (int slot = 0; slot < per; ++slot)
+      for (int d : devices)
+        if (out.size() < cap) out.push_back({d, 0});
+    return out;
+  }
+  const int budget = std::max(1, cpu_threads);
+  const int workers = static_cast<int>(std::min<std::size_t>(cap, static_cast<std::size_t>(budget)));
+  for (int w = 0; w < workers; ++w) out.push_back({-1, std::max(1, budget / workers)});
+  return out;
+}
+
+std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>& bytes) {
+  std::vector<std::size_t> order(bytes.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return bytes[a] > bytes[b]; });
+  return order;
+}
+
+std::string batch_config_fingerprint(const Config& c, const std::string& backend) {
+  std::ostringstream o;
+  o.precision(17);
+  o << "v1|" << backend << '|' << to_string(c.sink.format) << '|'
+    << (c.sink.file ? lower(fs::path(*c.sink.file).extension().string()) : std::string("-")) << '|'
+    << (c.stats.csv ? "csv" : "-");
+  for (const StageSpec& s : c.stages) {
+    o << "|stage:" << to_string(s.type) << ':' << s.name;
+    if (s.type == StageType::fir) {
+      o << ':' << to_string(s.fir.mode) << ':' << to_string(s.fir.method);
+      if (s.fir.design) {
+        o << ":design:" << to_string(s.fir.design->kind) << ':' << s.fir.design->taps << ':'
+          << to_string(s.fir.design->window);
+        for (double f : s.fir.design->cutoff_hz) o << ',' << f;
+      }
+      if (s.fir.taps_file) o << ":file:" << *s.fir.taps_file;
+      for (double t : s.fir.taps) o << ',' << t;
+    } else if (s.type == StageType::gain) {
+      o << ':' << s.gain_linear;
+    }
+  }
+  return fnv_hex(o.str());
+}
+
+std::string batch_summary_json(const BatchSummary& s, const std::string& fingerprint) {
+  json j;
+  j["schema"] = 1;
+  j["sigstream_version"] = kVersion;
+  j["config_fingerprint"] = fingerprint;
+  j["out_dir"] = s.out_dir;
+  j["backend"] = s.backend;
+  j["exit_code"] = s.exit_code();
+  j["interrupted"] = s.interrupted;
+  j["stopped_at_failure"] = s.stopped;
+  j["counts"] = {{"total", s.files.size()},
+                 {"ok", s.ok},
+                 {"skipped", s.skipped},
+                 {"failed", s.failed},
+                 {"interrupted", s.interrupted_files},
+                 {"not_run", s.not_run}};
+  std::int64_t frames = 0;
+  double audio_s = 0.0;
+  for (const auto& f : s.files)
+    if (f.status == BatchStatus::ok) {
+      frames += f.frames;
+      audio_s += f.duration_s();
+    }
+  j["wall_s"] = s.wall_s;
+  j["bytes"] = s.bytes;
+  j["frames"] = frames;
+  j["audio_s"] = audio_s;
+  j["files_per_s"] = s.wall_s > 0 ? s.ok / s.wall_s : 0.0;
+  j["bytes_per_s"] = s.wall_s > 0 ? static_cast<double>(s.bytes) / s.wall_s : 0.0;
+  j["frames_per_s"] = s.wall_s > 0 ? static_cast<double>(frames) / s.wall_s : 0.0;
+  j["workers"] = json::array();
+  for (const auto& w : s.workers)
+    j["workers"].push_back(
+        {{"device", w.device >= 0 ? json(w.device) : json("cpu")}, {"threads", w.threads}});
+  j["devices"] = json::array();
+  for (const auto& d : s.devices)
+    j["devices"].push_back({{"device", d.device >= 0 ? json(d.device) : json("cpu")},
+                            {"workers", d.workers},
+                            {"files", d.files},
+                            {"failed", d.failed},
+                            {"frames", d.frames},
+                            {"busy_s", d.busy_s}});
+  j["files"] = json::array();
+  for (const auto& f : s.files) {
+    const bool known = f.channels > 0;
+    auto opt_num = [&](double v) { return known ? json(v) : json(nullptr); };
+    json e;
+    e["file"] = f.item.input;
+    e["output"] = f.item.output.empty() ? json(nullptr) : json(f.item.output);
+    e["stats"] = f.item.stats_json;
+    e["status"] = std::string(to_string(f.status));
+    e["error"] = f.error.empty() ? json(nullptr) : json(f.error);
+    e["bytes"] = f.item.bytes;
+    // Whole rates as integers, like the per-file statistics (SPEC §4).
+    e["sample_rate"] = known && f.sample_rate == std::floor(f.sample_rate)
+                           ? json(static_cast<std::int64_t>(f.sample_rate))
+                           : opt_num(f.sample_rate);
+    e["channels"] = known ? json(f.channels) : json(nullptr);
+    e["frames"] = known ? json(f.frames) : json(nullptr);
+    e["duration_s"] = opt_num(f.duration_s());
+    e["output_frames"] = known ? json(f.output_frames) : json(nullptr);
+    e["input_format"] = f.input_format;
+    e["output_format"] = f.output_format;
+    e["wall_s"] = f.wall_s;
+    e["frames_per_s"] =
+        f.wall_s > 0 && known ? json(static_cast<double>(f.frames) / f.wall_s) : json(nullptr);
+    e["backend"] = f.backend;
+    e["device"] = f.device >= 0 ? json(f.device) : json(nullptr);
+    e["device_name"] = f.device_name;
+    e["clipped_samples"] = f.clipped_samples;
+    e["nonfinite"] = f.nonfinite;
+    e["output_rms"] = f.output_rms;
+    e["output_peak"] = f.output_peak;
+    e["rel_l2_error"] = f.verification_ran ? json(f.rel_l2_error) : json(nullptr);
+    j["files"].push_back(std::move(e));
+  }
+  return j.dump(2) + "\n";
+}
+
+std::string batch_summary_csv(const BatchSummary& s) {
+  std::ostringstream o;
+  o << "file,output,status,frames,duration_s,sample_rate,channels,wall_s,frames_per_s,device,"
+       "clipped_samples,output_rms,output_peak,error\n";
+  for (const auto& f : s.files) {
+    const bool known = f.channels > 0;
+    double energy = 0.0, peak = 0.0;
+    for (double r : f.output_rms) energy += r * r;
+    for (double p : f.output_peak) peak = std::max(peak, p);
+    const double rms =
+        f.output_rms.empty() ? 0.0 : std::sqrt(energy / static_cast<double>(f.output_rms.size()));
+    std::string device;
+    if (f.device >= 0)
+      device = "cuda:" + std::to_string(f.device);
+    else if (!f.backend.empty())
+      device = f.backend;
+    o << csv_field(f.item.input) << ',' << csv_field(f.item.output) << ',' << to_string(f.status) << ','
+      << (known ? std::to_string(f.frames) : "") << ',' << (known ? fmt("%.6f", f.duration_s()) : "") << ','
+      << (known ? fmt("%.17g", f.sample_rate) : "") << ',' << (known ? std::to_string(f.channels) : "") << ','
+      << fmt("%.6f", f.wall_s) << ','
+      << (known && f.wall_s > 0 ? fmt("%.6g", static_cast<double>(f.frames) / f.wall_s) : "") << ','
+      << csv_field(device) << ',' << (known ? std::to_string(f.clipped_samples) : "") << ','
+      << (known && !f.output_rms.empty() ? fmt("%.9g", rms) : "") << ','
+      << (known && !f.output_peak.empty() ? fmt("%.9g", peak) : "") << ',' << csv_field(f.error) << '\n';
+  }
+  return o.str();
+}
+
+BatchSummary run_batch(const Config& config, const BatchOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool keep_going = options.keep_going.value_or(config.batch.keep_going);
+  const std::string out_dir = options.out_dir.value_or(config.batch.out_dir);
+  std::mutex log_mutex;
+  auto info = [&](const std::string& m) {
+    if (options.log && !options.quiet) options.log(m);
+  };
+
+  // Where: resolved once for the whole batch, before any file is touched.
+  const BackendKind kind = options.backend.value_or(config.execution.backend);
+  const int device_count = options.device_count_override >= 0 ? options.device_count_override
+                                                              : static_cast<int>(list_devices().size());
+  std::vector<int> devices;
+  if (kind == BackendKind::cuda && device_count == 0)
+    throw Error(ErrorKind::cuda, cuda_built()
+                                     ? "backend 'cuda': no CUDA device found (use --backend cpu or auto)"
+                                     : "backend 'cuda': this sigstream was built without CUDA "
+                                       "(no nvcc at build time); use --backend cpu");
+  if (kind != BackendKind::cpu && device_count > 0)
+    devices = resolve_batch_devices(config.execution.devices, device_count);
+  const bool use_cuda = !devices.empty();
+  const std::string backend = use_cuda ? "cuda" : "cpu";
+
+  std::vector<BatchItem> items = collect_batch_items(config, options.extra_inputs, out_dir, info);
+
+  BatchSummary summary;
+  summary.backend = backend;
+  summary.out_dir = out_dir;
+  summary.summary_json = options.summary_json.empty() ? (fs::path(out_dir) / "batch_summary.json").string()
+                                                      : options.summary_json;
+  summary.summary_csv = summary_csv_path(summary.summary_json);
+  const std::string fingerprint = batch_config_fingerprint(config, backend);
+
+  // Up to date? The previous summary says which config made the outputs.
+  bool force = options.force;
+  if (!force) {
+    std::ifstream prev(summary.summary_json);
+    if (prev) {
+      const json p = json::parse(prev, nullptr, false);
+      if (p.is_object() && p.contains("config_fingerprint") && p["config_fingerprint"].is_string() &&
+          p["config_fingerprint"].get<std::string>() != fingerprint) {
+        info("batch: the config (stages, sink or backend) changed since the last batch in '" + out_dir +
+             "': redoing every file");
+        force = true;
+      }
+    }
+  }
+  std::vector<std::string> deps;
+  if (!options.config_path.empty()) deps.push_back(options.config_path);
+  for (const StageSpec& s : config.stages)
+    if (s.type == StageType::fir && s.fir.taps_file) deps.push_back(*s.fir.taps_file);
+
+  summary.files.resize(items.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    BatchFileResult& r = summary.files[i];
+    r.item = items[i];
+    if (!force) {
+      if (auto j = up_to_date(items[i], deps, options.verify)) {
+        r.status = BatchStatus::skipped;
+        fill_from_stats(r, *j);
+        ++summary.skipped;
+        continue;
+      }
+    }
+    todo.push_back(i);
+  }
+
+  {
+    std::vector<std::string> targets = {summary.summary_json, summary.summary_csv};
+    for (std::size_t i : todo)
+      for (const std::string* p : {&items[i].output, &items[i].stats_json, &items[i].stats_csv})
+        targets.push_back(*p);
+    if (const int n = remove_stale_temps(targets); n > 0)
+      info("batch: removed " + std::to_string(n) + " temporary file(s) left by a killed run");
+  }
+
+  std::vector<std::uintmax_t> todo_bytes;
+  std::uintmax_t total_bytes = 0;
+  for (std::size_t i : todo) {
+    todo_bytes.push_back(items[i].bytes);
+    total_bytes += items[i].bytes;
+  }
+  std::vector<std::size_t> order;
+  for (std::size_t k : batch_dispatch_order(todo_bytes)) order.push_back(todo[k]);
+
+  const int cpu_budget = config.execution.threads > 0 ? config.execution.threads : hardware_threads();
+  if (!todo.empty())
+    summary.workers = plan_batch_workers(devices, options.files_per_device, cpu_budget, todo.size());
+  if (use_cuda) {
+    for (int d : devices) {
+      BatchDeviceCount c;
+      c.device = d;
+      for (const auto& w : summary.workers) c.workers += w.device == d ? 1 : 0;
+      summary.devices.push_back(c);
+    }
+  } else {
+    summary.devices.push_back({-1, static_cast<int>(summary.workers.size()), 0, 0, 0, 0.0});
+  }
+
+  {
+    std::string where;
+    if (use_cuda) {
+      where = "cuda device";
+      where += devices.size() > 1 ? "s " : " ";
+      for (std::size_t i = 0; i < devices.size(); ++i) where += (i ? "," : "") + std::to_string(devices[i]);
+      where += " (" + std::to_string(summary.workers.size()) + " file(s) in flight)";
+    } else {
+      if (kind == BackendKind::automatic)
+        info(cuda_built() ? "batch: no CUDA device found, using the CPU backend"
+                          : "batch: built without CUDA, using the CPU backend");
+      const int per = summary.workers.empty() ? 0 : summary.workers.front().threads;
+      where = "cpu (" + std::to_string(summary.workers.size()) + " file(s) in flight, " +
+              std::to_string(per) + " thread" + (per == 1 ? "" : "s") + " each)";
+    }
+    std::string m = "batch: " + std::to_string(items.size()) + " file" + (items.size() == 1 ? "" : "s");
+    if (summary.skipped > 0)
+      m += ", " + std::to_string(summary.skipped) + " up to date (skipped; --force redoes them)";
+    if (todo.empty()) m += ", nothing to run -> " + out_dir;
+    else m += ", " + std::to_string(todo.size()) + " to run on " + where + " -> " + out_dir;
+    info(m);
+  }
+
+  BatchDisplay display(options.progress && !options.quiet, options.log, todo.size(), total_bytes);
+  auto say = [&](const std::string& m, bool failure) {
+    if (!options.log || (options.quiet && !failure)) return;
+    display.say(m);
+  };
+
+  // Messages from the file pipelines: each distinct one once (they repeat per file).
+  std::set<std::string> seen_messages;
+  std::function<void(const std::string&)> file_log;
+  if (options.log && !options.quiet)
+    file_log = [&](const std::string& m) {
+      {
+        std::lock_guard lock(log_mutex);
+        if (!seen_messages.insert(m).second) return;
+      }
+      display.say(m);
+    };
+  const std::function<RunReport(const Config&, const RunOptions&)> runner =
+      options.runner ? options.runner
+                     : std::function<RunReport(const Config&, const RunOptions&)>(run_pipeline);
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::size_t next = 0, done = 0;
+  std::uintmax_t bytes_done = 0;
+  int running = 0, finished_workers = 0, failures = 0;
+  bool stop = false;
+  bool file_interrupted = false;
+
+  auto run_one = [&](std::size_t idx, const BatchWorker& w) {
+    BatchFileResult& r = summary.files[idx];
+    Config c = config;
+    c.source.file = r.item.input;
+    c.source.synth.reset();
+    c.sink.file = r.item.output.empty() ? std::nullopt : std::optional<std::string>(r.item.output);
+    c.stats.json = r.item.stats_json;
+    c.stats.csv = r.item.stats_csv.empty() ? std::nullopt : std::optional<std::string>(r.item.stats_csv);
+    c.execution.backend = w.device >= 0 ? BackendKind::cuda : BackendKind::cpu;
+    c.execution.devices = w.device >= 0 ? std::vector<int>{w.device} : std::vector<int>{};
+    if (w.device < 0) c.execution.threads = w.threads;
+    RunOptions ro;
+    ro.verify = options.verify;
+    ro.tolerance = options.tolerance;
+    ro.progress = false;
+    ro.exiting = false;
+    ro.log = file_log;
+    r.device = w.device;
+    const auto f0 = std::chrono::steady_clock::now();
+    try {
+      const RunReport rep = runner(c, ro);
+      fill_from_report(r, rep);
+      r.status = BatchStatus::ok;
+      if (rep.verification.ran && !rep.verification.passed) {
+        r.status = BatchStatus::failed;
+        r.error = r.item.input + ": verification failed: rel L2 error " +
+                  fmt("%.3g", rep.verification.rel_l2_error) + " > tolerance " +
+                  fmt("%.0e", rep.verification.tolerance) + " (outputs kept; a re-run redoes this file)";
+      }
+    } catch (const Error& e) {
+      r.status = e.kind() == ErrorKind::interrupted || interrupted() ? BatchStatus::interrupted
+                                                                     : BatchStatus::failed;
+      r.error = e.what();
+    } catch (const std::exception& e) {
+      r.status = interrupted() ? BatchStatus::interrupted : BatchStatus::failed;
+      r.error = std::string("internal error: ") + e.what();
+    } catch (...) {
+      r.status = interrupted() ? BatchStatus::interrupted : BatchStatus::failed;
+      r.error = "internal error: unknown exception";
+    }
+    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+    if (r.status == BatchStatus::interrupted && r.error.empty()) r.error = "interrupted";
+  };
+
+  auto worker_loop = [&](BatchWorker w) {
+    for (;;) {
+      std::size_t idx = 0;
+      {
+        std::lock_guard lock(mutex);
+        if (stop || interrupted() || next >= order.size()) break;
+        idx = order[next++];
+        ++running;
+      }
+      run_one(idx, w);
+      const BatchFileResult& r = summary.files[idx];
+      std::size_t n = 0;
+      {
+        std::lock_guard lock(mutex);
+        --running;
+        n = ++done;
+        bytes_done += r.item.bytes;
+        if (r.status == BatchStatus::failed) {
+          ++failures;
+          if (!keep_going) stop = true;
+        }
+        if (r.status == BatchStatus::interrupted) {
+          file_interrupted = true;
+          stop = true;
+        }
+      }
+      cv.notify_all();
+      const std::string count = "[" + std::to_string(n) + "/" + std::to_string(order.size()) + "] ";
+      if (r.status == BatchStatus::failed) {
+        const bool named = r.error.find(r.item.input) != std::string::npos;
+        say(count + "failed " + (named ? r.error : r.item.input + ": " + r.error), true);
+      } else if (r.status == BatchStatus::ok && !display.drawing()) {
+        const double x = r.wall_s > 0 ? r.duration_s() / r.wall_s : 0.0;
+        say(count + "ok " + r.item.input + " -> " +
+                (r.item.output.empty() ? r.item.stats_json : r.item.output) + " (" + fmt("%.2f", r.wall_s) +
+                " s, " + fmt("%.0f", x) + "x real time)",
+            false);
+      }
+    }
+    {
+      std::lock_guard lock(mutex);
+      ++finished_workers;
+    }
+    cv.notify_all();
+  };
+
+  std::vector<std::thread> threads;
+  if (!order.empty()) {
+    for (const BatchWorker& w : summary.workers) {
+      try {
+        threads.emplace_back(worker_loop, w);
+      } catch (const std::system_error&) {
+        if (threads.empty()) throw;
+        break;  // fewer workers than planned: those running take every file
+      }
+    }
+    std::unique_lock lock(mutex);
+    while (finished_workers < static_cast<int>(threads.size())) {
+      cv.wait_for(lock, std::chrono::milliseconds(200));
+      const std::size_t d = done;
+      const std::uintmax_t b = bytes_done;
+      const int f = failures, run = running;
+      lock.unlock();
+      display.update(d, b, f, run);
+      lock.lock();
+    }
+  }
+  for (auto& t : threads) t.join();
+  display.finish();
+
+  summary.interrupted = interrupted() || file_interrupted;
+  for (const BatchFileResult& r : summary.files) {
+    switch (r.status) {
+      case BatchStatus::ok:
+        ++summary.ok;
+        summary.bytes += r.item.bytes;
+        break;
+      case BatchStatus::failed:
+        ++summary.failed;
+        break;
+      case BatchStatus::interrupted:
+        ++summary.interrupted_files;
+        break;
+      case BatchStatus::not_run:
+        ++summary.not_run;
+        break;
+      case BatchStatus::skipped:
+        break;
+    }
+    if (r.status == BatchStatus::ok || r.status == BatchStatus::failed ||
+        r.status == BatchStatus::interrupted) {
+      for (BatchDeviceCount& d : summary.devices) {
+        if (d.device != r.device) continue;
+        ++d.files;
+        if (r.status != BatchStatus::ok) ++d.failed;
+        if (r.status == BatchStatus::ok) d.frames += r.frames;
+        d.busy_s += r.wall_s;
+      }
+    }
+  }
+  summary.stopped = stop && !summary.interrupted && summary.not_run > 0;
+  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // The summary, also after a stop or an interruption (it says which files are missing).
+  try {
+    write_file_atomic(summary.summary_json, batch_summary_json(summary, fingerprint));
+    write_file_atomic(summary.summary_csv, batch_summary_csv(summary));
+    summary.summary_written = true;
+  } catch (const Error& e) {
+    say(std::string("batch: error: cannot write the summary: ") + e.what(), true);
+  }
+
+  if (summary.interrupted) {
+    say("batch: interrupted: " + std::to_string(summary.interrupted_files) +
+            " file(s) in flight stopped (no partial output), " + std::to_string(summary.not_run) +
+            " not started; run the same command again to resume",
+        true);
+  } else if (summary.stopped) {
+    say("batch: stopped at the first failure (keep_going is off): " + std::to_string(summary.not_run) +
+            " file(s) not started",
+        true);
+  }
+  {
+    const double secs = summary.wall_s;
+    std::string m = "batch: " + std::to_string(summary.ok) + " ok, " + std::to_string(summary.failed) +
+                    " failed, " + std::to_string(summary.skipped) + " up to date";
+    if (summary.interrupted_files + summary.not_run > 0)
+      m += ", " + std::to_string(summary.interrupted_files + summary.not_run) + " not done";
+    m += " in " + fmt("%.2f", secs) + " s";
+    if (secs > 0 && summary.ok > 0)
+      m += " (" + fmt("%.2f", summary.ok / secs) + " files/s, " +
+           human_bytes(static_cast<double>(summary.bytes) / secs) + "/s)";
+    if (summary.summary_written) m += "; summary: " + summary.summary_json;
+    say(m, summary.failed > 0);
+  }
+  return summary;
+}
+
+}  // namespace sigstream

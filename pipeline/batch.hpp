@@ -1,0 +1,187 @@
+#pragma once
+// `sigstream batch` (SPEC §1, §2 `batch:`): one config over many input files.
+//
+// Inputs. `batch.inputs` (config) and the command-line inputs are each one of:
+//   - a glob (glob(3): * ? [..] {a,b} ~, plus one `**` component meaning "zero or
+//     more folders"): every match is taken, whatever its extension; a folder that
+//     matches is walked like a folder input;
+//   - a folder: every audio file under it, recursively (by extension: wav, flac,
+//     aif/aiff, ogg/oga, opus, mp3, caf, w64, rf64, au/snd, ...), hidden entries
+//     skipped;
+//   - a plain file path (taken even if missing: it then fails like any bad file).
+// Matches inside out_dir are left out of glob and folder expansions, so outputs
+// never become inputs. A file named twice is run once. The list is sorted by path.
+//
+// Outputs. out_dir/<subfolder>/<input stem><sink extension>, where <subfolder>
+// mirrors the input's folder relative to the glob's fixed prefix (the folders
+// before the first wildcard), the folder input itself, or, for plain paths, the
+// deepest folder common to all plain paths. Statistics go next to each output:
+// <stem>.json always, <stem>.csv when the config has stats.csv. Without
+// sink.file only the statistics are written. The batch summary is
+// out_dir/batch_summary.json and .csv (or BatchOptions::summary_json). Two
+// inputs mapping to one output, or an output that is an input, is an
+// Error(config) raised before any work.
+//
+// Resume. A file is skipped ("skipped", up to date) when its output, JSON and
+// CSV all exist, none is older than the input, the config file or a taps_file,
+// the JSON names this input and holds no failed verification (and holds one if
+// --verify was asked), and the previous summary (if any) was made by the same
+// effective config (stages, sink format and extension, backend). `force` redoes
+// everything. Every file is written atomically by run_pipeline, so an
+// interrupted batch leaves complete files or nothing, and a re-run goes on
+// from where it stopped.
+//
+// Scheduling. CUDA: `files_per_device` workers per device listed in
+// execution.device (default: every device), each running whole files on its
+// device, so that reading, writing and compute of different files overlap.
+// CPU: the thread budget (execution.threads, 0 = hardware threads) is split
+// over min(files, budget) workers, each file's pipeline getting budget/workers
+// threads. Files are handed out largest first (by bytes) to whichever worker is
+// free. Without keep_going the first failure stops handing out files (files in
+// flight finish); SIGINT/SIGTERM stops handing out files and the files in
+// flight end with Error(interrupted), leaving nothing behind.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/config.hpp"
+#include "pipeline/pipeline.hpp"
+
+namespace sigstream {
+
+struct BatchOptions {
+  std::vector<std::string> extra_inputs;  // command-line inputs (files, folders, globs)
+  std::optional<std::string> out_dir;     // overrides batch.out_dir
+  std::optional<bool> keep_going;         // overrides batch.keep_going
+  std::optional<BackendKind> backend;     // overrides execution.backend (--backend)
+  bool force = false;                     // redo files that are up to date
+  bool progress = false;                  // draw the batch progress line (stderr, terminals only)
+  bool quiet = false;                     // log only failures
+  bool verify = false;                    // --verify for every file (a failed check fails the file)
+  double tolerance = 1e-5;
+  std::string config_path;         // for the up-to-date check (mtime); may be empty
+  std::string summary_json;        // default out_dir/batch_summary.json; CSV: same stem, .csv
+  int files_per_device = 2;        // CUDA: files in flight per GPU
+  int device_count_override = -1;  // >= 0: pretend this many CUDA devices exist (tests)
+  // Lines for the user (no trailing newline). Failures are logged even when quiet.
+  std::function<void(const std::string&)> log;
+  // Runs one file; default run_pipeline. Tests inject a fake to exercise the
+  // scheduler without a GPU.
+  std::function<RunReport(const Config&, const RunOptions&)> runner;
+};
+
+// One input and where its results go.
+struct BatchItem {
+  std::string input;
+  std::string subdir;  // mirrored folder under out_dir ("" = top level)
+  std::string output;  // "" when the config has no sink.file
+  std::string stats_json;
+  std::string stats_csv;     // "" unless the config has stats.csv
+  std::uintmax_t bytes = 0;  // input size (0 if missing)
+};
+
+// Expands inputs and computes output paths (see the header comment). Throws
+// Error(config) when nothing matched, for colliding outputs, or when an
+// output would overwrite an input. `log` gets warnings (a glob matching nothing).
+std::vector<BatchItem> collect_batch_items(const Config& config, const std::vector<std::string>& extra_inputs,
+                                           const std::string& out_dir,
+                                           const std::function<void(const std::string&)>& log = {});
+
+// One slot of the scheduler: a device (-1 = the CPU backend) and the CPU
+// threads its file pipelines get.
+struct BatchWorker {
+  int device = -1;
+  int threads = 0;
+};
+
+// The devices a CUDA batch uses: `requested` (execution.device; empty = all
+// `device_count` devices). Throws Error(config) for a device that does not exist.
+std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int device_count);
+
+// The workers of a batch of `files` files. CUDA (devices non-empty):
+// files_per_device workers per device, interleaved (d0, d1, ..., d0, d1, ...) so
+// that fewer files than workers still spread over all devices; at most `files`
+// workers. CPU (devices empty): min(files, cpu_threads) workers with
+// max(1, cpu_threads / workers) threads each. Always at least one worker.
+std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int files_per_device,
+                                            int cpu_threads, std::size_t files);
+
+// The order files are handed out in: by bytes, largest first (ties: input order),
+// so that long files start early and short ones fill the gaps.
+std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>& bytes);
+
+enum class BatchStatus {
+  ok,           // processed now
+  skipped,      // up to date, not redone
+  failed,       // error (message in `error`)
+  interrupted,  // was running when SIGINT/SIGTERM arrived; no output left
+  not_run,      // never started: the batch was interrupted or stopped at a failure
+};
+std::string_view to_string(BatchStatus s);
+
+struct BatchFileResult {
+  BatchItem item;
+  BatchStatus status = BatchStatus::not_run;
+  std::string error;
+  // Known once the file was opened (from this run, or from the statistics of a
+  // skipped file); zero otherwise.
+  double sample_rate = 0.0;
+  int channels = 0;
+  std::int64_t frames = 0;  // input frames
+  std::int64_t output_frames = 0;
+  std::string input_format, output_format;
+  std::string backend, device_name;
+  int device = -1;      // CUDA ordinal this batch ran it on (-1: CPU or not run)
+  double wall_s = 0.0;  // time spent on it by this batch
+  std::int64_t clipped_samples = 0;
+  std::int64_t nonfinite = 0;
+  std::vector<double> output_rms, output_peak;  // per channel, the `output` metrics block
+  bool verification_ran = false;
+  double rel_l2_error = 0.0;
+  [[nodiscard]] double duration_s() const {
+    return sample_rate > 0 ? static_cast<double>(frames) / sample_rate : 0.0;
+  }
+};
+
+struct BatchDeviceCount {
+  int device = -1;  // -1 = CPU
+  int workers = 0;
+  int files = 0;  // ok + failed + interrupted on it
+  int failed = 0;
+  std::int64_t frames = 0;
+  double busy_s = 0.0;
+};
+
+struct BatchSummary {
+  std::vector<BatchFileResult> files;  // in input order
+  std::string backend;                 // "cpu" or "cuda"
+  std::vector<BatchWorker> workers;
+  std::vector<BatchDeviceCount> devices;
+  std::string out_dir, summary_json, summary_csv;
+  int ok = 0, skipped = 0, failed = 0, interrupted_files = 0, not_run = 0;
+  bool interrupted = false;  // SIGINT/SIGTERM arrived
+  bool stopped = false;      // stopped at the first failure (keep_going off)
+  bool summary_written = false;
+  std::uintmax_t bytes = 0;  // input bytes processed now
+  double wall_s = 0.0;
+  // 130 if interrupted, 1 if a file failed, else 0 (SPEC §1).
+  [[nodiscard]] int exit_code() const noexcept;
+};
+
+// Runs the batch. Throws Error(config) before any work for bad inputs (see
+// collect_batch_items) or devices, Error(cuda) when backend cuda has no device.
+// Per-file failures are in the summary, never thrown. The summary JSON/CSV are
+// written (atomically) at the end, also after a stop or an interruption.
+BatchSummary run_batch(const Config& config, const BatchOptions& options);
+
+// The summary files' text (exposed for tests).
+std::string batch_summary_json(const BatchSummary& summary, const std::string& fingerprint);
+std::string batch_summary_csv(const BatchSummary& summary);
+
+// A short hash of what determines the outputs (stages, sink format and
+// extension, stats.csv, backend), recorded in the summary for the resume check.
+std::string batch_config_fingerprint(const Config& config, const std::string& backend);
+
+}  // namespace sigstream

@@ -1,0 +1,684 @@
+// `sigstream batch` (pipeline/batch.hpp): input expansion and mirrored output
+// names, per-file statistics, the summary, keep_going, resume, and the
+// scheduler's device assignment with an injected device count (no GPU needed).
+#include <gtest/gtest.h>
+
+#include <sndfile.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+#include "pipeline/batch.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/io/atomic_file.hpp"
+#include "pipeline/io/stats_writer.hpp"
+#include "pipeline/pipeline.hpp"
+#include "test_support.hpp"
+
+namespace sigstream {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using test::TempDir;
+
+std::string read_bytes(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// Every file under `dir`, as paths relative to it (sorted).
+std::vector<std::string> tree(const fs::path& dir) {
+  std::vector<std::string> out;
+  if (!fs::exists(dir)) return out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) out.push_back(e.path().lexically_relative(dir).string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool has_temp_files(const fs::path& dir) {
+  for (const auto& f : tree(dir))
+    if (f.find(".sigstream-") != std::string::npos) return true;
+  return false;
+}
+
+struct Fixture {
+  std::string name;  // relative to in/
+  int format, rate, channels;
+  double seconds;
+};
+
+// Mixed rates, channel counts and formats, in a tree with a subfolder.
+const std::vector<Fixture> kFixtures = {
+    {"a_mono8k.wav", SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1, 0.9},
+    {"b_stereo44.wav", SF_FORMAT_WAV | SF_FORMAT_FLOAT, 44100, 2, 0.3},
+    {"sub/c_three48.flac", SF_FORMAT_FLAC | SF_FORMAT_PCM_24, 48000, 3, 0.25},
+    {"sub/d_stereo48.wav", SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, 0.2},
+};
+
+// The good fixtures' outputs (relative to out/), in input order.
+const std::vector<std::string> kOutputs = {"a_mono8k.wav", "b_stereo44.wav", "sub/c_three48.wav",
+                                           "sub/d_stereo48.wav"};
+
+class Batch : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::uint32_t seed = 1;
+    for (const Fixture& f : kFixtures) {
+      const fs::path p = in() / f.name;
+      fs::create_directories(p.parent_path());
+      const int bits = (f.format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16   ? 16
+                       : (f.format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_24 ? 24
+                                                                            : 0;
+      const auto frames = static_cast<std::size_t>(f.seconds * f.rate);
+      test::write_audio(
+          p.string(), f.format, f.rate, f.channels,
+          test::random_samples(frames * static_cast<std::size_t>(f.channels), seed++, 0.5f, bits));
+    }
+    write_text(in() / "bad.wav", "this is not audio, only text with a .wav name\n");
+    write_text(in() / "notes.txt", "not taken: a folder walk takes audio extensions only\n");
+  }
+
+  [[nodiscard]] fs::path in() const { return dir_.path() / "in"; }
+  [[nodiscard]] fs::path out() const { return dir_.path() / "out"; }
+
+  [[nodiscard]] std::string yaml(const std::string& inputs, bool keep_going = true, int threads = 2,
+                                 const std::string& extra_stage = "") const {
+    return "version: 1\n"
+           "source: {file: placeholder.wav}\n"
+           "stages:\n"
+           "  - type: fir\n"
+           "    name: lp\n"
+           "    design: {kind: lowpass, cutoff_hz: 1000, taps: 31, window: hamming}\n"
+           "  - type: metrics\n"
+           "    name: after_lp\n" +
+           extra_stage +
+           "sink: {file: placeholder.wav, format: same}\n"
+           "stats: {json: placeholder.json, csv: placeholder.csv}\n"
+           "execution: {backend: cpu, chunk_frames: 4096, threads: " +
+           std::to_string(threads) +
+           "}\n"
+           "batch:\n"
+           "  inputs: " +
+           inputs + "\n  out_dir: " + out().string() + "\n  keep_going: " + (keep_going ? "true" : "false") +
+           "\n";
+  }
+
+  [[nodiscard]] Config config(const std::string& inputs, bool keep_going = true, int threads = 2,
+                              const std::string& extra_stage = "") const {
+    return parse_config(yaml(inputs, keep_going, threads, extra_stage), "batch-test.yaml");
+  }
+
+  [[nodiscard]] Config tree_config(bool keep_going = true, int threads = 2) const {
+    return config("[\"" + in().string() + "\"]", keep_going, threads);
+  }
+
+  static BatchOptions quiet_options() {
+    BatchOptions o;
+    o.quiet = true;
+    return o;
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(Batch, TreeOfMixedFilesGivesMirroredOutputsStatsAndSummary) {
+  std::vector<std::string> lines;
+  BatchOptions o;
+  o.log = [&](const std::string& m) { lines.push_back(m); };
+  const BatchSummary s = run_batch(tree_config(), o);
+
+  EXPECT_EQ(s.exit_code(), 1);  // the corrupt file failed
+  EXPECT_EQ(s.ok, 4);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.skipped, 0);
+  EXPECT_FALSE(s.interrupted);
+  EXPECT_EQ(s.backend, "cpu");
+  ASSERT_EQ(s.files.size(), 5U);  // notes.txt is not audio: not taken
+
+  for (std::size_t i = 0; i < kFixtures.size(); ++i) {
+    const Fixture& f = kFixtures[i];
+    const fs::path output = out() / kOutputs[i];
+    ASSERT_TRUE(fs::exists(output)) << output;
+    const test::Audio a = test::read_audio(output.string());
+    EXPECT_EQ(a.rate, f.rate) << output;
+    EXPECT_EQ(a.channels, f.channels) << output;
+    EXPECT_EQ(a.frames, static_cast<std::int64_t>(f.seconds * f.rate)) << output;
+    EXPECT_EQ(a.format & SF_FORMAT_TYPEMASK, SF_FORMAT_WAV) << "the sink's extension sets the container";
+    EXPECT_EQ(a.format & SF_FORMAT_SUBMASK, f.format & SF_FORMAT_SUBMASK) << "format: same keeps the subtype";
+
+    // Statistics next to the output, naming this input.
+    fs::path js = output, cs = output;
+    js.replace_extension(".json");
+    cs.replace_extension(".csv");
+    ASSERT_TRUE(fs::exists(js)) << js;
+    ASSERT_TRUE(fs::exists(cs)) << cs;
+    const json stats = json::parse(read_bytes(js));
+    EXPECT_EQ(fs::path(stats["input"]["path"].get<std::string>()), in() / f.name);
+    EXPECT_EQ(stats["input"]["channels"], f.channels);
+    EXPECT_EQ(read_bytes(cs).rfind("stage,chunk,start_frame", 0), 0U);
+
+    // Exactly what a single run of the same config gives.
+    Config single = tree_config();
+    single.source.file = (in() / f.name).string();
+    single.sink.file = (dir_.path() / ("single_" + std::to_string(i) + ".wav")).string();
+    single.stats = {};
+    RunOptions ro;
+    (void)run_pipeline(single, ro);
+    EXPECT_EQ(read_bytes(output), read_bytes(*single.sink.file)) << output;
+  }
+  EXPECT_FALSE(fs::exists(out() / "bad.wav"));
+  EXPECT_FALSE(fs::exists(out() / "bad.json"));
+  EXPECT_FALSE(has_temp_files(out()));
+
+  // The summary, JSON.
+  ASSERT_TRUE(s.summary_written);
+  EXPECT_EQ(fs::path(s.summary_json), out() / "batch_summary.json");
+  const json j = json::parse(read_bytes(out() / "batch_summary.json"));
+  EXPECT_EQ(j["counts"]["total"], 5);
+  EXPECT_EQ(j["counts"]["ok"], 4);
+  EXPECT_EQ(j["counts"]["failed"], 1);
+  EXPECT_EQ(j["exit_code"], 1);
+  EXPECT_EQ(j["backend"], "cpu");
+  ASSERT_EQ(j["files"].size(), 5U);
+  std::map<std::string, json> by_name;
+  for (const json& e : j["files"]) by_name[fs::path(e["file"].get<std::string>()).filename().string()] = e;
+  const json& bad = by_name.at("bad.wav");
+  EXPECT_EQ(bad["status"], "failed");
+  ASSERT_TRUE(bad["error"].is_string());
+  EXPECT_NE(bad["error"].get<std::string>().find("bad.wav"), std::string::npos) << bad["error"];
+  EXPECT_TRUE(bad["frames"].is_null());
+  const json& c3 = by_name.at("c_three48.flac");
+  EXPECT_EQ(c3["status"], "ok");
+  EXPECT_TRUE(c3["error"].is_null());
+  EXPECT_EQ(c3["channels"], 3);
+  EXPECT_EQ(c3["sample_rate"], 48000.0);
+  EXPECT_EQ(c3["frames"], 12000);
+  EXPECT_NEAR(c3["duration_s"].get<double>(), 0.25, 1e-12);
+  EXPECT_EQ(fs::path(c3["output"].get<std::string>()), out() / "sub/c_three48.wav");
+  EXPECT_EQ(c3["output_rms"].size(), 3U);
+  EXPECT_EQ(c3["output_peak"].size(), 3U);
+  EXPECT_GT(c3["output_rms"][0].get<double>(), 0.0);
+  EXPECT_GT(c3["wall_s"].get<double>(), 0.0);
+  EXPECT_GT(c3["frames_per_s"].get<double>(), 0.0);
+  EXPECT_EQ(c3["clipped_samples"], 0);
+  ASSERT_EQ(j["devices"].size(), 1U);
+  EXPECT_EQ(j["devices"][0]["device"], "cpu");
+  EXPECT_EQ(j["devices"][0]["files"], 5);
+
+  // The summary, CSV: a header and one row per file, the error message included.
+  std::istringstream csv(read_bytes(out() / "batch_summary.csv"));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header,
+            "file,output,status,frames,duration_s,sample_rate,channels,wall_s,frames_per_s,device,"
+            "clipped_samples,output_rms,output_peak,error");
+  std::vector<std::string> rows;
+  for (std::string l; std::getline(csv, l);) rows.push_back(l);
+  ASSERT_EQ(rows.size(), 5U);
+  int failed_rows = 0;
+  for (const auto& r : rows) {
+    if (r.find(",failed,") != std::string::npos) {
+      ++failed_rows;
+      EXPECT_NE(r.find("bad.wav"), std::string::npos);
+    } else {
+      EXPECT_NE(r.find(",ok,"), std::string::npos) << r;
+    }
+  }
+  EXPECT_EQ(failed_rows, 1);
+
+  // The failure was logged with its file.
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("failed") != std::string::npos && l.find("bad.wav") != std::string::npos;
+  }));
+}
+
+TEST_F(Batch, WithoutKeepGoingTheFirstFailureStopsTheBatchAndLeavesNoPartialFile) {
+  // The corrupt file is the largest, so it is handed out first (largest first),
+  // and with one worker nothing else starts.
+  write_text(in() / "bad.wav", std::string(400000, 'x'));
+  const BatchSummary s = run_batch(tree_config(/*keep_going=*/false, /*threads=*/1), quiet_options());
+  EXPECT_EQ(s.exit_code(), 1);
+  EXPECT_TRUE(s.stopped);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_EQ(s.ok, 0);
+  EXPECT_EQ(s.not_run, 4);
+  EXPECT_EQ(tree(out()), (std::vector<std::string>{"batch_summary.csv", "batch_summary.json"}));
+  const json j = json::parse(read_bytes(out() / "batch_summary.json"));
+  EXPECT_EQ(j["stopped_at_failure"], true);
+  EXPECT_EQ(j["counts"]["not_run"], 4);
+}
+
+TEST_F(Batch, KeepGoingFromOptionsOverridesTheConfig) {
+  write_text(in() / "bad.wav", std::string(400000, 'x'));
+  BatchOptions o = quiet_options();
+  o.keep_going = true;
+  const BatchSummary s = run_batch(tree_config(/*keep_going=*/false, 1), o);
+  EXPECT_EQ(s.ok, 4);
+  EXPECT_EQ(s.failed, 1);
+  EXPECT_FALSE(s.stopped);
+}
+
+TEST_F(Batch, ResumeSkipsCompleteFilesAndForceRedoesThem) {
+  const Config cfg = tree_config();
+  const fs::path config_file = dir_.path() / "batch.yaml";
+  write_text(config_file, yaml("[\"" + in().string() + "\"]"));
+  BatchOptions o = quiet_options();
+  o.config_path = config_file.string();
+  ASSERT_EQ(run_batch(cfg, o).ok, 4);
+
+  std::map<std::string, fs::file_time_type> times;
+  std::map<std::string, std::string> bytes;
+  for (const auto& f : tree(out())) {
+    times[f] = fs::last_write_time(out() / f);
+    bytes[f] = read_bytes(out() / f);
+  }
+
+  // Again: everything complete is skipped and not touched; the bad file fails again.
+  BatchSummary again = run_batch(cfg, o);
+  EXPECT_EQ(again.skipped, 4);
+  EXPECT_EQ(again.ok, 0);
+  EXPECT_EQ(again.failed, 1);
+  for (const auto& f : tree(out())) {
+    if (f.rfind("batch_summary", 0) == 0) continue;
+    EXPECT_EQ(fs::last_write_time(out() / f), times.at(f)) << f << " was rewritten";
+  }
+  // Skipped files still carry their numbers in the summary (from their statistics).
+  for (const BatchFileResult& r : again.files) {
+    if (r.status != BatchStatus::skipped) continue;
+    EXPECT_GT(r.frames, 0) << r.item.input;
+    EXPECT_FALSE(r.output_rms.empty()) << r.item.input;
+  }
+
+  // A missing statistics file (as after a kill between the audio and its JSON),
+  // and an input newer than its output: both redone, the rest skipped.
+  fs::remove(out() / "sub/c_three48.json");
+  fs::last_write_time(in() / "a_mono8k.wav", fs::file_time_type::clock::now() + std::chrono::hours(1));
+  again = run_batch(cfg, o);
+  EXPECT_EQ(again.ok, 2);
+  EXPECT_EQ(again.skipped, 2);
+  for (const BatchFileResult& r : again.files) {
+    const std::string name = fs::path(r.item.input).filename().string();
+    if (name == "a_mono8k.wav" || name == "c_three48.flac") {
+      EXPECT_EQ(r.status, BatchStatus::ok) << name;
+    }
+  }
+  EXPECT_TRUE(fs::exists(out() / "sub/c_three48.json"));
+  for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
+
+  // A config file newer than the outputs: everything redone.
+  fs::last_write_time(config_file, fs::file_time_type::clock::now() + std::chrono::hours(2));
+  EXPECT_EQ(run_batch(cfg, o).ok, 4);
+
+  // --force redoes everything, with the same bytes.
+  fs::last_write_time(config_file, fs::last_write_time(in() / "b_stereo44.wav"));
+  fs::last_write_time(in() / "a_mono8k.wav", fs::last_write_time(in() / "b_stereo44.wav"));
+  EXPECT_EQ(run_batch(cfg, o).skipped, 4);
+  o.force = true;
+  const BatchSummary forced = run_batch(cfg, o);
+  EXPECT_EQ(forced.ok, 4);
+  EXPECT_EQ(forced.skipped, 0);
+  for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
+}
+
+TEST_F(Batch, TemporariesLeftByAKilledRunAreRemovedOnResume) {
+  // What a SIGKILL mid-file leaves: AtomicFile's hidden temporaries next to the targets.
+  write_text(out() / ".a_mono8k.wav.sigstream-Ab12Cd", "partial");
+  write_text(out() / "sub" / ".c_three48.json.sigstream-xyz789", "{");
+  write_text(out() / ".batch_summary.json.sigstream-QQQQQQ", "{");
+  write_text(out() / ".unrelated.wav.sigstream-Ab12Cd", "not ours");  // no such output: kept
+  std::vector<std::string> lines;
+  BatchOptions o;
+  o.log = [&](const std::string& m) { lines.push_back(m); };
+  EXPECT_EQ(run_batch(tree_config(), o).ok, 4);
+  EXPECT_EQ(tree(out()),
+            (std::vector<std::string>{".unrelated.wav.sigstream-Ab12Cd", "a_mono8k.csv", "a_mono8k.json",
+                                      "a_mono8k.wav", "b_stereo44.csv", "b_stereo44.json", "b_stereo44.wav",
+                                      "batch_summary.csv", "batch_summary.json", "sub/c_three48.csv",
+                                      "sub/c_three48.json", "sub/c_three48.wav", "sub/d_stereo48.csv",
+                                      "sub/d_stereo48.json", "sub/d_stereo48.wav"}));
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("removed 3 temporary file(s)") != std::string::npos;
+  }));
+}
+
+TEST_F(Batch, AChangedConfigRedoesEveryFile) {
+  BatchOptions o = quiet_options();
+  ASSERT_EQ(run_batch(tree_config(), o).ok, 4);
+  EXPECT_EQ(run_batch(tree_config(), o).skipped, 4);
+  const Config louder = config("[\"" + in().string() + "\"]", true, 2, "  - type: gain\n    db: -6\n");
+  const BatchSummary s = run_batch(louder, o);
+  EXPECT_EQ(s.ok, 4);
+  EXPECT_EQ(s.skipped, 0);
+}
+
+TEST_F(Batch, GlobsMirrorBelowTheirFixedPrefix) {
+  const std::vector<BatchItem> all =
+      collect_batch_items(config("[\"" + in().string() + "/**/*.wav\"]"), {}, out().string());
+  std::vector<std::string> outs;
+  for (const auto& it : all) outs.push_back(fs::path(it.output).lexically_relative(out()).string());
+  EXPECT_EQ(outs,
+            (std::vector<std::string>{"a_mono8k.wav", "b_stereo44.wav", "bad.wav", "sub/d_stereo48.wav"}));
+
+  const std::vector<BatchItem> top =
+      collect_batch_items(config("[\"" + in().string() + "/*.wav\"]"), {}, out().string());
+  ASSERT_EQ(top.size(), 3U);
+  for (const auto& it : top) EXPECT_EQ(it.subdir, "");
+  EXPECT_EQ(fs::path(top[0].stats_json), out() / "a_mono8k.json");
+  EXPECT_EQ(fs::path(top[0].stats_csv), out() / "a_mono8k.csv");
+
+  const std::vector<BatchItem> sub =
+      collect_batch_items(config("[\"" + in().string() + "/s*/*\"]"), {}, out().string());
+  ASSERT_EQ(sub.size(), 2U);
+  EXPECT_EQ(sub[0].subdir, "sub");
+  EXPECT_EQ(fs::path(sub[0].output), out() / "sub/c_three48.wav");
+}
+
+TEST_F(Batch, CommandLineFilesMirrorBelowTheirCommonFolderAndAreNotTakenTwice) {
+  const Config cfg = config("[]");
+  const std::vector<BatchItem> items =
+      collect_batch_items(cfg,
+                          {(in() / "a_mono8k.wav").string(), (in() / "sub/d_stereo48.wav").string(),
+                           (in() / "a_mono8k.wav").string()},
+                          out().string());
+  ASSERT_EQ(items.size(), 2U);
+  EXPECT_EQ(fs::path(items[0].output), out() / "a_mono8k.wav");
+  EXPECT_EQ(fs::path(items[1].output), out() / "sub/d_stereo48.wav");
+
+  // Config globs plus command-line files; the same file twice is one item.
+  const std::vector<BatchItem> both =
+      collect_batch_items(config("[\"" + in().string() + "/sub/*.wav\"]"),
+                          {(in() / "sub/d_stereo48.wav").string()}, out().string());
+  EXPECT_EQ(both.size(), 1U);
+}
+
+TEST_F(Batch, OutputsInsideTheInputTreeAreNeverInputs) {
+  // out_dir inside the folder walked: a second run must not take the outputs as inputs.
+  const fs::path nested = in() / "processed";
+  Config cfg = tree_config();
+  cfg.batch.out_dir = nested.string();
+  const BatchSummary first = run_batch(cfg, quiet_options());
+  EXPECT_EQ(first.files.size(), 5U);
+  const BatchSummary second = run_batch(cfg, quiet_options());
+  EXPECT_EQ(second.files.size(), 5U);
+  EXPECT_EQ(second.skipped, 4);
+}
+
+TEST_F(Batch, CollidingOrSelfOverwritingOutputsAreConfigErrors) {
+  test::write_audio((in() / "a_mono8k.flac").string(), SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 8000, 1,
+                    test::random_samples(100, 9, 0.5f, 16));
+  try {
+    (void)collect_batch_items(tree_config(), {}, out().string());
+    ADD_FAILURE() << "no error for two inputs mapping to one output";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::config);
+    EXPECT_NE(std::string(e.what()).find("a_mono8k.flac"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a_mono8k.wav"), std::string::npos) << e.what();
+  }
+  fs::remove(in() / "a_mono8k.flac");
+  try {
+    // Plain paths are taken even inside out_dir (globs and folders there are not).
+    (void)collect_batch_items(config("[]"), {(in() / "a_mono8k.wav").string()}, in().string());
+    ADD_FAILURE() << "no error for outputs over the inputs";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::config);
+    EXPECT_NE(std::string(e.what()).find("overwrite the input"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(Batch, NoInputsIsAConfigError) {
+  std::vector<std::string> warnings;
+  BatchOptions o;
+  o.log = [&](const std::string& m) { warnings.push_back(m); };
+  try {
+    (void)run_batch(config("[\"" + in().string() + "/*.nothing\"]"), o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::config);
+    EXPECT_NE(std::string(e.what()).find("*.nothing"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out()));
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_NE(warnings[0].find("matched no audio files"), std::string::npos) << warnings[0];
+}
+
+// ----------------------------------------------------------------- scheduling
+
+TEST(BatchScheduling, WorkersPerDeviceAreInterleavedAndCapped) {
+  auto devices_of = [](const std::vector<BatchWorker>& ws) {
+    std::vector<int> d;
+    for (const auto& w : ws) d.push_back(w.device);
+    return d;
+  };
+  EXPECT_EQ(devices_of(plan_batch_workers({0, 1}, 2, 8, 100)), (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_EQ(devices_of(plan_batch_workers({0, 1, 2}, 2, 8, 100)), (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(devices_of(plan_batch_workers({0, 1, 2}, 2, 8, 2)),
+            (std::vector<int>{0, 1}));  // few files: spread
+  EXPECT_EQ(devices_of(plan_batch_workers({2, 5}, 3, 8, 100)), (std::vector<int>{2, 5, 2, 5, 2, 5}));
+  EXPECT_EQ(plan_batch_workers({0}, 0, 8, 10).size(), 1U);
+
+  // CPU: the thread budget split over the workers.
+  auto cpu = plan_batch_workers({}, 2, 16, 3);
+  ASSERT_EQ(cpu.size(), 3U);
+  for (const auto& w : cpu) {
+    EXPECT_EQ(w.device, -1);
+    EXPECT_EQ(w.threads, 5);
+  }
+  cpu = plan_batch_workers({}, 2, 2, 40);
+  ASSERT_EQ(cpu.size(), 2U);
+  EXPECT_EQ(cpu[0].threads, 1);
+  cpu = plan_batch_workers({}, 2, 1, 40);
+  ASSERT_EQ(cpu.size(), 1U);
+  EXPECT_EQ(cpu[0].threads, 1);
+  EXPECT_EQ(plan_batch_workers({}, 2, 8, 0).size(), 1U);
+}
+
+TEST(BatchScheduling, DevicesResolveAgainstTheDeviceCount) {
+  EXPECT_EQ(resolve_batch_devices({}, 3), (std::vector<int>{0, 1, 2}));
+  EXPECT_EQ(resolve_batch_devices({}, 0), std::vector<int>{});
+  EXPECT_EQ(resolve_batch_devices({1}, 2), std::vector<int>{1});
+  EXPECT_EQ(resolve_batch_devices({2, 0}, 3), (std::vector<int>{2, 0}));
+  try {
+    (void)resolve_batch_devices({0, 3}, 2);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::config);
+    EXPECT_NE(std::string(e.what()).find("execution.device: device 3 does not exist"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(BatchScheduling, LargestFilesAreHandedOutFirst) {
+  EXPECT_EQ(batch_dispatch_order({10, 30, 20, 30, 0}), (std::vector<std::size_t>{1, 3, 2, 0, 4}));
+  EXPECT_TRUE(batch_dispatch_order({}).empty());
+}
+
+// A fake file job: records where it ran and writes what run_pipeline would.
+struct FakeRuns {
+  std::mutex mutex;
+  std::map<std::string, std::vector<int>> devices_of;  // input -> execution.devices
+  std::map<int, int> running, max_running;
+  std::atomic<int> calls{0};
+  std::string interrupt_at;  // input that ends with Error(interrupted)
+
+  RunReport run(const Config& c, const RunOptions&) {
+    ++calls;
+    const int d = c.execution.devices.empty() ? -1 : c.execution.devices.front();
+    {
+      std::lock_guard lock(mutex);
+      devices_of[*c.source.file] = c.execution.devices;
+      max_running[d] = std::max(max_running[d], ++running[d]);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    {
+      std::lock_guard lock(mutex);
+      --running[d];
+    }
+    if (!interrupt_at.empty() && *c.source.file == interrupt_at)
+      throw Error(ErrorKind::interrupted, "interrupted by SIGINT: no output written");
+    RunReport r;
+    r.input_path = *c.source.file;
+    r.sample_rate = 48000;
+    r.channels = 2;
+    r.input_frames = r.output_frames = 4800;
+    r.backend = c.execution.backend == BackendKind::cuda ? "cuda" : "cpu";
+    r.device = "fake device " + std::to_string(d);
+    r.metrics.push_back({"output", {ChannelMetrics{}, ChannelMetrics{}}, {}});
+    if (c.sink.file) write_file_atomic(*c.sink.file, "fake audio");
+    write_file_atomic(*c.stats.json, stats_json(r));
+    return r;
+  }
+};
+
+class BatchDevices : public ::testing::TestWithParam<int> {};
+
+TEST_P(BatchDevices, FilesAreSplitOverAllInjectedDevices) {
+  const int count = GetParam();
+  TempDir dir;
+  constexpr int kFiles = 24;
+  for (int i = 0; i < kFiles; ++i) write_text(dir.path() / "in" / ("f" + std::to_string(i) + ".wav"), "x");
+  Config cfg = parse_config(
+      "version: 1\nsource: {file: p.wav}\nsink: {file: p.flac}\nexecution: {backend: auto}\n"
+      "batch: {inputs: [\"" +
+          (dir.path() / "in").string() + "\"], out_dir: " + (dir.path() / "out").string() + "}\n",
+      "devices.yaml");
+  FakeRuns fake;
+  BatchOptions o;
+  o.quiet = true;
+  o.device_count_override = count;
+  o.files_per_device = 2;
+  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+  const BatchSummary s = run_batch(cfg, o);
+
+  EXPECT_EQ(s.exit_code(), 0);
+  EXPECT_EQ(s.backend, "cuda");
+  EXPECT_EQ(s.ok, kFiles);
+  EXPECT_EQ(s.workers.size(), static_cast<std::size_t>(2 * count));
+  ASSERT_EQ(s.devices.size(), static_cast<std::size_t>(count));
+  std::map<int, int> files_on;
+  for (const auto& [input, devs] : fake.devices_of) {
+    ASSERT_EQ(devs.size(), 1U) << "each file runs on exactly one device";
+    ++files_on[devs[0]];
+  }
+  int total = 0;
+  for (int d = 0; d < count; ++d) {
+    EXPECT_GT(files_on[d], 0) << "device " << d << " got no file";
+    EXPECT_EQ(s.devices[static_cast<std::size_t>(d)].device, d);
+    EXPECT_EQ(s.devices[static_cast<std::size_t>(d)].workers, 2);
+    EXPECT_EQ(s.devices[static_cast<std::size_t>(d)].files, files_on[d]);
+    EXPECT_LE(fake.max_running[d], 2) << "more files in flight than files_per_device on " << d;
+    total += files_on[d];
+  }
+  EXPECT_EQ(total, kFiles);
+  for (const BatchFileResult& r : s.files) {
+    EXPECT_EQ(fake.devices_of.at(r.item.input).front(), r.device);
+    EXPECT_EQ(fs::path(r.item.output).extension(), ".flac");
+  }
+  const json j = json::parse(read_bytes(s.summary_json));
+  ASSERT_EQ(j["devices"].size(), static_cast<std::size_t>(count));
+  int json_total = 0;
+  for (const json& d : j["devices"]) json_total += d["files"].get<int>();
+  EXPECT_EQ(json_total, kFiles);
+
+  // A listed device only; a device that does not exist is a config error.
+  cfg.execution.devices = {count - 1};
+  o.force = true;
+  fake.devices_of.clear();
+  const BatchSummary one = run_batch(cfg, o);
+  EXPECT_EQ(one.ok, kFiles);
+  for (const auto& [input, devs] : fake.devices_of) EXPECT_EQ(devs, std::vector<int>{count - 1});
+  cfg.execution.devices = {count};
+  EXPECT_THROW((void)run_batch(cfg, o), Error);
+
+  // --backend cpu overrides the devices: CPU workers.
+  o.backend = BackendKind::cpu;
+  fake.devices_of.clear();
+  const BatchSummary cpu = run_batch(cfg, o);
+  EXPECT_EQ(cpu.backend, "cpu");
+  for (const auto& [input, devs] : fake.devices_of) EXPECT_TRUE(devs.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(BatchInjected, BatchDevices, ::testing::Values(1, 2, 3));
+
+TEST(BatchDevicesNone, CudaWithoutADeviceIsAnErrorAndAutoFallsBackToTheCpu) {
+  TempDir dir;
+  write_text(dir.path() / "in" / "x.wav", "x");
+  Config cfg = parse_config(
+      "version: 1\nsource: {file: p.wav}\nsink: {file: p.wav}\nexecution: {backend: cuda}\n"
+      "batch: {inputs: [\"" +
+          (dir.path() / "in").string() + "\"], out_dir: " + (dir.path() / "out").string() + "}\n",
+      "none.yaml");
+  FakeRuns fake;
+  BatchOptions o;
+  o.quiet = true;
+  o.device_count_override = 0;
+  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+  try {
+    (void)run_batch(cfg, o);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::cuda);
+  }
+  EXPECT_EQ(fake.calls.load(), 0);
+  EXPECT_FALSE(fs::exists(dir.path() / "out"));
+  cfg.execution.backend = BackendKind::automatic;
+  const BatchSummary s = run_batch(cfg, o);
+  EXPECT_EQ(s.backend, "cpu");
+  EXPECT_EQ(s.ok, 1);
+}
+
+TEST(BatchInterrupt, AnInterruptedFileStopsTheBatchWithExit130) {
+  TempDir dir;
+  for (int i = 0; i < 10; ++i) write_text(dir.path() / "in" / ("f" + std::to_string(i) + ".wav"), "x");
+  const Config cfg = parse_config(
+      "version: 1\nsource: {file: p.wav}\nsink: {file: p.wav}\n"
+      "execution: {backend: cpu, threads: 1}\nbatch: {inputs: [\"" +
+          (dir.path() / "in").string() + "\"], out_dir: " + (dir.path() / "out").string() + "}\n",
+      "interrupt.yaml");
+  FakeRuns fake;
+  fake.interrupt_at = (dir.path() / "in" / "f3.wav").string();
+  BatchOptions o;
+  o.quiet = true;
+  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+  const BatchSummary s = run_batch(cfg, o);
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(s.exit_code(), 130);
+  EXPECT_EQ(s.interrupted_files, 1);
+  EXPECT_EQ(s.ok, 3);  // one worker, equal sizes: input order
+  EXPECT_EQ(s.not_run, 6);
+  const json j = json::parse(read_bytes(s.summary_json));
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_EQ(j["counts"]["interrupted"], 1);
+  EXPECT_EQ(j["files"][3]["status"], "interrupted");
+  EXPECT_EQ(j["files"][4]["status"], "not_run");
+
+  // The re-run resumes: the three done are skipped, the rest run.
+  fake.interrupt_at.clear();
+  const BatchSummary resumed = run_batch(cfg, o);
+  EXPECT_EQ(resumed.skipped, 3);
+  EXPECT_EQ(resumed.ok, 7);
+  EXPECT_EQ(resumed.exit_code(), 0);
+}
+
+}  // namespace
+}  // namespace sigstream
