@@ -512,10 +512,14 @@ std::string_view to_string(BatchStatus s) {
   return "?";
 }
 
-int BatchSummary::exit_code() const noexcept {
+int BatchSummary::files_exit_code() const noexcept {
   if (interrupted) return 130;
-  if (failed > 0 || interrupted_files > 0 || (!summary_json.empty() && !summary_written)) return 1;
-  return 0;
+  return failed > 0 || interrupted_files > 0 ? 1 : 0;
+}
+
+int BatchSummary::exit_code() const noexcept {
+  const int rc = files_exit_code();
+  return rc == 0 && !summary_json.empty() && !summary_written ? 1 : rc;
 }
 
 std::vector<BatchItem> collect_batch_items(const Config& config, const std::vector<std::string>& extra_inputs,
@@ -682,7 +686,8 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
   j["config_fingerprint"] = fingerprint;
   j["out_dir"] = s.out_dir;
   j["backend"] = s.backend;
-  j["exit_code"] = s.exit_code();
+  // The summary is rendered before it is written: its exit code is the files' one.
+  j["exit_code"] = s.files_exit_code();
   j["interrupted"] = s.interrupted;
   j["stopped_at_failure"] = s.stopped;
   j["counts"] = {{"total", s.files.size()},

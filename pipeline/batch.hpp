@@ -168,6 +168,8 @@ struct BatchSummary {
   double wall_s = 0.0;
   // 130 if interrupted, 1 if a file failed, else 0 (SPEC §1).
   [[nodiscard]] int exit_code() const noexcept;
+  // The exit code the files alone give (0, 1, or 130), whatever became of the summary file.
+  [[nodiscard]] int files_exit_code() const noexcept;
 };
 
 // Runs the batch. Throws Error(config) before any work for bad inputs (see

@@ -571,6 +571,9 @@ TEST_P(BatchDevices, FilesAreSplitOverAllInjectedDevices) {
   const BatchSummary s = run_batch(cfg, o);
 
   EXPECT_EQ(s.exit_code(), 0);
+  EXPECT_EQ(s.files_exit_code(), 0);
+  EXPECT_EQ(batch_summary_json(s, "x").find("\"exit_code\": 1"), std::string::npos)
+      << "a batch whose files all succeeded must not record exit code 1";
   EXPECT_EQ(s.backend, "cuda");
   EXPECT_EQ(s.ok, kFiles);
   EXPECT_EQ(s.workers.size(), static_cast<std::size_t>(2 * count));
