@@ -52,12 +52,22 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
     for (std::int64_t i0 = 0; i0 < n; i0 += kStep) {
       const std::int64_t m = n - i0 < kStep ? n - i0 : kStep;
       const float* src = in[c] + i0;
-      std::int64_t clips = 0;
+      // Quantizer's rule written out with plain values (no flag through a
+      // reference) so that the compiler vectorises it.
+      int clips = 0;
+      const double scale = quantize.scale, lo = quantize.lo, hi = quantize.hi;
       for (std::int64_t i = 0; i < m; ++i) {
-        bool clip = false;
+        double v = static_cast<double>(src[i]) * scale;
+        const int nan = v != v;
+        v = nan ? 0.0 : v;
+        v = v < lo - 1.0 ? lo - 1.0 : v;
+        v = v > hi + 1.0 ? hi + 1.0 : v;
+        double r = (v + 0x1.8p52) - 0x1.8p52;
+        clips += nan | (r < lo) | (r > hi);
+        r = r < lo ? lo : r;
+        r = r > hi ? hi : r;
         // Shift as unsigned: left-shifting a negative value is not portable.
-        q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(quantize(src[i], clip)) << shift);
-        clips += clip ? 1 : 0;
+        q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int32_t>(r)) << shift);
       }
       clipped += clips;
       if (out.type == SampleType::i16) {
