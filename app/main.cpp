@@ -252,6 +252,9 @@ int run_main(int argc, char** argv) {
                                          "Report a bad file and go on / stop at the first "
                                          "(overrides batch.keep_going)");
   batch->add_flag("--force", batch_force, "Redo files whose outputs are already up to date");
+  int files_per_device = 2;
+  batch->add_option("--files-per-device", files_per_device, "CUDA: files in flight on each GPU")
+      ->check(CLI::Range(1, 64))->capture_default_str();
   batch->add_option("--set", sets, "Override a config value: KEY.PATH=VALUE (repeatable)");
   add_common(batch, common);
 
@@ -319,6 +322,7 @@ int run_main(int argc, char** argv) {
       if (!batch_out_dir.empty()) bo.out_dir = batch_out_dir;
       if (keep_going_opt->count() > 0) bo.keep_going = batch_keep_going;
       bo.force = batch_force;
+      bo.files_per_device = files_per_device;
       bo.progress = !common.quiet && !common.no_progress;
       bo.quiet = common.quiet;
       bo.verify = common.verify;

@@ -38,6 +38,7 @@ ap.add_argument("--taps", type=int, default=255)
 ap.add_argument("--runs", type=int, default=1, help="best of this many runs per contender")
 ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes at a time for the xP rows")
 ap.add_argument("--work", default="bench/work/batch")
+ap.add_argument("--per-device", default="2", help="comma list of --files-per-device values for batch rows")
 ap.add_argument("--skip-loop", action="store_true", help="leave out the sequential filter loop (slow)")
 args = ap.parse_args()
 
@@ -148,8 +149,10 @@ def floor_cmd(i, o):
 
 rows = []
 batch_out = os.path.join(work, "out_batch")
-rows.append(("batch", timed(lambda: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
-                                            "--backend", args.backend]))))
+for per in args.per_device.split(","):
+    rows.append(("batch" if per == "2" else f"batch {per}/gpu",
+                 timed(lambda per=per: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
+                                              "--backend", args.backend, "--files-per-device", per]))))
 if not args.skip_loop:
     rows.append(("filter loop", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_loop"), 1))))
 if args.jobs > 1:
