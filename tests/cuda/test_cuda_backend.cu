@@ -4,6 +4,9 @@
 // Every test skips when no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include "cuda_test_support.hpp"
+#include "stage_builders.hpp"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,45 +28,14 @@
 namespace sigstream {
 namespace {
 
-bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    static_cast<void>(cudaGetLastError());
-    return false;
-  }
-  return n > 0;
-}
+using test::have_device;
 
 StageSpec fir(const std::string& name, std::vector<double> taps, FirMode mode) {
-  StageSpec s;
-  s.type = StageType::fir;
-  s.name = name;
-  s.fir.taps = std::move(taps);
-  s.fir.mode = mode;
-  s.fir.method = FirMethod::direct;
-  return s;
+  return test::fir_stage(name, std::move(taps), mode, FirMethod::direct);
 }
-StageSpec gain(const std::string& name, double linear) {
-  StageSpec s;
-  s.type = StageType::gain;
-  s.name = name;
-  s.gain_linear = linear;
-  return s;
-}
-StageSpec metrics(const std::string& name) {
-  StageSpec s;
-  s.type = StageType::metrics;
-  s.name = name;
-  return s;
-}
-
-std::vector<double> random_taps(int k, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-1.0, 1.0);
-  std::vector<double> t(static_cast<std::size_t>(k));
-  for (double& v : t) v = d(rng) / std::sqrt(static_cast<double>(k));
-  return t;
-}
+const auto gain = &test::gain_stage;
+const auto metrics = &test::metrics_stage;
+const auto random_taps = &test::random_taps_unit_energy;
 
 struct BackendCase {
   std::string name;

@@ -3,6 +3,8 @@
 // Every test skips when no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include "cuda_test_support.hpp"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -30,14 +32,7 @@ namespace kc = kernels::cuda;
 
 constexpr double kPi = 3.14159265358979323846;
 
-bool have_device() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    static_cast<void>(cudaGetLastError());
-    return false;
-  }
-  return n > 0;
-}
+using test::have_device;
 
 #define REQUIRE_DEVICE() \
   if (!have_device()) GTEST_SKIP() << "no CUDA device"

@@ -14,65 +14,21 @@
 #include "pipeline/io/source.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/plan.hpp"
+#include "stage_builders.hpp"
 #include "test_support.hpp"
 
 namespace sigstream {
 namespace {
 
-SynthSpec noise_synth(std::int64_t frames, int channels, std::uint64_t seed) {
-  SynthSpec s;
-  s.sample_rate = 48000;
-  s.frames = frames;
-  s.channels = channels;
-  s.tones = {{440.0, 0.3, 10.0, std::nullopt}, {3000.0, 0.2, 0.0, 0}};
-  s.noise = NoiseSpec{NoiseKind::uniform, 0.3, seed};
-  return s;
-}
+using test::gain_stage;
+using test::noise_synth;
+using test::reference_chain;
+using test::source_planes;
 
+// The FFT method unless told otherwise: that is what these tests are about.
 StageSpec fir_stage(const std::string& name, std::vector<double> taps, FirMode mode,
                     FirMethod method = FirMethod::fft) {
-  StageSpec s;
-  s.type = StageType::fir;
-  s.name = name;
-  s.fir.taps = std::move(taps);
-  s.fir.mode = mode;
-  s.fir.method = method;
-  return s;
-}
-
-StageSpec gain_stage(const std::string& name, double g) {
-  StageSpec s;
-  s.type = StageType::gain;
-  s.name = name;
-  s.gain_linear = g;
-  return s;
-}
-
-// The source signal the pipeline sees, planar, as float.
-std::vector<std::vector<double>> source_planes(const SynthSpec& spec) {
-  auto src = make_synth_source(spec);
-  const auto& info = src->info();
-  HostBlock b;
-  b.type = SampleType::f32;
-  b.channels = info.channels;
-  b.frames = info.frames;
-  std::vector<float> data(static_cast<std::size_t>(info.frames * info.channels));
-  b.data = std::shared_ptr<std::byte>(reinterpret_cast<std::byte*>(data.data()), [](std::byte*) {});
-  src->read(b, 0, info.frames);
-  std::vector<std::vector<double>> planes(static_cast<std::size_t>(info.channels));
-  for (int c = 0; c < info.channels; ++c)
-    for (std::int64_t i = 0; i < info.frames; ++i)
-      planes[static_cast<std::size_t>(c)].push_back(data[static_cast<std::size_t>(i * info.channels + c)]);
-  return planes;
-}
-
-std::vector<double> reference_chain(std::vector<double> x, const std::vector<StageSpec>& stages) {
-  for (const StageSpec& s : stages) {
-    if (s.type == StageType::fir) x = test::reference_fir(x, s.fir.taps, s.fir.mode);
-    if (s.type == StageType::gain)
-      for (double& v : x) v *= s.gain_linear;
-  }
-  return x;
+  return test::fir_stage(name, std::move(taps), mode, method);
 }
 
 struct Outcome {

@@ -1,0 +1,93 @@
+#pragma once
+// Builders for configs and stages, the synthetic test signal, and the float64
+// reference of a stage chain (SPEC §3), shared by the pipeline tests of both
+// backends.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "pipeline/config.hpp"
+#include "pipeline/io/source.hpp"
+#include "test_support.hpp"
+
+namespace sigstream::test {
+
+inline StageSpec fir_stage(const std::string& name, std::vector<double> taps, FirMode mode,
+                           FirMethod method = FirMethod::automatic) {
+  StageSpec s;
+  s.type = StageType::fir;
+  s.name = name;
+  s.fir.taps = std::move(taps);
+  s.fir.mode = mode;
+  s.fir.method = method;
+  return s;
+}
+
+inline StageSpec gain_stage(const std::string& name, double linear) {
+  StageSpec s;
+  s.type = StageType::gain;
+  s.name = name;
+  s.gain_linear = linear;
+  return s;
+}
+
+inline StageSpec metrics_stage(const std::string& name) {
+  StageSpec s;
+  s.type = StageType::metrics;
+  s.name = name;
+  return s;
+}
+
+// Two tones (one on channel 0 only) plus seeded uniform noise at 48 kHz.
+inline SynthSpec noise_synth(std::int64_t frames, int channels, std::uint64_t seed) {
+  SynthSpec s;
+  s.sample_rate = 48000;
+  s.frames = frames;
+  s.channels = channels;
+  s.tones = {{440.0, 0.3, 10.0, std::nullopt}, {3000.0, 0.2, 0.0, 0}};
+  s.noise = NoiseSpec{NoiseKind::uniform, 0.3, seed};
+  return s;
+}
+
+// Random taps with unit energy overall (each ~1/sqrt(K)).
+inline std::vector<double> random_taps_unit_energy(int k, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(-1.0, 1.0);
+  std::vector<double> t(static_cast<std::size_t>(k));
+  for (double& v : t) v = d(rng) / std::sqrt(static_cast<double>(k));
+  return t;
+}
+
+// The source signal the pipeline sees, planar, as float values.
+inline std::vector<std::vector<double>> source_planes(const SynthSpec& spec) {
+  auto src = make_synth_source(spec);
+  const auto& info = src->info();
+  HostBlock b;
+  b.type = SampleType::f32;
+  b.channels = info.channels;
+  b.frames = info.frames;
+  std::vector<float> data(static_cast<std::size_t>(info.frames * info.channels));
+  b.data = std::shared_ptr<std::byte>(reinterpret_cast<std::byte*>(data.data()), [](std::byte*) {});
+  src->read(b, 0, info.frames);
+  std::vector<std::vector<double>> planes(static_cast<std::size_t>(info.channels));
+  for (int c = 0; c < info.channels; ++c)
+    for (std::int64_t i = 0; i < info.frames; ++i)
+      planes[static_cast<std::size_t>(c)].push_back(data[static_cast<std::size_t>(i * info.channels + c)]);
+  return planes;
+}
+
+// Applies the fir and gain stages in float64 (SPEC §3).
+inline std::vector<double> reference_chain(std::vector<double> x, const std::vector<StageSpec>& stages) {
+  for (const StageSpec& s : stages) {
+    if (s.type == StageType::fir) x = reference_fir(x, s.fir.taps, s.fir.mode);
+    if (s.type == StageType::gain)
+      for (double& v : x) v *= s.gain_linear;
+  }
+  return x;
+}
+
+}  // namespace sigstream::test
