@@ -12,6 +12,7 @@
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "core/version.hpp"
 #include "pipeline/batch.hpp"
 #include "pipeline/config.hpp"
@@ -200,6 +201,7 @@ int cmd_design(const FilterFlags& f, double rate) {
 // good part of a second on some machines and does nothing for the user. So
 // leave without the exit-time destructors.
 [[noreturn]] void leave(int rc) {
+  trace("exit");
   std::fflush(stdout);
   std::fflush(stderr);
   std::_Exit(rc);
@@ -210,6 +212,7 @@ int run_main(int argc, char** argv);
 int main(int argc, char** argv) { leave(run_main(argc, argv)); }
 
 int run_main(int argc, char** argv) {
+  trace("main");
   install_signal_handlers();
   CLI::App app{"sigstream: filter audio on the GPU (or CPU), checked against a float64 reference.\n"
                "With no command, runs the built-in demo (writes out/demo.wav and out/demo_stats.json)."};

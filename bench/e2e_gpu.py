@@ -72,3 +72,12 @@ subprocess.run([sig, "filter", src, w("out_v.wav"), "--backend", "cuda", "--veri
                + common[:-3], check=True)
 s = json.load(open(w("s.json")))
 print("verify:", json.dumps(s["verification"]), "device:", s["device"], "timing:", json.dumps(s["timing"]))
+
+# Where the time goes: one traced run per backend (SIGSTREAM_TRACE=1 prints a timeline).
+for backend in ("cuda", "cpu"):
+    t0 = time.perf_counter()
+    p = subprocess.run([sig, "filter", src, w(f"out_t_{backend}.wav"), "--backend", backend] + common,
+                       env=dict(os.environ, SIGSTREAM_TRACE="1"), capture_output=True, text=True, check=True)
+    total = time.perf_counter() - t0
+    print(f"--- timeline, --backend {backend} (process wall {total * 1e3:.1f} ms as seen from here)")
+    print(p.stderr.rstrip())

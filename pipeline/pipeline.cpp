@@ -13,6 +13,7 @@
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
+#include "core/trace.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "pipeline/backends/cpu_chunk.hpp"
 #include "pipeline/io/atomic_file.hpp"
@@ -163,6 +164,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   throw_if_interrupted();
   std::unique_ptr<Source> source = open_source(config.source);
   const SourceInfo& si = source->info();
+  trace("source opened");
 
   // Outputs are checked before any work: never the input, formats that fit.
   std::optional<SinkFormat> sink_format;
@@ -176,7 +178,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
 
   Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
+  trace("plan made");
   std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
+  trace("backend chosen");
   resolve_methods(plan, backend->name());
   BackendOptions bo;
   bo.threads = config.execution.threads;
@@ -184,6 +188,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   bo.device = device;
   bo.keep_float_output = options.verify;
   backend->prepare(plan, bo);
+  trace("backend prepared");
   if (const std::string d = backend->describe(); !d.empty()) log(d);
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
@@ -248,7 +253,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
         throw_if_interrupted();
         if (!jobs.push(chunks.next(c))) return;
+        if (c == 0) trace("reader: first chunk read");
       }
+      trace("reader: last chunk read");
       jobs.close();
     } catch (...) {
       fail(std::current_exception());
@@ -271,6 +278,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       if (options.verify) verifiers = std::make_unique<ThreadPool>(hardware_threads());
       std::int64_t frames_done = 0;
       while (auto r = done.pop()) {
+        if (frames_done == 0) trace("writer: first chunk retired");
         if (sink) sink->write(r->output);
         for (std::size_t slot = 0; slot < report.metrics.size(); ++slot) {
           MetricsReport& m = report.metrics[slot];
@@ -286,6 +294,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         frames_done += r->frames;
         progress.update(frames_done);
       }
+      trace("writer: last chunk written");
       while (!pending.empty()) settle();
       if (options.verify) {
         report.verification.ran = true;
@@ -336,6 +345,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   if (sink) sink->commit();
   if (json_file) json_file->commit();
   if (csv_file) csv_file->commit();
+  trace("outputs committed");
   if (options.exiting) static_cast<void>(backend.release());  // see RunOptions::exiting
   return report;
 }

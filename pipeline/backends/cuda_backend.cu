@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_direct.cuh"
 #include "kernels/cuda/fir_fft.cuh"
@@ -182,6 +183,7 @@ class CudaBackend final : public Backend {
       SIGSTREAM_CUDA_TRY(cudaSetDevice(options.device));
       SIGSTREAM_CUDA_TRY(cudaFree(nullptr));  // creates the context here, so it can be timed
       const auto t1 = std::chrono::steady_clock::now();
+      trace("cuda: context created");
       cudaDeviceProp props{};
       SIGSTREAM_CUDA_TRY(cudaGetDeviceProperties(&props, options.device));
       device_name_ = props.name;
@@ -192,6 +194,7 @@ class CudaBackend final : public Backend {
         << kc::fir_direct_policy();
       allocate();
       const auto t2 = std::chrono::steady_clock::now();
+      trace("cuda: lanes allocated");
       for (std::size_t j = 0; j < plan.stages.size(); ++j)
         if (lanes_.front().fft[j].valid())
           d << "; stage '" << plan.stages[j].name << "' (" << plan.stages[j].taps_f32.size()
@@ -514,10 +517,12 @@ std::vector<CudaDeviceInfo> cuda_devices() {
   std::vector<CudaDeviceInfo> out;
   try {
     int count = 0;
+    trace("cuda: counting devices");
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
       static_cast<void>(cudaGetLastError());
       return out;
     }
+    trace("cuda: driver initialised");
     for (int i = 0; i < count; ++i) {
       cudaDeviceProp p{};
       if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {

@@ -138,7 +138,10 @@ void AudioSink::write(const HostBlock& block) {
 
 void AudioSink::commit() {
   auto* f = reinterpret_cast<SNDFILE*>(sndfile_);
-  sf_write_sync(f);
+  // No fsync: like SoX and FFmpeg, the data reaches the disk when the kernel
+  // writes it back (flushing a 100 MB output here took longer than reading and
+  // writing it). Atomicity does not need it: the rename happens only after a
+  // complete file, so a failed or interrupted run never leaves a partial one.
   const int rc = sf_close(f);
   sndfile_ = nullptr;
   if (rc != 0) throw io_error(file_.path() + ": cannot finish the file: " + sf_error_number(rc));

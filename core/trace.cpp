@@ -1,0 +1,32 @@
+#include "core/trace.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace sigstream {
+
+namespace {
+
+// The process start, read once from /proc/self/stat would be exact; the first
+// call from main() is close enough (static initialisation runs before it).
+const auto g_t0 = std::chrono::steady_clock::now();
+const bool g_on = [] {
+  const char* v = std::getenv("SIGSTREAM_TRACE");
+  return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
+}();
+
+}  // namespace
+
+bool tracing() noexcept { return g_on; }
+
+void trace(const char* what) noexcept {
+  if (!g_on) return;
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_t0).count();
+  std::fprintf(stderr, "sigstream: trace %9.3f ms  %s\n", ms, what);
+}
+
+}  // namespace sigstream
