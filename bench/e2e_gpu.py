@@ -43,40 +43,48 @@ if not os.path.exists(src):
         f.writeframes(pcm.tobytes())
 
 
-def timed(cmd):
-    runs = []
+def timed_round_robin(cmds):
+    """Runs the commands in turn, args.runs rounds; dirty pages of earlier
+    outputs are flushed (untimed) before each run so that no run pays for
+    another's write-back."""
+    times = {name: [] for name in cmds}
     for _ in range(args.runs):
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        runs.append(time.perf_counter() - t0)
-    return statistics.median(runs), runs
+        for name, cmd in cmds.items():
+            os.sync()
+            t0 = time.perf_counter()
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times[name].append(time.perf_counter() - t0)
+    return {name: (statistics.median(r), r) for name, r in times.items()}
 
 
-common = ["--lowpass", "3000", "--taps", str(args.taps), "--quiet", "--method", "direct"]
-results = {
-    "io floor (libsndfile copy)": timed([floor, src, w("copy.wav")]),
-    "sigstream --backend cuda": timed([sig, "filter", src, w("out_cuda.wav"), "--backend", "cuda"] + common),
-    "sigstream --backend cpu": timed([sig, "filter", src, w("out_cpu.wav"), "--backend", "cpu"] + common),
-}
+common = ["--lowpass", "3000", "--taps", str(args.taps), "--quiet"]
+results = timed_round_robin({
+    "io floor (libsndfile copy)": [floor, src, w("copy.wav")],
+    "sigstream (backend auto)": [sig, "filter", src, w("out_auto.wav")] + common,
+    "sigstream --backend cuda": [sig, "filter", src, w("out_cuda.wav"), "--backend", "cuda"] + common,
+    "sigstream --backend cpu": [sig, "filter", src, w("out_cpu.wav"), "--backend", "cpu"] + common,
+})
 print(f"# e2e: {args.minutes:g} min stereo 48 kHz pcm16 ({frames} frames), {args.taps} taps, "
       f"median of {args.runs}, {os.cpu_count()} CPU cores")
 f0 = results["io floor (libsndfile copy)"][0]
 for name, (t, runs) in results.items():
     print(f"{name:28s} {t:7.3f} s  {frames / t / 1e6:7.1f} Mframes/s  {t / f0:5.2f}x floor   "
           f"runs {' '.join(f'{r:.3f}' for r in runs)}")
-same = open(w("out_cuda.wav"), "rb").read() == open(w("out_cpu.wav"), "rb").read()
-print(f"cuda output == cpu output, byte for byte: {same}")
+ref = open(w("out_cpu.wav"), "rb").read()
+for b in ("cuda", "auto"):
+    print(f"{b} output == cpu output, byte for byte: {open(w(f'out_{b}.wav'), 'rb').read() == ref}")
 
 # Stats and verification on the GPU.
 subprocess.run([sig, "filter", src, w("out_v.wav"), "--backend", "cuda", "--verify", "--stats", w("s.json")]
-               + common[:-3], check=True)
+               + common[:-1], check=True)
 s = json.load(open(w("s.json")))
 print("verify:", json.dumps(s["verification"]), "device:", s["device"], "timing:", json.dumps(s["timing"]))
 
 # Where the time goes: one traced run per backend (SIGSTREAM_TRACE=1 prints a timeline).
-for backend in ("cuda", "cpu"):
+for backend in ("auto", "cuda", "cpu"):
+    os.sync()
     t0 = time.perf_counter()
-    p = subprocess.run([sig, "filter", src, w(f"out_t_{backend}.wav"), "--backend", backend] + common,
+    p = subprocess.run([sig, "filter", src, w(f"out_t_{backend}.wav"), "--backend", backend] + common[:-1],
                        env=dict(os.environ, SIGSTREAM_TRACE="1"), capture_output=True, text=True, check=True)
     total = time.perf_counter() - t0
     print(f"--- timeline, --backend {backend} (process wall {total * 1e3:.1f} ms as seen from here)")

@@ -87,4 +87,30 @@ void resolve_methods(Plan& plan, const std::string& backend) {
   }
 }
 
+// Backend auto on a machine with a GPU: whether the CPU alone should finish
+// the job before CUDA could even start. Measured on the lent H100 machine
+// (16 cores, 2026-11-23, bench/e2e_gpu.py with SIGSTREAM_TRACE=1): cuInit
+// ~100-125 ms, the context ~105-120 ms, lanes ~20 ms, and ~100 ms more at
+// process exit for the driver's teardown; the CPU backend filtered a 10-minute
+// stereo file with 255 taps (14.7 GFMA) in 146 ms on 16 threads, ~6 GFMA/s
+// per thread with the I/O and metrics around the kernel. So a job whose
+// direct FIR work is under ~0.3 s of CPU time by that rate runs on the CPU
+// without touching the driver at all; longer ones start the GPU beside it.
+constexpr double kCudaStartCostS = 0.3;
+constexpr double kCpuFmaPerThreadPerS = 6e9;
+constexpr double kCpuOverheadNsPerSample = 1.0;  // I/O, layout, metrics per sample and thread
+
+double cpu_seconds_estimate(const Plan& plan, int threads) {
+  double taps = 0.0;
+  for (const PlannedStage& st : plan.stages)
+    if (st.type == StageType::fir) taps += static_cast<double>(st.taps_f32.size());
+  const double samples = static_cast<double>(plan.output_frames) * plan.channels;
+  return samples * (taps / kCpuFmaPerThreadPerS + kCpuOverheadNsPerSample * 1e-9) /
+         std::max(1, threads);
+}
+
+bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {
+  return cpu_seconds_estimate(plan, threads) < kCudaStartCostS;
+}
+
 }  // namespace sigstream

@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -37,8 +39,10 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
     HostBlock raw;
     {
       std::lock_guard lock(mutex_);
-      if (!free_.empty()) {
-        raw = std::move(free_.back());
+      // Blocks that no longer suit the backend (pageable ones once a GPU
+      // is up) are dropped rather than reused.
+      while (!free_.empty() && !raw.data) {
+        if (backend_.block_suits(free_.back())) raw = std::move(free_.back());
         free_.pop_back();
       }
     }
@@ -154,6 +158,18 @@ VerifyPartial verify_chunk(const Plan& plan, const ChunkResult& r) {
   return v;
 }
 
+// Whether every stage gives the same bits on the CPU and CUDA backends: only
+// the direct FIR method is bit-identical across them (FFT libraries differ).
+bool same_bits_on_cpu_and_cuda(const Plan& plan) {
+  for (const char* b : {"cpu", "cuda"}) {
+    Plan p = plan;
+    resolve_methods(p, b);
+    for (const PlannedStage& st : p.stages)
+      if (st.type == StageType::fir && st.method != FirMethod::direct) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 RunReport run_pipeline(const Config& config, const RunOptions& options) {
@@ -179,9 +195,32 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
   trace("plan made");
-  std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
+  std::unique_ptr<Backend> backend;
+  const int cpu_threads = config.execution.threads > 0 ? config.execution.threads : hardware_threads();
+  // Without the NVIDIA driver's device node there is nothing to wait for:
+  // make_backend() finds no device at once and says so.
+  const bool auto_with_cuda = config.execution.backend == BackendKind::automatic && cuda_built() &&
+                              std::filesystem::exists("/dev/nvidiactl");
+  if (auto_with_cuda && same_bits_on_cpu_and_cuda(plan) &&
+      cpu_finishes_before_cuda_starts(plan, cpu_threads)) {
+    char note[200];
+    std::snprintf(note, sizeof note,
+                  "backend auto: the CPU (%d threads) should finish this job in ~%.2f s, before "
+                  "CUDA could start: using the CPU backend (--backend cuda forces the GPU)",
+                  cpu_threads, cpu_seconds_estimate(plan, cpu_threads));
+    log(note);
+    backend = make_cpu_backend();
+  } else if (auto_with_cuda && same_bits_on_cpu_and_cuda(plan)) {
+    // The CPU works while the GPU starts (see make_hybrid_backend).
+    resolve_methods(plan, "cuda");
+    backend = make_hybrid_backend(
+        make_cpu_backend(), [] { return static_cast<int>(list_devices().size()); },
+        [device] { return make_backend(BackendKind::cuda, device, nullptr); }, log);
+  } else {
+    backend = make_backend(config.execution.backend, device, log);
+    resolve_methods(plan, backend->name());
+  }
   trace("backend chosen");
-  resolve_methods(plan, backend->name());
   BackendOptions bo;
   bo.threads = config.execution.threads;
   bo.streams = config.execution.streams;
@@ -312,7 +351,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   try {
     int in_flight = 0;
     while (auto job = jobs.pop()) {
-      while (in_flight >= backend->depth()) {
+      // Retire what is finished (so the writer overlaps the reader), and wait
+      // for the oldest only when the backend is full.
+      while (in_flight > 0 && (in_flight >= backend->depth() || backend->oldest_ready())) {
         if (!done.push(backend->retire())) break;
         --in_flight;
       }
@@ -336,6 +377,10 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   progress.finish();
   if (error) std::rethrow_exception(error);
   throw_if_interrupted();
+  if (const std::string s = backend->summary(); !s.empty()) log(s);
+  // The hybrid backend knows only now which device(s) did the work.
+  report.backend = backend->name();
+  report.device = backend->device_name();
 
   report.stage_ms = backend->stage_ms();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -88,6 +88,13 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits);
 // bench/ repeats them).
 void resolve_methods(Plan& plan, const std::string& backend);
 
+// Seconds the CPU backend should take for `plan` on `threads` threads (direct
+// FIR), and whether that is less than a CUDA start costs: backend auto then
+// uses the CPU without starting the driver (rule and measurements in
+// pipeline/method_rule.cpp).
+[[nodiscard]] double cpu_seconds_estimate(const Plan& plan, int threads);
+[[nodiscard]] bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads);
+
 // Reads a taps file: one coefficient per line, '#' starts a comment, blank
 // lines ignored. Throws Error(io) if unreadable, Error(config) for a bad line
 // ("FILE:LINE: ...") or non-finite/empty taps.

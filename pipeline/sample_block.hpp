@@ -24,6 +24,7 @@ struct HostBlock {
   std::int64_t frames = 0;    // frames in use
   std::int64_t capacity = 0;  // frames that fit
   std::shared_ptr<std::byte> data;
+  bool pinned = false;        // page-locked (CUDA copies it asynchronously)
 
   template <typename T>
   [[nodiscard]] T* as() const noexcept { return reinterpret_cast<T*>(data.get()); }

@@ -4,6 +4,7 @@
 // results back in the same order (retire). The pipeline keeps at most depth()
 // chunks in flight, which bounds memory by chunk size x depth.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,16 +55,38 @@ class Backend {
   [[nodiscard]] virtual int depth() const = 0;
   // A host block the backend can transfer from/to quickly (pinned for CUDA).
   [[nodiscard]] virtual HostBlock make_block(SampleType type, int channels, std::int64_t frames);
+  // Whether a recycled block made earlier still suits this backend (the
+  // hybrid backend wants pinned blocks once its GPU is up).
+  [[nodiscard]] virtual bool block_suits(const HostBlock& /*block*/) const { return true; }
   // Starts a chunk (in index order). May block until resources free up.
   virtual void submit(ChunkJob job) = 0;
   // Waits for and returns the oldest submitted chunk. Rethrows its error.
   virtual ChunkResult retire() = 0;
+  // True when retire() would return at once (the oldest chunk is finished, or
+  // failed). Lets the pipeline hand results to the writer as soon as they
+  // exist instead of only when depth() chunks are in flight.
+  [[nodiscard]] virtual bool oldest_ready() const { return false; }
   // Per-stage time in ms summed over chunks so far (stage order), if measured.
   [[nodiscard]] virtual std::vector<double> stage_ms() const { return {}; }
   // What the backend wants logged once (e.g. kernel policy); empty if nothing.
   [[nodiscard]] virtual std::string describe() const { return {}; }
+  // What it wants logged after the last chunk (e.g. who computed what).
+  [[nodiscard]] virtual std::string summary() const { return {}; }
 };
 
 std::unique_ptr<Backend> make_cpu_backend();
+
+// `backend: auto` on a machine that may have a GPU: the CPU backend takes
+// chunks at once while, on a thread of its own, `count_gpus` starts the
+// driver and, if it found any, `make_gpu` makes the GPU backend, which is
+// then prepared there; once it is ready every new chunk goes to the GPU.
+// Chunks are retired in order across both. Only for plans whose every stage
+// gives the same bits on both backends (direct FIR, gain, metrics): which
+// device computed a chunk then changes nothing in the audio. `log` receives
+// the hand-over messages.
+std::unique_ptr<Backend> make_hybrid_backend(std::unique_ptr<Backend> cpu,
+                                             std::function<int()> count_gpus,
+                                             std::function<std::unique_ptr<Backend>()> make_gpu,
+                                             std::function<void(const std::string&)> log);
 
 }  // namespace sigstream

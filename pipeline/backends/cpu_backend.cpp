@@ -84,6 +84,11 @@ class CpuBackend final : public Backend {
     in_flight_.push_back(pool_->enqueue([this, job = std::move(job)]() mutable { return run(std::move(job)); }));
   }
 
+  [[nodiscard]] bool oldest_ready() const override {
+    return !in_flight_.empty() &&
+           in_flight_.front().wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }
+
   ChunkResult retire() override {
     if (in_flight_.empty()) throw internal_error("cpu backend: retire() with no chunk in flight");
     auto future = std::move(in_flight_.front());

@@ -224,6 +224,7 @@ class CudaBackend final : public Backend {
     b.frames = 0;
     b.data = pool_->acquire(static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels) *
                             sample_bytes(type));
+    b.pinned = true;
     return b;
   }
 
@@ -255,6 +256,18 @@ class CudaBackend final : public Backend {
       throw;
     }
     in_flight_.push_back(lane_id);
+  }
+
+  // cudaErrorNotReady is the only "not yet"; any other answer (done, or an
+  // error) lets retire() run and report it.
+  [[nodiscard]] bool oldest_ready() const override {
+    if (in_flight_.empty()) return false;
+    const cudaError_t st = cudaEventQuery(lanes_[in_flight_.front()].done.get());
+    if (st == cudaErrorNotReady) {
+      static_cast<void>(cudaGetLastError());
+      return false;
+    }
+    return true;
   }
 
   ChunkResult retire() override {

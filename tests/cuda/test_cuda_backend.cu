@@ -10,6 +10,10 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -268,6 +272,103 @@ TEST_P(CudaVsCpu, ChunkSizeAndStreamsInvariant) {
   ASSERT_EQ(ra.output.size(), rc.output.size());
   EXPECT_EQ(std::memcmp(ra.output.data(), rb.output.data(), ra.output.size()), 0);
   EXPECT_EQ(std::memcmp(ra.output.data(), rc.output.data(), ra.output.size()), 0);
+}
+
+// Forwards every call to `inner`; subclasses hook the calls they watch.
+class Forwarding : public Backend {
+ public:
+  explicit Forwarding(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  std::string device_name() const override { return inner_->device_name(); }
+  void prepare(const Plan& plan, const BackendOptions& o) override { inner_->prepare(plan, o); }
+  int depth() const override { return inner_->depth(); }
+  HostBlock make_block(SampleType t, int ch, std::int64_t n) override { return inner_->make_block(t, ch, n); }
+  void submit(ChunkJob job) override { inner_->submit(std::move(job)); }
+  ChunkResult retire() override { return inner_->retire(); }
+  bool oldest_ready() const override { return inner_->oldest_ready(); }
+  std::vector<double> stage_ms() const override { return inner_->stage_ms(); }
+
+ protected:
+  std::unique_ptr<Backend> inner_;
+};
+
+// The hybrid backend (backend auto) hands over from the CPU to the GPU in the
+// middle of a job: the bytes must be the CPU backend's, chunk results in
+// order. The GPU's start is held until the CPU has taken a third of the
+// chunks, and the CPU side then waits until the GPU is up, so both compute.
+TEST_P(CudaVsCpu, HybridHandOverGivesTheSameBits) {
+  const BackendCase& c = GetParam();
+  const HostBlock source = make_source(c, 4321);
+  const Plan plan = plan_for(c, c.chunk);
+  if (plan.num_chunks < 3) GTEST_SKIP() << "needs three chunks or more";
+  auto ref_backend = make_cpu_backend();
+  const RunResult ref = run(*ref_backend, plan, source, c.streams);
+
+  struct Gate {
+    std::mutex m;
+    std::condition_variable cv;
+    bool open = false, gpu_ready = false;
+  };
+  auto gate = std::make_shared<Gate>();
+  struct SlowGpu : Forwarding {
+    std::shared_ptr<Gate> g;
+    SlowGpu(std::shared_ptr<Gate> gate) : Forwarding(make_cuda_backend()), g(std::move(gate)) {}
+    void prepare(const Plan& p, const BackendOptions& o) override {
+      {
+        std::unique_lock lock(g->m);
+        g->cv.wait(lock, [&] { return g->open; });
+      }
+      inner_->prepare(p, o);
+      std::lock_guard lock(g->m);
+      g->gpu_ready = true;
+      g->cv.notify_all();
+    }
+  };
+  struct OpensTheGate : Forwarding {
+    std::shared_ptr<Gate> g;
+    std::int64_t at, submitted = 0;
+    OpensTheGate(std::shared_ptr<Gate> gate, std::int64_t at_chunk)
+        : Forwarding(make_cpu_backend()), g(std::move(gate)), at(at_chunk) {}
+    void submit(ChunkJob job) override {
+      inner_->submit(std::move(job));
+      if (++submitted != at) return;
+      std::unique_lock lock(g->m);
+      g->open = true;
+      g->cv.notify_all();
+      g->cv.wait(lock, [&] { return g->gpu_ready; });
+      lock.unlock();
+      // prepare() has returned; the hybrid's start thread finishes right after.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  };
+  const std::int64_t at = std::max<std::int64_t>(1, plan.num_chunks / 3);
+  auto hybrid = make_hybrid_backend(
+      std::make_unique<OpensTheGate>(gate, at), [] { return 1; },
+      [gate]() -> std::unique_ptr<Backend> { return std::make_unique<SlowGpu>(gate); }, nullptr);
+  const RunResult got = run(*hybrid, plan, source, c.streams);
+  EXPECT_EQ(hybrid->name(), "cuda+cpu") << hybrid->summary();
+  EXPECT_NE(hybrid->summary().find("the CPU computed " + std::to_string(at) + " of"),
+            std::string::npos)
+      << hybrid->summary();
+  ASSERT_EQ(got.chunks.size(), ref.chunks.size());
+  ASSERT_EQ(got.output.size(), ref.output.size());
+  if (plan.output_type == SampleType::f32) {
+    for (std::size_t i = 0; i < got.output.size() / 4; ++i) {
+      float a, b;
+      std::memcpy(&a, got.output.data() + 4 * i, 4);
+      std::memcpy(&b, ref.output.data() + 4 * i, 4);
+      ASSERT_TRUE(same_float(a, b)) << "output sample " << i << ": hybrid " << a << " cpu " << b;
+    }
+  } else {
+    EXPECT_EQ(std::memcmp(got.output.data(), ref.output.data(), got.output.size()), 0);
+  }
+  for (std::size_t k = 0; k < got.chunks.size(); ++k) {
+    EXPECT_EQ(got.chunks[k].clipped, ref.chunks[k].clipped) << "chunk " << k;
+    for (std::size_t slot = 0; slot < got.chunks[k].metrics.size(); ++slot)
+      for (std::size_t ch = 0; ch < got.chunks[k].metrics[slot].size(); ++ch)
+        expect_same_metrics(ref.chunks[k].metrics[slot][ch], got.chunks[k].metrics[slot][ch],
+                            "hybrid chunk " + std::to_string(k));
+  }
 }
 
 std::vector<BackendCase> cases() {
