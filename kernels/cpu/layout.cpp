@@ -4,8 +4,8 @@
 
 namespace sigstream::kernels::cpu {
 
-// Built for AVX2 and baseline x86-64 (the same arithmetic either way).
-[[gnu::target_clones("arch=x86-64-v3", "default")]]
+// Built for AVX-512, AVX2 and baseline x86-64 (the same arithmetic every way).
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 void deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float* const* out) {
   const int ch = in.channels;
   switch (in.type) {
@@ -30,7 +30,7 @@ void deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float
   }
 }
 
-[[gnu::target_clones("arch=x86-64-v3", "default")]]
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
 std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
   const int ch = out.channels;
   std::int64_t clipped = 0;
