@@ -41,6 +41,16 @@ void add_common(CLI::App* cmd, CommonFlags& f) {
   cmd->add_option("--stats", f.stats, "Write statistics JSON here");
 }
 
+// --set takes one value per use, so that `--set a=1 CONFIG` and
+// `batch CONFIG --set a=1 more.wav` keep CONFIG and the inputs positional.
+void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
+  cmd->add_option("--set", sets, "Override a config value: KEY.PATH=VALUE (repeatable)")
+      ->type_name("KEY.PATH=VALUE")
+      ->expected(1)
+      ->allow_extra_args(false)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+}
+
 // Filter specification shared by `filter` and `design`.
 struct FilterFlags {
   std::string lowpass, highpass, bandpass, bandstop, taps_file;
@@ -65,7 +75,7 @@ void add_filter_flags(CLI::App* cmd, FilterFlags& f, bool with_taps_file) {
       ->capture_default_str();
 }
 
-double parse_hz(const std::string& text, const std::string& flag) {
+double parse_number(const std::string& text, const std::string& flag) {
   std::size_t used = 0;
   double v = 0;
   try {
@@ -73,8 +83,14 @@ double parse_hz(const std::string& text, const std::string& flag) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != text.size() || !std::isfinite(v))
-    throw config_error(flag + ": '" + text + "' is not a frequency in Hz");
+  if (used != text.size() || text.empty())
+    throw config_error(flag + ": '" + text + "' is not a number");
+  return v;
+}
+
+double parse_hz(const std::string& text, const std::string& flag) {
+  const double v = parse_number(text, flag);
+  if (!std::isfinite(v)) throw config_error(flag + ": '" + text + "' is not a frequency in Hz");
   return v;
 }
 
@@ -215,7 +231,7 @@ int run_main(int argc, char** argv) {
   trace("main");
   install_signal_handlers();
   CLI::App app{"sigstream: filter audio on the GPU (or CPU), checked against a float64 reference.\n"
-               "With no command, runs the built-in demo (writes out/demo.wav and out/demo_stats.json)."};
+               "With no command, runs the built-in demo (writes out/demo.wav, out/demo_stats.json and out/demo_chunks.csv)."};
   app.set_version_flag("--version", std::string("sigstream ") + kVersion);
   app.require_subcommand(0, 1);
 
@@ -225,7 +241,7 @@ int run_main(int argc, char** argv) {
 
   auto* run = app.add_subcommand("run", "Run a YAML pipeline config");
   run->add_option("CONFIG", config_path, "YAML config (SPEC §2)")->required();
-  run->add_option("--set", sets, "Override a config value: KEY.PATH=VALUE (repeatable)");
+  add_set_option(run, sets);
   add_common(run, common);
 
   std::string input, output, mode = "causal", method = "auto", format = "same";
@@ -239,7 +255,8 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"causal", "same", "full"}))->capture_default_str();
   filter->add_option("--method", method, "auto | direct | fft")
       ->check(CLI::IsMember({"auto", "direct", "fft"}))->capture_default_str();
-  auto* gain_opt = filter->add_option("--gain-db", gain_db, "Gain after the filter, in dB");
+  std::string gain_text;
+  auto* gain_opt = filter->add_option("--gain-db", gain_text, "Gain after the filter, in dB")->type_name("DB");
   filter->add_option("--format", format, "same | pcm16 | pcm24 | pcm32 | float | double")
       ->check(CLI::IsMember({"same", "pcm16", "pcm24", "pcm32", "float", "double"}))->capture_default_str();
   add_common(filter, common);
@@ -251,15 +268,19 @@ int run_main(int argc, char** argv) {
   std::string batch_out_dir;
   bool batch_keep_going = false, batch_force = false;
   batch->add_option("--out-dir", batch_out_dir, "Output folder (overrides batch.out_dir)");
-  auto* keep_going_opt = batch->add_flag("--keep-going,!--stop-on-error", batch_keep_going,
-                                         "Report a bad file and go on / stop at the first "
-                                         "(overrides batch.keep_going)");
+  bool batch_stop_on_error = false;
+  auto* keep_going_opt = batch->add_flag("--keep-going", batch_keep_going,
+                                         "Report a bad file and go on (the default; overrides batch.keep_going)");
+  auto* stop_opt = batch->add_flag("--stop-on-error", batch_stop_on_error,
+                                   "Stop at the first bad file (overrides batch.keep_going)")
+                       ->excludes(keep_going_opt);
   batch->add_flag("--force", batch_force, "Redo files whose outputs are already up to date");
   int files_per_device = 2;
   batch->add_option("--files-per-device", files_per_device, "CUDA: files in flight on each GPU")
       ->check(CLI::Range(1, 64))->capture_default_str();
-  batch->add_option("--set", sets, "Override a config value: KEY.PATH=VALUE (repeatable)");
+  add_set_option(batch, sets);
   add_common(batch, common);
+  batch->get_option("--stats")->description("Write the batch summary JSON here (default: OUT_DIR/batch_summary.json)");
 
   FilterFlags design_flags;
   double rate = 0.0;
@@ -296,8 +317,17 @@ int run_main(int argc, char** argv) {
       StageSpec fir;
       fir.type = StageType::fir;
       fir.name = "fir0";
-      if (!filter_flags.taps_file.empty()) fir.fir.taps_file = filter_flags.taps_file;
-      else fir.fir.design = design_from(filter_flags);
+      if (!filter_flags.taps_file.empty()) {
+        // --taps and --window shape a designed filter; with a taps file they
+        // would be ignored, so say so rather than run something else.
+        for (const char* flag : {"--taps", "--window"})
+          if (filter->count(flag) > 0)
+            throw config_error(std::string(flag) + " applies to --lowpass/--highpass/--bandpass/"
+                               "--bandstop designs, not to --taps-file (the file gives the taps)");
+        fir.fir.taps_file = filter_flags.taps_file;
+      } else {
+        fir.fir.design = design_from(filter_flags);
+      }
       fir.fir.mode = mode == "same" ? FirMode::same : mode == "full" ? FirMode::full : FirMode::causal;
       fir.fir.method = method == "direct" ? FirMethod::direct : method == "fft" ? FirMethod::fft : FirMethod::automatic;
       c.stages.push_back(fir);
@@ -305,7 +335,12 @@ int run_main(int argc, char** argv) {
         StageSpec g;
         g.type = StageType::gain;
         g.name = "gain1";
+        gain_db = parse_number(gain_text, "--gain-db");
         g.gain_linear = std::pow(10.0, gain_db / 20.0);
+        // The YAML rule (pipeline/config.cpp): samples are float32 in flight.
+        if (!std::isfinite(gain_db) || !std::isfinite(static_cast<float>(g.gain_linear)))
+          throw config_error("--gain-db: " + gain_text +
+                             " is not a usable gain (expected a finite number of dB below 770)");
         c.stages.push_back(g);
       }
       c.sink.file = output;
@@ -319,11 +354,12 @@ int run_main(int argc, char** argv) {
     }
     if (*batch) {
       if (!common.backend.empty()) sets.push_back("execution.backend=" + common.backend);
-      const Config config = load_config(config_path, sets);
+      const Config config = load_config(config_path, sets, ConfigUse::batch);
       BatchOptions bo;
       bo.extra_inputs = batch_inputs;
       if (!batch_out_dir.empty()) bo.out_dir = batch_out_dir;
-      if (keep_going_opt->count() > 0) bo.keep_going = batch_keep_going;
+      if (keep_going_opt->count() > 0) bo.keep_going = true;
+      if (stop_opt->count() > 0) bo.keep_going = false;
       bo.force = batch_force;
       bo.files_per_device = files_per_device;
       bo.progress = !common.quiet && !common.no_progress;

@@ -804,6 +804,7 @@ class MapReader {
       ok_ = false;
       return;
     }
+    std::vector<std::string> misspelt;  // required names that unknown keys resemble
     for (auto it = node_.begin(); it != node_.end(); ++it) {
       const YAML::Node key = it->first;
       if (!key.IsScalar()) {
@@ -823,10 +824,16 @@ class MapReader {
       if (decl != keys_.end()) continue;
       const auto names = names_of(keys_);
       std::string why = hint ? hint(name) : std::string();
-      if (why.empty()) why = "unknown key" + did_you_mean(name, names);
+      if (why.empty()) {
+        why = "unknown key" + did_you_mean(name, names);
+        if (const auto best = closest(name, names)) misspelt.emplace_back(*best);
+      }
       cx_.error(key, path_ / name, why + " (expected one of " + join(names, ", ") + ")");
     }
     for (const Key* k : keys_) {
+      // A required key that an unknown key looks like a typo of is already
+      // reported there ("did you mean"); a second line would only mislead.
+      if (std::find(misspelt.begin(), misspelt.end(), k->name) != misspelt.end()) continue;
       if (k->is_required && !has(k->name)) {
         const Entry* e = find(k->name);
         cx_.error(e ? e->key : node_, path_ / k->name,
@@ -1490,9 +1497,20 @@ BatchSpec parse_batch(Context& cx, const YAML::Node& node, const Path& path) {
   return b;
 }
 
-Config parse_root(Context& cx, const YAML::Node& root) {
+Config parse_root(Context& cx, const YAML::Node& root, ConfigUse use) {
   Config c;
-  MapReader r(cx, root, Path{}, keys_of({kRootKeys}));
+  std::vector<const Key*> root_keys = keys_of({kRootKeys});
+  // A batch gives each file as the source: a config for it may leave source out.
+  static_assert(kRootKeys[1].name == "source");
+  static const Key kOptionalSource = [] {
+    Key k = kRootKeys[1];
+    k.is_required = false;
+    return k;
+  }();
+  if (use == ConfigUse::batch)
+    for (const Key*& k : root_keys)
+      if (k->name == "source") k = &kOptionalSource;
+  MapReader r(cx, root, Path{}, std::move(root_keys));
   if (!r.ok()) return c;
   if (r.has("version")) {
     const YAML::Node v = r.value("version");
@@ -1744,7 +1762,7 @@ std::string config_reference() {
 }
 
 Config parse_config(const std::string& yaml_text, const std::string& origin,
-                    const std::vector<std::string>& overrides) {
+                    const std::vector<std::string>& overrides, ConfigUse use) {
   Context cx(origin);
   YAML::Node root = load_document(yaml_text, origin, cx);
   if (root.IsNull() && overrides.empty()) {
@@ -1759,7 +1777,7 @@ Config parse_config(const std::string& yaml_text, const std::string& origin,
   for (const std::string& o : overrides) apply_override(cx, root, o);
   Config config;
   try {
-    config = parse_root(cx, root);
+    config = parse_root(cx, root, use);
   } catch (const YAML::Exception& e) {
     // Defensive: a yaml-cpp surprise must still come out as a config error.
     throw config_error(origin + ": YAML error: " + e.msg);
@@ -1769,7 +1787,8 @@ Config parse_config(const std::string& yaml_text, const std::string& origin,
   return config;
 }
 
-Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+Config load_config(const std::string& path, const std::vector<std::string>& overrides,
+                   ConfigUse use) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw io_error(path + ": cannot read config: is a directory");
@@ -1779,7 +1798,7 @@ Config load_config(const std::string& path, const std::vector<std::string>& over
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw io_error(path + ": cannot read config: read error");
-  return parse_config(text.str(), path, overrides);
+  return parse_config(text.str(), path, overrides, use);
 }
 
 }  // namespace sigstream

@@ -96,11 +96,16 @@ struct Config {
 // "hann" all work). Every problem found is reported in one Error(config),
 // one line each: "ORIGIN:LINE:COL: KEY.PATH: what is wrong (expected ...)".
 // Unknown keys carry a "did you mean 'x'?" suggestion when one is close.
+// What the config is for: `sigstream run` needs a source; `sigstream batch`
+// supplies one per input file, so there `source:` may be left out.
+enum class ConfigUse { run, batch };
+
 Config parse_config(const std::string& yaml_text, const std::string& origin,
-                    const std::vector<std::string>& overrides = {});
+                    const std::vector<std::string>& overrides = {}, ConfigUse use = ConfigUse::run);
 
 // Reads the file (Error(io) if unreadable) and calls parse_config.
-Config load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+Config load_config(const std::string& path, const std::vector<std::string>& overrides = {},
+                   ConfigUse use = ConfigUse::run);
 
 // The schema as a markdown reference, one table per section (key, type, default,
 // description), rendered from the same key tables that drive validation; for

@@ -43,8 +43,23 @@ std::vector<double> read_taps_file(const std::string& path) {
 
 namespace {
 
-std::vector<double> resolve_taps(const StageSpec& s, double sample_rate) {
-  const std::string where = "stage '" + s.name + "'";
+// Where a stage's problem is: the config file, line and key path of the
+// stage (a YAML run), or the input file (the `filter` command, whose one
+// filter the user knows by its flags, not by an internal stage name).
+std::string stage_where(const Config& config, const StageSpec& s, std::size_t index) {
+  if (config.origin == "filter")
+    return "filter for " + config.source.file.value_or("the input") +
+           (s.fir.taps_file ? " (--taps-file " + *s.fir.taps_file + ")" : std::string());
+  std::string where = config.origin.empty() ? std::string() : config.origin + ":";
+  if (s.line > 0 && !config.origin.empty()) where += std::to_string(s.line) + ": ";
+  else if (!where.empty()) where += " ";
+  where += "stages." + std::to_string(index) + (s.fir.design ? ".design" : "") + " (stage '" +
+           s.name + "')";
+  if (s.fir.design && config.source.file) where += ", source " + *config.source.file;
+  return where;
+}
+
+std::vector<double> resolve_taps(const StageSpec& s, double sample_rate, const std::string& where) {
   if (s.fir.design) {
     try {
       return design_fir(*s.fir.design, sample_rate);
@@ -81,14 +96,15 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
                                          : SampleType::i32;
 
   std::int64_t frames = source.frames;
-  for (const StageSpec& s : config.stages) {
+  for (std::size_t index = 0; index < config.stages.size(); ++index) {
+    const StageSpec& s = config.stages[index];
     PlannedStage p;
     p.type = s.type;
     p.name = s.name;
     p.frames_in = frames;
     switch (s.type) {
       case StageType::fir: {
-        p.taps = resolve_taps(s, source.sample_rate);
+        p.taps = resolve_taps(s, source.sample_rate, stage_where(config, s, index));
         p.taps_f32.assign(p.taps.begin(), p.taps.end());
         if (s.fir.design) p.design_note = describe_design(*s.fir.design);
         else if (s.fir.taps_file) p.design_note = "taps file " + *s.fir.taps_file;

@@ -3,7 +3,7 @@
 # e.g. /usr/local/cuda/bin/nvcc; the build is CPU-only otherwise).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-"$(dirname "$0")/install-deps.sh"
+scripts/install-deps.sh
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
 cmake --build build -j "$jobs"

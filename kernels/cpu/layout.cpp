@@ -1,6 +1,7 @@
 #include "kernels/cpu/layout.hpp"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace sigstream::kernels::cpu {
 
@@ -43,39 +44,66 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
   }
   // The container holds the value left-justified: shift by its width minus bits.
   const int shift = (out.type == SampleType::i16 ? 16 : 32) - bits;
-  // Quantize a channel at a time into a small buffer (a branch-free loop that
-  // vectorises), then scatter into the interleaved block.
+  // Quantize a block of each channel into a small buffer (a branch-free loop
+  // that vectorises), then interleave the blocks: one pass over the output,
+  // with the mono and stereo cases written so that the stores vectorise too.
   constexpr std::int64_t kStep = 1024;
-  std::int32_t q[kStep];
+  constexpr int kMaxBlockChannels = 8;
   const Quantizer quantize(bits);
-  for (int c = 0; c < ch; ++c) {
+  const double scale = quantize.scale, lo = quantize.lo, hi = quantize.hi;
+  auto quantize_block = [&](const float* src, std::int64_t m, std::int32_t* q) {
+    // Quantizer's rule written out with plain values (no flag through a
+    // reference) so that the compiler vectorises it.
+    int clips = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+      double v = static_cast<double>(src[i]) * scale;
+      const int nan = v != v;
+      v = nan ? 0.0 : v;
+      v = v < lo - 1.0 ? lo - 1.0 : v;
+      v = v > hi + 1.0 ? hi + 1.0 : v;
+      double r = (v + 0x1.8p52) - 0x1.8p52;
+      clips += nan | (r < lo) | (r > hi);
+      r = r < lo ? lo : r;
+      r = r > hi ? hi : r;
+      // Shift as unsigned: left-shifting a negative value is not portable.
+      q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int32_t>(r)) << shift);
+    }
+    return clips;
+  };
+  auto scatter = [&](auto* p, const std::int32_t (*q)[kStep], int channels, std::int64_t m) {
+    using T = std::remove_pointer_t<decltype(p)>;
+    if (channels == 1) {
+      for (std::int64_t i = 0; i < m; ++i) p[i] = static_cast<T>(q[0][i]);
+    } else if (channels == 2) {
+      for (std::int64_t i = 0; i < m; ++i) {
+        p[2 * i] = static_cast<T>(q[0][i]);
+        p[2 * i + 1] = static_cast<T>(q[1][i]);
+      }
+    } else {
+      for (std::int64_t i = 0; i < m; ++i)
+        for (int c = 0; c < channels; ++c) p[i * channels + c] = static_cast<T>(q[c][i]);
+    }
+  };
+  std::int32_t q[kMaxBlockChannels][kStep];
+  // Channels in groups of up to kMaxBlockChannels (the output row stride stays ch).
+  for (int c0 = 0; c0 < ch; c0 += kMaxBlockChannels) {
+    const int group = ch - c0 < kMaxBlockChannels ? ch - c0 : kMaxBlockChannels;
     for (std::int64_t i0 = 0; i0 < n; i0 += kStep) {
       const std::int64_t m = n - i0 < kStep ? n - i0 : kStep;
-      const float* src = in[c] + i0;
-      // Quantizer's rule written out with plain values (no flag through a
-      // reference) so that the compiler vectorises it.
-      int clips = 0;
-      const double scale = quantize.scale, lo = quantize.lo, hi = quantize.hi;
-      for (std::int64_t i = 0; i < m; ++i) {
-        double v = static_cast<double>(src[i]) * scale;
-        const int nan = v != v;
-        v = nan ? 0.0 : v;
-        v = v < lo - 1.0 ? lo - 1.0 : v;
-        v = v > hi + 1.0 ? hi + 1.0 : v;
-        double r = (v + 0x1.8p52) - 0x1.8p52;
-        clips += nan | (r < lo) | (r > hi);
-        r = r < lo ? lo : r;
-        r = r > hi ? hi : r;
-        // Shift as unsigned: left-shifting a negative value is not portable.
-        q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int32_t>(r)) << shift);
+      for (int c = 0; c < group; ++c) clipped += quantize_block(in[c0 + c] + i0, m, q[c]);
+      if (group == ch) {
+        if (out.type == SampleType::i16) scatter(out.as<std::int16_t>() + i0 * ch, q, ch, m);
+        else scatter(out.as<std::int32_t>() + i0 * ch, q, ch, m);
+        continue;
       }
-      clipped += clips;
-      if (out.type == SampleType::i16) {
-        std::int16_t* p = out.as<std::int16_t>() + i0 * ch + c;
-        for (std::int64_t i = 0; i < m; ++i) p[i * ch] = static_cast<std::int16_t>(q[i]);
-      } else {
-        std::int32_t* p = out.as<std::int32_t>() + i0 * ch + c;
-        for (std::int64_t i = 0; i < m; ++i) p[i * ch] = q[i];
+      for (int c = 0; c < group; ++c) {
+        if (out.type == SampleType::i16) {
+          std::int16_t* p = out.as<std::int16_t>() + i0 * ch + c0 + c;
+          for (std::int64_t i = 0; i < m; ++i) p[i * ch] = static_cast<std::int16_t>(q[c][i]);
+        } else {
+          std::int32_t* p = out.as<std::int32_t>() + i0 * ch + c0 + c;
+          for (std::int64_t i = 0; i < m; ++i) p[i * ch] = q[c][i];
+        }
       }
     }
   }

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <set>
+#include <string>
 
 #include "core/error.hpp"
 #include "pipeline/io/source.hpp"
@@ -22,16 +24,18 @@ int major_from_extension(const std::string& path) {
   if (ext == "wave") return SF_FORMAT_WAV;
   int count = 0;
   sf_command(nullptr, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
-  std::string known;
+  std::set<std::string> known{"aif", "aifc", "oga", "opus", "wave"};  // several formats share one
   for (int i = 0; i < count; ++i) {
     SF_FORMAT_INFO info{};
     info.format = i;
     sf_command(nullptr, SFC_GET_FORMAT_MAJOR, &info, sizeof info);
     if (info.extension != nullptr && ext == info.extension) return info.format;
-    if (info.extension != nullptr) known += std::string(known.empty() ? "" : ", ") + info.extension;
+    if (info.extension != nullptr) known.insert(info.extension);
   }
+  std::string list;
+  for (const std::string& e : known) list += (list.empty() ? "" : ", ") + e;
   throw config_error("sink.file '" + path + "': unknown audio extension '" + ext +
-                     "' (expected one of: " + known + ")");
+                     "' (expected one of: " + list + ")");
 }
 
 int bits_of(int subtype) {
