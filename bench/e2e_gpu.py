@@ -23,24 +23,34 @@ ap.add_argument("--minutes", type=float, default=10.0)
 ap.add_argument("--taps", type=int, default=255)
 ap.add_argument("--runs", type=int, default=3)
 ap.add_argument("--work", default="/tmp/sigstream-e2e")
+ap.add_argument("--long-minutes", type=float, default=0.0,
+                help="also run auto/cuda/cpu once each on a file this long (the hybrid hand-over)")
 args = ap.parse_args()
 os.makedirs(args.work, exist_ok=True)
 w = lambda n: os.path.join(args.work, n)
 sig = os.path.join(args.bin, "sigstream")
 floor = os.path.join(args.bin, "bench_cpu_io_floor")
 
-src = w("in.wav")
-frames = int(args.minutes * 60 * 48000)
-if not os.path.exists(src):
+def make_wav(path, minutes):
+    frames = int(minutes * 60 * 48000)
+    if os.path.exists(path):
+        return frames
     rng = np.random.default_rng(1)
-    t = np.arange(frames) / 48000.0
-    x = 0.2 * rng.standard_normal((frames, 2)) + 0.3 * np.sin(2 * np.pi * 440 * t)[:, None]
-    pcm = np.clip(np.round(x * 32767), -32768, 32767).astype("<i2")
-    with wave.open(src, "wb") as f:
+    with wave.open(path, "wb") as f:
         f.setnchannels(2)
         f.setsampwidth(2)
         f.setframerate(48000)
-        f.writeframes(pcm.tobytes())
+        step = 48000 * 60  # a minute at a time
+        for a in range(0, frames, step):
+            n = min(step, frames - a)
+            t = np.arange(a, a + n) / 48000.0
+            x = 0.2 * rng.standard_normal((n, 2)) + 0.3 * np.sin(2 * np.pi * 440 * t)[:, None]
+            f.writeframes(np.clip(np.round(x * 32767), -32768, 32767).astype("<i2").tobytes())
+    return frames
+
+
+src = w("in.wav")
+frames = make_wav(src, args.minutes)
 
 
 def timed_round_robin(cmds):
@@ -89,3 +99,19 @@ for backend in ("auto", "cuda", "cpu"):
     total = time.perf_counter() - t0
     print(f"--- timeline, --backend {backend} (process wall {total * 1e3:.1f} ms as seen from here)")
     print(p.stderr.rstrip())
+
+if args.long_minutes > 0:
+    long_src = w("long.wav")
+    long_frames = make_wav(long_src, args.long_minutes)
+    print(f"--- {args.long_minutes:g} min stereo file ({long_frames} frames), one run each")
+    outs = {}
+    for backend in ("auto", "cuda", "cpu"):
+        os.sync()
+        t0 = time.perf_counter()
+        p = subprocess.run([sig, "filter", long_src, w(f"long_{backend}.wav"), "--backend", backend,
+                            "--no-progress"] + common[:-1], capture_output=True, text=True, check=True)
+        dt = time.perf_counter() - t0
+        said = [l for l in p.stderr.splitlines() if "backend auto" in l or " on " in l]
+        print(f"{backend:5s} {dt:7.3f} s  {long_frames / dt / 1e6:7.1f} Mframes/s   " + " | ".join(said))
+        outs[backend] = open(w(f"long_{backend}.wav"), "rb").read()
+    print("long file: auto == cpu == cuda byte for byte:", outs["auto"] == outs["cpu"] == outs["cuda"])
