@@ -479,6 +479,62 @@ def run_set_overrides():
 
 
 @case
+def set_takes_one_value_each():
+    """--set before CONFIG (or before batch inputs) takes exactly one value."""
+    write_wav("in.wav", 4801)
+    with open("c.yaml", "w") as f:
+        f.write(VALID_CONFIG)
+    p = run(["run", "--set", "execution.streams=2", "c.yaml", "--set", "execution.threads=1",
+             "--quiet"])
+    expect_rc(p, 0)
+    s = json.load(open("out/s.json"))
+    if s["execution"]["streams"] != 2 or s["execution"]["threads"] != 1:
+        raise AssertionError("--set values not applied: %r" % s["execution"])
+
+
+@case
+def design_errors_name_where():
+    """A cutoff beyond Nyquist only known from the file: the config's line and
+    key path (run), or the input file and no internal stage name (filter)."""
+    write_wav("in.wav", 4801, rate=22050)
+    with open("c.yaml", "w") as f:
+        f.write(VALID_CONFIG.replace("cutoff_hz: 3000", "cutoff_hz: 12000"))
+    line = expect_fail(["run", "c.yaml"], 2, "c.yaml:5:", "stages.0.design", "11025")
+    expect_in("in.wav", line)
+    line = expect_fail(["filter", "in.wav", "out/o.wav", "--lowpass", "0"], 2, "in.wav")
+    if "fir0" in line:
+        raise AssertionError("filter error names an internal stage: %r" % line)
+
+
+@case
+def misspelt_required_key_is_one_line():
+    write_wav("in.wav", 4801)
+    with open("c.yaml", "w") as f:
+        f.write(VALID_CONFIG.replace("cutoff_hz:", "cutof_hz:"))
+    p = run(["run", "c.yaml"])
+    expect_rc(p, 2)
+    expect_in("did you mean 'cutoff_hz'", p.stderr)
+    if "missing required key" in p.stderr:
+        raise AssertionError("a 'missing required key' line beside the did-you-mean: %r" % p.stderr)
+
+
+@case
+def filter_flags_that_would_be_ignored():
+    write_wav("in.wav", 4801)
+    with open("t.txt", "w") as f:
+        f.write("0.25\n0.5\n0.25\n")
+    expect_fail(["filter", "in.wav", "out/o.wav", "--taps-file", "t.txt", "--taps", "101"], 2,
+                "--taps")
+    expect_fail(["filter", "in.wav", "out/o.wav", "--taps-file", "t.txt", "--window", "hann"], 2,
+                "--window")
+    for bad in ("nan", "inf", "1000", "loud"):
+        expect_fail(["filter", "in.wav", "out/o.wav", "--lowpass", "3000", "--gain-db", bad], 2,
+                    "--gain-db")
+    p = run(["filter", "in.wav", "out/o.wav", "--taps-file", "t.txt", "--gain-db", "-6", "-q"])
+    expect_rc(p, 0)
+
+
+@case
 def run_missing_source_file():
     with open("c.yaml", "w") as f:
         f.write(VALID_CONFIG)
