@@ -1,7 +1,11 @@
 #include <sndfile.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 
 #include "core/error.hpp"
 #include "pipeline/io/source.hpp"
@@ -53,8 +57,17 @@ class AudioFileSource final : public Source {
   explicit AudioFileSource(std::string path) : path_(std::move(path)) {
     SF_INFO sfinfo{};
     file_ = sf_open(path_.c_str(), SFM_READ, &sfinfo);
-    if (file_ == nullptr)
+    if (file_ == nullptr) {
+      // libsndfile words system errors as "System error : ..."; say plainly
+      // what is wrong when it is the file system, else pass its reason on.
+      std::error_code ec;
+      if (!std::filesystem::exists(path_, ec)) throw io_error(path_ + ": no such file");
+      if (std::filesystem::is_directory(path_, ec))
+        throw io_error(path_ + ": is a folder, expected an audio file");
+      if (::access(path_.c_str(), R_OK) != 0)
+        throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
       throw io_error(path_ + ": cannot open as audio: " + sf_strerror(nullptr));
+    }
     format_ = sfinfo.format;
     info_.sample_rate = sfinfo.samplerate;
     info_.channels = sfinfo.channels;
