@@ -189,6 +189,24 @@ void expect_same_metrics(const ChannelMetrics& cpu, const ChannelMetrics& gpu, c
   EXPECT_TRUE(near(gpu.dot, cpu.dot, dot_scale)) << gpu.dot << " vs " << cpu.dot;
 }
 
+// The same chunks and the same output bytes (floats compared as bits, any NaN
+// equal to any NaN) as the CPU reference run.
+void expect_same_output(const RunResult& got, const RunResult& ref, const Plan& plan,
+                        const char* who) {
+  ASSERT_EQ(got.chunks.size(), ref.chunks.size());
+  ASSERT_EQ(got.output.size(), ref.output.size());
+  if (plan.output_type != SampleType::f32) {
+    ASSERT_EQ(std::memcmp(got.output.data(), ref.output.data(), got.output.size()), 0);
+    return;
+  }
+  for (std::size_t i = 0; i < got.output.size() / 4; ++i) {
+    float a, b;
+    std::memcpy(&a, got.output.data() + 4 * i, 4);
+    std::memcpy(&b, ref.output.data() + 4 * i, 4);
+    ASSERT_TRUE(same_float(a, b)) << "output sample " << i << ": " << who << " " << a << " cpu " << b;
+  }
+}
+
 class CudaVsCpu : public ::testing::TestWithParam<BackendCase> {
  protected:
   void SetUp() override {
@@ -207,18 +225,7 @@ TEST_P(CudaVsCpu, SameOutputBitsMetricsAndClipCounts) {
   auto gpu = make_cuda_backend();
   const RunResult got = run(*gpu, plan, source, c.streams);
 
-  ASSERT_EQ(got.chunks.size(), ref.chunks.size());
-  ASSERT_EQ(got.output.size(), ref.output.size());
-  if (plan.output_type == SampleType::f32) {
-    for (std::size_t i = 0; i < got.output.size() / 4; ++i) {
-      float a, b;
-      std::memcpy(&a, got.output.data() + 4 * i, 4);
-      std::memcpy(&b, ref.output.data() + 4 * i, 4);
-      ASSERT_TRUE(same_float(a, b)) << "output sample " << i << ": gpu " << a << " cpu " << b;
-    }
-  } else {
-    ASSERT_EQ(std::memcmp(got.output.data(), ref.output.data(), got.output.size()), 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_same_output(got, ref, plan, "gpu"));
   if (c.output_is_input) {
     ASSERT_EQ(got.output.size(), source.bytes());
     EXPECT_EQ(std::memcmp(got.output.data(), source.data.get(), source.bytes()), 0);
@@ -350,18 +357,7 @@ TEST_P(CudaVsCpu, HybridHandOverGivesTheSameBits) {
   EXPECT_NE(hybrid->summary().find("the CPU computed " + std::to_string(at) + " of"),
             std::string::npos)
       << hybrid->summary();
-  ASSERT_EQ(got.chunks.size(), ref.chunks.size());
-  ASSERT_EQ(got.output.size(), ref.output.size());
-  if (plan.output_type == SampleType::f32) {
-    for (std::size_t i = 0; i < got.output.size() / 4; ++i) {
-      float a, b;
-      std::memcpy(&a, got.output.data() + 4 * i, 4);
-      std::memcpy(&b, ref.output.data() + 4 * i, 4);
-      ASSERT_TRUE(same_float(a, b)) << "output sample " << i << ": hybrid " << a << " cpu " << b;
-    }
-  } else {
-    EXPECT_EQ(std::memcmp(got.output.data(), ref.output.data(), got.output.size()), 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(expect_same_output(got, ref, plan, "hybrid"));
   for (std::size_t k = 0; k < got.chunks.size(); ++k) {
     EXPECT_EQ(got.chunks[k].clipped, ref.chunks[k].clipped) << "chunk " << k;
     for (std::size_t slot = 0; slot < got.chunks[k].metrics.size(); ++slot)
