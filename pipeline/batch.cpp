@@ -29,6 +29,8 @@
 #include "core/thread_pool.hpp"
 #include "core/version.hpp"
 #include "pipeline/io/atomic_file.hpp"
+#include "pipeline/io/source.hpp"
+#include "pipeline/io/stats_writer.hpp"
 
 namespace sigstream {
 
@@ -254,30 +256,55 @@ std::optional<fs::file_time_type> mtime(const std::string& p) {
   return t;
 }
 
-// The statistics of a file whose outputs are complete and not older than
-// everything they were made from; nullopt when it must be (re)done.
-std::optional<json> up_to_date(const BatchItem& item, const std::vector<std::string>& deps, bool verify) {
+// Where a file's statistics JSON records the effective config that made it.
+// Each file carries its own record: the batch summary may be missing, or may
+// describe a later run that was killed before it got to this file.
+constexpr const char* kBatchKey = "batch";
+constexpr const char* kFingerprintKey = "config_fingerprint";
+
+// The file's statistics (SPEC §4) plus that record.
+std::string batch_stats_json(const RunReport& report, const std::string& fingerprint) {
+  json j = json::parse(stats_json(report));
+  j[kBatchKey] = {{kFingerprintKey, fingerprint}};
+  return j.dump(2) + "\n";
+}
+
+struct ResumeCheck {
+  std::optional<json> stats;  // set when the file is up to date
+  bool other_config = false;  // complete and fresh, but not made by this effective config
+};
+
+// A file is up to date when its outputs are complete, not older than
+// everything they were made from, and its statistics record `fingerprint`.
+ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& deps, bool verify,
+                       const std::string& fingerprint) {
   const auto in_time = mtime(item.input);
-  if (!in_time) return std::nullopt;
+  if (!in_time) return {};
   fs::file_time_type newest = *in_time;
   for (const std::string& d : deps)
     if (auto t = mtime(d)) newest = std::max(newest, *t);
   for (const std::string* p : {&item.output, &item.stats_json, &item.stats_csv}) {
     if (p->empty()) continue;
     const auto t = mtime(*p);
-    if (!t || *t < newest) return std::nullopt;
+    if (!t || *t < newest) return {};
   }
   std::ifstream f(item.stats_json);
   json j = json::parse(f, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("input") || !j["input"].is_object())
-    return std::nullopt;
+    return {};
   const json& path = j["input"]["path"];
   if (!path.is_string() || canonical_of(path.get<std::string>()) != canonical_of(item.input))
-    return std::nullopt;
+    return {};
   const json& v = j.value("verification", json());
-  if (v.is_object() && !v.value("passed", false)) return std::nullopt;
-  if (verify && !v.is_object()) return std::nullopt;
-  return j;
+  if (v.is_object() && !v.value("passed", false)) return {};
+  if (verify && !v.is_object()) return {};
+  // No record (statistics from `sigstream run` or an older sigstream) counts as another config.
+  const json record = j.value(kBatchKey, json());
+  const bool same = record.is_object() && record.contains(kFingerprintKey) &&
+                    record[kFingerprintKey].is_string() &&
+                    record[kFingerprintKey].get<std::string>() == fingerprint;
+  if (!same) return {std::nullopt, true};
+  return {std::move(j), false};
 }
 
 void fill_from_stats(BatchFileResult& r, const json& j) {
@@ -336,6 +363,20 @@ void fill_from_report(BatchFileResult& r, const RunReport& rep) {
   }
   r.verification_ran = rep.verification.ran;
   r.rel_l2_error = rep.verification.rel_l2_error;
+}
+
+// For a file that failed after it was opened (a truncated file, a bad stage
+// for its rate): what its header says, so that its summary entry still gives
+// rate, channels and frames. A file that does not open leaves them unknown.
+void fill_from_header(BatchFileResult& r) {
+  try {
+    const std::unique_ptr<Source> source = open_audio_file(r.item.input);
+    r.sample_rate = source->info().sample_rate;
+    r.channels = source->info().channels;
+    r.frames = source->info().frames;
+    r.input_format = source->format_name();
+  } catch (const std::exception&) {
+  }
 }
 
 std::string fnv_hex(const std::string& s) {
@@ -724,12 +765,14 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
                             {"busy_s", d.busy_s}});
   j["files"] = json::array();
   for (const auto& f : s.files) {
+    // The input's facts are known once it opened; the output's only where it exists.
     const bool known = f.channels > 0;
+    const bool written = f.outputs_written;
     auto opt_num = [&](double v) { return known ? json(v) : json(nullptr); };
     json e;
     e["file"] = f.item.input;
-    e["output"] = f.item.output.empty() ? json(nullptr) : json(f.item.output);
-    e["stats"] = f.item.stats_json;
+    e["output"] = !written || f.item.output.empty() ? json(nullptr) : json(f.item.output);
+    e["stats"] = written ? json(f.item.stats_json) : json(nullptr);
     e["status"] = std::string(to_string(f.status));
     e["error"] = f.error.empty() ? json(nullptr) : json(f.error);
     e["bytes"] = f.item.bytes;
@@ -740,19 +783,19 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
     e["channels"] = known ? json(f.channels) : json(nullptr);
     e["frames"] = known ? json(f.frames) : json(nullptr);
     e["duration_s"] = opt_num(f.duration_s());
-    e["output_frames"] = known ? json(f.output_frames) : json(nullptr);
+    e["output_frames"] = written && known ? json(f.output_frames) : json(nullptr);
     e["input_format"] = f.input_format;
     e["output_format"] = f.output_format;
     e["wall_s"] = f.wall_s;
     e["frames_per_s"] =
-        f.wall_s > 0 && known ? json(static_cast<double>(f.frames) / f.wall_s) : json(nullptr);
+        f.wall_s > 0 && known && written ? json(static_cast<double>(f.frames) / f.wall_s) : json(nullptr);
     e["backend"] = f.backend;
     e["device"] = f.device >= 0 ? json(f.device) : json(nullptr);
     e["device_name"] = f.device_name;
-    e["clipped_samples"] = f.clipped_samples;
-    e["nonfinite"] = f.nonfinite;
-    e["output_rms"] = f.output_rms;
-    e["output_peak"] = f.output_peak;
+    e["clipped_samples"] = written ? json(f.clipped_samples) : json(nullptr);
+    e["nonfinite"] = written ? json(f.nonfinite) : json(nullptr);
+    e["output_rms"] = written ? f.output_rms : std::vector<double>{};
+    e["output_peak"] = written ? f.output_peak : std::vector<double>{};
     e["rel_l2_error"] = f.verification_ran ? json(f.rel_l2_error) : json(nullptr);
     j["files"].push_back(std::move(e));
   }
@@ -765,6 +808,8 @@ std::string batch_summary_csv(const BatchSummary& s) {
        "clipped_samples,output_rms,output_peak,error\n";
   for (const auto& f : s.files) {
     const bool known = f.channels > 0;
+    const bool written = known && f.outputs_written;
+    // One row per file: rms and peak over all channels (the JSON has them per channel).
     double energy = 0.0, peak = 0.0;
     for (double r : f.output_rms) energy += r * r;
     for (double p : f.output_peak) peak = std::max(peak, p);
@@ -775,14 +820,15 @@ std::string batch_summary_csv(const BatchSummary& s) {
       device = "cuda:" + std::to_string(f.device);
     else if (!f.backend.empty())
       device = f.backend;
-    o << csv_field(f.item.input) << ',' << csv_field(f.item.output) << ',' << to_string(f.status) << ','
-      << (known ? std::to_string(f.frames) : "") << ',' << (known ? fmt("%.6f", f.duration_s()) : "") << ','
+    o << csv_field(f.item.input) << ',' << csv_field(f.outputs_written ? f.item.output : std::string()) << ','
+      << to_string(f.status) << ',' << (known ? std::to_string(f.frames) : "") << ','
+      << (known ? fmt("%.6f", f.duration_s()) : "") << ','
       << (known ? fmt("%.17g", f.sample_rate) : "") << ',' << (known ? std::to_string(f.channels) : "") << ','
       << fmt("%.6f", f.wall_s) << ','
-      << (known && f.wall_s > 0 ? fmt("%.6g", static_cast<double>(f.frames) / f.wall_s) : "") << ','
-      << csv_field(device) << ',' << (known ? std::to_string(f.clipped_samples) : "") << ','
-      << (known && !f.output_rms.empty() ? fmt("%.9g", rms) : "") << ','
-      << (known && !f.output_peak.empty() ? fmt("%.9g", peak) : "") << ',' << csv_field(f.error) << '\n';
+      << (written && f.wall_s > 0 ? fmt("%.6g", static_cast<double>(f.frames) / f.wall_s) : "") << ','
+      << csv_field(device) << ',' << (written ? std::to_string(f.clipped_samples) : "") << ','
+      << (written && !f.output_rms.empty() ? fmt("%.9g", rms) : "") << ','
+      << (written && !f.output_peak.empty() ? fmt("%.9g", peak) : "") << ',' << csv_field(f.error) << '\n';
   }
   return o.str();
 }
@@ -821,20 +867,6 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   summary.summary_csv = summary_csv_path(summary.summary_json);
   const std::string fingerprint = batch_config_fingerprint(config, backend);
 
-  // Up to date? The previous summary says which config made the outputs.
-  bool force = options.force;
-  if (!force) {
-    std::ifstream prev(summary.summary_json);
-    if (prev) {
-      const json p = json::parse(prev, nullptr, false);
-      if (p.is_object() && p.contains("config_fingerprint") && p["config_fingerprint"].is_string() &&
-          p["config_fingerprint"].get<std::string>() != fingerprint) {
-        info("batch: the config (stages, sink or backend) changed since the last batch in '" + out_dir +
-             "': redoing every file");
-        force = true;
-      }
-    }
-  }
   std::vector<std::string> deps;
   if (!options.config_path.empty()) deps.push_back(options.config_path);
   for (const StageSpec& s : config.stages)
@@ -842,25 +874,33 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
 
   summary.files.resize(items.size());
   std::vector<std::size_t> todo;
+  std::size_t other_config = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     BatchFileResult& r = summary.files[i];
     r.item = items[i];
-    if (!force) {
-      if (auto j = up_to_date(items[i], deps, options.verify)) {
+    if (!options.force) {
+      ResumeCheck check = up_to_date(items[i], deps, options.verify, fingerprint);
+      if (check.stats) {
         r.status = BatchStatus::skipped;
-        fill_from_stats(r, *j);
+        r.outputs_written = true;
+        fill_from_stats(r, *check.stats);
         ++summary.skipped;
         continue;
       }
+      if (check.other_config) ++other_config;
     }
     todo.push_back(i);
   }
+  if (other_config > 0)
+    info("batch: " + std::to_string(other_config) + " complete file(s) in '" + out_dir +
+         "' were made by another config (stages, sink or backend): redoing them");
 
   {
+    // Every file's targets, skipped ones included: a killed run with another
+    // config may have been rewriting a file that this config finds up to date.
     std::vector<std::string> targets = {summary.summary_json, summary.summary_csv};
-    for (std::size_t i : todo)
-      for (const std::string* p : {&items[i].output, &items[i].stats_json, &items[i].stats_csv})
-        targets.push_back(*p);
+    for (const BatchItem& it : items)
+      for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv}) targets.push_back(*p);
     if (const int n = remove_stale_temps(targets); n > 0)
       info("batch: removed " + std::to_string(n) + " temporary file(s) left by a killed run");
   }
@@ -946,7 +986,9 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     c.source.file = r.item.input;
     c.source.synth.reset();
     c.sink.file = r.item.output.empty() ? std::nullopt : std::optional<std::string>(r.item.output);
-    c.stats.json = r.item.stats_json;
+    // The statistics JSON is written below rather than by the pipeline: it must
+    // carry the fingerprint the resume check compares, and appear only with it.
+    c.stats.json.reset();
     c.stats.csv = r.item.stats_csv.empty() ? std::nullopt : std::optional<std::string>(r.item.stats_csv);
     c.execution.backend = w.device >= 0 ? BackendKind::cuda : BackendKind::cpu;
     c.execution.devices = w.device >= 0 ? std::vector<int>{w.device} : std::vector<int>{};
@@ -960,8 +1002,22 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     r.device = w.device;
     const auto f0 = std::chrono::steady_clock::now();
     try {
+      // Made before the work, like the pipeline's own outputs, so that an
+      // unwritable path fails first; deleted if anything below throws.
+      AtomicFile stats(r.item.stats_json);
+      // The old record goes first and the new one comes last: in between (a
+      // kill after the pipeline replaced the audio of a run made with another
+      // config) the file is incomplete, never up to date with that record.
+      std::error_code ec;
+      fs::remove(r.item.stats_json, ec);
+      if (ec)
+        throw Error(ErrorKind::io,
+                    r.item.stats_json + ": cannot remove the previous statistics: " + ec.message());
       const RunReport rep = runner(c, ro);
       fill_from_report(r, rep);
+      write_all(stats, batch_stats_json(rep, fingerprint));
+      stats.commit();
+      r.outputs_written = true;
       r.status = BatchStatus::ok;
       if (rep.verification.ran && !rep.verification.passed) {
         r.status = BatchStatus::failed;
@@ -981,6 +1037,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       r.error = "internal error: unknown exception";
     }
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+    if (r.status == BatchStatus::failed && r.channels == 0) fill_from_header(r);
     if (r.status == BatchStatus::interrupted && r.error.empty()) r.error = "interrupted";
   };
 

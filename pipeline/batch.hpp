@@ -25,11 +25,16 @@
 // Resume. A file is skipped ("skipped", up to date) when its output, JSON and
 // CSV all exist, none is older than the input, the config file or a taps_file,
 // the JSON names this input and holds no failed verification (and holds one if
-// --verify was asked), and the previous summary (if any) was made by the same
-// effective config (stages, sink format and extension, backend). `force` redoes
-// everything. Every file is written atomically by run_pipeline, so an
-// interrupted batch leaves complete files or nothing, and a re-run goes on
-// from where it stopped.
+// --verify was asked), and the JSON's own record of the effective config that
+// made it ("batch": {"config_fingerprint": ...}, see batch_config_fingerprint)
+// matches this run's. The record is per file, never taken from the summary: a
+// summary can be missing, or be left by a run with another config that was
+// killed partway. `force` redoes everything. The batch removes a file's old
+// JSON before running it and writes the new one itself, after run_pipeline has
+// written the audio and CSV atomically, so an interrupted batch leaves complete
+// files (JSON and record included) or files a re-run redoes, and a re-run goes
+// on from where it stopped. Temporaries a killed run left next to any file's
+// targets are removed first.
 //
 // Scheduling. CUDA: `files_per_device` workers per device listed in
 // execution.device (default: every device), each running whole files on its
@@ -125,8 +130,8 @@ struct BatchFileResult {
   BatchItem item;
   BatchStatus status = BatchStatus::not_run;
   std::string error;
-  // Known once the file was opened (from this run, or from the statistics of a
-  // skipped file); zero otherwise.
+  // Known once the file was opened (from this run, from its header when it
+  // failed later, or from the statistics of a skipped file); zero otherwise.
   double sample_rate = 0.0;
   int channels = 0;
   std::int64_t frames = 0;  // input frames
@@ -138,6 +143,10 @@ struct BatchFileResult {
   std::int64_t clipped_samples = 0;
   std::int64_t nonfinite = 0;
   std::vector<double> output_rms, output_peak;  // per channel, the `output` metrics block
+  // Its output and statistics exist and are this file's results: done now
+  // (ok, or failed only at verification, whose outputs are kept) or up to
+  // date. The summary names the output files, and gives their numbers, only then.
+  bool outputs_written = false;
   bool verification_ran = false;
   double rel_l2_error = 0.0;
   [[nodiscard]] double duration_s() const {
@@ -183,7 +192,8 @@ std::string batch_summary_json(const BatchSummary& summary, const std::string& f
 std::string batch_summary_csv(const BatchSummary& summary);
 
 // A short hash of what determines the outputs (stages, sink format and
-// extension, stats.csv, backend), recorded in the summary for the resume check.
+// extension, stats.csv, backend), recorded in each file's statistics JSON for
+// the resume check (and in the summary, for information).
 std::string batch_config_fingerprint(const Config& config, const std::string& backend);
 
 }  // namespace sigstream

@@ -205,9 +205,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       cpu_finishes_before_cuda_starts(plan, cpu_threads)) {
     char note[200];
     std::snprintf(note, sizeof note,
-                  "backend auto: the CPU (%d threads) should finish this job in ~%.2f s, before "
+                  "backend auto: the CPU (%d thread%s) should finish this job in ~%.2f s, before "
                   "CUDA could start: using the CPU backend (--backend cuda forces the GPU)",
-                  cpu_threads, cpu_seconds_estimate(plan, cpu_threads));
+                  cpu_threads, cpu_threads == 1 ? "" : "s", cpu_seconds_estimate(plan, cpu_threads));
     log(note);
     backend = make_cpu_backend();
   } else if (auto_with_cuda && same_bits_on_cpu_and_cuda(plan)) {

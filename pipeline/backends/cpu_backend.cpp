@@ -105,7 +105,8 @@ class CpuBackend final : public Backend {
   }
 
   [[nodiscard]] std::string describe() const override {
-    std::string d = "cpu backend: " + std::to_string(pool_->size()) + " threads, " + cpu_model();
+    std::string d = "cpu backend: " + std::to_string(pool_->size()) +
+                    (pool_->size() == 1 ? " thread, " : " threads, ") + cpu_model();
     for (std::size_t j = 0; j < fft_.size(); ++j)
       if (fft_[j])
         d += "; fir '" + plan_->stages[j].name + "': " +

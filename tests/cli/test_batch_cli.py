@@ -401,6 +401,107 @@ def command_line_inputs_out_dir_and_resume():
 
 
 @case
+def no_progress_drawn_when_stderr_is_not_a_terminal():
+    # Without --no-progress: stderr is a pipe here, so no progress line either.
+    for i in range(8):
+        write_wav("in/f%d.wav" % i, 48000, seed=i)
+    write_text("cfg.yaml", config_text(["in"], taps=1023, threads=2))
+    p = run(["batch", "cfg.yaml"])
+    expect_rc(p, 0)
+    if "\r" in p.stderr or "\x1b" in p.stderr:
+        raise AssertionError("progress drawn on a non-terminal stderr: %r" % p.stderr[-300:])
+    expect_in("8 ok", p.stderr, "stderr")
+
+
+def gain_config(inputs, **kw):
+    """config_text with a gain stage at index 1 (0 dB), for --set stages.1.db=..."""
+    return config_text(inputs, **kw).replace("  - type: metrics\n",
+                                             "  - type: gain\n    db: 0\n  - type: metrics\n", 1)
+
+
+def record(path):
+    """The effective-config fingerprint a file's statistics JSON records (None if absent)."""
+    try:
+        with open(path) as f:
+            return (json.load(f).get("batch") or {}).get("config_fingerprint")
+    except (OSError, ValueError):
+        return None
+
+
+@case
+def changed_set_without_a_summary_redoes_the_files():
+    for i in range(6):
+        write_wav("in/f%d.wav" % i, 4800, seed=i)
+    write_text("cfg.yaml", gain_config(["in"]))
+    expect_rc(run(["batch", "cfg.yaml", "--out-dir", "clean", "--no-progress"]), 0)
+    expect_rc(run(["batch", "cfg.yaml", "--no-progress"]), 0)
+    os.remove("out/batch_summary.json")
+    os.remove("out/batch_summary.csv")
+    p = run(["batch", "cfg.yaml", "--set", "stages.1.db=-6", "--no-progress"])
+    expect_rc(p, 0)
+    if summary("out")["counts"]["ok"] != 6:
+        raise AssertionError("--set without a summary: counts %r; %s" % (summary("out")["counts"], describe(p)))
+    if any(read("out/f%d.wav" % i) == read("clean/f%d.wav" % i) for i in range(6)):
+        raise AssertionError("an output was not redone at -6 dB")
+    os.remove("out/batch_summary.json")
+    p = run(["batch", "cfg.yaml", "--no-progress"])
+    expect_rc(p, 0)
+    if summary("out")["counts"]["ok"] != 6:
+        raise AssertionError("back to the config: counts %r" % summary("out")["counts"])
+    expect_same_outputs("out", "clean", "back to the first config")
+    # Unchanged, summary or not: skipped.
+    os.remove("out/batch_summary.json")
+    expect_rc(run(["batch", "cfg.yaml", "--no-progress"]), 0)
+    if summary("out")["counts"]["skipped"] != 6:
+        raise AssertionError("unchanged config: counts %r" % summary("out")["counts"])
+
+
+@case
+def run_with_other_set_killed_then_resume_redoes_its_files():
+    n = 16
+    make_tree(n)
+    write_text("cfg.yaml", gain_config(["in"], taps=4095, threads=1))
+    expect_rc(run(["batch", "cfg.yaml", "--out-dir", "clean", "--no-progress"]), 0)
+    expect_rc(run(["batch", "cfg.yaml", "--no-progress"]), 0)
+    jsons = sorted(f for f in outputs("out") if f.endswith(".json"))
+    base = record(os.path.join("out", jsons[0]))
+    if not base:
+        raise AssertionError("no config record in %s" % jsons[0])
+
+    # -6 dB, killed once a few files carry its record (the old summary stays).
+    proc = subprocess.Popen([BIN, "batch", "cfg.yaml", "--set", "stages.1.db=-6", "--no-progress"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline:
+        if sum(1 for f in jsons if record(os.path.join("out", f)) not in (None, base)) >= 2:
+            break
+        time.sleep(0.005)
+    if proc.poll() is not None:
+        raise AssertionError("the -6 dB batch finished (rc=%d) before the kill" % proc.returncode)
+    proc.kill()
+    proc.wait()
+    kept = [f for f in jsons if record(os.path.join("out", f)) == base]
+    if len(kept) == len(jsons):
+        raise AssertionError("the killed run remade nothing")
+    before = {f: os.stat(os.path.join("out", f[:-5] + ".wav")).st_mtime_ns for f in kept}
+
+    p = run(["batch", "cfg.yaml", "--no-progress"])
+    expect_rc(p, 0)
+    s = summary("out")
+    if s["counts"]["skipped"] != len(kept) or s["counts"]["ok"] != n - len(kept):
+        raise AssertionError("expected %d skipped and %d redone, got %r"
+                             % (len(kept), n - len(kept), s["counts"]))
+    for f, t in before.items():
+        if os.stat(os.path.join("out", f[:-5] + ".wav")).st_mtime_ns != t:
+            raise AssertionError("%s was redone though its record matched" % f)
+    if temp_files("out"):
+        raise AssertionError("temporary files left: %r" % temp_files("out"))
+    expect_same_outputs("out", "clean", "after the killed -6 dB run")
+    return "%d of %d files remade at -6 dB before the kill" % (n - len(kept), n)
+
+
+@case
 def cuda_without_a_device_exits_1():
     if os.path.exists("/dev/nvidia0") or os.path.exists("/dev/nvidiactl"):
         raise Skip("a GPU is present")

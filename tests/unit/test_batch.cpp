@@ -372,6 +372,179 @@ TEST_F(Batch, AChangedConfigRedoesEveryFile) {
   EXPECT_EQ(s.skipped, 0);
 }
 
+// The resume check reads each file's own record of the config that made it,
+// not the batch summary, which may be missing or left by another run.
+TEST_F(Batch, AChangedSetWithoutASummaryRedoesTheFiles) {
+  const std::string inputs = "[\"" + in().string() + "\"]";
+  const std::string gain = "  - type: gain\n    db: 0\n";
+  const Config base = config(inputs, true, 2, gain);
+  BatchOptions o = quiet_options();
+  ASSERT_EQ(run_batch(base, o).ok, 4);
+  std::map<std::string, std::string> bytes;
+  for (const auto& f : kOutputs) bytes[f] = read_bytes(out() / f);
+  auto drop_summary = [&] {
+    fs::remove(out() / "batch_summary.json");
+    fs::remove(out() / "batch_summary.csv");
+  };
+
+  // `--set stages.2.db=-6` with no summary left: every file redone, at -6 dB.
+  drop_summary();
+  const Config louder = parse_config(yaml(inputs, true, 2, gain), "batch-test.yaml", {"stages.2.db=-6"});
+  const BatchSummary s = run_batch(louder, o);
+  EXPECT_EQ(s.ok, 4);
+  EXPECT_EQ(s.skipped, 0);
+  for (const auto& f : kOutputs) EXPECT_NE(read_bytes(out() / f), bytes.at(f)) << f;
+
+  // Back to the first config, again without a summary: redone, the first bytes again.
+  drop_summary();
+  const BatchSummary back = run_batch(base, o);
+  EXPECT_EQ(back.ok, 4);
+  EXPECT_EQ(back.skipped, 0);
+  for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
+}
+
+TEST_F(Batch, AnUnchangedConfigStillSkipsWithoutASummary) {
+  const Config cfg = tree_config();
+  BatchOptions o = quiet_options();
+  ASSERT_EQ(run_batch(cfg, o).ok, 4);
+  // Each file's statistics record the effective config that made them.
+  const json stats = json::parse(read_bytes(out() / "a_mono8k.json"));
+  EXPECT_EQ(stats["batch"]["config_fingerprint"], batch_config_fingerprint(cfg, "cpu"));
+
+  std::map<std::string, fs::file_time_type> times;
+  for (const auto& f : tree(out())) times[f] = fs::last_write_time(out() / f);
+  fs::remove(out() / "batch_summary.json");
+  fs::remove(out() / "batch_summary.csv");
+  const BatchSummary s = run_batch(cfg, o);
+  EXPECT_EQ(s.skipped, 4);
+  EXPECT_EQ(s.ok, 0);
+  for (const auto& [f, t] : times) {
+    if (f.rfind("batch_summary", 0) == 0) continue;
+    EXPECT_EQ(fs::last_write_time(out() / f), t) << f << " was rewritten";
+  }
+}
+
+TEST_F(Batch, ASummaryThatMatchesDoesNotHideAFileMadeByAnotherConfig) {
+  const Config base = tree_config();
+  BatchOptions o = quiet_options();
+  ASSERT_EQ(run_batch(base, o).ok, 4);
+  const std::string original = read_bytes(out() / "a_mono8k.wav");
+
+  // What a run with another config leaves when it is killed after one file:
+  // that file remade, no summary of its own (the old one still says `base`).
+  const Config louder = config("[]", true, 2, "  - type: gain\n    db: -6\n");
+  BatchOptions other = quiet_options();
+  other.extra_inputs = {(in() / "a_mono8k.wav").string()};
+  other.summary_json = (dir_.path() / "elsewhere" / "summary.json").string();
+  ASSERT_EQ(run_batch(louder, other).ok, 1);
+  ASSERT_NE(read_bytes(out() / "a_mono8k.wav"), original);
+  const json summary = json::parse(read_bytes(out() / "batch_summary.json"));
+  ASSERT_EQ(summary["config_fingerprint"], batch_config_fingerprint(base, "cpu"));
+
+  std::vector<std::string> lines;
+  o.quiet = false;
+  o.log = [&](const std::string& m) { lines.push_back(m); };
+  const BatchSummary s = run_batch(base, o);
+  EXPECT_EQ(s.ok, 1);
+  EXPECT_EQ(s.skipped, 3);
+  for (const BatchFileResult& r : s.files) {
+    if (fs::path(r.item.input).filename() == "a_mono8k.wav") {
+      EXPECT_EQ(r.status, BatchStatus::ok);
+    }
+  }
+  EXPECT_EQ(read_bytes(out() / "a_mono8k.wav"), original);
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+    return l.find("1 complete file(s)") != std::string::npos && l.find("another config") != std::string::npos;
+  }));
+}
+
+TEST_F(Batch, AFileKilledBeforeItsRecordWasWrittenIsRedone) {
+  const Config base = tree_config();
+  ASSERT_EQ(run_batch(base, quiet_options()).ok, 4);
+  std::map<std::string, std::string> bytes;
+  for (const auto& f : kOutputs) bytes[f] = read_bytes(out() / f);
+
+  // Another config, killed right after the pipeline replaced one file's audio
+  // and CSV, before the batch wrote that file's statistics.
+  const Config louder = config("[\"" + in().string() + "\"]", true, 1, "  - type: gain\n    db: -6\n");
+  BatchOptions killed = quiet_options();
+  killed.runner = [](const Config& c, const RunOptions& ro) {
+    RunReport rep = run_pipeline(c, ro);
+    if (fs::path(*c.source.file).filename() == "a_mono8k.wav")
+      throw Error(ErrorKind::interrupted, "killed after the pipeline committed");
+    return rep;
+  };
+  (void)run_batch(louder, killed);
+  ASSERT_NE(read_bytes(out() / "a_mono8k.wav"), bytes.at("a_mono8k.wav"));
+
+  const BatchSummary s = run_batch(base, quiet_options());
+  for (const BatchFileResult& r : s.files) {
+    if (fs::path(r.item.input).filename() == "a_mono8k.wav") {
+      EXPECT_EQ(r.status, BatchStatus::ok);
+    }
+  }
+  for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
+}
+
+TEST_F(Batch, TemporariesBesideUpToDateFilesAreRemovedToo) {
+  // A killed run with another config was rewriting a file that this config finds up to date.
+  ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
+  write_text(out() / ".a_mono8k.wav.sigstream-Zz9999", "partial");
+  write_text(out() / "sub" / ".d_stereo48.json.sigstream-Zz9999", "{");
+  const BatchSummary s = run_batch(tree_config(), quiet_options());
+  EXPECT_EQ(s.skipped, 4);
+  EXPECT_FALSE(has_temp_files(out()));
+}
+
+TEST_F(Batch, FailedFilesNameNoOutputButKeepWhatTheirHeaderSays) {
+  // A FLAC cut in half opens (its header is whole) and fails while being read.
+  const fs::path flac = in() / "sub/c_three48.flac";
+  const std::string whole = read_bytes(flac);
+  {
+    std::ofstream cut(flac, std::ios::binary | std::ios::trunc);
+    cut << whole.substr(0, whole.size() / 2);
+  }
+  const BatchSummary s = run_batch(tree_config(), quiet_options());
+  EXPECT_EQ(s.ok, 3);
+  EXPECT_EQ(s.failed, 2);
+  EXPECT_FALSE(fs::exists(out() / "sub/c_three48.wav"));
+
+  const json j = json::parse(read_bytes(out() / "batch_summary.json"));
+  std::map<std::string, json> by_name;
+  for (const json& e : j["files"]) by_name[fs::path(e["file"].get<std::string>()).filename().string()] = e;
+  const json& cut = by_name.at("c_three48.flac");
+  EXPECT_EQ(cut["status"], "failed");
+  EXPECT_TRUE(cut["output"].is_null()) << cut;
+  EXPECT_TRUE(cut["stats"].is_null()) << cut;
+  EXPECT_EQ(cut["sample_rate"], 48000);
+  EXPECT_EQ(cut["channels"], 3);
+  EXPECT_EQ(cut["frames"], 12000);
+  EXPECT_TRUE(cut["output_frames"].is_null()) << cut;
+  EXPECT_TRUE(cut["frames_per_s"].is_null()) << cut;
+  const json& bad = by_name.at("bad.wav");
+  EXPECT_TRUE(bad["output"].is_null()) << bad;
+  EXPECT_TRUE(bad["frames"].is_null()) << bad;
+  EXPECT_EQ(fs::path(by_name.at("a_mono8k.wav")["output"].get<std::string>()), out() / "a_mono8k.wav");
+
+  // The CSV likewise: no output for the failed rows, the header's numbers for the cut file.
+  std::istringstream csv(read_bytes(out() / "batch_summary.csv"));
+  std::string row;
+  int failed_rows = 0;
+  while (std::getline(csv, row)) {
+    if (row.find(",failed,") == std::string::npos) continue;
+    ++failed_rows;
+    std::vector<std::string> fields;
+    std::istringstream split(row);
+    for (std::string field; std::getline(split, field, ',');) fields.push_back(field);
+    ASSERT_GE(fields.size(), 3U) << row;
+    EXPECT_EQ(fields[1], "") << row;
+    if (row.find("c_three48.flac") != std::string::npos) {
+      EXPECT_NE(row.find(",failed,12000,0.250000,48000,3,"), std::string::npos) << row;
+    }
+  }
+  EXPECT_EQ(failed_rows, 2);
+}
+
 TEST_F(Batch, GlobsMirrorBelowTheirFixedPrefix) {
   const std::vector<BatchItem> all =
       collect_batch_items(config("[\"" + in().string() + "/**/*.wav\"]"), {}, out().string());
@@ -545,7 +718,8 @@ struct FakeRuns {
     r.device = "fake device " + std::to_string(d);
     r.metrics.push_back({"output", {ChannelMetrics{}, ChannelMetrics{}}, {}});
     if (c.sink.file) write_file_atomic(*c.sink.file, "fake audio");
-    write_file_atomic(*c.stats.json, stats_json(r));
+    // The batch writes each file's statistics JSON itself (with its config record).
+    if (c.stats.json) write_file_atomic(*c.stats.json, stats_json(r));
     return r;
   }
 };
