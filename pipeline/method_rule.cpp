@@ -88,16 +88,19 @@ void resolve_methods(Plan& plan, const std::string& backend) {
 }
 
 // Backend auto on a machine with a GPU: whether the CPU alone should finish
-// the job before CUDA could even start. Measured on the lent H100 machine
-// (16 cores, 2026-11-23, bench/e2e_gpu.py with SIGSTREAM_TRACE=1): cuInit
-// ~100-125 ms, the context ~105-120 ms, lanes ~20 ms, and ~100 ms more at
-// process exit for the driver's teardown; the CPU backend filtered a 10-minute
-// stereo file with 255 taps (14.7 GFMA) in 146 ms on 16 threads, ~6 GFMA/s
-// per thread with the I/O and metrics around the kernel. So a job whose
-// direct FIR work is under ~0.3 s of CPU time by that rate runs on the CPU
-// without touching the driver at all; longer ones start the GPU beside it.
-constexpr double kCudaStartCostS = 0.3;
-constexpr double kCpuFmaPerThreadPerS = 6e9;
+// the job before CUDA could start and pay for itself. Measured on the lent
+// H100 machine (16 cores, 2026-11-23, bench/e2e_gpu.py with SIGSTREAM_TRACE=1,
+// 255 taps, stereo 16-bit): cuInit ~100-125 ms, the context ~105-120 ms, lanes
+// ~20 ms, and ~100 ms more at process exit for the driver's teardown; started
+// beside 16 busy CPU threads the GPU was ready only after 361 ms. The CPU
+// backend ran 10/30/60-minute files in 0.19/0.37/0.54 s (~10 GFMA/s per
+// thread with I/O, layout and metrics), CUDA in 0.42/0.48/0.63 s and the
+// hybrid in -/0.44/0.59 s: up to an hour of audio at 255 taps the GPU's fixed
+// cost is never won back there. So a job whose estimated CPU time is under
+// 0.6 s runs on the CPU without touching the driver; longer ones start the
+// GPU beside it.
+constexpr double kCudaStartCostS = 0.6;
+constexpr double kCpuFmaPerThreadPerS = 10e9;
 constexpr double kCpuOverheadNsPerSample = 1.0;  // I/O, layout, metrics per sample and thread
 
 double cpu_seconds_estimate(const Plan& plan, int threads) {
