@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "core/version.hpp"
+#include "kernels/cpu/fir_fft.hpp"
 #include "pipeline/batch.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
@@ -232,7 +233,9 @@ int run_main(int argc, char** argv) {
   install_signal_handlers();
   CLI::App app{"sigstream: filter audio on the GPU (or CPU), checked against a float64 reference.\n"
                "With no command, runs the built-in demo (writes out/demo.wav, out/demo_stats.json and out/demo_chunks.csv)."};
-  app.set_version_flag("--version", std::string("sigstream ") + kVersion);
+  app.set_version_flag("--version", std::string("sigstream ") + kVersion + " (CPU FFT: " +
+                                        kernels::cpu::FirFft::library() + "; CUDA backend: " +
+                                        (cuda_built() ? "built" : "not built") + ")");
   app.require_subcommand(0, 1);
 
   CommonFlags common;

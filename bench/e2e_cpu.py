@@ -35,6 +35,8 @@ ap.add_argument("--taps", type=int, default=255)
 ap.add_argument("--runs", type=int, default=3)
 ap.add_argument("--work", default="bench/work")
 ap.add_argument("--threads", default="", help="sigstream CPU threads (default: all)")
+ap.add_argument("--also", default="", help="a second sigstream binary timed in the same rounds "
+                "(e.g. a -DSIGSTREAM_FFTW=ON build), reported as 'sigstream cpu (also)'")
 ap.add_argument("--method", default="auto", choices=("auto", "direct", "fft"),
                 help="sigstream FIR method (default: auto)")
 args = ap.parse_args()
@@ -82,6 +84,12 @@ cmds = {
 }
 if os.path.exists(floor_tool):
     cmds["floor (libsndfile copy)"] = [floor_tool, src, w("copy2.wav")]
+if args.also:
+    also = os.path.abspath(args.also)
+    ver = subprocess.run([also, "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"# also: {also}: {ver}")
+    cmds["sigstream cpu (also)"] = [also if a == sig else a.replace("out_sig.wav", "out_also.wav")
+                                    for a in sig_cmd]
 def busy_s():
     """CPU seconds the whole machine has spent busy (all processes, all cores), from /proc/stat."""
     try:
@@ -134,6 +142,11 @@ ours = times["sigstream cpu"]
 print(f"sigstream vs sox fir: {times['sox fir'] / ours:.2f}x faster; "
       f"vs ffmpeg afir: {times['ffmpeg afir'] / ours:.2f}x; "
       f"vs ffmpeg afir 1 thread: {times['ffmpeg afir 1 thread'] / ours:.2f}x")
+if args.also:
+    a = times["sigstream cpu (also)"]
+    print(f"sigstream (also) vs sox fir: {times['sox fir'] / a:.2f}x faster; "
+          f"vs ffmpeg afir: {times['ffmpeg afir'] / a:.2f}x; "
+          f"vs ffmpeg afir 1 thread: {times['ffmpeg afir 1 thread'] / a:.2f}x")
 worst = max((max(v) for v in others.values() if v), default=0.0)
 if worst > 0.2:
     print(f"warning: other processes used up to {worst:.2f} cores during some runs; timings are not clean")

@@ -11,7 +11,13 @@
 #include "core/error.hpp"
 #include "kernels/cpu/fir.hpp"
 
-#if SIGSTREAM_HAVE_KISSFFT
+#if SIGSTREAM_HAVE_FFTW
+#include <fftw3.h>
+
+#include <map>
+#include <mutex>
+#include <new>
+#elif SIGSTREAM_HAVE_KISSFFT
 #include <kissfft/kiss_fftr.h>
 #endif
 
@@ -26,7 +32,12 @@ namespace {
 // float64 direct kernel (with the conversion of its input) ~0.05 ns per tap
 // in its vector blocks and ~1.4 ns in its scalar tail (the last n mod 8).
 constexpr double kDirectNsPerFma = 0.025;
+#if SIGSTREAM_HAVE_FFTW
+// FFTW (plans with FFTW_ESTIMATE, AVX2): a 32768-point real pair ~130 us here.
+constexpr double kFftNsPerPointLog = 0.28;
+#else
 constexpr double kFftNsPerPointLog = 0.75;
+#endif
 constexpr double kDirect64NsPerFma = 0.05;
 constexpr double kDirect64TailNsPerFma = 1.4;
 constexpr std::int64_t kMaxFftSize = 1 << 17;  // beyond this the transform leaves the L2 cache
@@ -70,9 +81,77 @@ std::pair<int, double> cheapest(std::span<const int> sizes, int taps, std::int64
 
 }  // namespace
 
-#if SIGSTREAM_HAVE_KISSFFT
+#if SIGSTREAM_HAVE_FFTW || SIGSTREAM_HAVE_KISSFFT
+#define SIGSTREAM_HAVE_CPU_FFT 1
+#endif
 
 namespace {
+
+#if SIGSTREAM_HAVE_FFTW
+
+// FFTW: plans are made once per size for the whole process, under a lock
+// (FFTW's planner is not thread-safe), and shared: executing a plan on other
+// arrays is thread-safe when they have the alignment of the planning arrays,
+// which fftwf_alloc_* buffers have. FFTW_ESTIMATE: planning takes
+// microseconds, and FFTW_MEASURE (over a second at 32768 points) ran no
+// faster in bench/RESULTS.md's measurement.
+struct FftwPlans {
+  fftwf_plan forward = nullptr, inverse = nullptr;
+};
+
+const FftwPlans& fftw_plans(int nfft) {
+  static std::mutex mutex;
+  static std::map<int, FftwPlans> cache;  // kept for the life of the process
+  std::lock_guard lock(mutex);
+  FftwPlans& p = cache[nfft];
+  if (p.forward == nullptr) {
+    float* t = fftwf_alloc_real(static_cast<std::size_t>(nfft));
+    fftwf_complex* f = fftwf_alloc_complex(static_cast<std::size_t>(nfft / 2 + 1));
+    if (t != nullptr && f != nullptr) {
+      p.forward = fftwf_plan_dft_r2c_1d(nfft, t, f, FFTW_ESTIMATE);
+      p.inverse = fftwf_plan_dft_c2r_1d(nfft, f, t, FFTW_ESTIMATE);
+    }
+    fftwf_free(t);
+    fftwf_free(f);
+    if (p.forward == nullptr || p.inverse == nullptr) {
+      cache.erase(nfft);
+      throw internal_error("fir_fft: FFTW could not plan " + std::to_string(nfft) + " points");
+    }
+  }
+  return p;
+}
+
+struct FftwFree {
+  void operator()(void* p) const noexcept { fftwf_free(p); }
+};
+
+// One thread's transforms of one size: a real block buffer and its spectrum.
+class Engine {
+ public:
+  explicit Engine(int nfft)
+      : nfft_(nfft),
+        plans_(&fftw_plans(nfft)),
+        time_(fftwf_alloc_real(static_cast<std::size_t>(nfft))),
+        freq_(fftwf_alloc_complex(static_cast<std::size_t>(nfft / 2 + 1))) {
+    if (!time_ || !freq_) throw std::bad_alloc();
+  }
+  [[nodiscard]] int size() const noexcept { return nfft_; }
+  [[nodiscard]] float* time() noexcept { return time_.get(); }
+  [[nodiscard]] float* spectrum() noexcept { return reinterpret_cast<float*>(freq_.get()); }
+  // FFTW reads only its own (aligned) buffer: blocks are copied into time().
+  static constexpr bool kReadsInPlace = false;
+  void forward(const float* /*time() itself*/) { fftwf_execute_dft_r2c(plans_->forward, time_.get(), freq_.get()); }
+  void inverse() { fftwf_execute_dft_c2r(plans_->inverse, freq_.get(), time_.get()); }
+
+ private:
+  int nfft_;
+  const FftwPlans* plans_;
+  std::unique_ptr<float, FftwFree> time_;
+  std::unique_ptr<fftwf_complex, FftwFree> freq_;
+};
+
+#elif SIGSTREAM_HAVE_KISSFFT
+
 struct KissFree {
   void operator()(void* p) const noexcept { std::free(p); }
 };
@@ -83,23 +162,46 @@ FftrCfg make_cfg(int nfft, bool inverse) {
   if (!cfg) throw internal_error("fir_fft: kiss_fftr_alloc(" + std::to_string(nfft) + ") failed");
   return cfg;
 }
+
+// One thread's transforms of one size (KissFFT configurations keep a work
+// buffer, so each thread needs its own): a real block buffer and its spectrum.
+class Engine {
+ public:
+  explicit Engine(int nfft)
+      : nfft_(nfft),
+        forward_(make_cfg(nfft, false)),
+        inverse_(make_cfg(nfft, true)),
+        time_(static_cast<std::size_t>(nfft)),
+        freq_(static_cast<std::size_t>(nfft / 2 + 1)) {}
+  [[nodiscard]] int size() const noexcept { return nfft_; }
+  [[nodiscard]] float* time() noexcept { return time_.data(); }
+  [[nodiscard]] float* spectrum() noexcept { return reinterpret_cast<float*>(freq_.data()); }
+  // KissFFT reads a full block where it lies in the input.
+  static constexpr bool kReadsInPlace = true;
+  void forward(const float* in) { kiss_fftr(forward_.get(), in, freq_.data()); }
+  void inverse() { kiss_fftri(inverse_.get(), freq_.data(), time_.data()); }
+
+ private:
+  int nfft_;
+  FftrCfg forward_, inverse_;
+  std::vector<float> time_;
+  std::vector<kiss_fft_cpx> freq_;
+};
+
+#endif
+
 }  // namespace
+
+#if SIGSTREAM_HAVE_CPU_FFT
 
 struct FirFft::Scratch::Impl {
   std::vector<double> xd, yd;  // the float64 sum for short pieces
-  struct Plans {
-    int nfft = 0;
-    FftrCfg forward, inverse;
-  };
-  std::deque<Plans> plans;  // a deque: references stay valid as sizes are added
-  std::vector<float> time;
-  std::vector<kiss_fft_cpx> freq;
+  std::deque<Engine> engines;  // a deque: references stay valid as sizes are added
 
-  Plans& plans_for(int nfft) {
-    for (Plans& p : plans)
-      if (p.nfft == nfft) return p;
-    plans.push_back({nfft, make_cfg(nfft, false), make_cfg(nfft, true)});
-    return plans.back();
+  Engine& engine(int nfft) {
+    for (Engine& e : engines)
+      if (e.size() == nfft) return e;
+    return engines.emplace_back(nfft);
   }
 };
 
@@ -126,23 +228,19 @@ FirFft::FirFft(const float* h, int taps, Options options) : short_direct_(option
   if (largest % 2 != 0 || largest < taps + 1)
     throw Error(ErrorKind::invalid_argument, "fir_fft: fft_size " + std::to_string(largest) +
                                                  " must be even and > taps (" + std::to_string(taps) + ")");
-#if SIGSTREAM_HAVE_KISSFFT
-  std::vector<float> padded;
-  std::vector<kiss_fft_cpx> spec;
+#if SIGSTREAM_HAVE_CPU_FFT
   const std::vector<int> sizes = options.adaptive ? level_sizes(taps, largest) : std::vector<int>{largest};
   for (int nfft : sizes) {
-    padded.assign(static_cast<std::size_t>(nfft), 0.0f);
-    std::copy(taps_.begin(), taps_.end(), padded.begin());
-    spec.resize(static_cast<std::size_t>(nfft / 2 + 1));
-    kiss_fftr(make_cfg(nfft, false).get(), padded.data(), spec.data());
+    Engine e(nfft);
+    std::fill(e.time(), e.time() + nfft, 0.0f);
+    std::copy(taps_.begin(), taps_.end(), e.time());
+    e.forward(e.time());
+    const float* spec = e.spectrum();
     Level level;
     level.nfft = nfft;
-    level.spectrum.resize(2 * spec.size());
+    level.spectrum.resize(static_cast<std::size_t>(nfft + 2));
     const float scale = 1.0f / static_cast<float>(nfft);
-    for (std::size_t j = 0; j < spec.size(); ++j) {
-      level.spectrum[2 * j] = spec[j].r * scale;
-      level.spectrum[2 * j + 1] = spec[j].i * scale;
-    }
+    for (std::size_t j = 0; j < level.spectrum.size(); ++j) level.spectrum[j] = spec[j] * scale;
     levels_.push_back(std::move(level));
     sizes_.push_back(nfft);
   }
@@ -159,10 +257,20 @@ FirFft& FirFft::operator=(FirFft&&) noexcept = default;
 int FirFft::fft_size() const noexcept { return levels_.empty() ? 0 : levels_.front().nfft; }
 
 bool FirFft::available() noexcept {
-#if SIGSTREAM_HAVE_KISSFFT
+#if SIGSTREAM_HAVE_CPU_FFT
   return true;
 #else
   return false;
+#endif
+}
+
+const char* FirFft::library() noexcept {
+#if SIGSTREAM_HAVE_FFTW
+  return "FFTW 3 (GPL)";
+#elif SIGSTREAM_HAVE_KISSFFT
+  return "KissFFT (BSD)";
+#else
+  return "none";
 #endif
 }
 
@@ -215,14 +323,12 @@ void FirFft::apply(const float* x, std::int64_t n, float* y, Scratch& scratch) c
     std::copy(s.yd.begin(), s.yd.end(), y);
     return;
   }
-#if SIGSTREAM_HAVE_KISSFFT
+#if SIGSTREAM_HAVE_CPU_FFT
   const int nfft = level->nfft;
   const std::int64_t per_block = nfft - k + 1;
-  auto& plans = s.plans_for(nfft);
-  if (s.time.size() < static_cast<std::size_t>(nfft)) s.time.resize(static_cast<std::size_t>(nfft));
-  if (s.freq.size() < static_cast<std::size_t>(nfft / 2 + 1)) s.freq.resize(static_cast<std::size_t>(nfft / 2 + 1));
-  float* buf = s.time.data();
-  auto* spec = reinterpret_cast<float*>(s.freq.data());
+  Engine& e = s.engine(nfft);
+  float* buf = e.time();
+  float* spec = e.spectrum();
   const float* h = level->spectrum.data();
   const std::size_t bins = static_cast<std::size_t>(nfft / 2 + 1);
 
@@ -232,23 +338,23 @@ void FirFft::apply(const float* x, std::int64_t n, float* y, Scratch& scratch) c
   const std::int64_t end = whole > 0 ? whole : n;
   for (std::int64_t i0 = 0; i0 < end; i0 += per_block) {
     const std::int64_t m = std::min(per_block, end - i0);
-    // The block's input is x[i0, i0 + m + K - 1); a full block reads it in
-    // place, the last one is zero-padded to N.
+    // The block's input is x[i0, i0 + m + K - 1); a full block is read in
+    // place where the library allows it, the last one is zero-padded to N.
     const float* in = x + i0;
-    if (m < per_block) {
+    if (m < per_block || !Engine::kReadsInPlace) {
       const std::size_t avail = static_cast<std::size_t>(m + k - 1);
       std::memcpy(buf, in, avail * sizeof(float));
       std::fill(buf + avail, buf + nfft, 0.0f);
       in = buf;
     }
-    kiss_fftr(plans.forward.get(), in, s.freq.data());
+    e.forward(in);
     for (std::size_t j = 0; j < bins; ++j) {
       const float xr = spec[2 * j], xi = spec[2 * j + 1];
       const float hr = h[2 * j], hi = h[2 * j + 1];
       spec[2 * j] = xr * hr - xi * hi;
       spec[2 * j + 1] = xr * hi + xi * hr;
     }
-    kiss_fftri(plans.inverse.get(), s.freq.data(), buf);
+    e.inverse();
     // Circular wrap-around spoils the first K - 1 samples; the rest are the sums.
     std::memcpy(y + i0, buf + (k - 1), static_cast<std::size_t>(m) * sizeof(float));
   }

@@ -1,5 +1,6 @@
 #pragma once
-// FFT overlap-save FIR on the CPU (KissFFT, float), for long filters.
+// FFT overlap-save FIR on the CPU (KissFFT, or FFTW with -DSIGSTREAM_FFTW=ON;
+// float), for long filters.
 //
 // Same contract as fir_direct (kernels/cpu/fir.hpp):
 //
@@ -24,8 +25,9 @@
 // (unless Options::short_direct is off).
 //
 // Threads: `apply` is const and touches only the caller's Scratch (KissFFT
-// configurations keep a work buffer, so each thread needs its own), so one
-// FirFft serves many threads at once, one Scratch per thread.
+// configurations keep a work buffer, FFTW needs aligned buffers, so each
+// thread has its own), so one FirFft serves many threads at once, one Scratch
+// per thread.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -84,8 +86,10 @@ class FirFft {
   // behind size_for and the CPU auto rule; constants measured as above).
   [[nodiscard]] static double direct_cost_ns(int taps, std::int64_t n) noexcept;
   [[nodiscard]] static double fft_cost_ns(int taps, std::int64_t n) noexcept;
-  // False when built without KissFFT: apply() then computes the direct sum.
+  // False when built without an FFT library: apply() then computes the direct sum.
   [[nodiscard]] static bool available() noexcept;
+  // The library behind it: "KissFFT (BSD)", "FFTW 3 (GPL)" (-DSIGSTREAM_FFTW=ON) or "none".
+  [[nodiscard]] static const char* library() noexcept;
 
  private:
   struct Level {
