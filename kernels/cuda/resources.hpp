@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/memory_cache.hpp"
 
 namespace sigstream::kernels::cuda {
 
@@ -92,13 +93,15 @@ class Event {
   cudaEvent_t event_ = nullptr;
 };
 
-// `count` elements of T in device memory (cudaMalloc; uninitialised).
+// `count` elements of T in device memory (from the process-wide cache of
+// memory_cache.hpp, so freeing needs the device's work on it finished;
+// uninitialised).
 template <typename T>
 class DeviceBuffer {
  public:
   DeviceBuffer() noexcept = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) SIGSTREAM_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&data_), bytes()));
+    if (count_ > 0) data_ = static_cast<T*>(device_alloc(bytes()));
   }
   ~DeviceBuffer() { reset(); }
   DeviceBuffer(DeviceBuffer&& o) noexcept
@@ -120,7 +123,7 @@ class DeviceBuffer {
 
  private:
   void reset() noexcept {
-    if (data_ != nullptr) static_cast<void>(cudaFree(data_));
+    if (data_ != nullptr) device_free(data_);
     data_ = nullptr;
     count_ = 0;
   }
@@ -128,16 +131,14 @@ class DeviceBuffer {
   std::size_t count_ = 0;
 };
 
-// `count` elements of T in page-locked host memory (cudaHostAlloc, portable:
+// `count` elements of T in page-locked host memory (memory_cache.hpp, portable:
 // pinned for every device's context; uninitialised).
 template <typename T>
 class PinnedBuffer {
  public:
   PinnedBuffer() noexcept = default;
   explicit PinnedBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0)
-      SIGSTREAM_CUDA_TRY(
-          cudaHostAlloc(reinterpret_cast<void**>(&data_), bytes(), cudaHostAllocPortable));
+    if (count_ > 0) data_ = static_cast<T*>(pinned_alloc(bytes()));
   }
   ~PinnedBuffer() { reset(); }
   PinnedBuffer(PinnedBuffer&& o) noexcept
@@ -160,7 +161,7 @@ class PinnedBuffer {
 
  private:
   void reset() noexcept {
-    if (data_ != nullptr) static_cast<void>(cudaFreeHost(data_));
+    if (data_ != nullptr) pinned_free(data_);
     data_ = nullptr;
     count_ = 0;
   }

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <deque>
 #include <exception>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -65,7 +66,7 @@ class PinnedPool : public std::enable_shared_from_this<PinnedPool> {
   PinnedPool(const PinnedPool&) = delete;
   PinnedPool& operator=(const PinnedPool&) = delete;
   ~PinnedPool() {
-    for (const Buffer& b : free_) static_cast<void>(cudaFreeHost(b.ptr));
+    for (const Buffer& b : free_) kc::pinned_free(b.ptr);
   }
 
   // At least `bytes` bytes (best fit among free buffers, else a new one).
@@ -83,10 +84,12 @@ class PinnedPool : public std::enable_shared_from_this<PinnedPool> {
       }
     }
     if (buf.ptr == nullptr) {
-      const cudaError_t st = cudaHostAlloc(&buf.ptr, bytes, cudaHostAllocPortable);
-      if (st != cudaSuccess)
+      try {
+        buf.ptr = kc::pinned_alloc(bytes);
+      } catch (const Error& e) {
         throw cuda_error("cuda backend: cannot allocate " + std::to_string(bytes) +
-                         " bytes of pinned host memory: " + kc::cuda_error_text(st));
+                         " bytes of pinned host memory: " + e.what());
+      }
       buf.bytes = bytes;
     }
     auto self = shared_from_this();
@@ -103,7 +106,7 @@ class PinnedPool : public std::enable_shared_from_this<PinnedPool> {
       std::lock_guard lock(mutex_);
       free_.push_back(b);
     } catch (...) {
-      static_cast<void>(cudaFreeHost(b.ptr));
+      kc::pinned_free(b.ptr);
     }
   }
   std::mutex mutex_;
@@ -133,6 +136,19 @@ struct Lane {
   HostBlock input;   // held until retired: the H2D copy reads it
   HostBlock output;  // the D2H copy writes it
 };
+
+// cudaGetDeviceProperties, once per device for the process (a batch prepares
+// a backend per file).
+cudaDeviceProp device_properties(int device) {
+  static std::mutex mutex;
+  static std::map<int, cudaDeviceProp> known;
+  std::lock_guard lock(mutex);
+  if (auto it = known.find(device); it != known.end()) return it->second;
+  cudaDeviceProp p{};
+  SIGSTREAM_CUDA_TRY(cudaGetDeviceProperties(&p, device));
+  known.emplace(device, p);
+  return p;
+}
 
 constexpr std::int64_t kPlaneAlign = 32;  // floats: each channel plane starts on 128 bytes
 
@@ -184,8 +200,7 @@ class CudaBackend final : public Backend {
       SIGSTREAM_CUDA_TRY(cudaFree(nullptr));  // creates the context here, so it can be timed
       const auto t1 = std::chrono::steady_clock::now();
       trace("cuda: context created");
-      cudaDeviceProp props{};
-      SIGSTREAM_CUDA_TRY(cudaGetDeviceProperties(&props, options.device));
+      const cudaDeviceProp props = device_properties(options.device);
       device_name_ = props.name;
       std::ostringstream d;
       d << "cuda backend: " << props.name << " (device " << options.device << ", sm_"

@@ -1,0 +1,126 @@
+// Process-wide caches of device and pinned host memory (memory_cache.hpp).
+#include "kernels/cuda/memory_cache.hpp"
+
+#include <cuda_runtime.h>
+
+#include <map>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "kernels/cuda/check.hpp"
+
+namespace sigstream::kernels::cuda {
+
+namespace {
+
+// Sizes are rounded up to a quarter of their power of two (at least 64 KiB),
+// so that blocks of nearly the same size (files of different lengths) share
+// a class; at most 25% is wasted.
+std::size_t size_class(std::size_t bytes) {
+  constexpr std::size_t kMin = 64 * 1024;
+  if (bytes <= kMin) return kMin;
+  std::size_t p = kMin;
+  while (p < bytes) p <<= 1;  // p: the power of two >= bytes
+  const std::size_t step = p / 8;
+  return (bytes + step - 1) / step * step;
+}
+
+struct Cache {
+  // Free blocks per (device or -1 for pinned, size class); and every block
+  // handed out, so that a free knows its key.
+  std::mutex mutex;
+  std::map<std::pair<int, std::size_t>, std::vector<void*>> free;
+  std::unordered_map<void*, std::pair<int, std::size_t>> live;
+};
+
+// Never destroyed: blocks may be returned during static destruction, when the
+// CUDA runtime may already be gone; at exit the OS takes the memory back.
+Cache& cache() {
+  static Cache* c = new Cache;
+  return *c;
+}
+
+constexpr int kPinned = -1;
+
+void* take(int key_device, std::size_t bytes) {
+  const std::size_t cls = size_class(bytes);
+  Cache& c = cache();
+  {
+    std::lock_guard lock(c.mutex);
+    auto it = c.free.find({key_device, cls});
+    if (it != c.free.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      c.live.emplace(p, std::make_pair(key_device, cls));
+      return p;
+    }
+  }
+  void* p = nullptr;
+  cudaError_t st = key_device == kPinned ? cudaHostAlloc(&p, cls, cudaHostAllocPortable) : cudaMalloc(&p, cls);
+  if (st == cudaErrorMemoryAllocation) {
+    // Out of memory with blocks parked in the cache: give those back and retry.
+    static_cast<void>(cudaGetLastError());
+    release_cached_memory();
+    st = key_device == kPinned ? cudaHostAlloc(&p, cls, cudaHostAllocPortable) : cudaMalloc(&p, cls);
+  }
+  SIGSTREAM_CUDA_TRY(st);
+  std::lock_guard lock(c.mutex);
+  c.live.emplace(p, std::make_pair(key_device, cls));
+  return p;
+}
+
+void give_back(void* p) noexcept {
+  if (p == nullptr) return;
+  Cache& c = cache();
+  try {
+    std::lock_guard lock(c.mutex);
+    auto it = c.live.find(p);
+    if (it == c.live.end()) return;  // not ours: nothing to do
+    c.free[it->second].push_back(p);
+    c.live.erase(it);
+  } catch (...) {
+    // Out of host memory for the free list: the block stays allocated.
+  }
+}
+
+}  // namespace
+
+void* device_alloc(std::size_t bytes) {
+  int device = 0;
+  SIGSTREAM_CUDA_TRY(cudaGetDevice(&device));
+  return take(device, bytes);
+}
+
+void device_free(void* p) noexcept { give_back(p); }
+
+void* pinned_alloc(std::size_t bytes) { return take(kPinned, bytes); }
+
+void pinned_free(void* p) noexcept { give_back(p); }
+
+void release_cached_memory() noexcept {
+  Cache& c = cache();
+  std::map<std::pair<int, std::size_t>, std::vector<void*>> free;
+  {
+    std::lock_guard lock(c.mutex);
+    free.swap(c.free);
+  }
+  int current = 0;
+  const bool have_current = cudaGetDevice(&current) == cudaSuccess;
+  for (auto& [key, blocks] : free) {
+    for (void* p : blocks) {
+      if (key.first == kPinned) {
+        static_cast<void>(cudaFreeHost(p));
+      } else {
+        static_cast<void>(cudaSetDevice(key.first));
+        static_cast<void>(cudaFree(p));
+      }
+    }
+  }
+  if (have_current) static_cast<void>(cudaSetDevice(current));
+  static_cast<void>(cudaGetLastError());
+}
+
+}  // namespace sigstream::kernels::cuda
