@@ -1,5 +1,7 @@
 // The CPU backend: the reference semantics of a chunk, run on a thread pool.
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <chrono>
 #include <deque>
 #include <fstream>
@@ -74,14 +76,41 @@ class CpuBackend final : public Backend {
     pool_ = std::make_unique<ThreadPool>(threads);
     stage_ns_.assign(plan.stages.size(), 0);
     fft_ = make_fft_stages(plan);
+    // Pieces only where they change no bit of the audio: every fir stage
+    // direct (the FFT's blocks would follow the pieces). Their size is fixed,
+    // not taken from the thread count, so the statistics' sums are the same
+    // whatever the machine.
+    split_ = std::none_of(plan.stages.begin(), plan.stages.end(), [](const PlannedStage& st) {
+      return st.type == StageType::fir && st.method != FirMethod::direct;
+    });
+    pieces_per_chunk_ = split_ ? std::max<std::int64_t>(1, (plan.chunk_frames + kPieceFrames - 1) / kPieceFrames) : 1;
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,
                                               std::max<std::int64_t>(1, plan.chunk_length(0)));
   }
 
-  [[nodiscard]] int depth() const override { return 2 * pool_->size(); }
+  // Chunks in flight: enough to keep every thread busy, two chunks' worth of
+  // work queued when chunks are split into pieces.
+  [[nodiscard]] int depth() const override {
+    const std::int64_t pieces = pieces_per_chunk_;
+    return static_cast<int>(std::max<std::int64_t>(3, 2 * pool_->size() / pieces + 1));
+  }
 
   void submit(ChunkJob job) override {
-    in_flight_.push_back(pool_->enqueue([this, job = std::move(job)]() mutable { return run(std::move(job)); }));
+    const std::int64_t pieces = split_ ? (job.frames + kPieceFrames - 1) / kPieceFrames : 1;
+    if (pieces <= 1) {
+      in_flight_.push_back(pool_->enqueue([this, job = std::move(job)]() mutable { return run(std::move(job)); }));
+      return;
+    }
+    // The pieces run as tasks of their own (none waits for another, so a full
+    // pool cannot deadlock); the last one to finish assembles the result.
+    auto state = std::make_shared<Pieces>();
+    state->job = std::move(job);
+    state->left = pieces;
+    state->metrics.resize(static_cast<std::size_t>(pieces));
+    state->result = start_result(state->job);
+    in_flight_.push_back(state->done.get_future());
+    for (std::int64_t p = 0; p < pieces; ++p)
+      static_cast<void>(pool_->enqueue([this, state, p] { run_piece(*state, p); }));
   }
 
   [[nodiscard]] bool oldest_ready() const override {
@@ -138,37 +167,57 @@ class CpuBackend final : public Backend {
     scratch_.push_back(std::move(s));
   }
 
-  ChunkResult run(ChunkJob job) {
-    const Plan& plan = *plan_;
-    const int ch = plan.channels;
-    const std::int64_t len = job.input.frames;  // frames + back + ahead
-    auto scratch = take_scratch();
-    Scratch& s = *scratch;
-    s.work.fft = &fft_;
-    s.source.resize(static_cast<std::size_t>(len * ch));
-
-    auto planes = [&](std::vector<float>& v, std::int64_t stride) {
-      std::vector<float*> p(static_cast<std::size_t>(ch));
-      for (int c = 0; c < ch; ++c) p[static_cast<std::size_t>(c)] = v.data() + c * stride;
-      return p;
-    };
-    const auto src = planes(s.source, len);
-    kernels::cpu::deinterleave(job.input, 0, len, src.data());
-
+  // A chunk's result before its frames are computed: the output block and,
+  // for --verify, the float planes and the source block.
+  ChunkResult start_result(const ChunkJob& job) {
+    const int ch = plan_->channels;
     ChunkResult r;
     r.index = job.index;
     r.start = job.start;
     r.frames = job.frames;
-    r.metrics.assign(plan.metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
+    r.metrics.assign(plan_->metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
+    r.output = outputs_->take(*this);
+    r.output.frames = job.frames;
+    if (options_.keep_float_output) {
+      r.output_f32.assign(static_cast<std::size_t>(ch), std::vector<float>(static_cast<std::size_t>(job.frames)));
+      r.input = job.input;
+    }
+    return r;
+  }
+
+  ChunkResult run(ChunkJob job) {
+    ChunkResult r = start_result(job);
+    r.clipped = compute(job, 0, job.frames, r, r.metrics);
+    return r;
+  }
+
+  // Frames [first, first + frames) of the chunk (relative to its start):
+  // writes their output samples into r.output (and r.output_f32), the
+  // metrics of exactly those frames into `metrics`; returns the clip count.
+  // A piece is a chunk of its own (its halo lies inside the chunk's input
+  // block), so every output sample is computed as in any other chunking.
+  std::int64_t compute(const ChunkJob& job, std::int64_t first, std::int64_t frames, ChunkResult& r,
+                       std::vector<std::vector<ChannelMetrics>>& metrics) {
+    const Plan& plan = *plan_;
+    const int ch = plan.channels;
+    const std::int64_t start = job.start + first;
+    const std::int64_t len = frames + plan.back + plan.ahead;
+    auto scratch = take_scratch();
+    Scratch& s = *scratch;
+    s.work.fft = &fft_;
+    s.source.resize(static_cast<std::size_t>(len * ch));
+    std::vector<float*> src(static_cast<std::size_t>(ch));
+    for (int c = 0; c < ch; ++c) src[static_cast<std::size_t>(c)] = s.source.data() + c * len;
+    kernels::cpu::deinterleave(job.input, first, len, src.data());
 
     auto source_at = [&](int c) { return src[static_cast<std::size_t>(c)] + plan.back; };
     const std::vector<const float*> src_const(src.begin(), src.end());
     std::vector<std::int64_t> ns(plan.stages.size(), 0);
     const std::vector<const float*> cur = run_stages<float>(
-        plan, job.start, src_const, len, s.work, [&](const PlannedStage& st, const std::vector<const float*>& in) {
-          const std::int64_t n = frames_inside(job.start, job.frames, st.frames_in);
+        plan, start, src_const, len, s.work, [&](const PlannedStage& st, const std::vector<const float*>& in) {
+          const std::int64_t n = frames_inside(start, frames, st.frames_in);
           for (int c = 0; c < ch; ++c)
-            r.metrics[static_cast<std::size_t>(st.metrics_slot)][static_cast<std::size_t>(c)] =
+            metrics[static_cast<std::size_t>(st.metrics_slot)][static_cast<std::size_t>(c)] =
                 kernels::cpu::channel_metrics(in[static_cast<std::size_t>(c)] + st.in_back, source_at(c), n);
         },
         &ns);
@@ -179,24 +228,73 @@ class CpuBackend final : public Backend {
 
     const int out_slot = plan.output_slot();
     for (int c = 0; c < ch; ++c)
-      r.metrics[static_cast<std::size_t>(out_slot)][static_cast<std::size_t>(c)] =
-          kernels::cpu::channel_metrics(cur[static_cast<std::size_t>(c)], source_at(c), job.frames);
+      metrics[static_cast<std::size_t>(out_slot)][static_cast<std::size_t>(c)] =
+          kernels::cpu::channel_metrics(cur[static_cast<std::size_t>(c)], source_at(c), frames);
 
-    r.output = outputs_->take(*this);
-    r.clipped = kernels::cpu::interleave(cur.data(), job.frames, plan.output_bits, r.output);
-    if (options_.keep_float_output) {
-      r.output_f32.resize(static_cast<std::size_t>(ch));
+    // The output block seen from this piece's first frame.
+    HostBlock view = r.output;
+    view.data = std::shared_ptr<std::byte>(
+        r.output.data, r.output.data.get() + first * ch * static_cast<std::int64_t>(sample_bytes(view.type)));
+    const std::int64_t clipped = kernels::cpu::interleave(cur.data(), frames, plan.output_bits, view);
+    if (options_.keep_float_output)
       for (int c = 0; c < ch; ++c)
-        r.output_f32[static_cast<std::size_t>(c)].assign(cur[static_cast<std::size_t>(c)],
-                                                         cur[static_cast<std::size_t>(c)] + job.frames);
-      r.input = std::move(job.input);
-    }
+        std::copy(cur[static_cast<std::size_t>(c)], cur[static_cast<std::size_t>(c)] + frames,
+                  r.output_f32[static_cast<std::size_t>(c)].begin() + first);
     give_scratch(std::move(scratch));
-    return r;
+    return clipped;
   }
+
+  // A chunk cut into pieces of kPieceFrames that run on the pool at once.
+  struct Pieces {
+    ChunkJob job;
+    ChunkResult result;
+    std::vector<std::vector<std::vector<ChannelMetrics>>> metrics;  // [piece][slot][channel]
+    std::atomic<std::int64_t> clipped{0};
+    std::atomic<std::int64_t> left{0};
+    std::mutex error_mutex;
+    std::exception_ptr error;
+    std::promise<ChunkResult> done;
+  };
+
+  void run_piece(Pieces& st, std::int64_t p) {
+    try {
+      const std::int64_t first = p * kPieceFrames;
+      const std::int64_t frames = std::min(kPieceFrames, st.job.frames - first);
+      auto& m = st.metrics[static_cast<std::size_t>(p)];
+      m.assign(plan_->metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(plan_->channels)));
+      st.clipped += compute(st.job, first, frames, st.result, m);
+    } catch (...) {
+      std::lock_guard lock(st.error_mutex);
+      if (!st.error) st.error = std::current_exception();
+    }
+    if (--st.left > 0) return;
+    // The last piece: metrics merge in piece order (the same sums on every run
+    // and thread count), then the result is handed over.
+    if (st.error) {
+      st.done.set_exception(st.error);
+      return;
+    }
+    try {
+      for (const auto& piece : st.metrics)
+        for (std::size_t slot = 0; slot < piece.size(); ++slot)
+          for (std::size_t c = 0; c < piece[slot].size(); ++c)
+            st.result.metrics[slot][c].merge(piece[slot][c]);
+      st.result.clipped = st.clipped.load();
+      st.done.set_value(std::move(st.result));
+    } catch (...) {
+      st.done.set_exception(std::current_exception());
+    }
+  }
+
+  // Frames per piece of a chunk: small enough that a chunk of 2^20 frames
+  // keeps 16 threads busy, large enough that the halo recomputed per piece
+  // (K - 1 frames per fir stage) stays a small fraction.
+  static constexpr std::int64_t kPieceFrames = 65536;
 
   const Plan* plan_ = nullptr;
   BackendOptions options_;
+  bool split_ = false;
+  std::int64_t pieces_per_chunk_ = 1;
   std::unique_ptr<ThreadPool> pool_;
   std::deque<std::future<ChunkResult>> in_flight_;
   std::mutex scratch_mutex_;

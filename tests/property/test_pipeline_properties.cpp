@@ -150,6 +150,38 @@ TEST(PipelineCpu, MetricsTotalsMatchFloat64AndChunksAddUp) {
   EXPECT_EQ(frames, 10007 + 14);
 }
 
+// Chunks longer than the CPU backend's pieces (65536 frames) are computed in
+// pieces on several threads: the audio must be the one-piece bytes, and the
+// statistics (float64 sums merged piece by piece in order) must not depend on
+// the thread count, and must still be the float64 values.
+TEST(PipelineCpu, ChunksInPiecesGiveTheSameBytesAndThreadFreeStatistics) {
+  test::TempDir dir;
+  Config c;
+  c.source.synth = noise_synth(300007, 2, 11);
+  c.stages = {fir_stage("f", test::random_taps(63, 12), FirMode::same), metrics_stage("m"),
+              fir_stage("g", test::random_taps(9, 13), FirMode::full)};
+  const Outcome small = run_to(dir, c, "small", 4096, 1);  // chunks of one piece each
+  const Outcome one = run_to(dir, c, "one", 250001, 1);    // 4 pieces per chunk
+  const Outcome many = run_to(dir, c, "many", 250001, 5);
+  EXPECT_TRUE(one.bytes == small.bytes);
+  EXPECT_TRUE(many.bytes == small.bytes);
+  ASSERT_EQ(one.report.metrics.size(), many.report.metrics.size());
+  for (std::size_t slot = 0; slot < one.report.metrics.size(); ++slot)
+    for (std::size_t ch = 0; ch < 2; ++ch) {
+      const ChannelMetrics& a = one.report.metrics[slot].totals[ch];
+      const ChannelMetrics& b = many.report.metrics[slot].totals[ch];
+      const ChannelMetrics& ref = small.report.metrics[slot].totals[ch];
+      EXPECT_EQ(a.energy, b.energy) << "slot " << slot << " channel " << ch;
+      EXPECT_EQ(a.sum, b.sum);
+      EXPECT_EQ(a.dot, b.dot);
+      EXPECT_EQ(a.peak, b.peak);
+      EXPECT_EQ(a.frames, ref.frames);
+      EXPECT_EQ(a.peak, ref.peak);
+      EXPECT_NEAR(a.energy, ref.energy, 1e-12 * ref.energy);
+      EXPECT_NEAR(a.dot, ref.dot, 1e-12 * std::fabs(ref.dot) + 1e-12);
+    }
+}
+
 TEST(PipelineCpu, Pcm16IdentityIsSampleExactAndFilterWithinHalfLsb) {
   test::TempDir dir;
   const int ch = 2;
