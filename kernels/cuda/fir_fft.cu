@@ -161,7 +161,7 @@ unsigned row_blocks(std::int64_t items) {
 
 CufftPlan CufftPlan::create() {
   CufftPlan p;
-  SIGSTREAM_CUFFT_TRY(cufftCreate(&p.handle_));
+  SIGSTREAM_CUFFT_TRY(cufft().create(&p.handle_));
   p.valid_ = true;
   return p;
 }
@@ -225,18 +225,18 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   long long complex_embed = complex_stride;
   std::size_t ws_r2c = 0, ws_c2r = 0;
   r2c_ = CufftPlan::create();
-  SIGSTREAM_CUFFT_TRY(cufftSetAutoAllocation(r2c_.get(), 0));
-  SIGSTREAM_CUFFT_TRY(cufftMakePlanMany64(r2c_.get(), 1, &n_fft, &real_embed, 1, real_stride,
+  SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(r2c_.get(), 0));
+  SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(r2c_.get(), 1, &n_fft, &real_embed, 1, real_stride,
                                           &complex_embed, 1, complex_stride, CUFFT_R2C, group,
                                           &ws_r2c));
   c2r_ = CufftPlan::create();
-  SIGSTREAM_CUFFT_TRY(cufftSetAutoAllocation(c2r_.get(), 0));
-  SIGSTREAM_CUFFT_TRY(cufftMakePlanMany64(c2r_.get(), 1, &n_fft, &complex_embed, 1,
+  SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(c2r_.get(), 0));
+  SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(c2r_.get(), 1, &n_fft, &complex_embed, 1,
                                           complex_stride, &real_embed, 1, real_stride, CUFFT_C2R,
                                           group, &ws_c2r));
   work_ = DeviceBuffer<std::byte>(std::max<std::size_t>({ws_r2c, ws_c2r, 1}));
-  SIGSTREAM_CUFFT_TRY(cufftSetWorkArea(r2c_.get(), work_.data()));
-  SIGSTREAM_CUFFT_TRY(cufftSetWorkArea(c2r_.get(), work_.data()));
+  SIGSTREAM_CUFFT_TRY(cufft().set_work_area(r2c_.get(), work_.data()));
+  SIGSTREAM_CUFFT_TRY(cufft().set_work_area(c2r_.get(), work_.data()));
   segments_ = DeviceBuffer<float>(static_cast<std::size_t>(group) * static_cast<std::size_t>(real_stride));
   if (!options.in_place)
     bins_ = DeviceBuffer<float2>(static_cast<std::size_t>(group) * static_cast<std::size_t>(complex_stride));
@@ -252,15 +252,15 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   DeviceBuffer<double2> d_bins(static_cast<std::size_t>(nbins));
   CufftPlan d2z = CufftPlan::create();
   std::size_t ws_d2z = 0;
-  SIGSTREAM_CUFFT_TRY(cufftSetAutoAllocation(d2z.get(), 0));
-  SIGSTREAM_CUFFT_TRY(cufftMakePlanMany64(d2z.get(), 1, &n_fft, nullptr, 1, fft, nullptr, 1,
+  SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(d2z.get(), 0));
+  SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(d2z.get(), 1, &n_fft, nullptr, 1, fft, nullptr, 1,
                                           nbins, CUFFT_D2Z, 1, &ws_d2z));
   DeviceBuffer<std::byte> d2z_work(std::max<std::size_t>(ws_d2z, 1));
-  SIGSTREAM_CUFFT_TRY(cufftSetWorkArea(d2z.get(), d2z_work.data()));
-  SIGSTREAM_CUFFT_TRY(cufftSetStream(d2z.get(), stream.get()));
+  SIGSTREAM_CUFFT_TRY(cufft().set_work_area(d2z.get(), d2z_work.data()));
+  SIGSTREAM_CUFFT_TRY(cufft().set_stream(d2z.get(), stream.get()));
   SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_real.data(), padded.data(), d_real.bytes(),
                                      cudaMemcpyHostToDevice, stream.get()));
-  SIGSTREAM_CUFFT_TRY(cufftExecD2Z(d2z.get(), d_real.data(),
+  SIGSTREAM_CUFFT_TRY(cufft().exec_d2z(d2z.get(), d_real.data(),
                                    reinterpret_cast<cufftDoubleComplex*>(d_bins.data())));
   fft_spectrum_kernel<<<(nbins + kThreads - 1) / kThreads, kThreads, 0, stream.get()>>>(
       d_bins.data(), spectrum_.data(), nbins, 1.0 / fft);
@@ -292,8 +292,8 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
   const int nbins = fft_ / 2 + 1;
   auto* bins = bins_.size() > 0 ? reinterpret_cast<cufftComplex*>(bins_.data())
                                 : reinterpret_cast<cufftComplex*>(segments_.data());
-  SIGSTREAM_CUFFT_TRY(cufftSetStream(r2c_.get(), stream));
-  SIGSTREAM_CUFFT_TRY(cufftSetStream(c2r_.get(), stream));
+  SIGSTREAM_CUFFT_TRY(cufft().set_stream(r2c_.get(), stream));
+  SIGSTREAM_CUFFT_TRY(cufft().set_stream(c2r_.get(), stream));
   for (std::int64_t q0 = 0; q0 < total; q0 += group_) {
     const auto active = static_cast<unsigned>(std::min<std::int64_t>(group_, total - q0));
     if ((skip_ & 1u) == 0) {
@@ -301,7 +301,7 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
           d_x, x_stride, x_len, seg_per_channel, block_, fft_, q0, segments_.data(), real_stride_);
       SIGSTREAM_CUDA_CHECK_LAUNCH("fft_gather_kernel");
     }
-    if ((skip_ & 2u) == 0) SIGSTREAM_CUFFT_TRY(cufftExecR2C(r2c_.get(), segments_.data(), bins));
+    if ((skip_ & 2u) == 0) SIGSTREAM_CUFFT_TRY(cufft().exec_r2c(r2c_.get(), segments_.data(), bins));
     if ((skip_ & 4u) == 0) {
       const dim3 mgrid(static_cast<unsigned>((nbins + kThreads - 1) / kThreads),
                        (active + kRowsPerMultiplyBlock - 1) / kRowsPerMultiplyBlock);
@@ -310,7 +310,7 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
                                                           static_cast<int>(active), complex_stride_);
       SIGSTREAM_CUDA_CHECK_LAUNCH("fft_multiply_kernel");
     }
-    if ((skip_ & 8u) == 0) SIGSTREAM_CUFFT_TRY(cufftExecC2R(c2r_.get(), bins, segments_.data()));
+    if ((skip_ & 8u) == 0) SIGSTREAM_CUFFT_TRY(cufft().exec_c2r(c2r_.get(), bins, segments_.data()));
     if ((skip_ & 16u) != 0) continue;
     fft_scatter_kernel<<<dim3(row_blocks(block_), active), kThreads, 0, stream>>>(
         segments_.data(), real_stride_, taps_, block_, seg_per_channel, n, q0, d_y, y_stride);

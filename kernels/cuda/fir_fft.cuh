@@ -19,6 +19,8 @@
 #include <cuda_runtime.h>
 #include <cufft.h>
 
+#include "kernels/cuda/cufft_api.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -52,7 +54,7 @@ class CufftPlan {
 
  private:
   void reset() noexcept {
-    if (valid_) static_cast<void>(cufftDestroy(handle_));
+    if (valid_) static_cast<void>(cufft().destroy(handle_));  // loaded: create() succeeded
     valid_ = false;
   }
   cufftHandle handle_ = 0;
