@@ -120,6 +120,7 @@ AudioSink::AudioSink(const std::string& path, const SinkFormat& format, double s
   sf_command(f, SFC_SET_CLIPPING, nullptr, SF_FALSE);
   // The PEAK chunk carries a time stamp: without it, the same run writes the same bytes.
   sf_command(f, SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
+  raw_pcm16_ = sndfile_is_native_pcm16(format.sndfile_format);
 }
 
 AudioSink::~AudioSink() {
@@ -130,7 +131,14 @@ void AudioSink::write(const HostBlock& block) {
   auto* f = reinterpret_cast<SNDFILE*>(sndfile_);
   sf_count_t put = 0;
   switch (block.type) {
-    case SampleType::i16: put = sf_writef_short(f, block.as<short>(), block.frames); break;
+    case SampleType::i16:
+      if (raw_pcm16_) {
+        const sf_count_t frame_bytes = 2 * static_cast<sf_count_t>(block.channels);
+        put = sf_write_raw(f, block.as<short>(), block.frames * frame_bytes) / frame_bytes;
+      } else {
+        put = sf_writef_short(f, block.as<short>(), block.frames);
+      }
+      break;
     case SampleType::i32: put = sf_writef_int(f, block.as<int>(), block.frames); break;
     case SampleType::f32: put = sf_writef_float(f, block.as<float>(), block.frames); break;
   }

@@ -43,6 +43,7 @@ class AudioSink {
   AtomicFile file_;
   sf_private_tag* sndfile_ = nullptr;
   std::int64_t frames_ = 0;
+  bool raw_pcm16_ = false;  // sndfile_is_native_pcm16: bytes written as they are
 };
 
 }  // namespace sigstream

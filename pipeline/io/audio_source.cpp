@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
@@ -36,6 +37,16 @@ std::string sndfile_format_name(int format) {
   return name + " " + s;
 }
 
+bool sndfile_is_native_pcm16(int format) noexcept {
+  if constexpr (std::endian::native != std::endian::little) return false;
+  const int major = format & SF_FORMAT_TYPEMASK;
+  const bool little_container = major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX ||
+                                major == SF_FORMAT_W64 || major == SF_FORMAT_RF64;
+  const int endian = format & SF_FORMAT_ENDMASK;
+  return little_container && (endian == SF_ENDIAN_FILE || endian == SF_ENDIAN_LITTLE) &&
+         (format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16;
+}
+
 namespace {
 
 // The in-memory type and PCM width that carries a file's samples exactly.
@@ -51,6 +62,7 @@ void sample_type_of(int format, SampleType& type, int& bits) {
     default: type = SampleType::f32; bits = 0; return;
   }
 }
+
 
 class AudioFileSource final : public Source {
  public:
@@ -74,6 +86,7 @@ class AudioFileSource final : public Source {
     info_.frames = sfinfo.frames;
     sample_type_of(format_, info_.sample_type, info_.bits);
     check_not_truncated();
+    raw_pcm16_ = sndfile_is_native_pcm16(format_);
     if (info_.frames <= 0 || info_.frames == SF_COUNT_MAX)
       throw io_error(path_ + ": holds no audio frames (expected at least 1)");
     if (info_.channels < 1 || info_.sample_rate <= 0)
@@ -114,7 +127,14 @@ class AudioFileSource final : public Source {
     const std::int64_t offset = at * block.channels;
     sf_count_t got = 0;
     switch (block.type) {
-      case SampleType::i16: got = sf_readf_short(file_, block.as<short>() + offset, n); break;
+      case SampleType::i16:
+        if (raw_pcm16_) {
+          const sf_count_t frame_bytes = 2 * static_cast<sf_count_t>(block.channels);
+          got = sf_read_raw(file_, block.as<short>() + offset, n * frame_bytes) / frame_bytes;
+        } else {
+          got = sf_readf_short(file_, block.as<short>() + offset, n);
+        }
+        break;
       case SampleType::i32: got = sf_readf_int(file_, block.as<int>() + offset, n); break;
       case SampleType::f32: got = sf_readf_float(file_, block.as<float>() + offset, n); break;
     }
@@ -132,6 +152,7 @@ class AudioFileSource final : public Source {
   int format_ = 0;
   SourceInfo info_;
   std::int64_t position_ = 0;
+  bool raw_pcm16_ = false;  // see sndfile_is_native_pcm16
 };
 
 }  // namespace

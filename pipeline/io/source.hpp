@@ -33,4 +33,10 @@ std::unique_ptr<Source> make_synth_source(const SynthSpec& spec);
 // Describes a libsndfile format code: "wav pcm16", "flac pcm24", "ogg vorbis".
 std::string sndfile_format_name(int format);
 
+// Whether a file of this libsndfile format stores its samples exactly as this
+// machine's int16 (16-bit PCM in a little-endian container such as WAV, on a
+// little-endian host): then its data bytes are read and written as they are
+// (sf_read_raw/sf_write_raw), saving libsndfile's conversion copy.
+[[nodiscard]] bool sndfile_is_native_pcm16(int format) noexcept;
+
 }  // namespace sigstream
