@@ -10,7 +10,8 @@ WHAT=" ${*:-all} "
 want() { [[ $WHAT == *" $1 "* || $WHAT == *" all "* ]]; }
 nvidia-smi --query-gpu=name,persistence_mode,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 if want e2e; then
-  PYTHONUNBUFFERED=1 python3 bench/e2e_gpu.py --bin .gpu/bin --runs 5 --long-minutes ${LONG_MINUTES:-0} 2>&1 | tee "$OUT/e2e.txt"
+  PYTHONUNBUFFERED=1 python3 bench/e2e_gpu.py --bin .gpu/bin --runs ${RUNS:-5} --long-minutes ${LONG_MINUTES:-0} 2>&1 | tee "$OUT/e2e.txt"
+  PYTHONUNBUFFERED=1 python3 bench/e2e_gpu.py --bin .gpu/bin --runs ${RUNS:-5} --fresh 2>&1 | head -5 | tee "$OUT/e2e_fresh.txt"
 fi
 if want kernels; then
   .gpu/bin/bench_gpu_fir --taps 31,127,255,1023,4095,16383 > "$OUT/fir.txt" 2>&1; echo "bench_gpu_fir rc $?"

@@ -23,6 +23,9 @@ ap.add_argument("--minutes", type=float, default=10.0)
 ap.add_argument("--taps", type=int, default=255)
 ap.add_argument("--runs", type=int, default=3)
 ap.add_argument("--work", default="/tmp/sigstream-e2e")
+ap.add_argument("--fresh", action="store_true",
+                help="delete each command's output before its run (untimed): every run writes a new file; "
+                     "by default runs replace the previous round's output, which on ext4 adds a flush")
 ap.add_argument("--long-minutes", type=float, default=0.0,
                 help="also run auto/cuda/cpu once each on a file this long (the hybrid hand-over)")
 args = ap.parse_args()
@@ -60,6 +63,10 @@ def timed_round_robin(cmds):
     times = {name: [] for name in cmds}
     for _ in range(args.runs):
         for name, cmd in cmds.items():
+            if args.fresh:
+                for a in cmd[2:]:
+                    if a.endswith(".wav") and a != src and os.path.exists(a):
+                        os.remove(a)
             os.sync()
             t0 = time.perf_counter()
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -75,7 +82,8 @@ results = timed_round_robin({
     "sigstream --backend cpu": [sig, "filter", src, w("out_cpu.wav"), "--backend", "cpu"] + common,
 })
 print(f"# e2e: {args.minutes:g} min stereo 48 kHz pcm16 ({frames} frames), {args.taps} taps, "
-      f"median of {args.runs}, {os.cpu_count()} CPU cores")
+      f"median of {args.runs}, {os.cpu_count()} CPU cores, "
+      f"{'new output files' if args.fresh else 'outputs replaced each round'}")
 f0 = results["io floor (libsndfile copy)"][0]
 for name, (t, runs) in results.items():
     print(f"{name:28s} {t:7.3f} s  {frames / t / 1e6:7.1f} Mframes/s  {t / f0:5.2f}x floor   "
