@@ -18,15 +18,18 @@ const bool g_on = [] {
   return v != nullptr && *v != '\0' && std::strcmp(v, "0") != 0;
 }();
 
-}  // namespace
+} // namespace
 
-bool tracing() noexcept { return g_on; }
+bool tracing() noexcept {
+  return g_on;
+}
 
 void trace(const char* what) noexcept {
-  if (!g_on) return;
+  if (!g_on)
+    return;
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_t0).count();
   std::fprintf(stderr, "sigstream: trace %9.3f ms  %s\n", ms, what);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

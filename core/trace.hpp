@@ -8,4 +8,4 @@ namespace sigstream {
 [[nodiscard]] bool tracing() noexcept;
 void trace(const char* what) noexcept;
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -25,7 +25,7 @@ using V4d = double __attribute__((vector_size(32)));
 
 struct Acc {
   V4d energy{}, sum{}, dot{}, src{}, peak{};
-  V4d bad{};  // counts, as doubles (exact below 2^53)
+  V4d bad{}; // counts, as doubles (exact below 2^53)
 };
 
 // Non-finite samples count in `nonfinite` (of y) and enter the sums as 0, so
@@ -35,7 +35,7 @@ struct Acc {
 inline V4d finite_or_zero(V4f v, V4i& ok) {
   V4u b;
   std::memcpy(&b, &v, sizeof b);
-  ok = (b & 0x7f800000u) != 0x7f800000u;  // -1 where finite, 0 where not
+  ok = (b & 0x7f800000u) != 0x7f800000u; // -1 where finite, 0 where not
   const V4u kept = b & reinterpret_cast<V4u&>(ok);
   V4f f;
   std::memcpy(&f, &kept, sizeof f);
@@ -52,7 +52,7 @@ inline void step(Acc& a, V4f yf, V4f xf) {
   a.src += s * s;
   const V4d mag = f < 0.0 ? -f : f;
   a.peak = mag > a.peak ? mag : a.peak;
-  a.bad += __builtin_convertvector(y_ok + 1, V4d);  // 0 where finite, 1 where not
+  a.bad += __builtin_convertvector(y_ok + 1, V4d); // 0 where finite, 1 where not
 }
 
 inline V4f load4(const float* p) {
@@ -61,11 +61,11 @@ inline V4f load4(const float* p) {
   return v;
 }
 
-}  // namespace
+} // namespace
 
-[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-ChannelMetrics channel_metrics(const float* y, const float* x, std::int64_t n) {
-  Acc lo, hi;  // lanes 0-3 and 4-7
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] ChannelMetrics
+channel_metrics(const float* y, const float* x, std::int64_t n) {
+  Acc lo, hi; // lanes 0-3 and 4-7
   const V4f zero{};
   std::int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -77,7 +77,8 @@ ChannelMetrics channel_metrics(const float* y, const float* x, std::int64_t n) {
     float yt[8] = {}, xt[8] = {};
     const auto m = static_cast<std::size_t>(n - i);
     std::memcpy(yt, y + i, m * sizeof(float));
-    if (x != nullptr) std::memcpy(xt, x + i, m * sizeof(float));
+    if (x != nullptr)
+      std::memcpy(xt, x + i, m * sizeof(float));
     // Padding lanes see 0 for y and x: they add 0 to every sum and to peak,
     // and count as finite.
     step(lo, load4(yt), load4(xt));
@@ -101,4 +102,4 @@ ChannelMetrics channel_metrics(const float* y, const float* x, std::int64_t n) {
   return m;
 }
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

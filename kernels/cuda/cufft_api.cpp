@@ -22,21 +22,23 @@ void* open_cufft(std::string& tried) {
 #endif
   };
   for (const std::string& name : candidates) {
-    if (name.empty()) continue;
-    if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
+    if (name.empty())
+      continue;
+    if (void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL))
+      return h;
     const char* why = dlerror();
     tried += (tried.empty() ? "" : "; ") + name + ": " + (why != nullptr ? why : "not found");
   }
   return nullptr;
 }
 
-template <typename F>
-void bind(void* lib, F& fn, const char* symbol, std::string& missing) {
+template <typename F> void bind(void* lib, F& fn, const char* symbol, std::string& missing) {
   fn = reinterpret_cast<F>(dlsym(lib, symbol));
-  if (fn == nullptr) missing += std::string(missing.empty() ? "" : ", ") + symbol;
+  if (fn == nullptr)
+    missing += std::string(missing.empty() ? "" : ", ") + symbol;
 }
 
-}  // namespace
+} // namespace
 
 const CufftApi& cufft() {
   static CufftApi api;
@@ -59,10 +61,12 @@ const CufftApi& cufft() {
     bind(lib, api.exec_r2c, "cufftExecR2C", missing);
     bind(lib, api.exec_c2r, "cufftExecC2R", missing);
     bind(lib, api.exec_d2z, "cufftExecD2Z", missing);
-    if (!missing.empty()) failure = "cuFFT library lacks " + missing;
+    if (!missing.empty())
+      failure = "cuFFT library lacks " + missing;
   });
-  if (!failure.empty()) throw Error(ErrorKind::cuda, failure);
+  if (!failure.empty())
+    throw Error(ErrorKind::cuda, failure);
   return api;
 }
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -23,4 +23,4 @@ struct CufftApi {
 // The loaded library's entry points (thread-safe; loaded once per process).
 const CufftApi& cufft();
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -21,9 +21,11 @@ namespace {
 // a class; at most 25% is wasted.
 std::size_t size_class(std::size_t bytes) {
   constexpr std::size_t kMin = 64 * 1024;
-  if (bytes <= kMin) return kMin;
+  if (bytes <= kMin)
+    return kMin;
   std::size_t p = kMin;
-  while (p < bytes) p <<= 1;  // p: the power of two >= bytes
+  while (p < bytes)
+    p <<= 1; // p: the power of two >= bytes
   const std::size_t step = p / 8;
   return (bytes + step - 1) / step * step;
 }
@@ -59,12 +61,14 @@ void* take(int key_device, std::size_t bytes) {
     }
   }
   void* p = nullptr;
-  cudaError_t st = key_device == kPinned ? cudaHostAlloc(&p, cls, cudaHostAllocPortable) : cudaMalloc(&p, cls);
+  cudaError_t st =
+      key_device == kPinned ? cudaHostAlloc(&p, cls, cudaHostAllocPortable) : cudaMalloc(&p, cls);
   if (st == cudaErrorMemoryAllocation) {
     // Out of memory with blocks parked in the cache: give those back and retry.
     static_cast<void>(cudaGetLastError());
     release_cached_memory();
-    st = key_device == kPinned ? cudaHostAlloc(&p, cls, cudaHostAllocPortable) : cudaMalloc(&p, cls);
+    st =
+        key_device == kPinned ? cudaHostAlloc(&p, cls, cudaHostAllocPortable) : cudaMalloc(&p, cls);
   }
   SIGSTREAM_CUDA_TRY(st);
   std::lock_guard lock(c.mutex);
@@ -73,12 +77,14 @@ void* take(int key_device, std::size_t bytes) {
 }
 
 void give_back(void* p) noexcept {
-  if (p == nullptr) return;
+  if (p == nullptr)
+    return;
   Cache& c = cache();
   try {
     std::lock_guard lock(c.mutex);
     auto it = c.live.find(p);
-    if (it == c.live.end()) return;  // not ours: nothing to do
+    if (it == c.live.end())
+      return; // not ours: nothing to do
     c.free[it->second].push_back(p);
     c.live.erase(it);
   } catch (...) {
@@ -86,7 +92,7 @@ void give_back(void* p) noexcept {
   }
 }
 
-}  // namespace
+} // namespace
 
 void* device_alloc(std::size_t bytes) {
   int device = 0;
@@ -94,11 +100,17 @@ void* device_alloc(std::size_t bytes) {
   return take(device, bytes);
 }
 
-void device_free(void* p) noexcept { give_back(p); }
+void device_free(void* p) noexcept {
+  give_back(p);
+}
 
-void* pinned_alloc(std::size_t bytes) { return take(kPinned, bytes); }
+void* pinned_alloc(std::size_t bytes) {
+  return take(kPinned, bytes);
+}
 
-void pinned_free(void* p) noexcept { give_back(p); }
+void pinned_free(void* p) noexcept {
+  give_back(p);
+}
 
 void release_cached_memory() noexcept {
   Cache& c = cache();
@@ -119,8 +131,9 @@ void release_cached_memory() noexcept {
       }
     }
   }
-  if (have_current) static_cast<void>(cudaSetDevice(current));
+  if (have_current)
+    static_cast<void>(cudaSetDevice(current));
   static_cast<void>(cudaGetLastError());
 }
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -23,4 +23,4 @@ void pinned_free(void* p) noexcept;
 // Returns every parked block to CUDA.
 void release_cached_memory() noexcept;
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -26,9 +26,9 @@ namespace {
 
 Plan stereo_plan(std::int64_t frames, std::int64_t chunk) {
   Config config;
-  config.stages = {test::fir_stage("lp", test::random_taps_unit_energy(33, 5), FirMode::same,
-                                   FirMethod::direct),
-                   test::metrics_stage("m")};
+  config.stages = {
+      test::fir_stage("lp", test::random_taps_unit_energy(33, 5), FirMode::same, FirMethod::direct),
+      test::metrics_stage("m")};
   config.execution.chunk_frames = chunk;
   SourceInfo si;
   si.sample_rate = 48000.0;
@@ -42,7 +42,8 @@ Plan stereo_plan(std::int64_t frames, std::int64_t chunk) {
 std::vector<std::int16_t> random_pcm(std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::vector<std::int16_t> v(n);
-  for (auto& s : v) s = static_cast<std::int16_t>(static_cast<int>(rng() % 50001) - 25000);
+  for (auto& s : v)
+    s = static_cast<std::int16_t>(static_cast<int>(rng() % 50001) - 25000);
   return v;
 }
 
@@ -84,11 +85,13 @@ std::vector<std::byte> drive(Backend& b, const Plan& plan, const std::vector<std
     ++in_flight;
     // Let a "GPU" that is starting become ready mid-job.
     if (c == pause_after) {
-      if (at_pause) at_pause();
+      if (at_pause)
+        at_pause();
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
     }
   }
-  while (in_flight-- > 0) take();
+  while (in_flight-- > 0)
+    take();
   return out;
 }
 
@@ -103,7 +106,8 @@ TEST(HybridBackend, HandOverMidJobKeepsOrderAndBytes) {
   auto hybrid = make_hybrid_backend(
       make_cpu_backend(), [] { return 1; },
       [go] {
-        while (!go->load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        while (!go->load())
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
         return make_cpu_backend();
       },
       nullptr);
@@ -112,7 +116,7 @@ TEST(HybridBackend, HandOverMidJobKeepsOrderAndBytes) {
   EXPECT_EQ(std::memcmp(got.data(), ref.data(), got.size()), 0);
   const std::string said = hybrid->summary();
   EXPECT_NE(said.find("the CPU computed 5 of 21 chunks"), std::string::npos) << said;
-  EXPECT_EQ(hybrid->name(), "cpu+cpu");  // the stand-in "GPU" is a CPU backend
+  EXPECT_EQ(hybrid->name(), "cpu+cpu"); // the stand-in "GPU" is a CPU backend
 }
 
 TEST(HybridBackend, NoDeviceMeansTheCpuDoesEverything) {
@@ -148,5 +152,5 @@ TEST(HybridBackend, AFailedStartIsLoggedAndTheCpuGoesOn) {
   EXPECT_EQ(hybrid->name(), "cpu");
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream
