@@ -44,6 +44,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -248,6 +249,14 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   std::vector<double> padded(static_cast<std::size_t>(fft), 0.0);
   for (int k = 0; k < taps; ++k) padded[static_cast<std::size_t>(k)] = h_taps[k];
   const Stream stream = Stream::create();
+  // Work queued below must be over before any buffer goes back to the memory
+  // cache on an error path (a cached block can be handed out at once).
+  struct WaitOnUnwind {
+    cudaStream_t s;
+    ~WaitOnUnwind() {
+      if (std::uncaught_exceptions() > 0) static_cast<void>(cudaStreamSynchronize(s));
+    }
+  };
   DeviceBuffer<double> d_real(padded.size());
   DeviceBuffer<double2> d_bins(static_cast<std::size_t>(nbins));
   CufftPlan d2z = CufftPlan::create();
@@ -258,6 +267,7 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   DeviceBuffer<std::byte> d2z_work(std::max<std::size_t>(ws_d2z, 1));
   SIGSTREAM_CUFFT_TRY(cufft().set_work_area(d2z.get(), d2z_work.data()));
   SIGSTREAM_CUFFT_TRY(cufft().set_stream(d2z.get(), stream.get()));
+  const WaitOnUnwind wait_on_unwind{stream.get()};  // declared after the buffers: runs first
   SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_real.data(), padded.data(), d_real.bytes(),
                                      cudaMemcpyHostToDevice, stream.get()));
   SIGSTREAM_CUFFT_TRY(cufft().exec_d2z(d2z.get(), d_real.data(),

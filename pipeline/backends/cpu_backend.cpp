@@ -108,9 +108,22 @@ class CpuBackend final : public Backend {
     state->left = pieces;
     state->metrics.resize(static_cast<std::size_t>(pieces));
     state->result = start_result(state->job);
-    in_flight_.push_back(state->done.get_future());
-    for (std::int64_t p = 0; p < pieces; ++p)
-      static_cast<void>(pool_->enqueue([this, state, p] { run_piece(*state, p); }));
+    std::future<ChunkResult> done = state->done.get_future();
+    std::int64_t queued = 0;
+    try {
+      for (; queued < pieces; ++queued)
+        static_cast<void>(pool_->enqueue([this, state, p = queued] { run_piece(*state, p); }));
+    } catch (...) {
+      // Out of memory queueing: the pieces that never will run count as done
+      // (failed), so the promise is still settled once.
+      {
+        std::lock_guard lock(state->error_mutex);
+        if (!state->error) state->error = std::current_exception();
+      }
+      if ((state->left -= pieces - queued) == 0) state->done.set_exception(state->error);
+      throw;
+    }
+    in_flight_.push_back(std::move(done));
   }
 
   [[nodiscard]] bool oldest_ready() const override {

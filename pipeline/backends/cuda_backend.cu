@@ -207,7 +207,16 @@ class CudaBackend final : public Backend {
         << props.major << props.minor << ", " << props.multiProcessorCount << " SMs), "
         << options.streams << " stream" << (options.streams == 1 ? "" : "s") << "; "
         << kc::fir_direct_policy();
-      allocate();
+      try {
+        allocate();
+      } catch (const Error&) {
+        // Memory parked in the process-wide cache (earlier files of a batch,
+        // other sizes) may be what is missing, including to cuFFT's plans,
+        // which allocate on their own: give it back and try once more.
+        lanes_.clear();
+        kc::release_cached_memory();
+        allocate();
+      }
       const auto t2 = std::chrono::steady_clock::now();
       trace("cuda: lanes allocated");
       for (std::size_t j = 0; j < plan.stages.size(); ++j)

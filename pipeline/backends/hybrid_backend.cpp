@@ -33,10 +33,14 @@ public:
       : cpu_(std::move(cpu)), count_gpus_(std::move(count_gpus)), make_gpu_(std::move(make_gpu)),
         log_(std::move(log)) {}
 
-  // A GPU still starting is waited for (its thread uses this object).
+  // A GPU still starting is waited for (its thread uses this object). Then
+  // both backends go, explicitly, before plan_: chunks still queued on the
+  // CPU (an error path) run to the end in its destructor and read the plan.
   ~HybridBackend() override {
     if (gpu_future_.valid())
       gpu_future_.wait();
+    gpu_.reset();
+    cpu_.reset();
   }
 
   [[nodiscard]] std::string name() const override {
@@ -62,6 +66,8 @@ public:
       if (n <= 0)
         return nullptr;
       std::unique_ptr<Backend> gpu = make_gpu_();
+      if (!gpu)
+        return nullptr;
       gpu->prepare(plan_, options_);
       return gpu;
     });
@@ -172,11 +178,23 @@ private:
       } else {
         gpu_ready_note_ = "found no CUDA device";
       }
+    } catch (const Error& e) {
+      // A config error (a device that does not exist) stays one, as with
+      // --backend cuda; anything else leaves the job to the CPU.
+      if (e.kind() == ErrorKind::config)
+        throw;
+      note_failure(e.what());
     } catch (const std::exception& e) {
+      note_failure(e.what());
+    }
+  }
+
+  void note_failure(const char* what) const {
+    {
       gpu_ready_note_ = "CUDA failed to start";
       gpus_found_.store(-2);
       if (log_)
-        log_(std::string("backend auto: CUDA failed to start (") + e.what() +
+        log_(std::string("backend auto: CUDA failed to start (") + what +
              "); the CPU does the whole job");
     }
   }
