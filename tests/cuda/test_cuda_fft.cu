@@ -5,6 +5,7 @@
 // Every test skips when no CUDA device is present.
 #include <gtest/gtest.h>
 
+#include "backend_jobs.hpp"
 #include "cuda_test_support.hpp"
 #include "stage_builders.hpp"
 
@@ -396,7 +397,6 @@ RunResult run(Backend& backend, const Plan& plan, const HostBlock& source, int s
   o.streams = streams;
   o.keep_float_output = true;
   backend.prepare(plan, o);
-  const std::size_t frame_bytes = static_cast<std::size_t>(plan.channels) * sizeof(float);
   RunResult out;
   out.describe = backend.describe();
   out.planar.resize(static_cast<std::size_t>(plan.channels));
@@ -411,24 +411,7 @@ RunResult run(Backend& backend, const Plan& plan, const HostBlock& source, int s
   };
   int in_flight = 0;
   for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
-    ChunkJob job;
-    job.index = c;
-    job.start = plan.chunk_start(c);
-    job.frames = plan.chunk_length(c);
-    const std::int64_t lo = job.start - plan.back;
-    const std::int64_t hi = job.start + job.frames + plan.ahead;
-    HostBlock block = backend.make_block(plan.input_type, plan.channels,
-                                         plan.chunk_frames + plan.back + plan.ahead);
-    block.frames = hi - lo;
-    auto* dst = reinterpret_cast<unsigned char*>(block.data.get());
-    std::memset(dst, 0, static_cast<std::size_t>(hi - lo) * frame_bytes);
-    const std::int64_t a = std::max<std::int64_t>(lo, 0);
-    const std::int64_t b = std::min(hi, plan.source_frames);
-    if (b > a)
-      std::memcpy(dst + (a - lo) * frame_bytes,
-                  reinterpret_cast<const unsigned char*>(source.data.get()) + a * frame_bytes,
-                  static_cast<std::size_t>(b - a) * frame_bytes);
-    job.input = std::move(block);
+    ChunkJob job = test::make_chunk_job(backend, plan, source, c);
     while (in_flight >= backend.depth()) {
       take();
       --in_flight;

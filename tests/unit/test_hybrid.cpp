@@ -19,6 +19,7 @@
 #include "pipeline/backends/backend.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
+#include "backend_jobs.hpp"
 #include "stage_builders.hpp"
 
 namespace sigstream {
@@ -39,17 +40,23 @@ Plan stereo_plan(std::int64_t frames, std::int64_t chunk) {
   return make_plan(config, si, 16);
 }
 
-std::vector<std::int16_t> random_pcm(std::size_t n, std::uint32_t seed) {
+// Interleaved stereo 16-bit samples, seeded.
+HostBlock random_pcm(std::int64_t frames, std::uint32_t seed) {
+  HostBlock b;
+  b.type = SampleType::i16;
+  b.channels = 2;
+  b.frames = b.capacity = frames;
+  b.data = std::shared_ptr<std::byte>(new std::byte[static_cast<std::size_t>(frames) * 4](),
+                                      std::default_delete<std::byte[]>());
   std::mt19937 rng(seed);
-  std::vector<std::int16_t> v(n);
-  for (auto& s : v)
-    s = static_cast<std::int16_t>(static_cast<int>(rng() % 50001) - 25000);
-  return v;
+  for (std::int64_t i = 0; i < 2 * frames; ++i)
+    b.as<std::int16_t>()[i] = static_cast<std::int16_t>(static_cast<int>(rng() % 50001) - 25000);
+  return b;
 }
 
 // Every chunk through `b` as the pipeline drives it (at most depth() in
 // flight, oldest retired first); the output bytes in order.
-std::vector<std::byte> drive(Backend& b, const Plan& plan, const std::vector<std::int16_t>& src,
+std::vector<std::byte> drive(Backend& b, const Plan& plan, const HostBlock& src,
                              std::int64_t pause_after = -1,
                              const std::function<void()>& at_pause = {}) {
   BackendOptions o;
@@ -65,18 +72,7 @@ std::vector<std::byte> drive(Backend& b, const Plan& plan, const std::vector<std
   };
   int in_flight = 0;
   for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
-    ChunkJob job;
-    job.index = c;
-    job.start = plan.chunk_start(c);
-    job.frames = plan.chunk_length(c);
-    const std::int64_t lo = job.start - plan.back, hi = job.start + job.frames + plan.ahead;
-    HostBlock block = b.make_block(SampleType::i16, 2, plan.chunk_frames + plan.back + plan.ahead);
-    block.frames = hi - lo;
-    for (std::int64_t f = lo; f < hi; ++f)
-      for (int ch = 0; ch < 2; ++ch)
-        block.as<std::int16_t>()[(f - lo) * 2 + ch] =
-            f >= 0 && f < plan.source_frames ? src[static_cast<std::size_t>(f * 2 + ch)] : 0;
-    job.input = std::move(block);
+    ChunkJob job = test::make_chunk_job(b, plan, src, c);
     while (in_flight > 0 && (in_flight >= b.depth() || b.oldest_ready())) {
       take();
       --in_flight;
@@ -97,7 +93,7 @@ std::vector<std::byte> drive(Backend& b, const Plan& plan, const std::vector<std
 
 TEST(HybridBackend, HandOverMidJobKeepsOrderAndBytes) {
   const Plan plan = stereo_plan(20011, 997);
-  const auto src = random_pcm(20011 * 2, 3);
+  const auto src = random_pcm(20011, 3);
   auto alone = make_cpu_backend();
   const auto ref = drive(*alone, plan, src);
 
@@ -121,7 +117,7 @@ TEST(HybridBackend, HandOverMidJobKeepsOrderAndBytes) {
 
 TEST(HybridBackend, NoDeviceMeansTheCpuDoesEverything) {
   const Plan plan = stereo_plan(5003, 1000);
-  const auto src = random_pcm(5003 * 2, 4);
+  const auto src = random_pcm(5003, 4);
   bool made = false;
   auto hybrid = make_hybrid_backend(
       make_cpu_backend(), [] { return 0; },
@@ -139,7 +135,7 @@ TEST(HybridBackend, NoDeviceMeansTheCpuDoesEverything) {
 
 TEST(HybridBackend, AFailedStartIsLoggedAndTheCpuGoesOn) {
   const Plan plan = stereo_plan(5003, 1000);
-  const auto src = random_pcm(5003 * 2, 5);
+  const auto src = random_pcm(5003, 5);
   std::vector<std::string> log;
   auto hybrid = make_hybrid_backend(
       make_cpu_backend(), [] { return 1; },
