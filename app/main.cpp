@@ -248,7 +248,6 @@ int run_main(int argc, char** argv) {
   add_common(run, common);
 
   std::string input, output, mode = "causal", method = "auto", format = "same";
-  double gain_db = 0.0;
   FilterFlags filter_flags;
   auto* filter = app.add_subcommand("filter", "Filter one audio file");
   filter->add_option("INPUT", input, "Input audio file")->required();
@@ -338,12 +337,11 @@ int run_main(int argc, char** argv) {
         StageSpec g;
         g.type = StageType::gain;
         g.name = "gain1";
-        gain_db = parse_number(gain_text, "--gain-db");
-        g.gain_linear = std::pow(10.0, gain_db / 20.0);
-        // The YAML rule (pipeline/config.cpp): samples are float32 in flight.
-        if (!std::isfinite(gain_db) || !std::isfinite(static_cast<float>(g.gain_linear)))
+        const auto linear = gain_from_db(parse_number(gain_text, "--gain-db"));
+        if (!linear)
           throw config_error("--gain-db: " + gain_text +
                              " is not a usable gain (expected a finite number of dB below 770)");
+        g.gain_linear = *linear;
         c.stages.push_back(g);
       }
       c.sink.file = output;

@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 
 namespace sigstream {
 
@@ -19,10 +18,6 @@ const bool g_on = [] {
 }();
 
 } // namespace
-
-bool tracing() noexcept {
-  return g_on;
-}
 
 void trace(const char* what) noexcept {
   if (!g_on)

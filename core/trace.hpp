@@ -5,7 +5,6 @@
 // relaxed load. Used by bench/e2e_gpu.py to split end-to-end time.
 namespace sigstream {
 
-[[nodiscard]] bool tracing() noexcept;
 void trace(const char* what) noexcept;
 
 } // namespace sigstream

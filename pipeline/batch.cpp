@@ -264,7 +264,7 @@ constexpr const char* kFingerprintKey = "config_fingerprint";
 
 // The file's statistics (SPEC §4) plus that record.
 std::string batch_stats_json(const RunReport& report, const std::string& fingerprint) {
-  json j = json::parse(stats_json(report));
+  json j = stats_json_value(report);
   j[kBatchKey] = {{kFingerprintKey, fingerprint}};
   return j.dump(2) + "\n";
 }

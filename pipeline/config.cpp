@@ -1362,12 +1362,10 @@ StageSpec parse_stage(Context& cx, const YAML::Node& node, const Path& path,
     exactly_one_of(cx, r, {"db", "linear"});
     if (r.has("db")) {
       if (auto db = r.number("db")) {
-        s.gain_linear = std::pow(10.0, *db / 20.0);
-        // Samples are float32 in flight.
-        if (!std::isfinite(static_cast<float>(s.gain_linear))) {
+        if (const auto g = gain_from_db(*db)) s.gain_linear = *g;
+        else
           r.error("db", r.value("db").Scalar() +
                             " dB is beyond float32 range (expected a gain below 770 dB)");
-        }
       }
     }
     if (r.has("linear")) {

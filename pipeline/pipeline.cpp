@@ -2,10 +2,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <deque>
-#include <filesystem>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -158,18 +156,6 @@ VerifyPartial verify_chunk(const Plan& plan, const ChunkResult& r) {
   return v;
 }
 
-// Whether every stage gives the same bits on the CPU and CUDA backends: only
-// the direct FIR method is bit-identical across them (FFT libraries differ).
-bool same_bits_on_cpu_and_cuda(const Plan& plan) {
-  for (const char* b : {"cpu", "cuda"}) {
-    Plan p = plan;
-    resolve_methods(p, b);
-    for (const PlannedStage& st : p.stages)
-      if (st.type == StageType::fir && st.method != FirMethod::direct) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 RunReport run_pipeline(const Config& config, const RunOptions& options) {
@@ -195,31 +181,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
   trace("plan made");
-  std::unique_ptr<Backend> backend;
-  const int cpu_threads = config.execution.threads > 0 ? config.execution.threads : hardware_threads();
-  // Without the NVIDIA driver's device node there is nothing to wait for:
-  // make_backend() finds no device at once and says so.
-  const bool auto_with_cuda = config.execution.backend == BackendKind::automatic && cuda_built() &&
-                              std::filesystem::exists("/dev/nvidiactl");
-  if (auto_with_cuda && same_bits_on_cpu_and_cuda(plan) &&
-      cpu_finishes_before_cuda_starts(plan, cpu_threads)) {
-    char note[200];
-    std::snprintf(note, sizeof note,
-                  "backend auto: the CPU (%d thread%s) should finish this job in ~%.2f s, before "
-                  "CUDA could start: using the CPU backend (--backend cuda forces the GPU)",
-                  cpu_threads, cpu_threads == 1 ? "" : "s", cpu_seconds_estimate(plan, cpu_threads));
-    log(note);
-    backend = make_cpu_backend();
-  } else if (auto_with_cuda && same_bits_on_cpu_and_cuda(plan)) {
-    // The CPU works while the GPU starts (see make_hybrid_backend).
-    resolve_methods(plan, "cuda");
-    backend = make_hybrid_backend(
-        make_cpu_backend(), [] { return static_cast<int>(list_devices().size()); },
-        [device] { return make_backend(BackendKind::cuda, device, nullptr); }, log);
-  } else {
-    backend = make_backend(config.execution.backend, device, log);
-    resolve_methods(plan, backend->name());
-  }
+  std::unique_ptr<Backend> backend = choose_backend(config, device, plan, log);
   trace("backend chosen");
   BackendOptions bo;
   bo.threads = config.execution.threads;
@@ -240,8 +202,6 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   report.output_path = config.sink.file.value_or("");
   report.output_format = sink_format ? sink_format->name : "";
   report.output_frames = plan.output_frames;
-  report.backend = backend->name();
-  report.device = backend->device_name();
   report.chunk_frames = plan.chunk_frames;
   report.streams = config.execution.streams;
   report.threads = bo.threads > 0 ? bo.threads : hardware_threads();

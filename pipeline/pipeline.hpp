@@ -88,6 +88,15 @@ RunReport run_pipeline(const Config& config, const RunOptions& options);
 std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
                                       const std::function<void(const std::string&)>& log);
 
+// The backend for a run of `config` on `device`, with the plan's `auto`
+// methods resolved for it. `automatic` on a machine with the NVIDIA driver
+// goes further than make_backend (README "Backends"): a plan whose stages
+// give the same bits on both backends runs on the CPU alone when that should
+// finish before CUDA could pay off, else on the hybrid backend (CPU while the
+// GPU starts); other plans go to make_backend.
+std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& plan,
+                                        const std::function<void(const std::string&)>& log);
+
 struct DeviceDescription {
   int ordinal = 0;
   std::string name;

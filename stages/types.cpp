@@ -89,4 +89,10 @@ std::string to_string(const WindowSpec& w) {
   return out + ":" + std::string(buf.data(), res.ptr);
 }
 
+std::optional<double> gain_from_db(double db) noexcept {
+  const double linear = std::pow(10.0, db / 20.0);
+  if (!std::isfinite(db) || !std::isfinite(static_cast<float>(linear))) return std::nullopt;
+  return linear;
+}
+
 }  // namespace sigstream

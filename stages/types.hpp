@@ -17,6 +17,11 @@ enum class SampleFormat { same, pcm16, pcm24, pcm32, float32, float64 };
 enum class BackendKind { automatic, cpu, cuda };
 enum class NoiseKind { gaussian, uniform };
 
+// The factor a gain of `db` decibels multiplies samples by (10^(db/20)), or
+// nullopt when it is not usable: samples are float32 in flight, so the factor
+// must be finite there (|db| below ~770).
+[[nodiscard]] std::optional<double> gain_from_db(double db) noexcept;
+
 struct WindowSpec {
   WindowKind kind = WindowKind::hamming;
   double beta = 0.0;  // kaiser only

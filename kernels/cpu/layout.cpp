@@ -70,41 +70,31 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
     }
     return clips;
   };
-  auto scatter = [&](auto* p, const std::int32_t (*q)[kStep], int channels, std::int64_t m) {
+  std::int32_t q[kMaxBlockChannels][kStep];
+  // Rows of `group` channels from q into p (frame stride ch); mono and stereo
+  // written out so that the stores vectorise.
+  auto scatter = [&](auto* p, int group, std::int64_t m) {
     using T = std::remove_pointer_t<decltype(p)>;
-    if (channels == 1) {
+    if (ch == 1) {
       for (std::int64_t i = 0; i < m; ++i) p[i] = static_cast<T>(q[0][i]);
-    } else if (channels == 2) {
+    } else if (ch == 2) {
       for (std::int64_t i = 0; i < m; ++i) {
         p[2 * i] = static_cast<T>(q[0][i]);
         p[2 * i + 1] = static_cast<T>(q[1][i]);
       }
     } else {
       for (std::int64_t i = 0; i < m; ++i)
-        for (int c = 0; c < channels; ++c) p[i * channels + c] = static_cast<T>(q[c][i]);
+        for (int c = 0; c < group; ++c) p[i * ch + c] = static_cast<T>(q[c][i]);
     }
   };
-  std::int32_t q[kMaxBlockChannels][kStep];
   // Channels in groups of up to kMaxBlockChannels (the output row stride stays ch).
   for (int c0 = 0; c0 < ch; c0 += kMaxBlockChannels) {
     const int group = ch - c0 < kMaxBlockChannels ? ch - c0 : kMaxBlockChannels;
     for (std::int64_t i0 = 0; i0 < n; i0 += kStep) {
       const std::int64_t m = n - i0 < kStep ? n - i0 : kStep;
       for (int c = 0; c < group; ++c) clipped += quantize_block(in[c0 + c] + i0, m, q[c]);
-      if (group == ch) {
-        if (out.type == SampleType::i16) scatter(out.as<std::int16_t>() + i0 * ch, q, ch, m);
-        else scatter(out.as<std::int32_t>() + i0 * ch, q, ch, m);
-        continue;
-      }
-      for (int c = 0; c < group; ++c) {
-        if (out.type == SampleType::i16) {
-          std::int16_t* p = out.as<std::int16_t>() + i0 * ch + c0 + c;
-          for (std::int64_t i = 0; i < m; ++i) p[i * ch] = static_cast<std::int16_t>(q[c][i]);
-        } else {
-          std::int32_t* p = out.as<std::int32_t>() + i0 * ch + c0 + c;
-          for (std::int64_t i = 0; i < m; ++i) p[i * ch] = q[c][i];
-        }
-      }
+      if (out.type == SampleType::i16) scatter(out.as<std::int16_t>() + i0 * ch + c0, group, m);
+      else scatter(out.as<std::int32_t>() + i0 * ch + c0, group, m);
     }
   }
   return clipped;

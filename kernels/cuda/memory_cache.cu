@@ -6,7 +6,6 @@
 #include <map>
 #include <mutex>
 #include <new>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -31,11 +30,9 @@ std::size_t size_class(std::size_t bytes) {
 }
 
 struct Cache {
-  // Free blocks per (device or -1 for pinned, size class); and every block
-  // handed out, so that a free knows its key.
+  // Free blocks per (device, or kPinned for pinned host memory; size class).
   std::mutex mutex;
   std::map<std::pair<int, std::size_t>, std::vector<void*>> free;
-  std::unordered_map<void*, std::pair<int, std::size_t>> live;
 };
 
 // Never destroyed: blocks may be returned during static destruction, when the
@@ -56,37 +53,31 @@ void* take(int key_device, std::size_t bytes) {
     if (it != c.free.end() && !it->second.empty()) {
       void* p = it->second.back();
       it->second.pop_back();
-      c.live.emplace(p, std::make_pair(key_device, cls));
       return p;
     }
   }
+  auto allocate = [&](void** p) {
+    return key_device == kPinned ? cudaHostAlloc(p, cls, cudaHostAllocPortable) : cudaMalloc(p, cls);
+  };
   void* p = nullptr;
-  cudaError_t st =
-      key_device == kPinned ? cudaHostAlloc(&p, cls, cudaHostAllocPortable) : cudaMalloc(&p, cls);
+  cudaError_t st = allocate(&p);
   if (st == cudaErrorMemoryAllocation) {
     // Out of memory with blocks parked in the cache: give those back and retry.
     static_cast<void>(cudaGetLastError());
     release_cached_memory();
-    st =
-        key_device == kPinned ? cudaHostAlloc(&p, cls, cudaHostAllocPortable) : cudaMalloc(&p, cls);
+    st = allocate(&p);
   }
   SIGSTREAM_CUDA_TRY(st);
-  std::lock_guard lock(c.mutex);
-  c.live.emplace(p, std::make_pair(key_device, cls));
   return p;
 }
 
-void give_back(void* p) noexcept {
+void give_back(int key_device, void* p, std::size_t bytes) noexcept {
   if (p == nullptr)
     return;
   Cache& c = cache();
   try {
     std::lock_guard lock(c.mutex);
-    auto it = c.live.find(p);
-    if (it == c.live.end())
-      return; // not ours: nothing to do
-    c.free[it->second].push_back(p);
-    c.live.erase(it);
+    c.free[{key_device, size_class(bytes)}].push_back(p);
   } catch (...) {
     // Out of host memory for the free list: the block stays allocated.
   }
@@ -94,22 +85,20 @@ void give_back(void* p) noexcept {
 
 } // namespace
 
-void* device_alloc(std::size_t bytes) {
-  int device = 0;
-  SIGSTREAM_CUDA_TRY(cudaGetDevice(&device));
+void* device_alloc(int device, std::size_t bytes) {
   return take(device, bytes);
 }
 
-void device_free(void* p) noexcept {
-  give_back(p);
+void device_free(int device, void* p, std::size_t bytes) noexcept {
+  give_back(device, p, bytes);
 }
 
 void* pinned_alloc(std::size_t bytes) {
   return take(kPinned, bytes);
 }
 
-void pinned_free(void* p) noexcept {
-  give_back(p);
+void pinned_free(void* p, std::size_t bytes) noexcept {
+  give_back(kPinned, p, bytes);
 }
 
 void release_cached_memory() noexcept {

@@ -14,12 +14,14 @@
 
 namespace sigstream::kernels::cuda {
 
-// At least `bytes` bytes on the current device. Throws Error(cuda).
-void* device_alloc(std::size_t bytes);
-void device_free(void* p) noexcept;
+// At least `bytes` bytes on `device` (which must be current). Throws Error(cuda).
+void* device_alloc(int device, std::size_t bytes);
+// Parks a block from device_alloc; `device` and `bytes` as it was asked for
+// (they name its size class, so the cache keeps no table of blocks in use).
+void device_free(int device, void* p, std::size_t bytes) noexcept;
 // At least `bytes` bytes of page-locked host memory, pinned for every device.
 void* pinned_alloc(std::size_t bytes);
-void pinned_free(void* p) noexcept;
+void pinned_free(void* p, std::size_t bytes) noexcept;
 // Returns every parked block to CUDA.
 void release_cached_memory() noexcept;
 

@@ -101,16 +101,20 @@ class DeviceBuffer {
  public:
   DeviceBuffer() noexcept = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) data_ = static_cast<T*>(device_alloc(bytes()));
+    if (count_ > 0) {
+      SIGSTREAM_CUDA_TRY(cudaGetDevice(&device_));
+      data_ = static_cast<T*>(device_alloc(device_, bytes()));
+    }
   }
   ~DeviceBuffer() { reset(); }
   DeviceBuffer(DeviceBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)) {}
+      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)), device_(o.device_) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       reset();
       data_ = std::exchange(o.data_, nullptr);
       count_ = std::exchange(o.count_, 0);
+      device_ = o.device_;
     }
     return *this;
   }
@@ -123,12 +127,13 @@ class DeviceBuffer {
 
  private:
   void reset() noexcept {
-    if (data_ != nullptr) device_free(data_);
+    if (data_ != nullptr) device_free(device_, data_, bytes());
     data_ = nullptr;
     count_ = 0;
   }
   T* data_ = nullptr;
   std::size_t count_ = 0;
+  int device_ = 0;  // where it was allocated (the cache is per device)
 };
 
 // `count` elements of T in page-locked host memory (memory_cache.hpp, portable:
@@ -161,7 +166,7 @@ class PinnedBuffer {
 
  private:
   void reset() noexcept {
-    if (data_ != nullptr) pinned_free(data_);
+    if (data_ != nullptr) pinned_free(data_, bytes());
     data_ = nullptr;
     count_ = 0;
   }

@@ -1,9 +1,9 @@
 // The CPU backend: the reference semantics of a chunk, run on a thread pool.
 #include <algorithm>
 #include <atomic>
-#include <exception>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <fstream>
 #include <future>
 #include <mutex>
@@ -80,10 +80,10 @@ class CpuBackend final : public Backend {
     // direct (the FFT's blocks would follow the pieces). Their size is fixed,
     // not taken from the thread count, so the statistics' sums are the same
     // whatever the machine.
-    split_ = std::none_of(plan.stages.begin(), plan.stages.end(), [](const PlannedStage& st) {
+    const bool direct = std::none_of(plan.stages.begin(), plan.stages.end(), [](const PlannedStage& st) {
       return st.type == StageType::fir && st.method != FirMethod::direct;
     });
-    pieces_per_chunk_ = split_ ? std::max<std::int64_t>(1, (plan.chunk_frames + kPieceFrames - 1) / kPieceFrames) : 1;
+    piece_frames_ = direct ? kPieceFrames : std::max<std::int64_t>(1, plan.chunk_frames);
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,
                                               std::max<std::int64_t>(1, plan.chunk_length(0)));
   }
@@ -91,12 +91,11 @@ class CpuBackend final : public Backend {
   // Chunks in flight: enough to keep every thread busy, two chunks' worth of
   // work queued when chunks are split into pieces.
   [[nodiscard]] int depth() const override {
-    const std::int64_t pieces = pieces_per_chunk_;
-    return static_cast<int>(std::max<std::int64_t>(3, 2 * pool_->size() / pieces + 1));
+    return static_cast<int>(std::max<std::int64_t>(3, 2 * pool_->size() / pieces(plan_->chunk_frames) + 1));
   }
 
   void submit(ChunkJob job) override {
-    const std::int64_t pieces = split_ ? (job.frames + kPieceFrames - 1) / kPieceFrames : 1;
+    const std::int64_t pieces = this->pieces(job.frames);
     if (pieces <= 1) {
       in_flight_.push_back(pool_->enqueue([this, job = std::move(job)]() mutable { return run(std::move(job)); }));
       return;
@@ -257,7 +256,12 @@ class CpuBackend final : public Backend {
     return clipped;
   }
 
-  // A chunk cut into pieces of kPieceFrames that run on the pool at once.
+  // How many pieces a chunk of `frames` frames runs as (at least one).
+  [[nodiscard]] std::int64_t pieces(std::int64_t frames) const {
+    return std::max<std::int64_t>(1, (frames + piece_frames_ - 1) / piece_frames_);
+  }
+
+  // A chunk cut into pieces of piece_frames_ that run on the pool at once.
   struct Pieces {
     ChunkJob job;
     ChunkResult result;
@@ -271,8 +275,8 @@ class CpuBackend final : public Backend {
 
   void run_piece(Pieces& st, std::int64_t p) {
     try {
-      const std::int64_t first = p * kPieceFrames;
-      const std::int64_t frames = std::min(kPieceFrames, st.job.frames - first);
+      const std::int64_t first = p * piece_frames_;
+      const std::int64_t frames = std::min(piece_frames_, st.job.frames - first);
       auto& m = st.metrics[static_cast<std::size_t>(p)];
       m.assign(plan_->metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(plan_->channels)));
       st.clipped += compute(st.job, first, frames, st.result, m);
@@ -306,8 +310,7 @@ class CpuBackend final : public Backend {
 
   const Plan* plan_ = nullptr;
   BackendOptions options_;
-  bool split_ = false;
-  std::int64_t pieces_per_chunk_ = 1;
+  std::int64_t piece_frames_ = 1;  // kPieceFrames, or a whole chunk where pieces would change bits
   std::unique_ptr<ThreadPool> pool_;
   std::deque<std::future<ChunkResult>> in_flight_;
   std::mutex scratch_mutex_;

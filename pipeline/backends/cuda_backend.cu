@@ -10,8 +10,9 @@
 //   the defined frames; metrics) -> output metrics -> interleave/quantize ->
 //   D2H -> done event.
 // retire() waits on the oldest chunk's done event only: no device-wide sync,
-// no allocation in the chunk loop (pinned output blocks come from a pool that
-// is warmed in prepare() and only grows if the caller holds many results).
+// no CUDA allocation in the chunk loop (pinned output blocks come from the
+// process-wide pinned cache, warmed in prepare(); it only grows if the caller
+// holds many results).
 #include "pipeline/backends/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
@@ -57,61 +58,19 @@ ChannelMetrics to_channel_metrics(const kc::DeviceChannelMetrics& d) {
   return m;
 }
 
-// Page-locked host memory handed out as shared_ptr<std::byte>; a buffer
-// returns to the pool when its last user drops it. Every deleter holds the
-// pool, so the pool outlives all its blocks (and the backend, if need be).
-class PinnedPool : public std::enable_shared_from_this<PinnedPool> {
- public:
-  PinnedPool() = default;
-  PinnedPool(const PinnedPool&) = delete;
-  PinnedPool& operator=(const PinnedPool&) = delete;
-  ~PinnedPool() {
-    for (const Buffer& b : free_) kc::pinned_free(b.ptr);
+// Page-locked host memory handed out as shared_ptr<std::byte>: it returns to
+// the process-wide pinned cache (memory_cache.hpp) when its last user drops
+// it, so blocks may outlive the backend and the next file's backend reuses them.
+std::shared_ptr<std::byte> pinned_block(std::size_t bytes) {
+  bytes = std::max<std::size_t>(bytes, 1);
+  try {
+    return {static_cast<std::byte*>(kc::pinned_alloc(bytes)),
+            [bytes](std::byte* p) { kc::pinned_free(p, bytes); }};
+  } catch (const Error& e) {
+    throw cuda_error("cuda backend: cannot allocate " + std::to_string(bytes) +
+                     " bytes of pinned host memory: " + e.what());
   }
-
-  // At least `bytes` bytes (best fit among free buffers, else a new one).
-  std::shared_ptr<std::byte> acquire(std::size_t bytes) {
-    bytes = std::max<std::size_t>(bytes, 1);
-    Buffer buf{};
-    {
-      std::lock_guard lock(mutex_);
-      auto best = free_.end();
-      for (auto it = free_.begin(); it != free_.end(); ++it)
-        if (it->bytes >= bytes && (best == free_.end() || it->bytes < best->bytes)) best = it;
-      if (best != free_.end()) {
-        buf = *best;
-        free_.erase(best);
-      }
-    }
-    if (buf.ptr == nullptr) {
-      try {
-        buf.ptr = kc::pinned_alloc(bytes);
-      } catch (const Error& e) {
-        throw cuda_error("cuda backend: cannot allocate " + std::to_string(bytes) +
-                         " bytes of pinned host memory: " + e.what());
-      }
-      buf.bytes = bytes;
-    }
-    auto self = shared_from_this();
-    return {static_cast<std::byte*>(buf.ptr), [self, buf](std::byte*) { self->release(buf); }};
-  }
-
- private:
-  struct Buffer {
-    void* ptr = nullptr;
-    std::size_t bytes = 0;
-  };
-  void release(const Buffer& b) noexcept {
-    try {
-      std::lock_guard lock(mutex_);
-      free_.push_back(b);
-    } catch (...) {
-      kc::pinned_free(b.ptr);
-    }
-  }
-  std::mutex mutex_;
-  std::vector<Buffer> free_;
-};
+}
 
 // One stream and everything a chunk in flight on it uses.
 struct Lane {
@@ -154,7 +113,7 @@ constexpr std::int64_t kPlaneAlign = 32;  // floats: each channel plane starts o
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend() : pool_(std::make_shared<PinnedPool>()) {}
+  CudaBackend() = default;
 
   // Work still in flight (an error path) must not outlive the memory it uses.
   ~CudaBackend() override {
@@ -166,10 +125,12 @@ class CudaBackend final : public Backend {
 
   [[nodiscard]] std::string device_name() const override {
     if (!device_name_.empty()) return device_name_;
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, options_.device) == cudaSuccess) return p.name;
-    static_cast<void>(cudaGetLastError());
-    return "cuda device " + std::to_string(options_.device);
+    try {
+      return device_properties(options_.device).name;
+    } catch (const Error&) {
+      static_cast<void>(cudaGetLastError());
+      return "cuda device " + std::to_string(options_.device);
+    }
   }
 
   void prepare(const Plan& plan, const BackendOptions& options) override {
@@ -246,8 +207,8 @@ class CudaBackend final : public Backend {
     b.channels = channels;
     b.capacity = frames;
     b.frames = 0;
-    b.data = pool_->acquire(static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels) *
-                            sample_bytes(type));
+    b.data = pinned_block(static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels) *
+                          sample_bytes(type));
     b.pinned = true;
     return b;
   }
@@ -539,7 +500,6 @@ class CudaBackend final : public Backend {
   std::int64_t max_chunk_ = 0;
   std::int64_t max_block_ = 0;
   std::int64_t stride_ = 0;
-  std::shared_ptr<PinnedPool> pool_;  // declared before the lanes: blocks they hold return to it
   kc::DeviceBuffer<float> d_taps_;
   std::vector<std::size_t> tap_offset_;
   std::vector<Lane> lanes_;
@@ -562,7 +522,9 @@ std::vector<CudaDeviceInfo> cuda_devices() {
     trace("cuda: driver initialised");
     for (int i = 0; i < count; ++i) {
       cudaDeviceProp p{};
-      if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {
+      try {
+        p = device_properties(i);
+      } catch (const Error&) {
         static_cast<void>(cudaGetLastError());
         continue;
       }

@@ -1,5 +1,9 @@
 // Backend selection: the one place that knows whether CUDA was built.
+#include <cstdio>
+#include <filesystem>
+
 #include "core/error.hpp"
+#include "core/thread_pool.hpp"
 #include "pipeline/pipeline.hpp"
 
 #ifdef SIGSTREAM_HAVE_CUDA
@@ -55,6 +59,51 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
 #else
   return make_cpu_backend();
 #endif
+}
+
+namespace {
+
+// Whether every stage gives the same bits on the CPU and CUDA backends: only
+// the direct FIR method is bit-identical across them (FFT libraries differ).
+bool same_bits_on_cpu_and_cuda(const Plan& plan) {
+  for (const char* b : {"cpu", "cuda"}) {
+    Plan p = plan;
+    resolve_methods(p, b);
+    for (const PlannedStage& st : p.stages)
+      if (st.type == StageType::fir && st.method != FirMethod::direct) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& plan,
+                                        const std::function<void(const std::string&)>& log) {
+  // Without the NVIDIA driver's device node there is nothing to wait for:
+  // make_backend() finds no device at once and says so.
+  if (config.execution.backend != BackendKind::automatic || !cuda_built() ||
+      !std::filesystem::exists("/dev/nvidiactl") || !same_bits_on_cpu_and_cuda(plan)) {
+    std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
+    resolve_methods(plan, backend->name());
+    return backend;
+  }
+  resolve_methods(plan, "cuda");  // the same methods as on the CPU here
+  const int threads = config.execution.threads > 0 ? config.execution.threads : hardware_threads();
+  if (cpu_finishes_before_cuda_starts(plan, threads)) {
+    if (log) {
+      char note[200];
+      std::snprintf(note, sizeof note,
+                    "backend auto: the CPU (%d thread%s) should finish this job in ~%.2f s, before "
+                    "CUDA could start: using the CPU backend (--backend cuda forces the GPU)",
+                    threads, threads == 1 ? "" : "s", cpu_seconds_estimate(plan, threads));
+      log(note);
+    }
+    return make_cpu_backend();
+  }
+  // The CPU works while the GPU starts (see make_hybrid_backend).
+  return make_hybrid_backend(
+      make_cpu_backend(), [] { return static_cast<int>(list_devices().size()); },
+      [device] { return make_backend(BackendKind::cuda, device, nullptr); }, log);
 }
 
 }  // namespace sigstream

@@ -190,13 +190,11 @@ private:
   }
 
   void note_failure(const char* what) const {
-    {
-      gpu_ready_note_ = "CUDA failed to start";
-      gpus_found_.store(-2);
-      if (log_)
-        log_(std::string("backend auto: CUDA failed to start (") + what +
-             "); the CPU does the whole job");
-    }
+    gpu_ready_note_ = "CUDA failed to start";
+    gpus_found_.store(-2);
+    if (log_)
+      log_(std::string("backend auto: CUDA failed to start (") + what +
+           "); the CPU does the whole job");
   }
 
   std::unique_ptr<Backend> cpu_;

@@ -63,7 +63,6 @@ void sample_type_of(int format, SampleType& type, int& bits) {
   }
 }
 
-
 class AudioFileSource final : public Source {
  public:
   explicit AudioFileSource(std::string path) : path_(std::move(path)) {

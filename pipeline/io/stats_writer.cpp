@@ -34,7 +34,7 @@ std::string csv_field(const std::string& s) {
 
 }  // namespace
 
-std::string stats_json(const RunReport& r) {
+nlohmann::ordered_json stats_json_value(const RunReport& r) {
   using json = nlohmann::ordered_json;
   json j;
   j["schema"] = 1;
@@ -87,8 +87,10 @@ std::string stats_json(const RunReport& r) {
                          {"passed", r.verification.passed}};
   else
     j["verification"] = nullptr;
-  return j.dump(2) + "\n";
+  return j;
 }
+
+std::string stats_json(const RunReport& r) { return stats_json_value(r).dump(2) + "\n"; }
 
 std::string stats_csv(const RunReport& r) {
   std::ostringstream o;

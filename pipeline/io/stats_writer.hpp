@@ -2,10 +2,15 @@
 // Statistics in the JSON schema of SPEC §4 and the per-chunk CSV.
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "pipeline/pipeline.hpp"
 
 namespace sigstream {
 
+// The statistics as a JSON value (for callers that add to it, like batch) and
+// as the text written to stats.json.
+nlohmann::ordered_json stats_json_value(const RunReport& report);
 std::string stats_json(const RunReport& report);
 std::string stats_csv(const RunReport& report);
 

@@ -16,6 +16,17 @@
 
 namespace sigstream::test {
 
+// What a stereo 16-bit 48 kHz file of `frames` frames tells the planner.
+inline SourceInfo pcm16_stereo_source(std::int64_t frames) {
+  SourceInfo i;
+  i.sample_rate = 48000;
+  i.channels = 2;
+  i.frames = frames;
+  i.sample_type = SampleType::i16;
+  i.bits = 16;
+  return i;
+}
+
 inline StageSpec fir_stage(const std::string& name, std::vector<double> taps, FirMode mode,
                            FirMethod method = FirMethod::automatic) {
   StageSpec s;

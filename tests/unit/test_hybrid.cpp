@@ -31,13 +31,7 @@ Plan stereo_plan(std::int64_t frames, std::int64_t chunk) {
       test::fir_stage("lp", test::random_taps_unit_energy(33, 5), FirMode::same, FirMethod::direct),
       test::metrics_stage("m")};
   config.execution.chunk_frames = chunk;
-  SourceInfo si;
-  si.sample_rate = 48000.0;
-  si.channels = 2;
-  si.frames = frames;
-  si.sample_type = SampleType::i16;
-  si.bits = 16;
-  return make_plan(config, si, 16);
+  return make_plan(config, test::pcm16_stereo_source(frames), 16);
 }
 
 // Interleaved stereo 16-bit samples, seeded.

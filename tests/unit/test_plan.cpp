@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "pipeline/plan.hpp"
+#include "stage_builders.hpp"
 #include "test_support.hpp"
 
 namespace sigstream {
@@ -19,15 +20,7 @@ StageSpec fir(std::vector<double> taps, FirMode mode) {
   return s;
 }
 
-SourceInfo source(std::int64_t frames) {
-  SourceInfo i;
-  i.sample_rate = 48000;
-  i.channels = 2;
-  i.frames = frames;
-  i.sample_type = SampleType::i16;
-  i.bits = 16;
-  return i;
-}
+SourceInfo source(std::int64_t frames) { return test::pcm16_stereo_source(frames); }
 
 TEST(Plan, HalosAndLengthsFollowTheModes) {
   Config c;
