@@ -1,5 +1,5 @@
 // Google Benchmark: the CPU FIR kernels (single thread), outputs/s, over tap
-// counts: direct (with its FMA rate) and FFT overlap-save (KissFFT), so that
+// counts: direct (with its FMA rate) and FFT overlap-save (pocketfft), so that
 // the crossover is visible. Run: build/bench/bench_cpu_fir
 //   BM_FirDirect/K          direct kernel, n = 2^20 outputs
 //   BM_FirFft/K             FFT kernel at its default block size, n = 2^20 (FFT even where
@@ -51,7 +51,7 @@ void BM_FirDirect(benchmark::State& state) {
   counters(state, n, k);
 }
 BENCHMARK(BM_FirDirect)
-    ->Arg(15)->Arg(31)->Arg(63)->Arg(127)->Arg(255)->Arg(383)->Arg(447)->Arg(511)->Arg(639)->Arg(767)->Arg(1023)
+    ->Arg(15)->Arg(31)->Arg(47)->Arg(63)->Arg(95)->Arg(127)->Arg(255)->Arg(383)->Arg(447)->Arg(511)->Arg(639)->Arg(767)->Arg(1023)
     ->Arg(4095)->Arg(16383)
     ->Unit(benchmark::kMillisecond);
 
@@ -73,7 +73,7 @@ void BM_FirFft(benchmark::State& state) {
   run_fft(state, static_cast<int>(state.range(0)), 1 << 20, o);
 }
 BENCHMARK(BM_FirFft)
-    ->Arg(15)->Arg(31)->Arg(63)->Arg(127)->Arg(255)->Arg(383)->Arg(447)->Arg(511)->Arg(639)->Arg(767)->Arg(1023)
+    ->Arg(15)->Arg(31)->Arg(47)->Arg(63)->Arg(95)->Arg(127)->Arg(255)->Arg(383)->Arg(447)->Arg(511)->Arg(639)->Arg(767)->Arg(1023)
     ->Arg(4095)
     ->Arg(16383)->Unit(benchmark::kMillisecond);
 
@@ -85,10 +85,11 @@ void BM_FirFftSize(benchmark::State& state) {
   run_fft(state, static_cast<int>(state.range(0)), 1 << 20, o);
 }
 BENCHMARK(BM_FirFftSize)
+    ->ArgsProduct({{127}, {512, 1024, 2048}})
     ->ArgsProduct({{255}, {1024, 2048, 4096, 8192}})
     ->ArgsProduct({{1023}, {4096, 8192, 16384, 32768}})
     ->ArgsProduct({{4095}, {16384, 24576, 32768, 36450, 40960, 49152, 65536, 131072}})
-    ->ArgsProduct({{16383}, {65536, 131072, 262144}})
+    ->ArgsProduct({{16383}, {49152, 65536, 131072, 262144}})
     ->Unit(benchmark::kMillisecond);
 
 // One call of n outputs, as a chunk of n frames sees it (the FFT side picks

@@ -10,19 +10,22 @@ namespace sigstream {
 
 namespace {
 
-// CPU, measured with build-cpu/bench/bench_cpu_fir on the 2-core development
-// machine (Xeon, AVX-512; one thread, n = 2^20 outputs, 2026-11-22; details
-// in bench/RESULTS-cpu-crossover.md), ns per output sample:
+// CPU, measured with build/bench/bench_cpu_fir on the 2-core development
+// machine (AMD EPYC, AVX2; one thread, n = 2^20 outputs, 2026-11-23, pocketfft
+// AVX2 x8; details in bench/RESULTS-cpu-crossover.md), ns per output sample:
 //
-//     K      255   383   447   511   639   767  1023  4095  16383
-//   direct  6.2   9.5  10.8  12.4  15.4  18.3  24.3  96.0  385.7
-//   fft     9.9  10.6  10.6  10.8  11.0  11.1  11.5  13.1   16.0
+//     K      31    47    63    95   127   255   511  1023  4095  16383
+//   direct  1.35  1.90  2.41  3.52  4.56  8.85  17.3  34.2   138    544
+//   fft     1.94  2.14  2.09  2.35  2.47  2.61  2.51  3.53  4.22   5.27
 //
-// Direct costs ~0.024 ns per tap (42 GFMA/s); the FFT 10-16 ns whatever K
-// (KissFFT, blocks of 2 * 4^j >= 6K points). They cross near K = 450; from 512
-// the FFT is 12% faster and more, below it direct keeps its bit-exactness
-// (with CUDA, across chunkings) at a cost of a few percent at most.
-constexpr int kCpuFftCrossoverTaps = 512;
+// Direct costs a fixed time per tap (fir_direct_ns_per_fma: 0.034 ns here,
+// 0.024 on an AVX-512 Xeon); the FFT 2-5 ns whatever K. They cross near
+// K = 55 here (~75 with AVX-512). The rule asks the same cost model that
+// picks the FFT's block size (FirFft::fft_cost_ns, per call of a chunk's
+// frames) and takes the FFT only where it should be at least 20% faster:
+// near the crossover the direct method keeps its guarantees (bit-identical
+// to the CUDA direct kernel and across chunkings) for little cost.
+constexpr double kCpuFftMinGain = 0.8;
 
 // CUDA, measured with bench_gpu_fir on an H100 (2026-11-22; bench/RESULTS.md),
 // direct ms / fft ms per call:
@@ -48,15 +51,22 @@ std::int64_t frames_per_call(const Plan& plan, const PlannedStage& st) {
   return std::max<std::int64_t>(1, std::min(plan.chunk_frames, st.frames_out));
 }
 
-FirMethod automatic_cpu(const Plan& plan, const PlannedStage& st) {
+// ns per output frame and channel of a fir stage on the CPU with `method`.
+double cpu_fir_ns(const Plan& plan, const PlannedStage& st, FirMethod method) {
   const int k = static_cast<int>(st.taps_f32.size());
-  if (!kernels::cpu::FirFft::available() || k < kCpuFftCrossoverTaps) return FirMethod::direct;
-  // Short chunks: an FFT block only pays off over enough outputs (at K = 4095
-  // from ~800 frames; at K = 1023 and 1024-frame chunks the FFT is 1.5x faster).
-  // The same measured cost model picks the FFT's block size per call.
   const std::int64_t n = frames_per_call(plan, st);
-  return kernels::cpu::FirFft::fft_cost_ns(k, n) < kernels::cpu::FirFft::direct_cost_ns(k, n) ? FirMethod::fft
-                                                                                            : FirMethod::direct;
+  const double call_ns = method == FirMethod::fft ? kernels::cpu::FirFft::fft_cost_ns(k, n)
+                                                  : kernels::cpu::FirFft::direct_cost_ns(k, n);
+  return call_ns / static_cast<double>(n);
+}
+
+FirMethod automatic_cpu(const Plan& plan, const PlannedStage& st) {
+  if (!kernels::cpu::FirFft::available()) return FirMethod::direct;
+  // Short chunks: an FFT block only pays off over enough outputs (at K = 4095
+  // from ~800 frames); the model sees the chunk's frames per call.
+  return cpu_fir_ns(plan, st, FirMethod::fft) < kCpuFftMinGain * cpu_fir_ns(plan, st, FirMethod::direct)
+             ? FirMethod::fft
+             : FirMethod::direct;
 }
 
 FirMethod automatic_cuda(const Plan& plan, const PlannedStage& st) {
@@ -99,17 +109,19 @@ void resolve_methods(Plan& plan, const std::string& backend) {
 // cost is never won back there. So a job whose estimated CPU time is under
 // 0.6 s runs on the CPU without touching the driver; longer ones start the
 // GPU beside it.
+// The estimate scales the kernels' cost model (one thread, kernel alone) by
+// what the whole run cost there: ~10 GFMA/s per thread at 255 taps direct,
+// where the model says ~40, so x4.
 constexpr double kCudaStartCostS = 0.6;
-constexpr double kCpuFmaPerThreadPerS = 10e9;
+constexpr double kCpuEndToEndFactor = 4.0;
 constexpr double kCpuOverheadNsPerSample = 1.0;  // I/O, layout, metrics per sample and thread
 
 double cpu_seconds_estimate(const Plan& plan, int threads) {
-  double taps = 0.0;
+  double ns = kCpuOverheadNsPerSample;
   for (const PlannedStage& st : plan.stages)
-    if (st.type == StageType::fir) taps += static_cast<double>(st.taps_f32.size());
+    if (st.type == StageType::fir) ns += kCpuEndToEndFactor * cpu_fir_ns(plan, st, st.method);
   const double samples = static_cast<double>(plan.output_frames) * plan.channels;
-  return samples * (taps / kCpuFmaPerThreadPerS + kCpuOverheadNsPerSample * 1e-9) /
-         std::max(1, threads);
+  return samples * ns * 1e-9 / std::max(1, threads);
 }
 
 bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {

@@ -16,4 +16,9 @@ void fir_direct(const float* x, std::int64_t n, const float* h, int taps, float*
 // The same sum in float64 (the verification reference).
 void fir_direct_f64(const double* x, std::int64_t n, const double* h, int taps, double* y);
 
+// What fir_direct costs per tap and output on this CPU (one thread), for the
+// method rule: measured per instruction set the kernel picks at run time
+// (bench/RESULTS-cpu-crossover.md).
+[[nodiscard]] double fir_direct_ns_per_fma() noexcept;
+
 }  // namespace sigstream::kernels::cpu

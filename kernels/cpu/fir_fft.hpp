@@ -1,6 +1,6 @@
 #pragma once
-// FFT overlap-save FIR on the CPU (KissFFT, or FFTW with -DSIGSTREAM_FFTW=ON;
-// float), for long filters.
+// FFT overlap-save FIR on the CPU (pocketfft, or FFTW with -DSIGSTREAM_FFTW=ON;
+// float), for long filters. The FFT itself: kernels/cpu/fft_engine.hpp.
 //
 // Same contract as fir_direct (kernels/cpu/fir.hpp):
 //
@@ -11,23 +11,22 @@
 // it is within ~3e-7 relative L2 of the float64 result (measured up to
 // K = 16383), where the float direct sum of a long filter can be off by ~1e-6.
 //
-// Strategy: blocks of N samples (N = fft_size(); by default 2 * 4^j, the
-// smallest such >= 6K: KissFFT's real transform then runs only radix-4
-// butterflies) yield L = N - K + 1 outputs each: forward real FFT of
+// Strategy: blocks of N samples (N = fft_size(); by default the smallest power
+// of two >= 6K) yield L = N - K + 1 outputs each: forward real FFT of
 // x[b*L, b*L + N) (read in place; the last block is copied and zero-padded),
 // multiply by the taps' spectrum (computed once, with the 1/N of the inverse
-// folded in), inverse real FFT, keep the last L samples. The object also
-// holds the spectra of the smaller sizes N/4, N/16, ... (down to 2K); each
-// call picks the size that does the least work for its n, so short chunks do
-// not pay for a full-size block, and the remainder after the whole blocks
-// picks again. When even the cheapest block costs more than
+// folded in), inverse real FFT, keep the last L samples. The engine transforms
+// several blocks per call (one per SIMD lane with pocketfft), so blocks go in
+// groups. The object also holds the spectra of the smaller sizes N/2, N/4, ...
+// (down to 2K); each call picks the size that does the least work for its n,
+// so short chunks do not pay for a full-size group, and the remainder after
+// the whole groups picks again. When even the cheapest call costs more than
 // the direct sum would (n * K small), the call computes the direct sum instead
 // (unless Options::short_direct is off).
 //
-// Threads: `apply` is const and touches only the caller's Scratch (KissFFT
-// configurations keep a work buffer, FFTW needs aligned buffers, so each
-// thread has its own), so one FirFft serves many threads at once, one Scratch
-// per thread.
+// Threads: `apply` is const and touches only the caller's Scratch (the
+// engines keep work buffers), so one FirFft serves many threads at once, one
+// Scratch per thread.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -36,8 +35,7 @@ namespace sigstream::kernels::cpu {
 
 class FirFft {
  public:
-  // Per-thread working memory: KissFFT configurations per size, block
-  // buffers. Created empty; filled on first use; reusable across FirFft
+  // Per-thread working memory: an FFT engine per block size, buffers. Created empty; filled on first use; reusable across FirFft
   // objects (configurations are keyed by size). Move-only.
   class Scratch {
    public:
@@ -88,7 +86,7 @@ class FirFft {
   [[nodiscard]] static double fft_cost_ns(int taps, std::int64_t n) noexcept;
   // False when built without an FFT library: apply() then computes the direct sum.
   [[nodiscard]] static bool available() noexcept;
-  // The library behind it: "KissFFT (BSD)", "FFTW 3 (GPL)" (-DSIGSTREAM_FFTW=ON) or "none".
+  // The library behind it: "pocketfft (BSD), AVX2 x8", "FFTW 3 (GPL)" (-DSIGSTREAM_FFTW=ON) or "none".
   [[nodiscard]] static const char* library() noexcept;
 
  private:

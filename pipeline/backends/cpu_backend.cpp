@@ -152,9 +152,9 @@ class CpuBackend final : public Backend {
       if (fft_[j])
         d += "; fir '" + plan_->stages[j].name + "': " +
              (kernels::cpu::FirFft::available()
-                  ? "fft overlap-save (KissFFT), " + std::to_string(fft_[j]->taps()) + " taps, blocks of " +
+                  ? "fft overlap-save (" + std::string(kernels::cpu::FirFft::library()) + "), " + std::to_string(fft_[j]->taps()) + " taps, blocks of " +
                         std::to_string(fft_[j]->fft_size())
-                  : std::string("fft asked, built without KissFFT: float64 direct sum"));
+                  : std::string("fft asked, built without a CPU FFT library: float64 direct sum"));
     return d;
   }
 

@@ -82,24 +82,33 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
   // Without the NVIDIA driver's device node there is nothing to wait for:
   // make_backend() finds no device at once and says so.
   if (config.execution.backend != BackendKind::automatic || !cuda_built() ||
-      !std::filesystem::exists("/dev/nvidiactl") || !same_bits_on_cpu_and_cuda(plan)) {
+      !std::filesystem::exists("/dev/nvidiactl")) {
     std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
     resolve_methods(plan, backend->name());
     return backend;
   }
-  resolve_methods(plan, "cuda");  // the same methods as on the CPU here
+  // A job the CPU finishes before CUDA could start runs there, with the CPU's methods.
+  Plan on_cpu = plan;
+  resolve_methods(on_cpu, "cpu");
   const int threads = config.execution.threads > 0 ? config.execution.threads : hardware_threads();
-  if (cpu_finishes_before_cuda_starts(plan, threads)) {
+  if (cpu_finishes_before_cuda_starts(on_cpu, threads)) {
     if (log) {
       char note[200];
       std::snprintf(note, sizeof note,
                     "backend auto: the CPU (%d thread%s) should finish this job in ~%.2f s, before "
                     "CUDA could start: using the CPU backend (--backend cuda forces the GPU)",
-                    threads, threads == 1 ? "" : "s", cpu_seconds_estimate(plan, threads));
+                    threads, threads == 1 ? "" : "s", cpu_seconds_estimate(on_cpu, threads));
       log(note);
     }
+    plan = std::move(on_cpu);
     return make_cpu_backend();
   }
+  if (!same_bits_on_cpu_and_cuda(plan)) {
+    std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
+    resolve_methods(plan, backend->name());
+    return backend;
+  }
+  resolve_methods(plan, "cuda");  // the same methods as on the CPU here
   // The CPU works while the GPU starts (see make_hybrid_backend).
   return make_hybrid_backend(
       make_cpu_backend(), [] { return static_cast<int>(list_devices().size()); },

@@ -1,0 +1,39 @@
+// pocketfft engine for any CPU: 4 blocks per call in 128-bit vectors (SSE2 on
+// x86-64, NEON on ARM; GCC splits them where the CPU has no vectors).
+#include "kernels/cpu/fft_engine.hpp"
+
+#if SIGSTREAM_HAVE_POCKETFFT
+// Everything pocketfft includes, first: its own #includes then find them done
+// and its code goes into the anonymous namespace below.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <vector>
+
+#define POCKETFFT_NO_MULTITHREADING
+namespace {
+#include SIGSTREAM_POCKETFFT_HEADER
+#include "kernels/cpu/fft_pocketfft.inc"
+constexpr int kBaselineLanes = 4;
+}  // namespace
+
+namespace sigstream::kernels::cpu::fft {
+std::unique_ptr<BlockFft> make_pocketfft_baseline(int nfft) {
+  return std::make_unique<PocketEngine<kBaselineLanes>>(nfft);
+}
+int pocketfft_baseline_lanes() noexcept { return kBaselineLanes; }
+}  // namespace sigstream::kernels::cpu::fft
+#else
+namespace sigstream::kernels::cpu::fft {
+std::unique_ptr<BlockFft> make_pocketfft_baseline(int) { return nullptr; }
+int pocketfft_baseline_lanes() noexcept { return 1; }
+}  // namespace sigstream::kernels::cpu::fft
+#endif
