@@ -1,6 +1,8 @@
 #pragma once
 // A file that appears at its path only when complete: data goes to a
-// temporary file in the same folder, renamed over the target by commit().
+// temporary file in the same folder, moved to the target by commit() (an
+// atomic exchange with an existing target, whose old file is then deleted;
+// else a rename).
 // Destroyed without commit (an error, an exception, a signal), it deletes the
 // temporary file. The target's folder is created if missing.
 #include <string>
