@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
+#include "kernels/cpu/fft_engine.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/reduce.hpp"
 #include "pipeline/backends/backend.hpp"
@@ -76,14 +77,15 @@ class CpuBackend final : public Backend {
     pool_ = std::make_unique<ThreadPool>(threads);
     stage_ns_.assign(plan.stages.size(), 0);
     fft_ = make_fft_stages(plan);
-    // Pieces only where they change no bit of the audio: every fir stage
-    // direct (the FFT's blocks would follow the pieces). Their size is fixed,
-    // not taken from the thread count, so the statistics' sums are the same
-    // whatever the machine.
-    const bool direct = std::none_of(plan.stages.begin(), plan.stages.end(), [](const PlannedStage& st) {
-      return st.type == StageType::fir && st.method != FirMethod::direct;
-    });
-    piece_frames_ = direct ? kPieceFrames : std::max<std::int64_t>(1, plan.chunk_frames);
+    // Chunks run as pieces of a fixed size, not taken from the thread count,
+    // so the output and the statistics' sums are the same whatever the
+    // machine. With direct stages only, pieces change no bit of the audio.
+    // An FFT stage's blocks follow the pieces (results move within 1e-6, as
+    // with another chunk size), so its pieces hold at least one full group of
+    // the engine's blocks.
+    piece_frames_ = kPieceFrames;
+    for (const auto& f : fft_)
+      if (f) piece_frames_ = std::max<std::int64_t>(piece_frames_, kernels::cpu::fft::lanes() * f->block_outputs());
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,
                                               std::max<std::int64_t>(1, plan.chunk_length(0)));
   }
@@ -310,7 +312,7 @@ class CpuBackend final : public Backend {
 
   const Plan* plan_ = nullptr;
   BackendOptions options_;
-  std::int64_t piece_frames_ = 1;  // kPieceFrames, or a whole chunk where pieces would change bits
+  std::int64_t piece_frames_ = 1;  // kPieceFrames, or one group of FFT blocks if more
   std::unique_ptr<ThreadPool> pool_;
   std::deque<std::future<ChunkResult>> in_flight_;
   std::mutex scratch_mutex_;
