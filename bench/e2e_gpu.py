@@ -88,9 +88,23 @@ f0 = results["io floor (libsndfile copy)"][0]
 for name, (t, runs) in results.items():
     print(f"{name:28s} {t:7.3f} s  {frames / t / 1e6:7.1f} Mframes/s  {t / f0:5.2f}x floor   "
           f"runs {' '.join(f'{r:.3f}' for r in runs)}")
-ref = open(w("out_cpu.wav"), "rb").read()
-for b in ("cuda", "auto"):
-    print(f"{b} output == cpu output, byte for byte: {open(w(f'out_{b}.wav'), 'rb').read() == ref}")
+def samples(path):
+    with wave.open(path, "rb") as f:
+        return np.frombuffer(f.readframes(f.getnframes()), dtype="<i2").astype(np.int32)
+
+
+def compare(a, b):
+    """'byte for byte' or how far apart two outputs' samples are (LSB)."""
+    if open(w(a), "rb").read() == open(w(b), "rb").read():
+        return "identical, byte for byte"
+    d = np.abs(samples(w(a)) - samples(w(b)))
+    return f"max {d.max()} LSB apart, {np.count_nonzero(d)} of {d.size} samples differ"
+
+
+# The CPU's auto method may be the FFT where CUDA's is direct (their own
+# crossovers): 1-LSB differences from the FFT's rounding are expected then.
+print("auto vs cpu output:", compare("out_auto.wav", "out_cpu.wav"))
+print("cuda vs cpu output:", compare("out_cuda.wav", "out_cpu.wav"))
 
 # Stats and verification on the GPU.
 subprocess.run([sig, "filter", src, w("out_v.wav"), "--backend", "cuda", "--verify", "--stats", w("s.json")]
@@ -112,7 +126,6 @@ if args.long_minutes > 0:
     long_src = w("long.wav")
     long_frames = make_wav(long_src, args.long_minutes)
     print(f"--- {args.long_minutes:g} min stereo file ({long_frames} frames), one run each")
-    outs = {}
     for backend in ("auto", "cuda", "cpu"):
         os.sync()
         t0 = time.perf_counter()
@@ -121,5 +134,5 @@ if args.long_minutes > 0:
         dt = time.perf_counter() - t0
         said = [l for l in p.stderr.splitlines() if "backend auto" in l or " on " in l]
         print(f"{backend:5s} {dt:7.3f} s  {long_frames / dt / 1e6:7.1f} Mframes/s   " + " | ".join(said))
-        outs[backend] = open(w(f"long_{backend}.wav"), "rb").read()
-    print("long file: auto == cpu == cuda byte for byte:", outs["auto"] == outs["cpu"] == outs["cuda"])
+    for backend in ("auto", "cuda"):
+        print(f"long file, {backend} vs cpu:", compare(f"long_{backend}.wav", "long_cpu.wav"))
