@@ -62,8 +62,8 @@ double cpu_fir_ns(const Plan& plan, const PlannedStage& st, FirMethod method) {
 
 FirMethod automatic_cpu(const Plan& plan, const PlannedStage& st) {
   if (!kernels::cpu::FirFft::available()) return FirMethod::direct;
-  // Short chunks: an FFT block only pays off over enough outputs (at K = 4095
-  // from ~800 frames); the model sees the chunk's frames per call.
+  // Short chunks: an FFT call only pays off over enough outputs (at K = 4095
+  // from ~2000 frames); the model sees the chunk's frames per call.
   return cpu_fir_ns(plan, st, FirMethod::fft) < kCpuFftMinGain * cpu_fir_ns(plan, st, FirMethod::direct)
              ? FirMethod::fft
              : FirMethod::direct;

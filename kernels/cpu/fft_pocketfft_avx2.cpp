@@ -6,7 +6,9 @@
 // calls it only after checking the CPU.
 #include "kernels/cpu/fft_engine.hpp"
 
-#if SIGSTREAM_HAVE_POCKETFFT && defined(__x86_64__) && defined(__GNUC__)
+// GCC only: clang ignores the target pragma (it would build SSE code and call
+// it AVX2), so a clang build uses the baseline engine.
+#if SIGSTREAM_HAVE_POCKETFFT && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <algorithm>
 #include <array>
 #include <cmath>

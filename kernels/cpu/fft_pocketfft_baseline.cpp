@@ -1,4 +1,4 @@
-// pocketfft engine for any CPU: 4 blocks per call in 128-bit vectors (SSE2 on
+// pocketfft engine for any CPU: 4 blocks per pass in 128-bit vectors (SSE2 on
 // x86-64, NEON on ARM; GCC splits them where the CPU has no vectors).
 #include "kernels/cpu/fft_engine.hpp"
 
@@ -29,11 +29,9 @@ namespace sigstream::kernels::cpu::fft {
 std::unique_ptr<BlockFft> make_pocketfft_baseline(int nfft) {
   return std::make_unique<PocketEngine<kBaselineLanes>>(nfft);
 }
-int pocketfft_baseline_lanes() noexcept { return kBaselineLanes; }
 }  // namespace sigstream::kernels::cpu::fft
 #else
 namespace sigstream::kernels::cpu::fft {
 std::unique_ptr<BlockFft> make_pocketfft_baseline(int) { return nullptr; }
-int pocketfft_baseline_lanes() noexcept { return 1; }
 }  // namespace sigstream::kernels::cpu::fft
 #endif

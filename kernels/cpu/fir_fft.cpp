@@ -53,7 +53,7 @@ std::pair<int, double> cheapest(std::span<const int> sizes, int taps, std::int64
   for (int nfft : sizes) {
     const std::int64_t per_block = nfft - taps + 1;
     // A call transforms a whole number of lane groups, full or not.
-    const std::int64_t lanes = fft::lanes();
+    const std::int64_t lanes = fft::group();
     const std::int64_t blocks = (n + per_block - 1) / per_block;
     const std::int64_t paid = (blocks + lanes - 1) / lanes * lanes;
     const double cost = static_cast<double>(paid) * pair_cost_ns(nfft);
@@ -172,7 +172,7 @@ void FirFft::apply(const float* x, std::int64_t n, float* y, Scratch& scratch) c
   const int nfft = level->nfft;
   const std::int64_t per_block = nfft - k + 1;
   fft::BlockFft& e = s.engine(nfft);
-  const int lanes = e.lanes();
+  const int lanes = e.group();
   const float* h = level->spectrum.data();
   // Block b reads x[b L, b L + N) and gives y[b L, b L + L) (L = N - K + 1):
   // circular wrap-around spoils the first K - 1 samples of its result, the

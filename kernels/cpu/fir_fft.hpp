@@ -13,7 +13,7 @@
 //
 // Strategy: blocks of N samples (N = fft_size(); by default the smallest power
 // of two >= 6K) yield L = N - K + 1 outputs each: forward real FFT of
-// x[b*L, b*L + N) (read in place; the last block is copied and zero-padded),
+// x[b*L, b*L + N) (the last block copied and zero-padded),
 // multiply by the taps' spectrum (computed once, with the 1/N of the inverse
 // folded in), inverse real FFT, keep the last L samples. The engine transforms
 // several blocks per call (one per SIMD lane with pocketfft), so blocks go in
@@ -92,7 +92,7 @@ class FirFft {
  private:
   struct Level {
     int nfft = 0;
-    std::vector<float> spectrum;  // nfft/2 + 1 complex values (re, im), scaled by 1/nfft
+    std::vector<float> spectrum;  // the taps' spectrum, scaled by 1/nfft, in the engine's order
   };
   [[nodiscard]] const Level* level_for(std::int64_t n) const noexcept;
 

@@ -77,15 +77,16 @@ class CpuBackend final : public Backend {
     pool_ = std::make_unique<ThreadPool>(threads);
     stage_ns_.assign(plan.stages.size(), 0);
     fft_ = make_fft_stages(plan);
-    // Chunks run as pieces of a fixed size, not taken from the thread count,
-    // so the output and the statistics' sums are the same whatever the
-    // machine. With direct stages only, pieces change no bit of the audio.
+    // Chunks run as pieces of a fixed size, taken from neither the thread
+    // count nor the CPU, so for given methods the output and the statistics'
+    // sums are the same on every machine. With direct stages only, pieces
+    // change no bit of the audio.
     // An FFT stage's blocks follow the pieces (results move within 1e-6, as
     // with another chunk size), so its pieces hold at least one full group of
     // the engine's blocks.
     piece_frames_ = kPieceFrames;
     for (const auto& f : fft_)
-      if (f) piece_frames_ = std::max<std::int64_t>(piece_frames_, kernels::cpu::fft::lanes() * f->block_outputs());
+      if (f) piece_frames_ = std::max<std::int64_t>(piece_frames_, kernels::cpu::fft::group() * f->block_outputs());
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,
                                               std::max<std::int64_t>(1, plan.chunk_length(0)));
   }
@@ -154,8 +155,8 @@ class CpuBackend final : public Backend {
       if (fft_[j])
         d += "; fir '" + plan_->stages[j].name + "': " +
              (kernels::cpu::FirFft::available()
-                  ? "fft overlap-save (" + std::string(kernels::cpu::FirFft::library()) + "), " + std::to_string(fft_[j]->taps()) + " taps, blocks of " +
-                        std::to_string(fft_[j]->fft_size())
+                  ? "fft overlap-save, " + std::to_string(fft_[j]->taps()) + " taps, blocks of " +
+                        std::to_string(fft_[j]->fft_size()) + ", " + kernels::cpu::FirFft::library()
                   : std::string("fft asked, built without a CPU FFT library: float64 direct sum"));
     return d;
   }

@@ -62,12 +62,22 @@ void AtomicFile::commit() {
   // ext4 write the new file's data out first (auto_da_alloc: 60-90 ms for a
   // 115 MB output on the development machine, longer than writing it); the
   // exchange does not, and a reader still sees the old or the new complete
-  // file, never a part. Nothing to replace, or no exchange on this file
-  // system: a plain rename.
-  if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
-    committed_ = true;
-    ::unlink(temp_.c_str());
-    return;
+  // file, never a part. Only a file or a link is swapped (a folder that
+  // appeared at the path meanwhile must make the rename fail, as it would).
+  // Nothing to replace, no exchange on this file system, or the old file
+  // cannot be deleted (it is swapped back first): a plain rename.
+  struct stat st {};
+  if (::lstat(path_.c_str(), &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) &&
+      ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
+    if (::unlink(temp_.c_str()) == 0) {
+      committed_ = true;
+      return;
+    }
+    if (::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) != 0) {
+      committed_ = true;  // the new file is in place; the old one stays under the temporary name
+      throw io_error(path_ + ": replaced, but the old file could not be deleted from '" + temp_ +
+                     "': " + std::strerror(errno));
+    }
   }
 #endif
   if (std::rename(temp_.c_str(), path_.c_str()) != 0)

@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/error.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "test_support.hpp"
 
@@ -52,6 +53,31 @@ TEST(AtomicFile, ReplacesAnExistingFileAndDeletesTheOldOne) {
   EXPECT_EQ(slurp(link), "old contents, longer than the new");
   EXPECT_EQ(std::filesystem::hard_link_count(link), 1u) << "the old file's other name is gone";
   EXPECT_EQ(entries(dir.path()), 2u) << "out.txt and old-link.txt only";
+}
+
+TEST(AtomicFile, AFolderThatAppearedAtThePathIsNotSwappedAway) {
+  test::TempDir dir;
+  const std::string path = dir.file("out.wav");
+  AtomicFile f(path);
+  write_all(f, "audio");
+  std::filesystem::create_directories(dir.path() / "out.wav" / "inner");
+  { std::ofstream((dir.path() / "out.wav" / "inner" / "keep.txt").string()) << "mine"; }
+  EXPECT_THROW(f.commit(), Error);
+  EXPECT_EQ(slurp((dir.path() / "out.wav" / "inner" / "keep.txt").string()), "mine");
+}
+
+TEST(AtomicFile, ALinkAtThePathIsReplacedAndItsTargetKept) {
+  test::TempDir dir;
+  const std::string target = dir.file("elsewhere.txt"), path = dir.file("out.txt");
+  { std::ofstream(target) << "not mine to change"; }
+  std::filesystem::create_symlink(target, path);
+  AtomicFile f(path);
+  write_all(f, "new");
+  f.commit();
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+  EXPECT_EQ(slurp(path), "new");
+  EXPECT_EQ(slurp(target), "not mine to change");
+  EXPECT_EQ(entries(dir.path()), 2u);
 }
 
 TEST(AtomicFile, NotCommittedLeavesTheTargetAsItWas) {
