@@ -6,12 +6,14 @@
 //                           direct is cheaper, so the crossover shows)
 //   BM_FirFftSize/K/N       FFT kernel with the block size forced to N (size sweep)
 //   BM_FirShort/K/n/method  one call of n outputs (method 0 direct, 1 FFT): short chunks
+//   BM_FftEngine/N/count    one engine call of `count` blocks of N points (pass widths)
 // Results and the rule derived from them: bench/RESULTS-cpu-crossover.md.
 #include <benchmark/benchmark.h>
 
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/fft_engine.hpp"
 #include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fir_fft.hpp"
 
@@ -112,6 +114,38 @@ void BM_FirShort(benchmark::State& state) {
 }
 BENCHMARK(BM_FirShort)
     ->ArgsProduct({{511, 1023, 4095}, {1024, 4096, 16384}, {0, 1}})
+    ->Unit(benchmark::kMicrosecond);
+
+// One call of the FFT engine with `count` blocks: what a partly filled call
+// costs against a full one (the weights of fft::call_cost_ns).
+void BM_FftEngine(benchmark::State& state) {
+  const int nfft = static_cast<int>(state.range(0));
+  const int count = static_cast<int>(state.range(1));
+  const int k = nfft / 8 + 1;
+  auto e = sigstream::kernels::cpu::fft::make(nfft);
+  if (!e) {
+    state.SkipWithError("no FFT library in this build");
+    return;
+  }
+  Data d(k, static_cast<std::int64_t>(count) * nfft);
+  std::vector<float> padded(static_cast<std::size_t>(nfft), 0.0f);
+  std::copy(d.h.begin(), d.h.end(), padded.begin());
+  const std::vector<float> spec = e->spectrum(padded.data(), 1.0f / static_cast<float>(nfft));
+  std::vector<const float*> in;
+  std::vector<float*> out;
+  for (int b = 0; b < count; ++b) {
+    in.push_back(d.x.data() + static_cast<std::ptrdiff_t>(b) * nfft);
+    out.push_back(d.y.data() + static_cast<std::ptrdiff_t>(b) * (nfft - k + 1));
+  }
+  for (auto _ : state) {
+    e->convolve(in.data(), count, spec.data(), k - 1, nfft - k + 1, out.data());
+    benchmark::DoNotOptimize(d.y.data());
+  }
+  state.counters["us/block"] = benchmark::Counter(count * 1e-6, benchmark::Counter::kIsIterationInvariantRate |
+                                                                    benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_FftEngine)
+    ->ArgsProduct({{2048, 32768}, {1, 2, 4, 5, 8}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "kernels/cpu/fft_engine.hpp"
 
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <new>
@@ -105,6 +106,11 @@ class FftwEngine final : public BlockFft {
 #endif
 
 // The AVX2 engine where this CPU has AVX2 and this build has the engine.
+// What a pass of 8, 4 and 1 lanes costs, in blocks of a full 8-lane pass.
+[[maybe_unused]] constexpr double kPass8 = 8.0;
+[[maybe_unused]] constexpr double kPass4 = 5.0;
+[[maybe_unused]] constexpr double kPass1 = 2.4;
+
 [[maybe_unused]] bool use_avx2() noexcept {
   static const bool yes = [] {
     try {
@@ -183,6 +189,31 @@ double ns_per_point_log() noexcept {
   return 0.25;
 #else
   return 1.0;
+#endif
+}
+
+double call_cost_ns(int nfft, int count) noexcept {
+  const double block = ns_per_point_log() * nfft * std::log2(static_cast<double>(nfft));
+#if SIGSTREAM_HAVE_POCKETFFT && !SIGSTREAM_HAVE_FFTW
+  // PocketEngine::convolve's passes (8 lanes while more than 4 blocks are
+  // left, then 4, then 1), each priced in blocks of a full 8-lane pass as
+  // bench_cpu_fir BM_FftEngine measured them (bench/RESULTS-cpu-crossover.md).
+  double units = 0.0;
+  for (int left = count; left > 0;) {
+    if (left > 4) {
+      units += kPass8;
+      left -= 8;
+    } else if (left > 1) {
+      units += kPass4;
+      left -= 4;
+    } else {
+      units += kPass1;
+      left -= 1;
+    }
+  }
+  return units * block;
+#else
+  return count * block;
 #endif
 }
 

@@ -27,7 +27,7 @@ class BlockFft {
   // in the order convolve() expects.
   [[nodiscard]] virtual std::vector<float> spectrum(const float* padded, float scale) = 0;
 
-  // For b < count (1 <= count <= group(); a call costs the same for any count): the circular convolution of the N
+  // For b < count (1 <= count <= group(); call_cost_ns says what it costs): the circular convolution of the N
   // samples at in[b] with the filter whose spectrum() is `spectrum`; its
   // samples [from, from + keep) go to out[b].
   virtual void convolve(const float* const* in, int count, const float* spectrum, int from, int keep,
@@ -46,6 +46,10 @@ class BlockFft {
 [[nodiscard]] int group() noexcept;
 [[nodiscard]] int max_size() noexcept;
 [[nodiscard]] double ns_per_point_log() noexcept;
+// The cost of one convolve() call of `count` blocks of nfft points (count <=
+// group()): a full call is count x ns_per_point_log() x N log2 N; shorter
+// ones run narrower passes and cost less per call, more per block.
+[[nodiscard]] double call_cost_ns(int nfft, int count) noexcept;
 
 // The pocketfft engines (fft_pocketfft_*.cpp; nullptr in builds without
 // pocketfft): the AVX2 one exists only on x86-64 (nullptr elsewhere) and make()

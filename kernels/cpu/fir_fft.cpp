@@ -26,10 +26,6 @@ constexpr double kDirect64NsPerFma = 0.05;
 constexpr double kDirect64TailNsPerFma = 1.4;
 constexpr std::int64_t kMinFftSize = 512;  // below this the per-call overhead dominates
 
-double pair_cost_ns(int nfft) {
-  return fft::ns_per_point_log() * nfft * std::log2(static_cast<double>(nfft));
-}
-
 // The float64 direct sum that short pieces fall back to.
 double short_cost_ns(int taps, std::int64_t n) {
   const std::int64_t tail = n % 8;
@@ -52,11 +48,11 @@ std::pair<int, double> cheapest(std::span<const int> sizes, int taps, std::int64
   double best_cost = 0.0;
   for (int nfft : sizes) {
     const std::int64_t per_block = nfft - taps + 1;
-    // A call transforms a whole number of lane groups, full or not.
-    const std::int64_t lanes = fft::group();
+    // Full calls of group() blocks, and one call for the rest.
+    const std::int64_t group = fft::group();
     const std::int64_t blocks = (n + per_block - 1) / per_block;
-    const std::int64_t paid = (blocks + lanes - 1) / lanes * lanes;
-    const double cost = static_cast<double>(paid) * pair_cost_ns(nfft);
+    const double cost = static_cast<double>(blocks / group) * fft::call_cost_ns(nfft, static_cast<int>(group)) +
+                        (blocks % group > 0 ? fft::call_cost_ns(nfft, static_cast<int>(blocks % group)) : 0.0);
     if (best == 0 || cost < best_cost) {
       best = nfft;
       best_cost = cost;
