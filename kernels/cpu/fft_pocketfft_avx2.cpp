@@ -9,24 +9,13 @@
 // GCC only: clang ignores the target pragma (it would build SSE code and call
 // it AVX2), so a clang build uses the baseline engine.
 #if SIGSTREAM_HAVE_POCKETFFT && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <complex>
-#include <cstddef>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <mutex>
-#include <new>
-#include <stdexcept>
-#include <vector>
-
-#define POCKETFFT_NO_MULTITHREADING
+#include "kernels/cpu/fft_pocketfft_prelude.hpp"
 #pragma GCC push_options
 #pragma GCC target("avx2")
 namespace {
+#define aligned_alloc sigstream::kernels::cpu::fft::pocketfft_aligned_alloc
 #include SIGSTREAM_POCKETFFT_HEADER
+#undef aligned_alloc
 #include "kernels/cpu/fft_pocketfft.inc"
 }  // namespace
 #pragma GCC pop_options

@@ -3,24 +3,11 @@
 #include "kernels/cpu/fft_engine.hpp"
 
 #if SIGSTREAM_HAVE_POCKETFFT
-// Everything pocketfft includes, first: its own #includes then find them done
-// and its code goes into the anonymous namespace below.
-#include <algorithm>
-#include <array>
-#include <cmath>
-#include <complex>
-#include <cstddef>
-#include <cstdlib>
-#include <cstring>
-#include <memory>
-#include <mutex>
-#include <new>
-#include <stdexcept>
-#include <vector>
-
-#define POCKETFFT_NO_MULTITHREADING
+#include "kernels/cpu/fft_pocketfft_prelude.hpp"
 namespace {
+#define aligned_alloc sigstream::kernels::cpu::fft::pocketfft_aligned_alloc
 #include SIGSTREAM_POCKETFFT_HEADER
+#undef aligned_alloc
 #include "kernels/cpu/fft_pocketfft.inc"
 constexpr int kBaselineLanes = 4;
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 #include "core/error.hpp"
 #include "pipeline/io/source.hpp"
@@ -67,8 +68,8 @@ class AudioFileSource final : public Source {
  public:
   explicit AudioFileSource(std::string path) : path_(std::move(path)) {
     SF_INFO sfinfo{};
-    file_ = sf_open(path_.c_str(), SFM_READ, &sfinfo);
-    if (file_ == nullptr) {
+    file_.reset(sf_open(path_.c_str(), SFM_READ, &sfinfo));
+    if (!file_) {
       // libsndfile words system errors as "System error : ..."; say plainly
       // what is wrong when it is the file system, else pass its reason on.
       std::error_code ec;
@@ -92,9 +93,6 @@ class AudioFileSource final : public Source {
       throw io_error(path_ + ": bad header (channels " + std::to_string(info_.channels) +
                      ", rate " + std::to_string(sfinfo.samplerate) + ")");
   }
-  ~AudioFileSource() override {
-    if (file_ != nullptr) sf_close(file_);
-  }
   AudioFileSource(const AudioFileSource&) = delete;
   AudioFileSource& operator=(const AudioFileSource&) = delete;
 
@@ -107,7 +105,7 @@ class AudioFileSource final : public Source {
   // A cut-off file is damage the user should hear about, not a shorter signal.
   void check_not_truncated() {
     std::string log(8192, '\0');
-    sf_command(file_, SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size()));
+    sf_command(file_.get(), SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size()));
     std::size_t pos = 0;
     while (pos < log.size() && log[pos] != '\0') {
       const std::size_t end = log.find('\n', pos);
@@ -129,16 +127,16 @@ class AudioFileSource final : public Source {
       case SampleType::i16:
         if (raw_pcm16_) {
           const sf_count_t frame_bytes = 2 * static_cast<sf_count_t>(block.channels);
-          got = sf_read_raw(file_, block.as<short>() + offset, n * frame_bytes) / frame_bytes;
+          got = sf_read_raw(file_.get(), block.as<short>() + offset, n * frame_bytes) / frame_bytes;
         } else {
-          got = sf_readf_short(file_, block.as<short>() + offset, n);
+          got = sf_readf_short(file_.get(), block.as<short>() + offset, n);
         }
         break;
-      case SampleType::i32: got = sf_readf_int(file_, block.as<int>() + offset, n); break;
-      case SampleType::f32: got = sf_readf_float(file_, block.as<float>() + offset, n); break;
+      case SampleType::i32: got = sf_readf_int(file_.get(), block.as<int>() + offset, n); break;
+      case SampleType::f32: got = sf_readf_float(file_.get(), block.as<float>() + offset, n); break;
     }
     if (got != n) {
-      const std::string why = sf_error(file_) != 0 ? sf_strerror(file_) : "unexpected end of data";
+      const std::string why = sf_error(file_.get()) != 0 ? sf_strerror(file_.get()) : "unexpected end of data";
       throw io_error(path_ + ": truncated or unreadable at frame " + std::to_string(position_ + got) +
                      " of " + std::to_string(info_.frames) + " (" + why + ")");
     }
@@ -147,7 +145,12 @@ class AudioFileSource final : public Source {
 
  private:
   std::string path_;
-  SNDFILE* file_ = nullptr;
+  // Owned from sf_open on: a constructor that throws (a truncated file, a bad
+  // header) closes it too.
+  struct SfClose {
+    void operator()(SNDFILE* f) const noexcept { sf_close(f); }
+  };
+  std::unique_ptr<SNDFILE, SfClose> file_;
   int format_ = 0;
   SourceInfo info_;
   std::int64_t position_ = 0;
