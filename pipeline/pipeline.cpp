@@ -327,8 +327,10 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     }
     done.close();
   } catch (const Error& e) {
-    // Backend errors name the stage and chunk; add the file they came from.
-    fail(std::make_exception_ptr(Error(e.kind(), report.input_path + ": " + e.what())));
+    // Backend errors name the stage and chunk; add the file they came from
+    // (an interruption is the user's doing, not the file's).
+    fail(e.kind() == ErrorKind::interrupted ? std::current_exception()
+                                            : std::make_exception_ptr(Error(e.kind(), report.input_path + ": " + e.what())));
   } catch (...) {
     fail(std::current_exception());
   }

@@ -8,6 +8,7 @@
 #include <future>
 #include <mutex>
 
+#include "core/cleanup.hpp"
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "kernels/cpu/fft_engine.hpp"
@@ -213,6 +214,10 @@ class CpuBackend final : public Backend {
   // block), so every output sample is computed as in any other chunking.
   std::int64_t compute(const ChunkJob& job, std::int64_t first, std::int64_t frames, ChunkResult& r,
                        std::vector<std::vector<ChannelMetrics>>& metrics) {
+    // After SIGINT/SIGTERM the queued work is dropped, not computed: the
+    // run stops within a piece's time instead of finishing every chunk in
+    // flight (over a second at 4095 taps direct on 2 cores).
+    throw_if_interrupted();
     const Plan& plan = *plan_;
     const int ch = plan.channels;
     const std::int64_t start = job.start + first;
