@@ -105,12 +105,12 @@ class FftwEngine final : public BlockFft {
 
 #endif
 
-// The AVX2 engine where this CPU has AVX2 and this build has the engine.
 // What a pass of 8, 4 and 1 lanes costs, in blocks of a full 8-lane pass.
 [[maybe_unused]] constexpr double kPass8 = 8.0;
 [[maybe_unused]] constexpr double kPass4 = 5.0;
 [[maybe_unused]] constexpr double kPass1 = 2.4;
 
+// The AVX2 engine where this CPU has AVX2 and this build has the engine.
 [[maybe_unused]] bool use_avx2() noexcept {
   static const bool yes = [] {
     try {
@@ -181,7 +181,7 @@ int max_size() noexcept {
 
 double ns_per_point_log() noexcept {
 #if SIGSTREAM_HAVE_FFTW
-  return 0.28;  // FFTW_ESTIMATE plans, AVX2: a 32768-point pair ~130 us (Xeon, 2026-11-23)
+  return 0.28;  // FFTW_ESTIMATE plans, AVX2: a 32768-point pair ~130 us (development machine, 2026-11-23)
 #elif SIGSTREAM_HAVE_POCKETFFT
   // AVX2 x8: 0.22-0.27 for N = 1024 .. 65536 (EPYC, 2026-11-23). The x4
   // engine runs ~1.23x slower; the same constant serves it so that both
