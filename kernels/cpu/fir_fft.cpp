@@ -18,10 +18,9 @@ namespace {
 
 // Cost model, measured on the development machine (one thread;
 // bench/RESULTS-cpu-crossover.md): the direct kernel as fir_direct_ns_per_fma()
-// says; the float64 direct kernel (with the conversion of its input) ~0.05 ns per tap in
-// its vector blocks and ~1.4 ns in its scalar tail (the last n mod 8). A
-// block's forward + inverse transform and product cost
-// fft::ns_per_point_log() * N * log2(N) when a call fills the engine's lanes.
+// says; the float64 direct kernel (with the conversion of its input) ~0.05 ns
+// per tap in its vector blocks and ~1.4 ns in its scalar tail (the last n
+// mod 8); the FFT engine's calls as fft::call_cost_ns prices them.
 constexpr double kDirect64NsPerFma = 0.05;
 constexpr double kDirect64TailNsPerFma = 1.4;
 constexpr std::int64_t kMinFftSize = 512;  // below this the per-call overhead dominates
@@ -168,32 +167,32 @@ void FirFft::apply(const float* x, std::int64_t n, float* y, Scratch& scratch) c
   const int nfft = level->nfft;
   const std::int64_t per_block = nfft - k + 1;
   fft::BlockFft& e = s.engine(nfft);
-  const int lanes = e.group();
+  const int group = e.group();
   const float* h = level->spectrum.data();
   // Block b reads x[b L, b L + N) and gives y[b L, b L + L) (L = N - K + 1):
   // circular wrap-around spoils the first K - 1 samples of its result, the
   // rest are the sums.
-  std::vector<const float*> in(static_cast<std::size_t>(lanes));
-  std::vector<float*> out(static_cast<std::size_t>(lanes));
+  std::vector<const float*> in(static_cast<std::size_t>(group));
+  std::vector<float*> out(static_cast<std::size_t>(group));
   const std::int64_t whole = n / per_block;
-  const std::int64_t groups = whole / lanes;
+  const std::int64_t groups = whole / group;
   for (std::int64_t g = 0; g < groups; ++g) {
-    for (int j = 0; j < lanes; ++j) {
-      const std::int64_t i0 = (g * lanes + j) * per_block;
+    for (int j = 0; j < group; ++j) {
+      const std::int64_t i0 = (g * group + j) * per_block;
       in[j] = x + i0;
       out[j] = y + i0;
     }
-    e.convolve(in.data(), lanes, h, k - 1, static_cast<int>(per_block), out.data());
+    e.convolve(in.data(), group, h, k - 1, static_cast<int>(per_block), out.data());
   }
-  const std::int64_t done = groups * lanes * per_block;
+  const std::int64_t done = groups * group * per_block;
   if (groups > 0) {
     // The rest is a call of its own: it may be cheaper with smaller blocks,
     // or the direct sum.
     if (done < n) apply(x + done, n - done, y + done, scratch);
     return;
   }
-  // Fewer blocks than lanes: one call, the last block zero-padded to N and
-  // its outputs kept aside.
+  // Fewer blocks than a call takes: one call, the last block zero-padded to
+  // N and its outputs kept aside.
   const std::int64_t blocks = (n + per_block - 1) / per_block;
   const std::int64_t m = n - (blocks - 1) * per_block;  // outputs of the last block
   s.pad.assign(static_cast<std::size_t>(nfft), 0.0f);
