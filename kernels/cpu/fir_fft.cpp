@@ -65,6 +65,8 @@ std::pair<int, double> cheapest(std::span<const int> sizes, int taps, std::int64
 struct FirFft::Scratch::Impl {
   std::vector<double> xd, yd;     // the float64 sum for short pieces
   std::vector<float> pad, last;   // a zero-padded last block, its outputs
+  std::vector<const float*> in;   // one engine call's blocks
+  std::vector<float*> out;
   std::vector<std::unique_ptr<fft::BlockFft>> engines;  // one per block size used
 
   fft::BlockFft& engine(int nfft) {
@@ -172,8 +174,10 @@ void FirFft::apply(const float* x, std::int64_t n, float* y, Scratch& scratch) c
   // Block b reads x[b L, b L + N) and gives y[b L, b L + L) (L = N - K + 1):
   // circular wrap-around spoils the first K - 1 samples of its result, the
   // rest are the sums.
-  std::vector<const float*> in(static_cast<std::size_t>(group));
-  std::vector<float*> out(static_cast<std::size_t>(group));
+  std::vector<const float*>& in = s.in;
+  std::vector<float*>& out = s.out;
+  in.resize(static_cast<std::size_t>(group));
+  out.resize(static_cast<std::size_t>(group));
   const std::int64_t whole = n / per_block;
   const std::int64_t groups = whole / group;
   for (std::int64_t g = 0; g < groups; ++g) {

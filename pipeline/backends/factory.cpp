@@ -1,4 +1,5 @@
 // Backend selection: the one place that knows whether CUDA was built.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -63,30 +64,29 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
 
 namespace {
 
-// Whether every stage gives the same bits on the CPU and CUDA backends: only
-// the direct FIR method is bit-identical across them (FFT libraries differ).
-bool same_bits_on_cpu_and_cuda(const Plan& plan) {
-  for (const char* b : {"cpu", "cuda"}) {
-    Plan p = plan;
-    resolve_methods(p, b);
-    for (const PlannedStage& st : p.stages)
-      if (st.type == StageType::fir && st.method != FirMethod::direct) return false;
-  }
-  return true;
+// Whether every fir stage of a resolved plan runs direct: the only FIR
+// method that is bit-identical on the CPU and CUDA (FFT libraries differ).
+bool all_direct(const Plan& plan) {
+  return std::none_of(plan.stages.begin(), plan.stages.end(), [](const PlannedStage& st) {
+    return st.type == StageType::fir && st.method != FirMethod::direct;
+  });
 }
 
 }  // namespace
 
 std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& plan,
                                         const std::function<void(const std::string&)>& log) {
-  // Without the NVIDIA driver's device node there is nothing to wait for:
-  // make_backend() finds no device at once and says so.
-  if (config.execution.backend != BackendKind::automatic || !cuda_built() ||
-      !std::filesystem::exists("/dev/nvidiactl")) {
+  // The backend asked for (or auto's plain choice), with its own methods.
+  auto as_asked = [&] {
     std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
     resolve_methods(plan, backend->name());
     return backend;
-  }
+  };
+  // Without the NVIDIA driver's device node there is nothing to wait for:
+  // make_backend() finds no device at once and says so.
+  if (config.execution.backend != BackendKind::automatic || !cuda_built() ||
+      !std::filesystem::exists("/dev/nvidiactl"))
+    return as_asked();
   // A job the CPU finishes before CUDA could start runs there, with the CPU's methods.
   Plan on_cpu = plan;
   resolve_methods(on_cpu, "cpu");
@@ -103,12 +103,11 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
     plan = std::move(on_cpu);
     return make_cpu_backend();
   }
-  if (!same_bits_on_cpu_and_cuda(plan)) {
-    std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
-    resolve_methods(plan, backend->name());
-    return backend;
-  }
-  resolve_methods(plan, "cuda");  // the same methods as on the CPU here
+  // CPU and GPU together only where both give the same bits.
+  Plan on_cuda = plan;
+  resolve_methods(on_cuda, "cuda");
+  if (!all_direct(on_cpu) || !all_direct(on_cuda)) return as_asked();
+  plan = std::move(on_cuda);
   // The CPU works while the GPU starts (see make_hybrid_backend).
   return make_hybrid_backend(
       make_cpu_backend(), [] { return static_cast<int>(list_devices().size()); },
