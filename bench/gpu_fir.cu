@@ -400,10 +400,7 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
         take();
         --in_flight;
       }
-      ChunkJob job;
-      job.index = c;
-      job.start = plan.chunk_start(c);
-      job.frames = plan.chunk_length(c);
+      ChunkJob job = chunk_job(plan, c);
       job.input = blocks[static_cast<std::size_t>(c)];
       backend->submit(std::move(job));
       ++in_flight;

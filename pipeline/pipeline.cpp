@@ -73,10 +73,7 @@ class ChunkReader {
       : source_(source), plan_(plan), pool_(std::move(pool)) {}
 
   ChunkJob next(std::int64_t c) {
-    ChunkJob job;
-    job.index = c;
-    job.start = plan_.chunk_start(c);
-    job.frames = plan_.chunk_length(c);
+    ChunkJob job = chunk_job(plan_, c);
     const std::int64_t lo = job.start - plan_.back;
     const std::int64_t hi = job.start + job.frames + plan_.ahead;
     HostBlock block = pool_->acquire();

@@ -22,6 +22,15 @@ struct ChunkJob {
   HostBlock input;          // source frames [start - back, start + frames + ahead), interleaved
 };
 
+// Chunk c's index, first output frame and frames (its input block still to fill).
+inline ChunkJob chunk_job(const Plan& plan, std::int64_t c) {
+  ChunkJob job;
+  job.index = c;
+  job.start = plan.chunk_start(c);
+  job.frames = plan.chunk_length(c);
+  return job;
+}
+
 struct ChunkResult {
   std::int64_t index = 0;
   std::int64_t start = 0;

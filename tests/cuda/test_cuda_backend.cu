@@ -411,10 +411,7 @@ TEST(CudaBackend, BadJobsAndMisuseAreErrors) {
   o.streams = 2;
   b->prepare(plan, o);
   EXPECT_THROW(static_cast<void>(b->retire()), Error);
-  ChunkJob job;
-  job.index = 0;
-  job.start = 0;
-  job.frames = plan.chunk_length(0);
+  ChunkJob job = chunk_job(plan, 0);
   job.input = b->make_block(plan.input_type, plan.channels, plan.chunk_frames + plan.back);
   job.input.frames = job.frames;  // the halo is missing
   try {

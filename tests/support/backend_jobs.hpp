@@ -17,10 +17,7 @@ inline ChunkJob make_chunk_job(Backend& backend, const Plan& plan, const HostBlo
                                std::int64_t c) {
   const std::size_t frame_bytes =
       static_cast<std::size_t>(plan.channels) * sample_bytes(plan.input_type);
-  ChunkJob job;
-  job.index = c;
-  job.start = plan.chunk_start(c);
-  job.frames = plan.chunk_length(c);
+  ChunkJob job = chunk_job(plan, c);
   const std::int64_t lo = job.start - plan.back;
   const std::int64_t hi = job.start + job.frames + plan.ahead;
   HostBlock block = backend.make_block(plan.input_type, plan.channels,
