@@ -2,8 +2,11 @@
 // errors to exit codes (0 ok, 1 processing failure, 2 usage/config error).
 #include <CLI/CLI.hpp>
 
+#include <charconv>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
@@ -124,6 +127,73 @@ DesignSpec design_from(const FilterFlags& f) {
   return d;
 }
 
+// Shortest text that reads back as the same double (for --set values).
+std::string format_double(double v) {
+  char buf[64];
+  const auto res = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, res.ptr);
+}
+
+RawEncoding parse_raw_encoding(const std::string& text) {
+  if (auto e = raw_encoding_named(text)) return *e;
+  throw config_error("--encoding: '" + text +
+                     "' is not a raw encoding (expected s8 u8 s16le s16be s24le s24be s32le s32be f32le "
+                     "f32be f64le f64be)");
+}
+
+SinkType parse_sink_type(const std::string& text) {
+  if (auto t = sink_type_named(text)) return *t;
+  throw config_error("--type: '" + text + "' is not an output container (expected wav, raw, au, flac or caf)");
+}
+
+// Headerless PCM input (SPEC §6): --input-type raw with its description.
+struct RawFlags {
+  std::string input_type;
+  double rate = 0.0;
+  int channels = 0;
+  std::string encoding;
+};
+
+void add_raw_flags(CLI::App* cmd, RawFlags& f) {
+  cmd->add_option("--input-type", f.input_type, "raw: the input is headerless PCM (needs --rate, --channels, --encoding)")
+      ->check(CLI::IsMember({"raw"}));
+  cmd->add_option("--rate", f.rate, "Raw input: sample rate in Hz")->type_name("HZ");
+  cmd->add_option("--channels", f.channels, "Raw input: channels (interleaved)")->type_name("N");
+  cmd->add_option("--encoding", f.encoding,
+                  "Raw input: s8 u8 s16le s16be s24le s24be s32le s32be f32le f32be f64le f64be")
+      ->type_name("E");
+}
+
+std::optional<RawSpec> raw_spec(CLI::App* cmd, const RawFlags& f) {
+  const bool described = cmd->count("--rate") + cmd->count("--channels") + cmd->count("--encoding") > 0;
+  if (f.input_type.empty()) {
+    if (described)
+      throw config_error("--rate, --channels and --encoding describe a raw input: add --input-type raw");
+    return std::nullopt;
+  }
+  std::string missing;
+  for (const char* flag : {"--rate", "--channels", "--encoding"})
+    if (cmd->count(flag) == 0) missing += std::string(missing.empty() ? "" : ", ") + flag;
+  if (!missing.empty())
+    throw config_error("--input-type raw: the stream has no header, so it needs " + missing +
+                       " (e.g. --rate 48000 --channels 2 --encoding s16le)");
+  if (!(f.rate > 0) || f.rate != std::floor(f.rate) || f.rate > 2147483647.0)
+    throw config_error("--rate: " + format_double(f.rate) + " is not a sample rate (expected a whole number of Hz > 0)");
+  if (f.channels < 1 || f.channels > 1024)
+    throw config_error("--channels: " + std::to_string(f.channels) + " is out of range (expected 1 to 1024)");
+  RawSpec r;
+  r.sample_rate = f.rate;
+  r.channels = f.channels;
+  r.encoding = parse_raw_encoding(f.encoding);
+  return r;
+}
+
+void add_latency_flag(CLI::App* cmd, double& latency) {
+  cmd->add_option("--latency", latency, "Live mode: bound on the added latency in ms (execution.latency_ms)")
+      ->type_name("MS")
+      ->check(CLI::Range(0.001, 10000.0));
+}
+
 RunOptions run_options(const CommonFlags& f) {
   RunOptions o;
   o.verify = f.verify;
@@ -181,13 +251,27 @@ int run_config(const std::string& path, std::vector<std::string> sets, const Com
   return finish(run_pipeline(config, run_options(f)), f);
 }
 
-int cmd_info(const std::string& path) {
-  auto src = open_audio_file(path);
+int cmd_info(const std::string& path, const std::optional<RawSpec>& raw) {
+  auto src = open_audio_file(path, raw);
   const SourceInfo& i = src->info();
+  std::int64_t frames = i.frames;
+  if (frames == kUnknownFrames) {
+    // A stream (or a header that does not say): count the frames to its end.
+    HostBlock block;
+    block.type = i.sample_type;
+    block.channels = i.channels;
+    block.capacity = 65536;
+    block.data = std::shared_ptr<std::byte>(
+        new std::byte[static_cast<std::size_t>(block.capacity * i.channels) * sample_bytes(i.sample_type)],
+        std::default_delete<std::byte[]>());
+    frames = 0;
+    for (std::int64_t got = 0; (got = src->read(block, 0, block.capacity)) > 0;) frames += got;
+    if (frames == 0) throw io_error(path + ": holds no audio frames (the stream is empty)");
+  }
   std::printf("file:        %s\nformat:      %s\nsample_rate: %g\nchannels:    %d\nframes:      %lld\n"
               "duration_s:  %.6f\n",
               path.c_str(), src->format_name().c_str(), i.sample_rate, i.channels,
-              static_cast<long long>(i.frames), static_cast<double>(i.frames) / i.sample_rate);
+              static_cast<long long>(frames), static_cast<double>(frames) / i.sample_rate);
   return 0;
 }
 
@@ -231,6 +315,9 @@ int main(int argc, char** argv) { leave(run_main(argc, argv)); }
 int run_main(int argc, char** argv) {
   trace("main");
   install_signal_handlers();
+  // A reader that closes our piped output makes write() fail with EPIPE,
+  // which the sink turns into a quiet stop, instead of killing us silently.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"sigstream: filter audio on the GPU (or CPU), checked against a float64 reference.\n"
                "With no command, runs the built-in demo (writes out/demo.wav, out/demo_stats.json and out/demo_chunks.csv)."};
   app.set_version_flag("--version", std::string("sigstream ") + kVersion + " (CPU FFT: " +
@@ -246,17 +333,27 @@ int run_main(int argc, char** argv) {
   run->add_option("CONFIG", config_path, "YAML config (SPEC §2)")->required();
   add_set_option(run, sets);
   add_common(run, common);
+  double run_latency = 0.0;
+  add_latency_flag(run, run_latency);
 
   std::string input, output, mode = "causal", method = "auto", format = "same";
   FilterFlags filter_flags;
-  auto* filter = app.add_subcommand("filter", "Filter one audio file");
-  filter->add_option("INPUT", input, "Input audio file")->required();
-  filter->add_option("OUTPUT", output, "Output audio file (container from the extension)")->required();
+  auto* filter = app.add_subcommand("filter", "Filter one audio file or stream");
+  filter->add_option("INPUT", input, "Input audio file; - = standard input (a stream)")->required();
+  filter->add_option("OUTPUT", output, "Output audio file (container from the extension); - = standard output (needs --type)")
+      ->required();
+  RawFlags raw_flags;
+  add_raw_flags(filter, raw_flags);
+  std::string sink_type;
+  filter->add_option("--type,-t", sink_type, "Output container: wav | raw | au | flac | caf (required for -)")
+      ->check(CLI::IsMember({"wav", "raw", "au", "flac", "caf"}));
   add_filter_flags(filter, filter_flags, true);
   filter->add_option("--mode", mode, "causal (like lfilter) | same (delay compensated) | full")
       ->check(CLI::IsMember({"causal", "same", "full"}))->capture_default_str();
   filter->add_option("--method", method, "auto | direct | fft")
       ->check(CLI::IsMember({"auto", "direct", "fft"}))->capture_default_str();
+  double filter_latency = 0.0;
+  add_latency_flag(filter, filter_latency);
   std::string gain_text;
   auto* gain_opt = filter->add_option("--gain-db", gain_text, "Gain after the filter, in dB")->type_name("DB");
   filter->add_option("--format", format, "same | pcm16 | pcm24 | pcm32 | float | double")
@@ -292,7 +389,9 @@ int run_main(int argc, char** argv) {
 
   std::string info_path;
   auto* info = app.add_subcommand("info", "Show an audio file's rate, channels, frames, duration, format");
-  info->add_option("FILE", info_path)->required();
+  info->add_option("FILE", info_path, "Audio file; - = standard input (read to its end)")->required();
+  RawFlags info_raw;
+  add_raw_flags(info, info_raw);
   auto* devices = app.add_subcommand("devices", "List CUDA devices");
 
   try {
@@ -310,12 +409,18 @@ int run_main(int argc, char** argv) {
 
   try {
     if (*run) {
+      if (run->count("--latency") > 0) sets.push_back("execution.latency_ms=" + format_double(run_latency));
       return run_config(config_path, sets, common);
     }
     if (*filter) {
       Config c;
       c.origin = "filter";
       c.source.file = input;
+      c.source.raw = raw_spec(filter, raw_flags);
+      if (!sink_type.empty()) c.sink.type = parse_sink_type(sink_type);
+      else if (output == "-")
+        throw config_error("OUTPUT '-' is standard output and needs its container: --type wav|raw|au|flac|caf");
+      if (filter->count("--latency") > 0) c.execution.latency_ms = filter_latency;
       StageSpec fir;
       fir.type = StageType::fir;
       fir.name = "fir0";
@@ -373,7 +478,7 @@ int run_main(int argc, char** argv) {
       return run_batch(config, bo).exit_code();
     }
     if (*design) return cmd_design(design_flags, rate);
-    if (*info) return cmd_info(info_path);
+    if (*info) return cmd_info(info_path, raw_spec(info, info_raw));
     if (*devices) return cmd_devices();
     // No command: the built-in demo, with a word on what it shows.
     std::cerr << "sigstream demo: 10 s of 50 Hz + 7 kHz tones (stereo, 16 kHz) through a 255-tap\n"
@@ -384,6 +489,8 @@ int run_main(int argc, char** argv) {
                    "  (sigstream run configs/demo.yaml --set stages.1.design.cutoff_hz=3000)\n";
     return rc;
   } catch (const Error& e) {
+    // A reader that closed our output pipe has all it wants: stop quietly.
+    if (e.kind() == ErrorKind::output_closed) return exit_code(e.kind());
     std::cerr << "sigstream: error: " << e.what() << "\n";
     return exit_code(e.kind());
   } catch (const std::exception& e) {

@@ -13,6 +13,7 @@ enum class ErrorKind {
   cuda,              // CUDA runtime or cuFFT failure, or no device: exit 1
   verification,      // --verify found an error beyond tolerance: exit 1
   interrupted,       // SIGINT/SIGTERM: exit 130
+  output_closed,     // the reader of a piped output went away: a quiet stop, exit 0
   internal,          // a bug: exit 1
 };
 
@@ -32,6 +33,8 @@ class Error : public std::runtime_error {
       return 2;
     case ErrorKind::interrupted:
       return 130;
+    case ErrorKind::output_closed:
+      return 0;
     default:
       return 1;
   }

@@ -500,33 +500,6 @@ class BatchDisplay {
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
 
-// Temporary files (AtomicFile: ".NAME.sigstream-XXXXXX" next to NAME) that a
-// killed batch (SIGKILL, power loss) left beside the outputs about to be
-// written. Returns how many were removed.
-int remove_stale_temps(const std::vector<std::string>& targets) {
-  std::map<fs::path, std::set<std::string>> by_dir;
-  for (const std::string& t : targets) {
-    if (t.empty()) continue;
-    const fs::path p(t);
-    by_dir[p.has_parent_path() ? p.parent_path() : fs::path(".")].insert(p.filename().string());
-  }
-  const std::string tag = ".sigstream-";
-  int removed = 0;
-  for (const auto& [dir, names] : by_dir) {
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string n = it->path().filename().string();
-      const auto pos = n.rfind(tag);
-      if (n.size() < 2 || n[0] != '.' || pos == std::string::npos || n.size() != pos + tag.size() + 6)
-        continue;
-      if (names.count(n.substr(1, pos - 1)) == 0) continue;
-      std::error_code rm;
-      if (fs::remove(it->path(), rm)) ++removed;
-    }
-  }
-  return removed;
-}
-
 std::string summary_csv_path(const std::string& json_path) {
   fs::path p(json_path);
   p.replace_extension(".csv");

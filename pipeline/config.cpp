@@ -150,6 +150,18 @@ struct EnumValues<BackendKind> {
   static constexpr std::array values{BackendKind::automatic, BackendKind::cpu, BackendKind::cuda};
 };
 template <>
+struct EnumValues<RawEncoding> {
+  static constexpr std::array values{RawEncoding::s8,    RawEncoding::u8,    RawEncoding::s16le,
+                                     RawEncoding::s16be, RawEncoding::s24le, RawEncoding::s24be,
+                                     RawEncoding::s32le, RawEncoding::s32be, RawEncoding::f32le,
+                                     RawEncoding::f32be, RawEncoding::f64le, RawEncoding::f64be};
+};
+template <>
+struct EnumValues<SinkType> {
+  static constexpr std::array values{SinkType::wav, SinkType::raw, SinkType::au, SinkType::flac,
+                                     SinkType::caf};
+};
+template <>
 struct EnumValues<NoiseKind> {
   static constexpr std::array values{NoiseKind::gaussian, NoiseKind::uniform};
 };
@@ -257,9 +269,17 @@ constexpr Key kRootKeys[] = {
 };
 
 constexpr Key kSourceKeys[] = {
-    Key("file", Type::string, "Input audio file (any format libsndfile reads).")
+    Key("file", Type::string,
+        "Input audio file (any format libsndfile reads); '-' = standard input, read as a stream.")
         .spelled("a file path"),
     Key("synth", Type::section, "A synthetic multi-tone signal."),
+    Key("raw", Type::section, "With file: headerless PCM (needed for .raw/.pcm files and raw streams)."),
+};
+
+constexpr Key kRawKeys[] = {
+    Key("sample_rate", Type::number, "Sample rate in Hz (a whole number).").above(0).at_most(kMaxInt).required(),
+    Key("channels", Type::integer, "Number of channels (interleaved).").at_least(1).at_most(1024).required(),
+    Key("encoding", Type::choice, "Sample encoding.").one_of(&enum_names<RawEncoding>).required(),
 };
 
 constexpr Key kSynthKeys[] = {
@@ -333,6 +353,8 @@ constexpr Key kSinkKeys[] = {
         .spelled("a file path"),
     Key("format", Type::choice, "Sample format; same = that of the input (float for synth).")
         .one_of(&enum_names<SampleFormat>).defaults("same"),
+    Key("type", Type::choice, "Container, required for file '-' (standard output); else from the extension.")
+        .one_of(&enum_names<SinkType>),
 };
 
 constexpr Key kStatsKeys[] = {
@@ -351,6 +373,8 @@ constexpr Key kExecutionKeys[] = {
         .defaults("0").at_least(0).at_most(kMaxInt),
     Key("device", Type::custom, "CUDA device(s); a list spreads batch work over GPUs.")
         .spelled("an integer >= 0, or a list of them"),
+    Key("latency_ms", Type::number, "Live mode: bound on the added latency of each chunk, in ms.")
+        .above(0).at_most(10000),
 };
 
 constexpr Key kBatchKeys[] = {
@@ -377,6 +401,7 @@ struct Section {
 constexpr Section kSections[] = {
     {"", "top level", kRootKeys},
     {"source", "", kSourceKeys},
+    {"source.raw", "", kRawKeys},
     {"source.synth", "", kSynthKeys},
     {"source.synth.tones[]", "", kToneKeys},
     {"source.synth.noise", "", kNoiseKeys},
@@ -1099,6 +1124,23 @@ SourceSpec parse_source(Context& cx, const YAML::Node& node, const Path& path,
   if (!r.ok()) return s;
   const int count = exactly_one_of(cx, r, {"file", "synth"});
   if (r.has("file")) s.file = r.string("file");
+  if (r.has("raw")) {
+    if (r.has("synth"))
+      cx.error(r.key_node("raw"), r.path("raw"), "raw describes a file source (expected it with file, not synth)");
+    MapReader raw(cx, r.value("raw"), r.path("raw"), keys_of({kRawKeys}));
+    RawSpec spec;
+    const auto rate = raw.number("sample_rate");
+    const auto channels = raw.int32("channels");
+    const auto encoding = raw.choice<RawEncoding>("encoding");
+    if (rate && *rate != std::floor(*rate))
+      raw.error("sample_rate", format_number(*rate) + " is not a whole number of Hz (expected e.g. 48000)");
+    if (raw.ok() && rate && channels && encoding) {
+      spec.sample_rate = *rate;
+      spec.channels = *channels;
+      spec.encoding = *encoding;
+      s.raw = spec;
+    }
+  }
   std::optional<double> rate;
   if (r.has("synth")) s.synth = parse_synth(cx, r.value("synth"), r.path("synth"), rate);
   // Cutoffs are checked against the synth rate only when the synth is the source.
@@ -1424,6 +1466,10 @@ SinkSpec parse_sink(Context& cx, const YAML::Node& node, const Path& path) {
   SinkSpec s;
   if (r.has("file")) s.file = r.string("file");
   if (auto v = r.choice<SampleFormat>("format")) s.format = *v;
+  if (auto v = r.choice<SinkType>("type")) s.type = *v;
+  if (s.file && *s.file == "-" && !s.type)
+    cx.error(r.key_node("file"), r.path("file"),
+             "'-' is standard output and needs its container (expected sink.type: wav, raw, au, flac or caf)");
   return s;
 }
 
@@ -1468,6 +1514,7 @@ ExecutionSpec parse_execution(Context& cx, const YAML::Node& node, const Path& p
   if (auto v = r.int32("streams")) e.streams = *v;
   if (auto v = r.int32("threads")) e.threads = *v;
   if (r.has("device")) e.devices = parse_devices(cx, r.value("device"), r.path("device"));
+  if (auto v = r.number("latency_ms")) e.latency_ms = *v;
   return e;
 }
 

@@ -34,9 +34,17 @@ struct SynthSpec {
   std::optional<NoiseSpec> noise;
 };
 
+// How to read headerless PCM (a `.raw`/`.pcm` file, or a raw stream).
+struct RawSpec {
+  double sample_rate = 0.0;
+  int channels = 0;
+  RawEncoding encoding = RawEncoding::s16le;
+};
+
 struct SourceSpec {
-  std::optional<std::string> file;   // exactly one of file / synth
+  std::optional<std::string> file;   // exactly one of file / synth; "-" = standard input
   std::optional<SynthSpec> synth;
+  std::optional<RawSpec> raw;        // with file: the file is headerless PCM
 };
 
 struct FirSpec {
@@ -56,8 +64,9 @@ struct StageSpec {
 };
 
 struct SinkSpec {
-  std::optional<std::string> file;  // no sink file: statistics only
+  std::optional<std::string> file;  // no sink file: statistics only; "-" = standard output
   SampleFormat format = SampleFormat::same;
+  std::optional<SinkType> type;     // the container; required for "-", else from the extension
 };
 
 struct StatsSpec {
@@ -71,6 +80,7 @@ struct ExecutionSpec {
   int streams = 4;
   int threads = 0;           // CPU worker threads; 0 = one per hardware thread
   std::vector<int> devices;  // empty = default (device 0 for run, all for batch)
+  std::optional<double> latency_ms;  // live mode (SPEC §6): bound on the added latency
 };
 
 struct BatchSpec {

@@ -1,5 +1,6 @@
 #include "pipeline/pipeline.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -66,16 +67,21 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
 
 // Assembles each chunk's input block [start - back, start + frames + ahead)
 // from the previous block's overlap, sequential reads and zeros outside the
-// source, so the file is read exactly once, front to back.
+// source, so the source is read exactly once, front to back. A stream of
+// unknown length is read until it ends; the chunk that sees the end, and
+// every later one, carry the true length (and are cut to it).
 class ChunkReader {
  public:
   ChunkReader(Source& source, const Plan& plan, std::shared_ptr<BlockPool> pool)
-      : source_(source), plan_(plan), pool_(std::move(pool)) {}
+      : source_(source), plan_(plan), pool_(std::move(pool)), known_(plan.source_frames) {}
 
-  ChunkJob next(std::int64_t c) {
+  // The next chunk, or nothing once the output is complete.
+  std::optional<ChunkJob> next(std::int64_t c) {
     ChunkJob job = chunk_job(plan_, c);
-    const std::int64_t lo = job.start - plan_.back;
-    const std::int64_t hi = job.start + job.frames + plan_.ahead;
+    job.frames = plan_.chunk_length(c, known_);
+    if (job.frames == 0) return std::nullopt;
+    std::int64_t lo = job.start - plan_.back;
+    std::int64_t hi = job.start + job.frames + plan_.ahead;
     HostBlock block = pool_->acquire();
     block.frames = hi - lo;
     const std::size_t frame_bytes = static_cast<std::size_t>(plan_.channels) * sample_bytes(block.type);
@@ -87,26 +93,39 @@ class ChunkReader {
                   static_cast<std::size_t>(n) * frame_bytes);
       f = prev_hi_;
     }
-    const std::int64_t n_src = plan_.source_frames;
     if (f < 0) {
       const std::int64_t z = std::min<std::int64_t>(hi, 0) - f;
       std::memset(dst + (f - lo) * frame_bytes, 0, static_cast<std::size_t>(z) * frame_bytes);
       f += z;
     }
-    if (f < hi && f < n_src) {
+    if (f < hi && f < known_) {
       if (f != next_read_) throw internal_error("chunk reader: non-sequential read");
-      const std::int64_t n = std::min(hi, n_src) - f;
-      source_.read(block, f - lo, n);
-      next_read_ += n;
-      f += n;
+      const std::int64_t want = std::min(hi, known_) - f;
+      const std::int64_t got = source_.read(block, f - lo, want);
+      next_read_ += got;
+      f += got;
+      if (got < want) {
+        // The stream has ended: its length is now known, and this chunk
+        // (and the run) end where the output does.
+        known_ = next_read_;
+        if (known_ == 0) throw io_error(source_.path() + ": holds no audio frames (the stream is empty)");
+        job.frames = plan_.chunk_length(c, known_);
+        if (job.frames == 0) return std::nullopt;
+        hi = job.start + job.frames + plan_.ahead;
+        block.frames = hi - lo;
+      }
     }
     if (f < hi) std::memset(dst + (f - lo) * frame_bytes, 0, static_cast<std::size_t>(hi - f) * frame_bytes);
+    job.source_frames = known_;
     prev_ = block;
     prev_lo_ = lo;
     prev_hi_ = hi;
     job.input = std::move(block);
     return job;
   }
+
+  // The source's length: known from the start, or once the stream has ended.
+  [[nodiscard]] std::int64_t source_frames() const noexcept { return known_; }
 
  private:
   Source& source_;
@@ -115,6 +134,7 @@ class ChunkReader {
   HostBlock prev_;
   std::int64_t prev_lo_ = 0, prev_hi_ = 0;
   std::int64_t next_read_ = 0;
+  std::int64_t known_;  // kOpenEnd until a stream ends
 };
 
 struct VerifyPartial {
@@ -137,7 +157,7 @@ VerifyPartial verify_chunk(const Plan& plan, const ChunkResult& r) {
   kernels::cpu::deinterleave(r.input, 0, len, outs.data());
   std::copy(as_float.begin(), as_float.end(), src.begin());
   ChunkScratch<double> scratch;
-  const auto ref = run_stages<double>(plan, r.start, planes, len, scratch,
+  const auto ref = run_stages<double>(plan, r.start, r.source_frames, planes, len, scratch,
                                       [](const PlannedStage&, const std::vector<const double*>&) {});
   VerifyPartial v;
   for (int c = 0; c < ch; ++c) {
@@ -167,13 +187,17 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
 
   // Outputs are checked before any work: never the input, formats that fit.
   std::optional<SinkFormat> sink_format;
+  // Standard input and output ("-") are no files that could be the same.
+  const bool input_is_file = config.source.file && !is_std_stream(*config.source.file);
   if (config.sink.file) {
-    if (config.source.file) refuse_same_file(*config.source.file, *config.sink.file, "sink.file");
-    sink_format = choose_sink_format(*config.sink.file, config.sink.format, source->sndfile_format());
+    if (input_is_file && !is_std_stream(*config.sink.file))
+      refuse_same_file(*config.source.file, *config.sink.file, "sink.file");
+    sink_format = choose_sink_format(*config.sink.file, config.sink.format, source->sndfile_format(),
+                                     config.sink.type);
     if (!sink_format->note.empty()) log(sink_format->note);
   }
   for (const auto* p : {&config.stats.json, &config.stats.csv})
-    if (*p && config.source.file) refuse_same_file(*config.source.file, **p, "stats output");
+    if (*p && input_is_file) refuse_same_file(*config.source.file, **p, "stats output");
 
   Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
@@ -243,14 +267,18 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     done.abort();
   };
 
+  std::atomic<std::int64_t> source_frames{plan.length_known ? plan.source_frames : kUnknownFrames};
   std::thread reader([&] {
     try {
       ChunkReader chunks(*source, plan, pool);
-      for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
+      for (std::int64_t c = 0;; ++c) {
         throw_if_interrupted();
-        if (!jobs.push(chunks.next(c))) return;
+        std::optional<ChunkJob> job = chunks.next(c);
+        if (!job) break;
+        if (!jobs.push(std::move(*job))) return;
         if (c == 0) trace("reader: first chunk read");
       }
+      source_frames = chunks.source_frames();
       trace("reader: last chunk read");
       jobs.close();
     } catch (...) {
@@ -258,7 +286,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     }
   });
 
-  Progress progress(plan.output_frames, plan.sample_rate, options.progress);
+  Progress progress(plan.length_known ? plan.output_frames : 0, plan.sample_rate, options.progress);
   std::thread writer([&] {
     try {
       std::unique_ptr<ThreadPool> verifiers;
@@ -336,6 +364,8 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   progress.finish();
   if (error) std::rethrow_exception(error);
   throw_if_interrupted();
+  report.input_frames = source_frames;
+  report.output_frames = source_frames + plan.output_grow;
   if (const std::string s = backend->summary(); !s.empty()) log(s);
   // The hybrid backend knows only now which device(s) did the work.
   report.backend = backend->name();

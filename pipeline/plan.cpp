@@ -88,14 +88,15 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
   Plan plan;
   plan.sample_rate = source.sample_rate;
   plan.channels = source.channels;
-  plan.source_frames = source.frames;
+  plan.length_known = source.frames != kUnknownFrames;
+  plan.source_frames = plan.length_known ? source.frames : kOpenEnd;
   plan.input_type = source.sample_type;
   plan.output_bits = output_bits;
   plan.output_type = output_bits == 0 ? SampleType::f32
                      : output_bits <= 16 ? SampleType::i16
                                          : SampleType::i32;
 
-  std::int64_t frames = source.frames;
+  std::int64_t frames = plan.source_frames;
   for (std::size_t index = 0; index < config.stages.size(); ++index) {
     const StageSpec& s = config.stages[index];
     PlannedStage p;
@@ -130,10 +131,13 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
         break;
     }
     frames = p.frames_out;
+    p.grow_in = p.frames_in - plan.source_frames;
+    p.grow_out = p.frames_out - plan.source_frames;
     plan.stages.push_back(std::move(p));
   }
   plan.metric_names.emplace_back("output");
   plan.output_frames = frames;
+  plan.output_grow = frames - plan.source_frames;
 
   // Halos: a stage's input buffer must cover what every later stage still needs.
   std::int64_t back = 0;

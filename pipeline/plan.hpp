@@ -10,6 +10,7 @@
 // Stage j reads its input buffer over [start - in_back, end + in_ahead) and
 // writes [start - in_back + lookback, end + in_ahead - lookahead); samples
 // outside [0, frames_out) are set to zero, so cascades stay exact.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,6 +19,12 @@
 #include "pipeline/sample_block.hpp"
 
 namespace sigstream {
+
+// SourceInfo::frames of a stream whose length is known only at its end.
+inline constexpr std::int64_t kUnknownFrames = -1;
+// The length a plan takes for such a stream until its end is seen: far
+// beyond any real signal, and still safe to add filter lengths to.
+inline constexpr std::int64_t kOpenEnd = std::int64_t{1} << 60;
 
 struct PlannedStage {
   StageType type = StageType::fir;
@@ -40,13 +47,27 @@ struct PlannedStage {
   std::int64_t in_ahead = 0;   // ... and after it
   std::int64_t frames_in = 0;  // defined length of the input signal
   std::int64_t frames_out = 0; // defined length of the output signal
+  // Frames that `full` stages up to here added to the source's length, so
+  // that a stream's lengths follow from its frame count once it has ended.
+  std::int64_t grow_in = 0;
+  std::int64_t grow_out = 0;
+  [[nodiscard]] std::int64_t defined_in(std::int64_t source_frames) const noexcept {
+    return source_frames + grow_in;
+  }
+  [[nodiscard]] std::int64_t defined_out(std::int64_t source_frames) const noexcept {
+    return source_frames + grow_out;
+  }
 };
 
 struct Plan {
   double sample_rate = 0.0;
   int channels = 0;
+  // A stream of unknown length is planned as kOpenEnd frames long; each
+  // chunk job carries the length known when it was read (ChunkJob::source_frames).
+  bool length_known = true;
   std::int64_t source_frames = 0;
   std::int64_t output_frames = 0;
+  std::int64_t output_grow = 0;  // output_frames - source_frames
   std::int64_t back = 0;   // total look-back (halo before each chunk)
   std::int64_t ahead = 0;  // total look-ahead
   std::int64_t chunk_frames = 0;
@@ -59,8 +80,16 @@ struct Plan {
 
   [[nodiscard]] std::int64_t chunk_start(std::int64_t c) const noexcept { return c * chunk_frames; }
   [[nodiscard]] std::int64_t chunk_length(std::int64_t c) const noexcept {
-    const std::int64_t s = chunk_start(c);
-    return output_frames - s < chunk_frames ? output_frames - s : chunk_frames;
+    return chunk_length(c, source_frames);
+  }
+  // Chunk c's output frames for a source of `frames` frames (0 past the end).
+  [[nodiscard]] std::int64_t chunk_length(std::int64_t c, std::int64_t frames) const noexcept {
+    const std::int64_t left = frames + output_grow - chunk_start(c);
+    return left < 0 ? 0 : left < chunk_frames ? left : chunk_frames;
+  }
+  // The longest chunk (what buffers are sized for).
+  [[nodiscard]] std::int64_t max_chunk_frames() const noexcept {
+    return std::max<std::int64_t>(1, std::min(chunk_frames, output_frames));
   }
   [[nodiscard]] std::int64_t block_frames(std::int64_t c) const noexcept {
     return chunk_length(c) + back + ahead;

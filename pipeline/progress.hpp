@@ -8,7 +8,8 @@ namespace sigstream {
 
 class Progress {
  public:
-  // Draws only when `enabled` and stderr is a terminal.
+  // Draws only when `enabled` and stderr is a terminal. `total_frames` 0 =
+  // unknown (a stream): frames, throughput and real-time factor, no ETA.
   Progress(std::int64_t total_frames, double sample_rate, bool enabled);
   void update(std::int64_t frames_done);
   void finish();  // clears the line

@@ -16,6 +16,10 @@ enum class StageType { fir, gain, metrics };
 enum class SampleFormat { same, pcm16, pcm24, pcm32, float32, float64 };
 enum class BackendKind { automatic, cpu, cuda };
 enum class NoiseKind { gaussian, uniform };
+// Raw PCM sample encodings (SPEC §6), as `--encoding` and `raw.encoding` spell them.
+enum class RawEncoding { s8, u8, s16le, s16be, s24le, s24be, s32le, s32be, f32le, f32be, f64le, f64be };
+// Containers an output stream ('-') can be written as (`--type`, `sink.type`).
+enum class SinkType { wav, raw, au, flac, caf };
 
 // The factor a gain of `db` decibels multiplies samples by (10^(db/20)), or
 // nullopt when it is not usable: samples are float32 in flight, so the factor
@@ -43,6 +47,12 @@ std::string_view to_string(WindowKind k);
 std::string_view to_string(StageType t);
 std::string_view to_string(SampleFormat f);
 std::string_view to_string(BackendKind b);
+std::string_view to_string(RawEncoding e);
+std::string_view to_string(SinkType t);
 std::string to_string(const WindowSpec& w);  // "hamming", "kaiser:8.6"
+
+// The value whose to_string is `name`, or nullopt.
+[[nodiscard]] std::optional<RawEncoding> raw_encoding_named(std::string_view name) noexcept;
+[[nodiscard]] std::optional<SinkType> sink_type_named(std::string_view name) noexcept;
 
 }  // namespace sigstream

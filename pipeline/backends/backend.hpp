@@ -19,6 +19,10 @@ struct ChunkJob {
   std::int64_t index = 0;
   std::int64_t start = 0;   // first output frame
   std::int64_t frames = 0;  // output frames
+  // The source's length as far as this chunk needs it: the true length, or
+  // kOpenEnd for a stream not yet ended (its input block then lies wholly
+  // inside the stream, so no stage's masking depends on the true length).
+  std::int64_t source_frames = 0;
   HostBlock input;          // source frames [start - back, start + frames + ahead), interleaved
 };
 
@@ -28,6 +32,7 @@ inline ChunkJob chunk_job(const Plan& plan, std::int64_t c) {
   job.index = c;
   job.start = plan.chunk_start(c);
   job.frames = plan.chunk_length(c);
+  job.source_frames = plan.source_frames;
   return job;
 }
 
@@ -35,6 +40,7 @@ struct ChunkResult {
   std::int64_t index = 0;
   std::int64_t start = 0;
   std::int64_t frames = 0;
+  std::int64_t source_frames = 0;  // as in the job
   HostBlock output;  // `frames` frames, interleaved, in plan.output_type (quantized, clipped)
   // metrics[slot][channel] for plan.metric_names[slot]
   std::vector<std::vector<ChannelMetrics>> metrics;

@@ -89,7 +89,7 @@ class CpuBackend final : public Backend {
     for (const auto& f : fft_)
       if (f) piece_frames_ = std::max<std::int64_t>(piece_frames_, kernels::cpu::fft::group() * f->block_outputs());
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,
-                                              std::max<std::int64_t>(1, plan.chunk_length(0)));
+                                              plan.max_chunk_frames());
   }
 
   // Chunks in flight: enough to keep every thread busy, two chunks' worth of
@@ -191,6 +191,7 @@ class CpuBackend final : public Backend {
     r.index = job.index;
     r.start = job.start;
     r.frames = job.frames;
+    r.source_frames = job.source_frames;
     r.metrics.assign(plan_->metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
     r.output = outputs_->take(*this);
     r.output.frames = job.frames;
@@ -234,8 +235,8 @@ class CpuBackend final : public Backend {
     const std::vector<const float*> src_const(src.begin(), src.end());
     std::vector<std::int64_t> ns(plan.stages.size(), 0);
     const std::vector<const float*> cur = run_stages<float>(
-        plan, start, src_const, len, s.work, [&](const PlannedStage& st, const std::vector<const float*>& in) {
-          const std::int64_t n = frames_inside(start, frames, st.frames_in);
+        plan, start, job.source_frames, src_const, len, s.work, [&](const PlannedStage& st, const std::vector<const float*>& in) {
+          const std::int64_t n = frames_inside(start, frames, st.defined_in(job.source_frames));
           for (int c = 0; c < ch; ++c)
             metrics[static_cast<std::size_t>(st.metrics_slot)][static_cast<std::size_t>(c)] =
                 kernels::cpu::channel_metrics(in[static_cast<std::size_t>(c)] + st.in_back, source_at(c), n);

@@ -60,14 +60,16 @@ inline void fir_planar(const double* x, std::int64_t n, const PlannedStage& st, 
   kernels::cpu::fir_direct_f64(x, n, st.taps.data(), static_cast<int>(st.taps.size()), y);
 }
 
-// Runs every stage on `src` (planar, `len` frames from start - plan.back).
+// Runs every stage on `src` (planar, `len` frames from start - plan.back) of
+// a source `source_frames` long (see ChunkJob::source_frames).
 // `on_metrics(stage, planes)` is called for each metrics stage with the
 // stage's input planes (frame `start` at index stage.in_back). Returns the
 // output planes ([start, start + frames)), which point into `scratch` (or are
 // `src` when the plan has no fir/gain stage). If `stage_ns` is given, each
 // stage's time is added to its entry (nanoseconds).
 template <typename T, typename OnMetrics>
-std::vector<const T*> run_stages(const Plan& plan, std::int64_t start, const std::vector<const T*>& src,
+std::vector<const T*> run_stages(const Plan& plan, std::int64_t start, std::int64_t source_frames,
+                                 const std::vector<const T*>& src,
                                  std::int64_t len, ChunkScratch<T>& scratch, OnMetrics&& on_metrics,
                                  std::vector<std::int64_t>* stage_ns = nullptr) {
   const auto ch = static_cast<std::size_t>(plan.channels);
@@ -92,7 +94,7 @@ std::vector<const T*> run_stages(const Plan& plan, std::int64_t start, const std
     }
     const std::int64_t out_len = cur_len - st.lookback - st.lookahead;
     const std::int64_t first = start - st.in_back + st.lookback;
-    const ValidRange valid = valid_range(first, out_len, st.frames_out);
+    const ValidRange valid = valid_range(first, out_len, st.defined_out(source_frames));
     std::vector<const T*> out(ch);
     for (std::size_t c = 0; c < ch; ++c) {
       const T* x = cur[c];

@@ -91,7 +91,7 @@ struct Lane {
   kc::Event done;
   // The chunk in flight.
   bool busy = false;
-  std::int64_t index = 0, start = 0, frames = 0;
+  std::int64_t index = 0, start = 0, frames = 0, source_frames = 0;
   HostBlock input;   // held until retired: the H2D copy reads it
   HostBlock output;  // the D2H copy writes it
 };
@@ -227,6 +227,7 @@ class CudaBackend final : public Backend {
     lane.index = job.index;
     lane.start = job.start;
     lane.frames = job.frames;
+    lane.source_frames = job.source_frames;
     lane.input = std::move(job.input);
     lane.output = HostBlock{};
     lane.busy = true;
@@ -269,6 +270,7 @@ class CudaBackend final : public Backend {
       r.index = lane.index;
       r.start = lane.start;
       r.frames = lane.frames;
+      r.source_frames = lane.source_frames;
       r.output = std::move(lane.output);
       r.output.frames = lane.frames;
       r.metrics.assign(plan_.metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
@@ -311,7 +313,7 @@ class CudaBackend final : public Backend {
     const Plan& p = plan_;
     const auto ch = static_cast<std::size_t>(p.channels);
     // The longest chunk and its block (chunk + halo).
-    max_chunk_ = std::max<std::int64_t>(1, std::min(p.chunk_frames, p.output_frames));
+    max_chunk_ = p.max_chunk_frames();
     max_block_ = max_chunk_ + p.back + p.ahead;
     stride_ = (max_block_ + kPlaneAlign - 1) / kPlaneAlign * kPlaneAlign;
     const std::size_t plane_floats = ch * static_cast<std::size_t>(stride_);
@@ -439,14 +441,14 @@ class CudaBackend final : public Backend {
       in_phase(phase, [&] {
         lane.marks[j].record(s);
         if (st.type == StageType::metrics) {
-          const std::int64_t n = frames_inside(lane.start, lane.frames, st.frames_in);
+          const std::int64_t n = frames_inside(lane.start, lane.frames, st.defined_in(lane.source_frames));
           kc::channel_metrics(cur + st.in_back, P, src + p.back, P, n, ch, lane.d_partials.data(),
                               lane.d_metrics.data() + st.metrics_slot * ch, s);
           return;
         }
         const std::int64_t out_len = cur_len - st.lookback - st.lookahead;
         const std::int64_t first = lane.start - st.in_back + st.lookback;
-        const ValidRange valid = valid_range(first, out_len, st.frames_out);
+        const ValidRange valid = valid_range(first, out_len, st.defined_out(lane.source_frames));
         float* out = planes[next];
         if (st.type == StageType::fir && lane.fft[j].valid()) {
           lane.fft[j].run(cur + valid.lo, valid.hi - valid.lo, out + valid.lo, ch, P, P, s);

@@ -8,6 +8,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/cleanup.hpp"
@@ -17,6 +21,36 @@ namespace sigstream {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// A hidden name beside the target: ".NAME.sigstream-XXXXXX".
+std::string temp_pattern(const fs::path& dir, const fs::path& target) {
+  std::string name = ".";
+  name.append(target.filename().string()).append(".sigstream-XXXXXX");
+  return (dir / name).string();
+}
+
+// A fresh hidden name for linking an unnamed file: the pattern with a
+// random suffix, not yet taken.
+std::string unique_temp_name(const std::string& pattern) {
+  static constexpr char kDigits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  std::random_device rd;
+  std::string name = pattern;
+  for (std::size_t i = name.size() - 6; i < name.size(); ++i) name[i] = kDigits[rd() % (sizeof kDigits - 1)];
+  return name;
+}
+
+// Gives the unnamed file behind `fd` the name `path` (fails with EEXIST if taken).
+int link_unnamed(int fd, const std::string& path) {
+  if (::linkat(fd, "", AT_FDCWD, path.c_str(), AT_EMPTY_PATH) == 0) return 0;
+  if (errno == EEXIST) return -1;
+  // AT_EMPTY_PATH needs CAP_DAC_READ_SEARCH; /proc's link to the descriptor does not.
+  const std::string proc = "/proc/self/fd/" + std::to_string(fd);
+  return ::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, path.c_str(), AT_SYMLINK_FOLLOW);
+}
+
+}  // namespace
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   const fs::path target(path_);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -24,11 +58,21 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   fs::create_directories(dir, ec);
   if (ec) throw io_error(path_ + ": cannot create folder '" + dir.string() + "': " + ec.message());
   if (fs::is_directory(target, ec)) throw io_error(path_ + ": is a folder, expected a file path");
-  // Hidden, next to the target (same file system, so rename is atomic).
-  std::string name = ".";
-  name.append(target.filename().string()).append(".sigstream-XXXXXX");
-  const std::string pattern = (dir / name).string();
-  std::vector<char> buf(pattern.begin(), pattern.end());
+  pattern_ = temp_pattern(dir, target);
+#ifdef O_TMPFILE
+  // An unnamed file in the target's folder (same file system): nothing of it
+  // outlives the process, however it dies (SIGKILL, power cut), until
+  // commit() links it into place.
+  fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+  if (fd_ >= 0) {
+    ::fchmod(fd_, 0644);
+    return;
+  }
+#endif
+  // No O_TMPFILE on this file system: a hidden named file, which a killed
+  // run leaves behind; the next run into this folder removes it.
+  remove_stale_temps({path_});
+  std::vector<char> buf(pattern_.begin(), pattern_.end());
   buf.push_back('\0');
   fd_ = ::mkstemp(buf.data());
   if (fd_ < 0) throw io_error(path_ + ": cannot create a file in '" + dir.string() + "': " +
@@ -40,17 +84,31 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) ::close(fd_);
-  if (!committed_) ::unlink(temp_.c_str());
+  if (!committed_ && !temp_.empty()) ::unlink(temp_.c_str());
   unregister_temp_path(slot_);
 }
 
-int AtomicFile::release_fd() noexcept {
-  const int fd = fd_;
-  fd_ = -1;
-  return fd;
-}
-
 void AtomicFile::commit() {
+  if (temp_.empty()) {
+    // The unnamed file: straight to the target when it is free (atomic, no
+    // temporary name at all), else under a hidden name for the exchange below.
+    if (fd_ < 0) throw io_error(path_ + ": nothing to commit");
+    if (link_unnamed(fd_, path_) == 0) {
+      committed_ = true;
+      const int rc = ::close(std::exchange(fd_, -1));
+      if (rc != 0) throw io_error(path_ + ": write failed: " + std::strerror(errno));
+      return;
+    }
+    for (int attempt = 0; temp_.empty(); ++attempt) {
+      std::string name = unique_temp_name(pattern_);
+      if (link_unnamed(fd_, name) == 0) {
+        temp_ = std::move(name);
+        slot_ = register_temp_path(temp_);
+      } else if (errno != EEXIST || attempt > 100) {
+        throw io_error(path_ + ": cannot move the finished file into place: " + std::strerror(errno));
+      }
+    }
+  }
   if (fd_ >= 0) {
     const int rc = ::close(fd_);
     fd_ = -1;
@@ -112,6 +170,34 @@ void refuse_same_file(const std::string& input, const std::string& output, const
     throw config_error(what + " '" + output + "' is the input file; refusing to overwrite it");
   if (!ec && fs::weakly_canonical(input, ec) == fs::weakly_canonical(output, ec) && !ec)
     throw config_error(what + " '" + output + "' is the input file; refusing to overwrite it");
+}
+
+}  // namespace sigstream
+
+namespace sigstream {
+
+int remove_stale_temps(const std::vector<std::string>& targets) {
+  std::map<fs::path, std::set<std::string>> by_dir;
+  for (const std::string& t : targets) {
+    if (t.empty()) continue;
+    const fs::path p(t);
+    by_dir[p.has_parent_path() ? p.parent_path() : fs::path(".")].insert(p.filename().string());
+  }
+  const std::string tag = ".sigstream-";
+  int removed = 0;
+  for (const auto& [dir, names] : by_dir) {
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string n = it->path().filename().string();
+      const auto pos = n.rfind(tag);
+      if (n.size() < 2 || n[0] != '.' || pos == std::string::npos || n.size() != pos + tag.size() + 6)
+        continue;
+      if (names.count(n.substr(1, pos - 1)) == 0) continue;
+      std::error_code rm;
+      if (fs::remove(it->path(), rm)) ++removed;
+    }
+  }
+  return removed;
 }
 
 }  // namespace sigstream

@@ -1,6 +1,7 @@
 #include "pipeline/io/audio_sink.hpp"
 
 #include <sndfile.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -9,22 +10,38 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "pipeline/io/byte_stream.hpp"
 #include "pipeline/io/source.hpp"
 
 namespace sigstream {
 
 namespace {
 
+int major_of(SinkType t) {
+  switch (t) {
+    case SinkType::wav: return SF_FORMAT_WAV;
+    case SinkType::raw: return SF_FORMAT_RAW;
+    case SinkType::au: return SF_FORMAT_AU;
+    case SinkType::flac: return SF_FORMAT_FLAC;
+    case SinkType::caf: return SF_FORMAT_CAF;
+  }
+  return SF_FORMAT_WAV;
+}
+
 int major_from_extension(const std::string& path) {
+  if (is_std_stream(path))
+    throw config_error("sink.file '-' (standard output) needs its container: --type wav|raw|au|flac|caf "
+                       "(YAML: sink.type)");
   std::string ext = std::filesystem::path(path).extension().string();
   if (!ext.empty()) ext.erase(0, 1);
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   if (ext == "aif" || ext == "aifc") return SF_FORMAT_AIFF;
+  if (ext == "pcm") return SF_FORMAT_RAW;
   if (ext == "oga" || ext == "opus") return SF_FORMAT_OGG;
   if (ext == "wave") return SF_FORMAT_WAV;
   int count = 0;
   sf_command(nullptr, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
-  std::set<std::string> known{"aif", "aifc", "oga", "opus", "wave"};  // several formats share one
+  std::set<std::string> known{"aif", "aifc", "oga", "opus", "pcm", "wave"};  // several formats share one
   for (int i = 0; i < count; ++i) {
     SF_FORMAT_INFO info{};
     info.format = i;
@@ -66,8 +83,9 @@ bool valid(int format) {
 
 }  // namespace
 
-SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format) {
-  const int major = major_from_extension(path);
+SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format,
+                              std::optional<SinkType> type) {
+  const int major = type ? major_of(*type) : major_from_extension(path);
   SinkFormat out;
   int subtype = 0;
   switch (requested) {
@@ -100,21 +118,30 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
                  path + "; writing " + sndfile_format_name(major | subtype);
   }
   out.sndfile_format = major | subtype;
+  // Raw samples are little-endian (s16le, f32le, ...), whatever the machine.
+  if (major == SF_FORMAT_RAW) out.sndfile_format |= SF_ENDIAN_LITTLE;
   out.bits = bits_of(subtype);
   out.name = sndfile_format_name(out.sndfile_format);
   return out;
 }
 
 AudioSink::AudioSink(const std::string& path, const SinkFormat& format, double sample_rate,
-                     int channels)
-    : file_(path) {
+                     int channels) {
   SF_INFO info{};
   info.format = format.sndfile_format;
   info.channels = channels;
   info.samplerate = static_cast<int>(sample_rate);
-  SNDFILE* f = sf_open_fd(file_.fd(), SFM_WRITE, &info, SF_FALSE);
+  SNDFILE* f = nullptr;
+  if (is_std_stream(path)) {
+    stream_ = std::make_unique<ByteSink>(STDOUT_FILENO, "standard output",
+                                         format.sndfile_format & SF_FORMAT_TYPEMASK);
+    f = sf_open_virtual(stream_->io(), SFM_WRITE, &info, stream_->user());
+  } else {
+    file_.emplace(path);
+    f = sf_open_fd(file_->fd(), SFM_WRITE, &info, SF_FALSE);
+  }
   if (f == nullptr)
-    throw io_error(path + ": cannot write " + format.name + ": " + sf_strerror(nullptr));
+    throw io_error(name() + ": cannot write " + format.name + ": " + sf_strerror(nullptr));
   sndfile_ = reinterpret_cast<sf_private_tag*>(f);
   // Float sinks: keep samples as they are (no normalisation, no clipping).
   sf_command(f, SFC_SET_CLIPPING, nullptr, SF_FALSE);
@@ -126,6 +153,8 @@ AudioSink::AudioSink(const std::string& path, const SinkFormat& format, double s
 AudioSink::~AudioSink() {
   if (sndfile_ != nullptr) sf_close(reinterpret_cast<SNDFILE*>(sndfile_));
 }
+
+std::string AudioSink::name() const { return file_ ? file_->path() : std::string("standard output"); }
 
 void AudioSink::write(const HostBlock& block) {
   auto* f = reinterpret_cast<SNDFILE*>(sndfile_);
@@ -142,8 +171,9 @@ void AudioSink::write(const HostBlock& block) {
     case SampleType::i32: put = sf_writef_int(f, block.as<int>(), block.frames); break;
     case SampleType::f32: put = sf_writef_float(f, block.as<float>(), block.frames); break;
   }
+  if (stream_) stream_->release();  // the header, then every block as it comes
   if (put != block.frames)
-    throw io_error(file_.path() + ": write failed after " + std::to_string(frames_ + put) +
+    throw io_error(name() + ": write failed after " + std::to_string(frames_ + put) +
                    " frames: " + sf_strerror(f));
   frames_ += put;
 }
@@ -156,8 +186,12 @@ void AudioSink::commit() {
   // complete file, so a failed or interrupted run never leaves a partial one.
   const int rc = sf_close(f);
   sndfile_ = nullptr;
-  if (rc != 0) throw io_error(file_.path() + ": cannot finish the file: " + sf_error_number(rc));
-  file_.commit();
+  if (stream_) {
+    stream_->release();  // an output of no frames: its header
+    return;
+  }
+  if (rc != 0) throw io_error(name() + ": cannot finish the file: " + sf_error_number(rc));
+  file_->commit();
 }
 
 }  // namespace sigstream

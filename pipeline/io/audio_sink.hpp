@@ -1,8 +1,11 @@
 #pragma once
-// The audio output: container from the file extension, sample format from the
-// config (`same` keeps the source's), written through an AtomicFile so a failed
-// or interrupted run leaves nothing behind.
+// The audio output: container from the file extension (or sink.type),
+// sample format from the config (`same` keeps the source's), written through
+// an AtomicFile so a failed or interrupted run leaves nothing behind; or, for
+// "-", to standard output as a stream (SPEC §6): each block goes out as soon
+// as it is written, headers carry unknown sizes.
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pipeline/io/atomic_file.hpp"
@@ -21,9 +24,16 @@ struct SinkFormat {
 };
 
 // Chooses the output format. `source_format` is the source's SF_FORMAT_* code
-// (0 for synth). Throws Error(config) for an unknown extension or a format
-// the container cannot hold, naming both and what would work.
-SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format);
+// (0 for synth); `type` names the container (required for "-"; else the
+// extension does). Throws Error(config) for an unknown extension, "-" without
+// a type, or a format the container cannot hold, naming both and what would work.
+SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format,
+                              std::optional<SinkType> type = std::nullopt);
+
+// Whether `path` names standard input/output ("-").
+[[nodiscard]] inline bool is_std_stream(const std::string& path) noexcept { return path == "-"; }
+
+class ByteSink;
 
 class AudioSink {
  public:
@@ -33,14 +43,17 @@ class AudioSink {
   AudioSink& operator=(const AudioSink&) = delete;
 
   // Appends block.frames frames (block.type must match the format: i16 for
-  // <= 16 bits, i32 for 24/32 bits, f32 for float).
+  // <= 16 bits, i32 for 24/32 bits, f32 for float). On standard output they
+  // are sent at once; Error(output_closed) when the reader has gone.
   void write(const HostBlock& block);
-  // Finishes the file and moves it into place.
+  // Finishes the file and moves it into place (standard output: finishes the stream).
   void commit();
   [[nodiscard]] std::int64_t frames_written() const noexcept { return frames_; }
 
  private:
-  AtomicFile file_;
+  [[nodiscard]] std::string name() const;
+  std::optional<AtomicFile> file_;
+  std::unique_ptr<ByteSink> stream_;
   sf_private_tag* sndfile_ = nullptr;
   std::int64_t frames_ = 0;
   bool raw_pcm16_ = false;  // sndfile_is_native_pcm16: bytes written as they are

@@ -1,4 +1,6 @@
+#include <fcntl.h>
 #include <sndfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <memory>
 
 #include "core/error.hpp"
+#include "pipeline/io/byte_stream.hpp"
 #include "pipeline/io/source.hpp"
 
 namespace sigstream {
@@ -44,7 +47,8 @@ bool sndfile_is_native_pcm16(int format) noexcept {
   const bool little_container = major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX ||
                                 major == SF_FORMAT_W64 || major == SF_FORMAT_RF64;
   const int endian = format & SF_FORMAT_ENDMASK;
-  return little_container && (endian == SF_ENDIAN_FILE || endian == SF_ENDIAN_LITTLE) &&
+  const bool little = (little_container && endian == SF_ENDIAN_FILE) || endian == SF_ENDIAN_LITTLE;
+  return (little_container || major == SF_FORMAT_RAW) && little &&
          (format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16;
 }
 
@@ -64,64 +68,99 @@ void sample_type_of(int format, SampleType& type, int& bits) {
   }
 }
 
+// Frames beyond which a header's length can only be a placeholder (2^40
+// frames is over 250 days at 48 kHz): libsndfile reports "the rest of the
+// stream" for AU/FLAC/Ogg headers of unknown length this way.
+constexpr std::int64_t kPlaceholderFrames = std::int64_t{1} << 40;
+
+int raw_sndfile_format(RawEncoding e) {
+  switch (e) {
+    case RawEncoding::s8: return SF_FORMAT_RAW | SF_FORMAT_PCM_S8;
+    case RawEncoding::u8: return SF_FORMAT_RAW | SF_FORMAT_PCM_U8;
+    case RawEncoding::s16le: return SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE;
+    case RawEncoding::s16be: return SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_BIG;
+    case RawEncoding::s24le: return SF_FORMAT_RAW | SF_FORMAT_PCM_24 | SF_ENDIAN_LITTLE;
+    case RawEncoding::s24be: return SF_FORMAT_RAW | SF_FORMAT_PCM_24 | SF_ENDIAN_BIG;
+    case RawEncoding::s32le: return SF_FORMAT_RAW | SF_FORMAT_PCM_32 | SF_ENDIAN_LITTLE;
+    case RawEncoding::s32be: return SF_FORMAT_RAW | SF_FORMAT_PCM_32 | SF_ENDIAN_BIG;
+    case RawEncoding::f32le: return SF_FORMAT_RAW | SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE;
+    case RawEncoding::f32be: return SF_FORMAT_RAW | SF_FORMAT_FLOAT | SF_ENDIAN_BIG;
+    case RawEncoding::f64le: return SF_FORMAT_RAW | SF_FORMAT_DOUBLE | SF_ENDIAN_LITTLE;
+    case RawEncoding::f64be: return SF_FORMAT_RAW | SF_FORMAT_DOUBLE | SF_ENDIAN_BIG;
+  }
+  return 0;
+}
+
+int raw_frame_bytes(RawEncoding e, int channels) {
+  int b = 2;
+  switch (e) {
+    case RawEncoding::s8:
+    case RawEncoding::u8: b = 1; break;
+    case RawEncoding::s16le:
+    case RawEncoding::s16be: b = 2; break;
+    case RawEncoding::s24le:
+    case RawEncoding::s24be: b = 3; break;
+    case RawEncoding::s32le:
+    case RawEncoding::s32be:
+    case RawEncoding::f32le:
+    case RawEncoding::f32be: b = 4; break;
+    case RawEncoding::f64le:
+    case RawEncoding::f64be: b = 8; break;
+  }
+  return b * channels;
+}
+
+// A path whose extension says "headerless PCM".
+bool raw_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext == ".raw" || ext == ".pcm";
+}
+
 class AudioFileSource final : public Source {
  public:
-  explicit AudioFileSource(std::string path) : path_(std::move(path)) {
-    SF_INFO sfinfo{};
-    file_.reset(sf_open(path_.c_str(), SFM_READ, &sfinfo));
-    if (!file_) {
-      // libsndfile words system errors as "System error : ..."; say plainly
-      // what is wrong when it is the file system, else pass its reason on.
-      std::error_code ec;
-      if (!std::filesystem::exists(path_, ec)) throw io_error(path_ + ": no such file");
-      if (std::filesystem::is_directory(path_, ec))
-        throw io_error(path_ + ": is a folder, expected an audio file");
-      if (::access(path_.c_str(), R_OK) != 0)
+  AudioFileSource(std::string path, const std::optional<RawSpec>& raw) : path_(std::move(path)) {
+    const bool is_stdin = path_ == "-";
+    if (!raw && raw_extension(path_) && !is_stdin)
+      throw config_error(path_ + ": a headerless PCM file needs its description: --input-type raw "
+                         "--rate HZ --channels N --encoding E (YAML: source.raw)");
+    struct stat st {};
+    if (!is_stdin) {
+      if (::stat(path_.c_str(), &st) != 0) {
+        if (errno == ENOENT) throw io_error(path_ + ": no such file");
         throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
-      throw io_error(path_ + ": cannot open as audio: " + sf_strerror(nullptr));
+      }
+      if (S_ISDIR(st.st_mode)) throw io_error(path_ + ": is a folder, expected an audio file");
     }
-    format_ = sfinfo.format;
-    info_.sample_rate = sfinfo.samplerate;
-    info_.channels = sfinfo.channels;
-    info_.frames = sfinfo.frames;
+    if (!is_stdin && S_ISREG(st.st_mode) && !raw) {
+      open_file();
+    } else {
+      open_stream(is_stdin, raw);
+    }
     sample_type_of(format_, info_.sample_type, info_.bits);
-    check_not_truncated();
     raw_pcm16_ = sndfile_is_native_pcm16(format_);
-    if (info_.frames <= 0 || info_.frames == SF_COUNT_MAX)
+    if (info_.frames == 0 || (info_.frames < 0 && info_.frames != kUnknownFrames))
       throw io_error(path_ + ": holds no audio frames (expected at least 1)");
     if (info_.channels < 1 || info_.sample_rate <= 0)
-      throw io_error(path_ + ": bad header (channels " + std::to_string(info_.channels) +
-                     ", rate " + std::to_string(sfinfo.samplerate) + ")");
+      throw io_error(path_ + ": bad header (channels " + std::to_string(info_.channels) + ", rate " +
+                     std::to_string(info_.sample_rate) + ")");
   }
   AudioFileSource(const AudioFileSource&) = delete;
   AudioFileSource& operator=(const AudioFileSource&) = delete;
+  ~AudioFileSource() override {
+    file_.reset();  // before the stream it reads
+    if (fd_ >= 0) ::close(fd_);
+  }
 
   [[nodiscard]] const SourceInfo& info() const noexcept override { return info_; }
   [[nodiscard]] std::string path() const override { return path_; }
   [[nodiscard]] std::string format_name() const override { return sndfile_format_name(format_); }
-
-  // libsndfile quietly shortens a WAV/AIFF whose data chunk runs past the end
-  // of the file; its parse log says so ("data : 80000 (should be 29956)").
-  // A cut-off file is damage the user should hear about, not a shorter signal.
-  void check_not_truncated() {
-    std::string log(8192, '\0');
-    sf_command(file_.get(), SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size()));
-    std::size_t pos = 0;
-    while (pos < log.size() && log[pos] != '\0') {
-      const std::size_t end = log.find('\n', pos);
-      const std::string line = log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-      if ((line.rfind("data", 0) == 0 || line.rfind("SSND", 0) == 0) &&
-          line.find("should be") != std::string::npos)
-        throw io_error(path_ + ": truncated file: the audio data is shorter than its header says (" +
-                       line.substr(0, line.find_last_not_of(" \r\0") + 1) + ")");
-      if (end == std::string::npos) break;
-      pos = end + 1;
-    }
-  }
   [[nodiscard]] int sndfile_format() const noexcept override { return format_; }
 
-  void read(HostBlock& block, std::int64_t at, std::int64_t n) override {
+  std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) override {
     const std::int64_t offset = at * block.channels;
+    if (info_.frames >= 0) n = std::min(n, info_.frames - position_);
+    if (n <= 0 || ended_) return 0;
     sf_count_t got = 0;
     switch (block.type) {
       case SampleType::i16:
@@ -135,16 +174,130 @@ class AudioFileSource final : public Source {
       case SampleType::i32: got = sf_readf_int(file_.get(), block.as<int>() + offset, n); break;
       case SampleType::f32: got = sf_readf_float(file_.get(), block.as<float>() + offset, n); break;
     }
-    if (got != n) {
-      const std::string why = sf_error(file_.get()) != 0 ? sf_strerror(file_.get()) : "unexpected end of data";
-      throw io_error(path_ + ": truncated or unreadable at frame " + std::to_string(position_ + got) +
-                     " of " + std::to_string(info_.frames) + " (" + why + ")");
-    }
+    if (stream_) stream_->rethrow_error();
     position_ += got;
+    if (got == n) return got;
+    if (info_.frames >= 0) {
+      const std::string why = sf_error(file_.get()) != 0 ? sf_strerror(file_.get()) : "unexpected end of data";
+      throw io_error(path_ + ": truncated or unreadable at frame " + std::to_string(position_) + " of " +
+                     std::to_string(info_.frames) + " (" + why + ")");
+    }
+    // A stream of unknown length has ended.
+    ended_ = true;
+    if (sf_error(file_.get()) != 0)
+      throw io_error(path_ + ": unreadable at frame " + std::to_string(position_) + " (" +
+                     sf_strerror(file_.get()) + ")");
+    if (raw_frame_bytes_ > 0) {
+      // What libsndfile took beyond the whole frames, and what is left.
+      const std::int64_t extra = stream_->position() + stream_->drain() - position_ * raw_frame_bytes_;
+      if (extra > 0)
+        throw io_error(path_ + ": the raw stream ends inside frame " + std::to_string(position_) + " (" +
+                       std::to_string(extra) + " of its " + std::to_string(raw_frame_bytes_) +
+                       " bytes; expected whole frames)");
+    }
+    return got;
   }
 
  private:
+  // A seekable file: libsndfile opens it by name and knows its length.
+  void open_file() {
+    SF_INFO sfinfo{};
+    file_.reset(sf_open(path_.c_str(), SFM_READ, &sfinfo));
+    if (!file_) {
+      // libsndfile words system errors as "System error : ..."; say plainly
+      // what is wrong when it is the file system, else pass its reason on.
+      if (::access(path_.c_str(), R_OK) != 0)
+        throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
+      throw io_error(path_ + ": cannot open as audio: " + sf_strerror(nullptr));
+    }
+    format_ = sfinfo.format;
+    info_.sample_rate = sfinfo.samplerate;
+    info_.channels = sfinfo.channels;
+    // FLAC/Ogg headers that do not give the length: read to the end.
+    info_.frames = sfinfo.frames == SF_COUNT_MAX ? kUnknownFrames : sfinfo.frames;
+    check_not_truncated([&] {
+      // A placeholder size (a WAV written to a pipe and saved) is no damage:
+      // libsndfile has already cut the length to what the file holds.
+      std::vector<unsigned char> header(65536);
+      const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return false;
+      const ssize_t n = ::read(fd, header.data(), header.size());
+      ::close(fd);
+      header.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+      return header_length_unknown(format_ & SF_FORMAT_TYPEMASK, header);
+    });
+  }
+
+  // Standard input, a FIFO or another non-seekable file, or raw PCM: read
+  // front to back through libsndfile's virtual I/O.
+  void open_stream(bool is_stdin, const std::optional<RawSpec>& raw) {
+    if (is_stdin) {
+      fd_ = ::dup(STDIN_FILENO);
+    } else {
+      fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    }
+    if (fd_ < 0) throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
+    stream_ = std::make_unique<ByteSource>(fd_, is_stdin ? "standard input" : path_);
+    SF_INFO sfinfo{};
+    if (raw) {
+      sfinfo.format = raw_sndfile_format(raw->encoding);
+      sfinfo.channels = raw->channels;
+      sfinfo.samplerate = static_cast<int>(raw->sample_rate);
+      raw_frame_bytes_ = raw_frame_bytes(raw->encoding, raw->channels);
+    }
+    file_.reset(sf_open_virtual(stream_->io(), SFM_READ, &sfinfo, stream_->user()));
+    stream_->rethrow_error();
+    if (!file_) {
+      const std::string why = sf_strerror(nullptr);
+      if (stream_->position() == 0 && stream_->retained().empty())
+        throw io_error(path_ + ": holds no audio frames (the stream is empty)");
+      throw io_error(path_ + ": cannot read as audio: " + why +
+                     " (a headerless stream needs --input-type raw --rate --channels --encoding)");
+    }
+    format_ = sfinfo.format;
+    info_.sample_rate = sfinfo.samplerate;
+    info_.channels = sfinfo.channels;
+    const bool known = !raw && sfinfo.frames >= 0 && sfinfo.frames < kPlaceholderFrames &&
+                       !header_length_unknown(format_ & SF_FORMAT_TYPEMASK, stream_->retained());
+    if (raw && stream_->has_length()) {
+      // A raw file: its length is its size, which must be whole frames.
+      const std::int64_t bytes = stream_->length();
+      if (bytes % raw_frame_bytes_ != 0)
+        throw io_error(path_ + ": the raw file ends inside frame " + std::to_string(bytes / raw_frame_bytes_) +
+                       " (" + std::to_string(bytes % raw_frame_bytes_) + " of its " +
+                       std::to_string(raw_frame_bytes_) + " bytes; expected whole frames)");
+      info_.frames = bytes / raw_frame_bytes_;
+      raw_frame_bytes_ = 0;
+    } else {
+      info_.frames = known ? sfinfo.frames : kUnknownFrames;
+    }
+    if (known && stream_->has_length()) check_not_truncated([] { return false; });
+    stream_->release_header();
+  }
+
+  // libsndfile quietly shortens a WAV/AIFF whose data chunk runs past the end
+  // of the file; its parse log says so ("data : 80000 (should be 29956)").
+  // A cut-off file is damage the user should hear about, not a shorter signal.
+  template <typename IsPlaceholder>
+  void check_not_truncated(IsPlaceholder&& header_is_placeholder) {
+    std::string log(8192, '\0');
+    sf_command(file_.get(), SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size()));
+    std::size_t pos = 0;
+    while (pos < log.size() && log[pos] != '\0') {
+      const std::size_t end = log.find('\n', pos);
+      const std::string line = log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      if ((line.rfind("data", 0) == 0 || line.rfind("SSND", 0) == 0) &&
+          line.find("should be") != std::string::npos && !header_is_placeholder())
+        throw io_error(path_ + ": truncated file: the audio data is shorter than its header says (" +
+                       line.substr(0, line.find_last_not_of(" \r\0") + 1) + ")");
+      if (end == std::string::npos) break;
+      pos = end + 1;
+    }
+  }
+
   std::string path_;
+  int fd_ = -1;
+  std::unique_ptr<ByteSource> stream_;
   // Owned from sf_open on: a constructor that throws (a truncated file, a bad
   // header) closes it too.
   struct SfClose {
@@ -154,18 +307,20 @@ class AudioFileSource final : public Source {
   int format_ = 0;
   SourceInfo info_;
   std::int64_t position_ = 0;
-  bool raw_pcm16_ = false;  // see sndfile_is_native_pcm16
+  bool ended_ = false;
+  int raw_frame_bytes_ = 0;  // a raw stream: checked for a partial last frame at its end
+  bool raw_pcm16_ = false;   // see sndfile_is_native_pcm16
 };
 
 }  // namespace
 
-std::unique_ptr<Source> open_audio_file(const std::string& path) {
-  return std::make_unique<AudioFileSource>(path);
+std::unique_ptr<Source> open_audio_file(const std::string& path, const std::optional<RawSpec>& raw) {
+  return std::make_unique<AudioFileSource>(path, raw);
 }
 
 std::unique_ptr<Source> open_source(const SourceSpec& spec) {
   if (spec.synth) return make_synth_source(*spec.synth);
-  if (spec.file) return open_audio_file(*spec.file);
+  if (spec.file) return open_audio_file(*spec.file, spec.raw);
   throw config_error("source: expected one of 'file' or 'synth'");
 }
 

@@ -4,6 +4,7 @@
 // sample type (SourceInfo::sample_type), so 16-bit files stay 16-bit.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pipeline/config.hpp"
@@ -19,15 +20,21 @@ class Source {
   [[nodiscard]] virtual std::string path() const = 0;         // file path, or "synth"
   [[nodiscard]] virtual std::string format_name() const = 0;  // "wav pcm16", "synth float"
   [[nodiscard]] virtual int sndfile_format() const noexcept { return 0; }  // SF_FORMAT_*, 0 for synth
-  // Reads the next `n` frames into block frames [at, at + n). Throws Error(io)
-  // if the source ends early (a truncated file).
-  virtual void read(HostBlock& block, std::int64_t at, std::int64_t n) = 0;
+  // Reads the next `n` frames into block frames [at, at + n) and returns how
+  // many it read. Fewer than `n` only where a source of unknown length
+  // (info().frames == kUnknownFrames: a stream) has ended; a source of known
+  // length that ends early throws Error(io) (a truncated file), as do read
+  // errors and a raw stream ending inside a frame.
+  virtual std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) = 0;
 };
 
 // Opens the source of a config. Throws Error(io) for missing, unreadable,
-// non-audio or empty files.
+// non-audio or empty files. "-" is standard input; it, FIFOs and other
+// non-seekable files are read as streams (SPEC §6); `raw` describes
+// headerless PCM (required for .raw/.pcm files: Error(config) without it).
 std::unique_ptr<Source> open_source(const SourceSpec& spec);
-std::unique_ptr<Source> open_audio_file(const std::string& path);
+std::unique_ptr<Source> open_audio_file(const std::string& path,
+                                        const std::optional<RawSpec>& raw = std::nullopt);
 std::unique_ptr<Source> make_synth_source(const SynthSpec& spec);
 
 // Describes a libsndfile format code: "wav pcm16", "flac pcm24", "ogg vorbis".

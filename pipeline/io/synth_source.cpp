@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 #include <random>
@@ -27,7 +28,8 @@ class SynthSource final : public Source {
   [[nodiscard]] std::string path() const override { return "synth"; }
   [[nodiscard]] std::string format_name() const override { return "synth float"; }
 
-  void read(HostBlock& block, std::int64_t at, std::int64_t n) override {
+  std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) override {
+    n = std::min(n, info_.frames - position_);
     const int ch = info_.channels;
     float* out = block.as<float>() + at * ch;
     const double two_pi = 2.0 * std::numbers::pi;
@@ -47,6 +49,7 @@ class SynthSource final : public Source {
       }
     }
     position_ += n;
+    return n;
   }
 
  private:
