@@ -21,6 +21,7 @@
 #include "pipeline/io/audio_sink.hpp"
 #include "pipeline/io/source.hpp"
 #include "pipeline/io/stats_writer.hpp"
+#include "pipeline/live.hpp"
 #include "pipeline/progress.hpp"
 
 namespace sigstream {
@@ -175,6 +176,40 @@ VerifyPartial verify_chunk(const Plan& plan, const ChunkResult& r) {
 
 }  // namespace
 
+RunReport new_report(const Source& source, const Config& config, const Plan& plan,
+                     const std::optional<SinkFormat>& sink_format) {
+  const SourceInfo& si = source.info();
+  RunReport report;
+  report.input_path = source.path();
+  report.input_format = source.format_name();
+  report.sample_rate = si.sample_rate;
+  report.channels = si.channels;
+  report.input_frames = si.frames;
+  report.output_path = config.sink.file.value_or("");
+  report.output_format = sink_format ? sink_format->name : "";
+  report.output_frames = plan.output_frames;
+  report.chunk_frames = plan.chunk_frames;
+  report.streams = config.execution.streams;
+  for (const PlannedStage& st : plan.stages) {
+    StageReport s;
+    s.name = st.name;
+    s.type = st.type;
+    s.taps = static_cast<std::int64_t>(st.taps.size());
+    s.mode = st.mode;
+    s.method = st.method;
+    s.detail = st.design_note;
+    s.gain = st.gain;
+    report.stages.push_back(std::move(s));
+  }
+  for (const std::string& name : plan.metric_names) {
+    MetricsReport m;
+    m.name = name;
+    m.totals.assign(static_cast<std::size_t>(plan.channels), ChannelMetrics{});
+    report.metrics.push_back(std::move(m));
+  }
+  return report;
+}
+
 RunReport run_pipeline(const Config& config, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   auto log = [&](const std::string& m) {
@@ -199,6 +234,19 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   for (const auto* p : {&config.stats.json, &config.stats.csv})
     if (*p && input_is_file) refuse_same_file(*config.source.file, **p, "stats output");
 
+  if (config.execution.latency_ms) {
+    // Live mode (pipeline/live.hpp): blocks from the latency, on the CPU.
+    if (options.verify)
+      throw config_error("--verify is not available in live mode (--latency): the float64 reference "
+                         "would hold up every block; verify the same config without --latency (direct "
+                         "filters give the same bytes)");
+    if (config.execution.backend == BackendKind::cuda)
+      throw config_error("live mode (--latency) runs on the CPU in this version: use --backend auto or cpu");
+    Config live = config;
+    live.execution.chunk_frames = live_block_frames(*config.execution.latency_ms, si.sample_rate);
+    const Plan plan = make_plan(live, si, sink_format ? sink_format->bits : 0);
+    return run_live(live, options, *source, plan, sink_format, new_report(*source, config, plan, sink_format), t0);
+  }
   Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
   trace("plan made");
@@ -214,35 +262,8 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   if (const std::string d = backend->describe(); !d.empty()) log(d);
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  RunReport report;
-  report.input_path = source->path();
-  report.input_format = source->format_name();
-  report.sample_rate = si.sample_rate;
-  report.channels = si.channels;
-  report.input_frames = si.frames;
-  report.output_path = config.sink.file.value_or("");
-  report.output_format = sink_format ? sink_format->name : "";
-  report.output_frames = plan.output_frames;
-  report.chunk_frames = plan.chunk_frames;
-  report.streams = config.execution.streams;
+  RunReport report = new_report(*source, config, plan, sink_format);
   report.threads = bo.threads > 0 ? bo.threads : hardware_threads();
-  for (const PlannedStage& st : plan.stages) {
-    StageReport s;
-    s.name = st.name;
-    s.type = st.type;
-    s.taps = static_cast<std::int64_t>(st.taps.size());
-    s.mode = st.mode;
-    s.method = st.method;
-    s.detail = st.design_note;
-    s.gain = st.gain;
-    report.stages.push_back(std::move(s));
-  }
-  for (const std::string& name : plan.metric_names) {
-    MetricsReport m;
-    m.name = name;
-    m.totals.assign(static_cast<std::size_t>(plan.channels), ChannelMetrics{});
-    report.metrics.push_back(std::move(m));
-  }
 
   // Every output gets its temporary file now, so an unwritable path fails
   // before any work; nothing is renamed into place until all are complete.

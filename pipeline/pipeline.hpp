@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,14 @@ struct VerificationReport {
   bool passed = true;
 };
 
+// Live mode's added latency (SPEC §6), in ms.
+struct LatencyReport {
+  double target = 0.0, p50 = 0.0, p99 = 0.0, max = 0.0;
+  std::int64_t late_chunks = 0;
+  std::int64_t chunks = 0;
+  std::int64_t block_frames = 0;
+};
+
 struct RunReport {
   std::string input_path, input_format;
   double sample_rate = 0.0;
@@ -75,6 +84,7 @@ struct RunReport {
   double setup_s = 0.0;  // opening the source, planning, backend start (device init)
   std::vector<double> stage_ms;  // per stage (same order as stages), may be empty
   VerificationReport verification;
+  std::optional<LatencyReport> latency;  // live mode only
 };
 
 // Runs a validated config to the end: writes the sink and statistics files

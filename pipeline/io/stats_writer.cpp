@@ -79,6 +79,11 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
     stage_ms[r.stages[i].name] = r.stage_ms[i];
   const double fps = r.wall_s > 0 ? static_cast<double>(r.output_frames) / r.wall_s : 0.0;
   j["timing"] = {{"wall_s", r.wall_s}, {"setup_s", r.setup_s}, {"frames_per_s", fps}, {"stages_ms", stage_ms}};
+  if (r.latency)
+    j["latency_ms"] = {{"target", r.latency->target},         {"p50", r.latency->p50},
+                       {"p99", r.latency->p99},               {"max", r.latency->max},
+                       {"late_chunks", r.latency->late_chunks}, {"chunks", r.latency->chunks},
+                       {"block_frames", r.latency->block_frames}};
   if (r.verification.ran)
     j["verification"] = {{"reference", "cpu-float64"},
                          {"rel_l2_error", r.verification.rel_l2_error},
@@ -92,24 +97,32 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
 
 std::string stats_json(const RunReport& r) { return stats_json_value(r).dump(2) + "\n"; }
 
-std::string stats_csv(const RunReport& r) {
-  std::ostringstream o;
-  o << "stage,chunk,start_frame,frames,channel,energy,rms,peak,mean,dot_input,correlation_input,"
-       "nonfinite\n";
+std::string stats_csv_header() {
+  return "stage,chunk,start_frame,frames,channel,energy,rms,peak,mean,dot_input,correlation_input,"
+         "nonfinite\n";
+}
+
+std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& c) {
+  std::string o;
   char buf[512];
-  for (const auto& m : r.metrics) {
-    for (const auto& c : m.chunks) {
-      for (std::size_t ch = 0; ch < c.channels.size(); ++ch) {
-        const ChannelMetrics& x = c.channels[ch];
-        std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%lld\n",
-                      static_cast<long long>(c.index), static_cast<long long>(c.start),
-                      static_cast<long long>(c.frames), ch, x.energy, x.rms(), x.peak, x.mean(), x.dot,
-                      x.correlation(), static_cast<long long>(x.nonfinite));
-        o << csv_field(m.name) << ',' << buf;
-      }
-    }
+  for (std::size_t ch = 0; ch < c.channels.size(); ++ch) {
+    const ChannelMetrics& x = c.channels[ch];
+    std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%lld\n",
+                  static_cast<long long>(c.index), static_cast<long long>(c.start),
+                  static_cast<long long>(c.frames), ch, x.energy, x.rms(), x.peak, x.mean(), x.dot,
+                  x.correlation(), static_cast<long long>(x.nonfinite));
+    o += csv_field(stage);
+    o += ',';
+    o += buf;
   }
-  return o.str();
+  return o;
+}
+
+std::string stats_csv(const RunReport& r) {
+  std::string o = stats_csv_header();
+  for (const auto& m : r.metrics)
+    for (const auto& c : m.chunks) o += stats_csv_rows(m.name, c);
+  return o;
 }
 
 }  // namespace sigstream

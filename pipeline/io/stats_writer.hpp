@@ -13,5 +13,9 @@ namespace sigstream {
 nlohmann::ordered_json stats_json_value(const RunReport& report);
 std::string stats_json(const RunReport& report);
 std::string stats_csv(const RunReport& report);
+// The CSV's header line, and the rows of one chunk of one metrics block (for
+// live mode, which writes rows as they come).
+std::string stats_csv_header();
+std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& chunk);
 
 }  // namespace sigstream
