@@ -408,5 +408,90 @@ def sigint_with_a_stalled_producer_exits_and_sigkill_leaves_no_file():
         assert left == [], "a %s run left %r" % (signal.Signals(sig).name, left)
 
 
+def float_samples(path):
+    """A float WAV's samples (32-bit IEEE), as a flat list."""
+    data = open(path, "rb").read()
+    body = data_of(data)
+    return array.array("f", body[:len(body) // 4 * 4]).tolist()
+
+
+@case
+def live_mode_direct_gives_the_files_bytes_in_every_mode_and_cascade():
+    wav = wav_bytes(9001, channels=2, seed=12)
+    with open("in.wav", "wb") as f:
+        f.write(wav)
+    cascade = ("  - {type: fir, design: {kind: lowpass, cutoff_hz: 4000, taps: 31}, mode: same, method: direct}\n"
+               "  - {type: metrics, name: a}\n"
+               "  - {type: fir, design: {kind: highpass, cutoff_hz: 100, taps: 201}, mode: full, method: direct}\n"
+               "  - {type: gain, db: 3}\n"
+               "  - {type: fir, taps: [0.25, 0.5, 0.25], mode: same, method: direct}")
+    chains = [STAGES[m] % "direct" for m in STAGES] + [cascade]
+    for i, stages in enumerate(chains):
+        with open("f.yaml", "w") as f:
+            f.write(config("{file: in.wav}", "{file: ref.wav}", stages, "stats: {json: ref.json}\n"))
+        check(run(["run", "f.yaml", "-q"]))
+        for latency in ("1", "0.5", "7.3"):
+            with open("l.yaml", "w") as f:
+                f.write(config('{file: "-"}', '{file: "-", type: raw}', stages,
+                               "stats: {json: live.json, csv: live.csv}\nexecution: {latency_ms: %s}\n" % latency))
+            rc, out, err = run_fed(["run", "l.yaml", "-q"], unknown_length(wav), [4096, 192, 7])
+            assert rc == 0, err.decode()
+            assert out == data_of(open("ref.wav", "rb").read()), "chain %d, latency %s: live bytes differ" % (i, latency)
+            ref, live = json.load(open("ref.json")), json.load(open("live.json"))
+            assert live["output"]["frames"] == ref["output"]["frames"]
+            lat = live["latency_ms"]
+            assert lat["target"] == float(latency) and lat["chunks"] > 0 and lat["p50"] <= lat["p99"] <= lat["max"]
+            for name, block in ref["metrics"].items():
+                for a, b in zip(block["totals"]["channels"], live["metrics"][name]["totals"]["channels"]):
+                    for key in ("energy", "dot_input", "peak"):
+                        assert abs(a[key] - b[key]) <= 1e-9 * max(1.0, abs(a[key])), (name, key, a[key], b[key])
+            rows = open("live.csv").read().splitlines()
+            assert rows[0].startswith("stage,chunk,start_frame") and len(rows) > 1
+    return "%d chains x 3 latencies" % len(chains)
+
+
+@case
+def live_mode_partitioned_long_filters_stay_within_spec():
+    wav = wav_bytes(30011, channels=2, seed=13)
+    with open("in.wav", "wb") as f:
+        f.write(wav)
+    # A same stage first, so the partitioned one meets its input off the block grid.
+    stages = ("  - {type: fir, design: {kind: lowpass, cutoff_hz: 8000, taps: 45}, mode: same, method: direct}\n"
+              "  - {type: fir, design: {kind: lowpass, cutoff_hz: 3000, taps: 4095}, mode: %s, method: %s}")
+    for mode in ("causal", "same", "full"):
+        with open("f.yaml", "w") as f:
+            f.write(config("{file: in.wav}", "{file: ref.wav, format: float}", stages % (mode, "direct")))
+        check(run(["run", "f.yaml", "-q"]))
+        with open("l.yaml", "w") as f:
+            f.write(config("{file: in.wav}", "{file: live.wav, format: float}", stages % (mode, "fft"),
+                           "execution: {latency_ms: 1}\nstats: {json: s.json}\n"))
+        p = run(["run", "l.yaml"])
+        check(p)
+        assert "partitioned" in p.stderr.decode(), p.stderr.decode()
+        a, b = float_samples("ref.wav"), float_samples("live.wav")
+        assert len(a) == len(b), (mode, len(a), len(b))
+        err = sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5 / sum(x * x for x in a) ** 0.5
+        assert err < 1e-5, "%s: partitioned rel L2 %.3g" % (mode, err)
+        assert json.load(open("s.json"))["stages"][1]["method"] == "fft"
+
+
+@case
+def live_mode_errors():
+    with open("in.wav", "wb") as f:
+        f.write(wav_bytes(1000))
+    p = run(["filter", "in.wav", "o.wav", "--lowpass", "1000", "--latency", "1", "--verify"])
+    check(p, 2)
+    assert "--verify" in error_text(p)
+    p = run(["filter", "in.wav", "o.wav", "--lowpass", "1000", "--latency", "0"])
+    check(p, 2)
+    with open("c.yaml", "w") as f:
+        f.write(config("{file: in.wav}", "{file: o.wav}", STAGES["causal"] % "direct",
+                       "execution: {latency_ms: -3}\n"))
+    p = run(["run", "c.yaml"])
+    check(p, 2)
+    assert "c.yaml:" in p.stderr.decode() and "execution.latency_ms" in p.stderr.decode()
+    assert not os.path.exists("o.wav")
+
+
 if __name__ == "__main__":
     run_cases(CASES, BIN, "sigstream-streams-")
