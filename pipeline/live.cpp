@@ -426,9 +426,10 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     if (n == 0) return;
     MetricsReport& rep = report.metrics[static_cast<std::size_t>(slot)];
     for (std::size_t c = 0; c < m.size(); ++c) rep.totals[c].merge(m[c]);
-    const ChunkMetricsRow r{metric_rows[static_cast<std::size_t>(slot)]++, metric_frames[static_cast<std::size_t>(slot)], n, m};
+    const std::int64_t index = metric_rows[static_cast<std::size_t>(slot)]++;
+    const std::int64_t start = metric_frames[static_cast<std::size_t>(slot)];
     metric_frames[static_cast<std::size_t>(slot)] += n;
-    if (csv_file) write_all(*csv_file, stats_csv_rows(rep.name, r));
+    if (csv_file) write_all(*csv_file, stats_csv_rows(rep.name, ChunkMetricsRow{index, start, n, m}));
   };
 
   for (bool ended = false; !ended;) {

@@ -1,0 +1,230 @@
+#!/usr/bin/env python3
+"""Live latency of sigstream and its peers (issue P5's harness).
+
+A paced producer writes raw s16le at real time into the filter's stdin, one
+write per block (48 frames = 1 ms at 48 kHz); a consumer reads its stdout and
+timestamps each read. For each read, take its earliest frame n: latency = the
+read's return time - the return time of the producer's write that held input
+frame n (causal filters: a filter's own group delay is not charged). Reported:
+p50/p99/p99.9/max over the run, frames lost, the filter's CPU use, and for
+sigstream the statistics' own latency_ms.
+
+  bench/live_latency.py --bin build/sigstream --seconds 120 --taps 4095 --peers sigstream,brutefir,ffmpeg,sox
+  bench/live_latency.py --bin .gpu/bin/sigstream --channels 32 --taps 65536 --backend cuda --seconds 600
+
+Standard library only (NumPy is not needed). Peers that are not installed are
+skipped with a note.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Result:
+    name: str
+    taps: int
+    p50: float = math.nan
+    p99: float = math.nan
+    p999: float = math.nan
+    max: float = math.nan
+    frames_in: int = 0
+    frames_out: int = 0
+    cpu_percent: float = math.nan
+    stats_latency: dict | None = None
+    note: str = ""
+    reads: int = 0
+    extra: dict = field(default_factory=dict)
+
+
+def lowpass_taps(k: int, rate: float, cutoff: float = 4000.0) -> list[float]:
+    """Windowed-sinc low-pass (Hamming), like firwin; plain Python."""
+    m = k - 1
+    fc = cutoff / rate
+    taps = []
+    for i in range(k):
+        x = i - m / 2
+        s = 2 * fc if x == 0 else math.sin(2 * math.pi * fc * x) / (math.pi * x)
+        w = 0.54 - 0.46 * math.cos(2 * math.pi * i / m) if m > 0 else 1.0
+        taps.append(s * w)
+    g = sum(taps)
+    return [t / g for t in taps]
+
+
+def quantile(sorted_values: list[float], q: float) -> float:
+    if not sorted_values:
+        return math.nan
+    i = min(len(sorted_values) - 1, max(0, math.ceil(q * len(sorted_values)) - 1))
+    return sorted_values[i]
+
+
+def measure(cmd: list[str], name: str, taps: int, seconds: float, channels: int, rate: int,
+            block: int, stats_path: str | None = None) -> Result:
+    frame_bytes = 2 * channels
+    write_bytes = block * frame_bytes
+    n_writes = int(seconds * rate / block)
+    # A quiet noise signal, the same every write (content does not matter here).
+    payload = struct.pack("<%dh" % (block * channels), *[(i * 7919) % 2001 - 1000 for i in range(block * channels)])
+    write_done = [0.0] * n_writes
+    reads: list[tuple[float, int]] = []  # (return time, bytes before this read)
+    usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t_start = time.perf_counter()
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def consume() -> None:
+        fd = p.stdout.fileno()
+        total = 0
+        while True:
+            data = os.read(fd, 1 << 16)
+            t = time.perf_counter()
+            if not data:
+                break
+            reads.append((t, total))
+            total += len(data)
+        reads.append((time.perf_counter(), total))  # the end: total bytes
+
+    err_chunks: list[bytes] = []
+
+    def errors() -> None:
+        err_chunks.append(p.stderr.read())
+
+    tc = threading.Thread(target=consume)
+    te = threading.Thread(target=errors)
+    tc.start()
+    te.start()
+    time.sleep(0.5)  # let the filter start (config, FFT plans, devices) before the clock runs
+    fd = p.stdin.fileno()
+    period = block / rate
+    t0 = time.perf_counter()
+    try:
+        for i in range(n_writes):
+            deadline = t0 + i * period
+            while True:
+                now = time.perf_counter()
+                if now >= deadline:
+                    break
+                if deadline - now > 0.0005:
+                    time.sleep(deadline - now - 0.0003)
+            os.write(fd, payload)
+            write_done[i] = time.perf_counter()
+    except BrokenPipeError:
+        pass
+    p.stdin.close()
+    tc.join()
+    te.join()
+    p.wait()
+    wall = time.perf_counter() - t_start
+    usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    r = Result(name, taps)
+    r.frames_in = n_writes * block
+    total_out = reads[-1][1] if reads else 0
+    r.frames_out = total_out // frame_bytes
+    lat = []
+    for t, before in reads[:-1]:
+        n = before // frame_bytes
+        w = n // block
+        if w < n_writes and write_done[w] > 0:
+            lat.append((t - write_done[w]) * 1000.0)
+    lat.sort()
+    r.reads = len(lat)
+    r.p50, r.p99, r.p999 = quantile(lat, 0.5), quantile(lat, 0.99), quantile(lat, 0.999)
+    r.max = lat[-1] if lat else math.nan
+    cpu = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
+    r.cpu_percent = 100.0 * cpu / wall
+    if p.returncode != 0:
+        r.note = "exit %d: %s" % (p.returncode, b"".join(err_chunks).decode(errors="replace")[-300:])
+    if stats_path and os.path.exists(stats_path):
+        r.stats_latency = json.load(open(stats_path)).get("latency_ms")
+    return r
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default="build/sigstream")
+    ap.add_argument("--seconds", type=float, default=120.0)
+    ap.add_argument("--taps", default="4095,65536")
+    ap.add_argument("--channels", type=int, default=2)
+    ap.add_argument("--rate", type=int, default=48000)
+    ap.add_argument("--latency", type=float, default=1.0, help="sigstream --latency, ms")
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--peers", default="sigstream,brutefir,ffmpeg,sox")
+    ap.add_argument("--sox-taps", default="255,4095,65536", help="SoX runs these (its latency grows with K)")
+    ap.add_argument("--json", default="", help="write the results here too")
+    args = ap.parse_args()
+    block = max(1, round(args.latency * args.rate / 1000))
+    results: list[Result] = []
+    work = tempfile.mkdtemp(prefix="live-latency-")
+    main_taps = [int(x) for x in args.taps.split(",") if x]
+    sox_taps = [int(x) for x in args.sox_taps.split(",") if x] if "sox" in args.peers else []
+    for k in sorted(set(main_taps) | set(sox_taps)):
+        taps = lowpass_taps(k, args.rate)
+        tfile = os.path.join(work, "taps%d.txt" % k)
+        with open(tfile, "w") as f:
+            f.write("".join("%.17g\n" % t for t in taps))
+        ch = args.channels
+        runs: list[tuple[str, list[str], str | None]] = []
+        in_main = k in main_taps
+        if "sigstream" in args.peers and in_main:
+            stats = os.path.join(work, "s%d.json" % k)
+            runs.append(("sigstream", [args.bin, "filter", "-", "-", "--input-type", "raw", "--rate", str(args.rate),
+                                       "--channels", str(ch), "--encoding", "s16le", "--type", "raw",
+                                       "--taps-file", tfile, "--latency", str(args.latency), "--backend",
+                                       args.backend, "--stats", stats, "-q"], stats))
+        if "brutefir" in args.peers and in_main and shutil.which("brutefir") and ch == 2:
+            coeff = os.path.join(work, "c%d.raw" % k)
+            with open(coeff, "wb") as f:
+                f.write(struct.pack("<%df" % k, *taps))
+            part = 64
+            cfg = os.path.join(work, "bf%d.conf" % k)
+            with open(cfg, "w") as f:
+                f.write('sampling_rate: %d;\nfilter_length: %d,%d;\nfloat_bits: 32;\noverflow_warnings: false;\n'
+                        'show_progress: false;\nlock_memory: false;\nmodules_path: "/usr/lib/x86_64-linux-gnu/brutefir";\n'
+                        'convolver_config: "%s/wisdom";\npowersave: false;\nallow_poll_mode: false;\nmonitor_rate: false;\n'
+                        'coeff "c" { filename: "%s"; format: "FLOAT_LE"; };\n'
+                        'input "l", "r" { device: "file" { path: "/dev/stdin"; }; sample: "S16_LE"; channels: 2; };\n'
+                        'output "l", "r" { device: "file" { path: "/dev/stdout"; }; sample: "S16_LE"; channels: 2; dither: false; };\n'
+                        'filter "fl" { from_inputs: "l"; to_outputs: "l"; coeff: "c"; };\n'
+                        'filter "fr" { from_inputs: "r"; to_outputs: "r"; coeff: "c"; };\n'
+                        % (args.rate, part, (k + part - 1) // part, work, coeff))
+            runs.append(("brutefir (64-frame partitions)", ["brutefir", "-nodefault", "-quiet", cfg], None))
+        if "ffmpeg" in args.peers and in_main and shutil.which("ffmpeg"):
+            ir = os.path.join(work, "ir%d.f32" % k)
+            with open(ir, "wb") as f:
+                f.write(struct.pack("<%df" % k, *taps))
+            runs.append(("ffmpeg afir minp=64", [
+                "ffmpeg", "-v", "error", "-fflags", "nobuffer", "-probesize", "32", "-analyzeduration", "0", "-f", "s16le", "-ar", str(args.rate), "-ac", str(ch),
+                "-i", "pipe:0", "-f", "f32le", "-ar", str(args.rate), "-ac", "1", "-i", ir, "-filter_complex",
+                "[0:a][1:a]afir=gtype=none:minp=64:maxp=%d[o]" % max(64, min(k, 8192)), "-map", "[o]",
+                "-flush_packets", "1", "-f", "s16le", "pipe:1"], None))
+        if k in sox_taps and shutil.which("sox"):
+            runs.append(("sox fir (--buffer 256)", ["sox", "--buffer", "256", "-q", "-t", "raw", "-r", str(args.rate),
+                                                     "-e", "signed", "-b", "16", "-c", str(ch), "-", "-t", "raw", "-",
+                                                     "fir", tfile], None))
+        for name, cmd, stats in runs:
+            r = measure(cmd, name, k, args.seconds, ch, args.rate, block, stats)
+            results.append(r)
+            print("%-32s K=%-6d p50 %8.3f ms  p99 %8.3f  p99.9 %8.3f  max %8.3f  lost %d  cpu %5.1f%%%s%s" % (
+                name, k, r.p50, r.p99, r.p999, r.max, r.frames_in - r.frames_out, r.cpu_percent,
+                "  stats %s" % r.stats_latency if r.stats_latency else "", "  " + r.note if r.note else ""),
+                flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump([r.__dict__ for r in results], f, indent=1)
+    shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
