@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
@@ -16,7 +17,9 @@
 #include "kernels/cpu/reduce.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/audio_sink.hpp"
+#include "pipeline/block_convolver.hpp"
 #include "pipeline/io/stats_writer.hpp"
+#include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/progress.hpp"
 
 namespace sigstream {
@@ -45,6 +48,27 @@ class Op {
   virtual void finish(Planes& out) = 0;
 };
 
+// The CPU's partitioned step: one PartitionedFir, a state per channel.
+class CpuBlockConvolver final : public BlockConvolver {
+ public:
+  CpuBlockConvolver(const float* taps, int count, int channels, int block) : fir_(taps, count, block) {
+    for (int c = 0; c < channels; ++c) states_.push_back(fir_.make_state());
+  }
+  [[nodiscard]] int block() const noexcept override { return fir_.block(); }
+  [[nodiscard]] int partitions() const noexcept override { return fir_.partitions(); }
+  [[nodiscard]] std::string describe() const override {
+    return "partitioned, " + std::to_string(fir_.partitions()) + " partitions of " + std::to_string(fir_.block());
+  }
+  void process(const float* const* x, float* const* y) override {
+    for (std::size_t c = 0; c < states_.size(); ++c) fir_.process(states_[c], x[c], y[c]);
+  }
+  [[nodiscard]] double block_cost_ns() const noexcept { return fir_.block_cost_ns() * static_cast<double>(states_.size()); }
+
+ private:
+  kernels::cpu::PartitionedFir fir_;
+  std::vector<kernels::cpu::PartitionedFir::State> states_;
+};
+
 // A FIR stage as a running causal convolution yc[n] = sum h[k] x[n-k]:
 // causal emits yc[0..N), same yc[c..N+c) with c = (K-1)/2 (so it holds back
 // c frames), full yc[0..N+K-1). Direct: the kernel of the file path on the
@@ -54,8 +78,7 @@ class Op {
 // and as many outputs are dropped.
 class FirOp final : public Op {
  public:
-  FirOp(const PlannedStage& st, int channels, const kernels::cpu::PartitionedFir* partitioned,
-        std::int64_t phase)
+  FirOp(const PlannedStage& st, int channels, BlockConvolver* partitioned, std::int64_t phase)
       : taps_(st.taps_f32), channels_(channels), fir_(partitioned) {
     const auto k = static_cast<std::int64_t>(taps_.size());
     const std::int64_t c = st.mode == FirMode::same ? (k - 1) / 2 : 0;
@@ -66,11 +89,12 @@ class FirOp final : public Op {
       const std::int64_t p = fir_->block();
       const std::int64_t prime = ((phase % p) + p) % p;
       drop_ += prime;
-      for (int ch = 0; ch < channels; ++ch) {
-        states_.push_back(fir_->make_state());
-        fifo_.emplace_back(static_cast<std::size_t>(prime), 0.0f);
+      fifo_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(prime), 0.0f));
+      out_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(p), 0.0f));
+      for (int c = 0; c < channels; ++c) {
+        x_ptrs_.push_back(nullptr);
+        y_ptrs_.push_back(out_[static_cast<std::size_t>(c)].data());
       }
-      y_.assign(static_cast<std::size_t>(p), 0.0f);
     } else {
       history_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(k - 1), 0.0f));
     }
@@ -114,11 +138,11 @@ class FirOp final : public Op {
     const std::int64_t p = fir_->block();
     for (int c = 0; c < channels_; ++c) append(fifo_[static_cast<std::size_t>(c)], in[static_cast<std::size_t>(c)].data(), n);
     while (static_cast<std::int64_t>(fifo_[0].size()) >= p) {
+      for (int c = 0; c < channels_; ++c) x_ptrs_[static_cast<std::size_t>(c)] = fifo_[static_cast<std::size_t>(c)].data();
+      fir_->process(x_ptrs_.data(), y_ptrs_.data());
       for (int c = 0; c < channels_; ++c) {
-        std::vector<float>& f = fifo_[static_cast<std::size_t>(c)];
-        fir_->process(states_[static_cast<std::size_t>(c)], f.data(), y_.data());
-        drop_front(f, p);
-        emit(c, y_.data(), p, out);
+        drop_front(fifo_[static_cast<std::size_t>(c)], p);
+        emit(c, y_ptrs_[static_cast<std::size_t>(c)], p, out);
       }
       advance(p);
     }
@@ -140,12 +164,13 @@ class FirOp final : public Op {
 
   std::vector<float> taps_;
   int channels_;
-  const kernels::cpu::PartitionedFir* fir_;
+  BlockConvolver* fir_;
   std::int64_t drop_ = 0, tail_ = 0, extra_ = 0;
   std::int64_t pushed_ = 0, produced_ = 0, emitted_ = 0;
   std::int64_t limit_ = std::numeric_limits<std::int64_t>::max();
-  Planes history_, fifo_;
-  std::vector<kernels::cpu::PartitionedFir::State> states_;
+  Planes history_, fifo_, out_;
+  std::vector<const float*> x_ptrs_;
+  std::vector<float*> y_ptrs_;
   std::vector<float> buf_, y_;
 };
 
@@ -219,37 +244,49 @@ class MetricsOp final : public Op {
   std::int64_t last_frames_ = 0, frames_ = 0;
 };
 
-// The live chain of a plan. Partitioned FIR spectra are shared by the chains
-// made from one LiveKernels (the warm-up chain and the real one).
+// The partitioned steps of a plan's FIR stages (null: direct), made once and
+// shared by the chains made from them (the warm-up chain leaves them as it
+// found them: zeros in, zeros kept).
 struct LiveKernels {
-  std::vector<std::unique_ptr<kernels::cpu::PartitionedFir>> partitioned;  // per stage, null = direct
+  std::vector<std::unique_ptr<BlockConvolver>> partitioned;  // per stage
   std::vector<std::string> notes;
+  std::string where = "the CPU, one thread";
 };
 
-LiveKernels make_live_kernels(const Plan& plan, std::int64_t block) {
+// `device` >= 0: every FIR stage runs partitioned on that GPU (blocks of at
+// most 4096). Else on the CPU, direct or partitioned as asked; `auto`
+// partitioned where that is cheaper.
+LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) {
   LiveKernels k;
+  if (device >= 0) k.where = "CUDA device " + std::to_string(device) + " (FIR stages), the CPU (the rest)";
   k.partitioned.resize(plan.stages.size());
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
     if (st.type != StageType::fir) continue;
     const auto taps = static_cast<int>(st.taps_f32.size());
     std::ostringstream note;
-    note << "fir '" << st.name << "': ";
-    bool part = st.requested == FirMethod::fft && kernels::cpu::PartitionedFir::available();
-    if (st.requested == FirMethod::automatic && kernels::cpu::PartitionedFir::available()) {
-      // Direct where it is cheaper: its short blocks run at about a quarter
-      // of the long-chunk rate (measured at 48 frames on the EPYC).
-      const kernels::cpu::PartitionedFir probe(st.taps_f32.data(), taps, static_cast<int>(block));
-      const double direct_ns = 4.0 * static_cast<double>(block) * taps * kernels::cpu::fir_direct_ns_per_fma();
-      part = probe.block_cost_ns() < direct_ns;
-    }
-    if (part) {
-      k.partitioned[j] = std::make_unique<kernels::cpu::PartitionedFir>(st.taps_f32.data(), taps, static_cast<int>(block));
-      note << "partitioned, " << k.partitioned[j]->partitions() << " partitions of " << block << " ("
-           << taps << " taps)";
+    note << "fir '" << st.name << "' (" << taps << " taps): ";
+    if (device >= 0) {
+#ifdef SIGSTREAM_HAVE_CUDA
+      k.partitioned[j] = make_cuda_block_convolver(st.taps_f32.data(), taps, plan.channels,
+                                                   static_cast<int>(std::min<std::int64_t>(block, 4096)), device);
+#else
+      throw Error(ErrorKind::cuda, "live mode on CUDA: this sigstream was built without CUDA");
+#endif
     } else {
-      note << "direct (" << taps << " taps)";
+      bool part = st.requested == FirMethod::fft && kernels::cpu::PartitionedFir::available();
+      if (st.requested == FirMethod::automatic && kernels::cpu::PartitionedFir::available()) {
+        // Direct where it is cheaper: its short blocks run at about a quarter
+        // of the long-chunk rate (measured at 48 frames on the EPYC).
+        const CpuBlockConvolver probe(st.taps_f32.data(), taps, 1, static_cast<int>(block));
+        const double direct_ns = 4.0 * static_cast<double>(block) * taps * kernels::cpu::fir_direct_ns_per_fma();
+        part = probe.block_cost_ns() < direct_ns;
+      }
+      if (part)
+        k.partitioned[j] = std::make_unique<CpuBlockConvolver>(st.taps_f32.data(), taps, plan.channels,
+                                                               static_cast<int>(block));
     }
+    note << (k.partitioned[j] ? k.partitioned[j]->describe() : std::string("direct"));
     k.notes.push_back(note.str());
   }
   return k;
@@ -350,35 +387,47 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   const double target = *config.execution.latency_ms;
   const std::int64_t block = plan.chunk_frames;
   const int ch = plan.channels;
-  const LiveKernels kernels = make_live_kernels(plan, block);
-  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    if (plan.stages[j].type != StageType::fir) continue;
-    report.stages[j].method = kernels.partitioned[j] ? FirMethod::fft : FirMethod::direct;
-    if (kernels.partitioned[j]) report.stages[j].detail += "; live: partitioned in blocks of " + std::to_string(block);
-  }
-
   // What one block costs here, measured on zeros through a chain of its own.
-  double warm_max = 0.0, warm_mean = 0.0;
-  {
-    LiveChain warm = make_chain(plan, kernels);
+  auto measure_block = [&](const LiveKernels& k) {
+    LiveChain warm = make_chain(plan, k);
     const Planes zeros(static_cast<std::size_t>(ch), std::vector<float>(static_cast<std::size_t>(block), 0.0f));
-    constexpr int kWarm = 30;
+    constexpr int kWarm = 30, kSkip = 5;
+    std::pair<double, double> mean_max{0.0, 0.0};
     for (int i = 0; i < kWarm; ++i) {
       const auto t = Clock::now();
       static_cast<void>(step(warm, zeros, block, false));
       const double ms = ms_since(t);
-      if (i >= 5) {
-        warm_max = std::max(warm_max, ms);
-        warm_mean += ms / (kWarm - 5);
-      }
+      if (i < kSkip) continue;
+      mean_max.first += ms / (kWarm - kSkip);
+      mean_max.second = std::max(mean_max.second, ms);
     }
+    return mean_max;
+  };
+  const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
+  const BackendKind asked = config.execution.backend;
+  LiveKernels kernels = make_live_kernels(plan, block, asked == BackendKind::cuda ? device : -1);
+  auto [warm_mean, warm_max] = measure_block(kernels);
+#ifdef SIGSTREAM_HAVE_CUDA
+  // auto: the CPU, unless it cannot keep up and a GPU is there.
+  if (asked == BackendKind::automatic && warm_mean > 0.5 * target && !cuda_devices().empty()) {
+    log("live: the CPU needs " + std::to_string(warm_mean) + " ms a block; moving the FIR stages to CUDA device " +
+        std::to_string(device));
+    kernels = make_live_kernels(plan, block, device);
+    std::tie(warm_mean, warm_max) = measure_block(kernels);
+  }
+#endif
+  const bool on_gpu = kernels.where.rfind("CUDA", 0) == 0;
+  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
+    if (plan.stages[j].type != StageType::fir) continue;
+    report.stages[j].method = kernels.partitioned[j] ? FirMethod::fft : FirMethod::direct;
+    if (kernels.partitioned[j]) report.stages[j].detail += "; live: " + kernels.partitioned[j]->describe();
   }
   std::int64_t delay = 0;
   for (const PlannedStage& st : plan.stages) delay += st.lookahead;
   {
     std::ostringstream o;
     o << "live: blocks of " << block << " frames (" << static_cast<double>(block) * 1000.0 / plan.sample_rate
-      << " ms at " << plan.sample_rate << " Hz) on the CPU, one thread";
+      << " ms at " << plan.sample_rate << " Hz) on " << kernels.where;
     for (const std::string& n : kernels.notes) o << "; " << n;
     o << "; inherent delay: the block";
     if (delay > 0) o << " + " << delay << " frames of look-ahead (" << static_cast<double>(delay) * 1000.0 / plan.sample_rate << " ms, mode same)";
@@ -398,8 +447,13 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     write_all(*csv_file, stats_csv_header());
   }
   report.setup_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  report.backend = "cpu";
-  report.device = "live, one thread";
+  report.backend = on_gpu ? "cuda" : "cpu";
+  report.device = "live on " + kernels.where;
+#ifdef SIGSTREAM_HAVE_CUDA
+  if (on_gpu)
+    for (const CudaDeviceInfo& d : cuda_devices())
+      if (d.ordinal == device) report.device = d.name + " (live FIR stages; the rest on the CPU)";
+#endif
 
   LiveChain chain = make_chain(plan, kernels);
   HostBlock in_block;

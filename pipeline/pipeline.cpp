@@ -240,8 +240,6 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       throw config_error("--verify is not available in live mode (--latency): the float64 reference "
                          "would hold up every block; verify the same config without --latency (direct "
                          "filters give the same bytes)");
-    if (config.execution.backend == BackendKind::cuda)
-      throw config_error("live mode (--latency) runs on the CPU in this version: use --backend auto or cpu");
     Config live = config;
     live.execution.chunk_frames = live_block_frames(*config.execution.latency_ms, si.sample_rate);
     const Plan plan = make_plan(live, si, sink_format ? sink_format->bits : 0);
