@@ -1,5 +1,8 @@
 #include "pipeline/live.hpp"
 
+#include <pthread.h>
+#include <sched.h>
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -455,6 +458,17 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       if (d.ordinal == device) report.device = d.name + " (live FIR stages; the rest on the CPU)";
 #endif
 
+  // Like JACK and BruteFIR: real-time priority for the live thread where the
+  // system grants it (root, CAP_SYS_NICE or an rtprio limit), so that other
+  // work does not preempt a block; without it, ordinary scheduling.
+  {
+    sched_param sp{};
+    sp.sched_priority = std::min(50, sched_get_priority_max(SCHED_FIFO));
+    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0)
+      log("live: real-time priority (SCHED_FIFO " + std::to_string(sp.sched_priority) + ")");
+    else
+      log("live: no real-time priority here (ordinary scheduling; blocks may wait behind other work)");
+  }
   LiveChain chain = make_chain(plan, kernels);
   HostBlock in_block;
   in_block.type = plan.input_type;
