@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import resource
 import shutil
@@ -27,7 +28,6 @@ import struct
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -70,6 +70,23 @@ def quantile(sorted_values: list[float], q: float) -> float:
     return sorted_values[i]
 
 
+def consume(fd: int, stdin_fd: int, conn) -> None:
+    """The consumer process: read until EOF, timestamp every read."""
+    os.close(stdin_fd)  # the filter's stdin belongs to the producer: EOF must reach it
+    reads = []
+    total = 0
+    while True:
+        data = os.read(fd, 1 << 16)
+        t = time.perf_counter()
+        if not data:
+            break
+        reads.append((t, total))
+        total += len(data)
+    reads.append((time.perf_counter(), total))  # the end: total bytes
+    conn.send(reads)
+    conn.close()
+
+
 def measure(cmd: list[str], name: str, taps: int, seconds: float, channels: int, rate: int,
             block: int, stats_path: str | None = None) -> Result:
     frame_bytes = 2 * channels
@@ -78,32 +95,19 @@ def measure(cmd: list[str], name: str, taps: int, seconds: float, channels: int,
     # A quiet noise signal, the same every write (content does not matter here).
     payload = struct.pack("<%dh" % (block * channels), *[(i * 7919) % 2001 - 1000 for i in range(block * channels)])
     write_done = [0.0] * n_writes
-    reads: list[tuple[float, int]] = []  # (return time, bytes before this read)
     usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t_start = time.perf_counter()
-    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def consume() -> None:
-        fd = p.stdout.fileno()
-        total = 0
-        while True:
-            data = os.read(fd, 1 << 16)
-            t = time.perf_counter()
-            if not data:
-                break
-            reads.append((t, total))
-            total += len(data)
-        reads.append((time.perf_counter(), total))  # the end: total bytes
-
-    err_chunks: list[bytes] = []
-
-    def errors() -> None:
-        err_chunks.append(p.stderr.read())
-
-    tc = threading.Thread(target=consume)
-    te = threading.Thread(target=errors)
-    tc.start()
-    te.start()
+    err_path = os.path.join(tempfile.gettempdir(), "live-latency-%d.err" % os.getpid())
+    with open(err_path, "wb") as err_file:
+        p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file)
+    # The consumer is a process of its own (fork), so that it never waits for
+    # the producer's interpreter lock: it timestamps each read (CLOCK_MONOTONIC,
+    # the same clock in both processes) and sends the list back at the end.
+    parent_end, child_end = multiprocessing.Pipe(duplex=False)
+    consumer = multiprocessing.get_context("fork").Process(target=consume, args=(p.stdout.fileno(), p.stdin.fileno(), child_end))
+    consumer.start()
+    p.stdout.close()
+    child_end.close()
     time.sleep(0.5)  # let the filter start (config, FFT plans, devices) before the clock runs
     fd = p.stdin.fileno()
     period = block / rate
@@ -111,22 +115,21 @@ def measure(cmd: list[str], name: str, taps: int, seconds: float, channels: int,
     try:
         for i in range(n_writes):
             deadline = t0 + i * period
-            while True:
-                now = time.perf_counter()
-                if now >= deadline:
-                    break
-                if deadline - now > 0.0005:
-                    time.sleep(deadline - now - 0.0003)
+            delay = deadline - time.perf_counter()
+            if delay > 0:
+                time.sleep(delay)
             os.write(fd, payload)
             write_done[i] = time.perf_counter()
     except BrokenPipeError:
         pass
     p.stdin.close()
-    tc.join()
-    te.join()
+    reads: list[tuple[float, int]] = parent_end.recv()
+    consumer.join()
     p.wait()
     wall = time.perf_counter() - t_start
     usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    err_chunks = [open(err_path, "rb").read()]
+    os.unlink(err_path)
     r = Result(name, taps)
     r.frames_in = n_writes * block
     total_out = reads[-1][1] if reads else 0

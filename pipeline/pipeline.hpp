@@ -64,6 +64,7 @@ struct LatencyReport {
   std::int64_t late_chunks = 0;
   std::int64_t chunks = 0;
   std::int64_t block_frames = 0;
+  double compute_p99 = 0.0, compute_max = 0.0;  // of it, from the read to the output ready to write
 };
 
 struct RunReport {

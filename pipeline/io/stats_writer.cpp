@@ -83,7 +83,8 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
     j["latency_ms"] = {{"target", r.latency->target},         {"p50", r.latency->p50},
                        {"p99", r.latency->p99},               {"max", r.latency->max},
                        {"late_chunks", r.latency->late_chunks}, {"chunks", r.latency->chunks},
-                       {"block_frames", r.latency->block_frames}};
+                       {"block_frames", r.latency->block_frames}, {"compute_p99", r.latency->compute_p99},
+                       {"compute_max", r.latency->compute_max}};
   if (r.verification.ran)
     j["verification"] = {{"reference", "cpu-float64"},
                          {"rel_l2_error", r.verification.rel_l2_error},
