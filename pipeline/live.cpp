@@ -415,8 +415,15 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   if (asked == BackendKind::automatic && warm_mean > 0.5 * target && !cuda_devices().empty()) {
     log("live: the CPU needs " + std::to_string(warm_mean) + " ms a block; moving the FIR stages to CUDA device " +
         std::to_string(device));
-    kernels = make_live_kernels(plan, block, device);
-    std::tie(warm_mean, warm_max) = measure_block(kernels);
+    try {
+      LiveKernels gpu = make_live_kernels(plan, block, device);
+      const auto [gpu_mean, gpu_max] = measure_block(gpu);
+      kernels = std::move(gpu);
+      warm_mean = gpu_mean;
+      warm_max = gpu_max;
+    } catch (const Error& e) {
+      log("live: CUDA could not take the FIR stages (" + std::string(e.what()) + "); staying on the CPU");
+    }
   }
 #endif
   const bool on_gpu = kernels.where.rfind("CUDA", 0) == 0;
@@ -460,14 +467,25 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
 
   // Like JACK and BruteFIR: real-time priority for the live thread where the
   // system grants it (root, CAP_SYS_NICE or an rtprio limit), so that other
-  // work does not preempt a block; without it, ordinary scheduling.
-  {
+  // work does not preempt a block; without it, ordinary scheduling. Only for
+  // a stream (a file would run flat out at that priority), and given back
+  // at the end.
+  struct Priority {
+    int policy = SCHED_OTHER;
+    sched_param param{};
+    bool raised = false;
+    ~Priority() {
+      if (raised) static_cast<void>(pthread_setschedparam(pthread_self(), policy, &param));
+    }
+  } priority;
+  if (source.is_stream()) {
+    pthread_getschedparam(pthread_self(), &priority.policy, &priority.param);
     sched_param sp{};
     sp.sched_priority = std::min(50, sched_get_priority_max(SCHED_FIFO));
-    if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0)
-      log("live: real-time priority (SCHED_FIFO " + std::to_string(sp.sched_priority) + ")");
-    else
-      log("live: no real-time priority here (ordinary scheduling; blocks may wait behind other work)");
+    priority.raised = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
+    log(priority.raised ? "live: real-time priority (SCHED_FIFO " + std::to_string(sp.sched_priority) + ")"
+                        : std::string("live: no real-time priority here (ordinary scheduling; blocks may wait "
+                                      "behind other work)"));
   }
   LiveChain chain = make_chain(plan, kernels);
   HostBlock in_block;

@@ -245,7 +245,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     const Plan plan = make_plan(live, si, sink_format ? sink_format->bits : 0);
     return run_live(live, options, *source, plan, sink_format, new_report(*source, config, plan, sink_format), t0);
   }
-  Plan plan = make_plan(config, si, sink_format ? sink_format->bits : 0);
+  // A stream that ends within its first chunk is planned as that file would be.
+  source = prefetch_stream(std::move(source), config.execution.chunk_frames + 1);
+  Plan plan = make_plan(config, source->info(), sink_format ? sink_format->bits : 0);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
   trace("plan made");
   std::unique_ptr<Backend> backend = choose_backend(config, device, plan, log);
@@ -266,7 +268,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   // Every output gets its temporary file now, so an unwritable path fails
   // before any work; nothing is renamed into place until all are complete.
   std::optional<AudioSink> sink;
-  if (sink_format) sink.emplace(*config.sink.file, *sink_format, si.sample_rate, si.channels);
+  if (sink_format) sink.emplace(*config.sink.file, *sink_format, plan.sample_rate, plan.channels);
   std::optional<AtomicFile> json_file, csv_file;
   if (config.stats.json) json_file.emplace(*config.stats.json);
   if (config.stats.csv) csv_file.emplace(*config.stats.csv);
@@ -284,6 +286,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     }
     jobs.abort();
     done.abort();
+    source->cancel();  // a reader waiting on a stalled input gives up
   };
 
   std::atomic<std::int64_t> source_frames{plan.length_known ? plan.source_frames : kUnknownFrames};

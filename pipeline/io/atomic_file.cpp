@@ -63,7 +63,10 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   // An unnamed file in the target's folder (same file system): nothing of it
   // outlives the process, however it dies (SIGKILL, power cut), until
   // commit() links it into place.
-  fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+  // commit() needs /proc's link to the descriptor (or CAP_DAC_READ_SEARCH)
+  // to give it a name: without /proc, a named temporary from the start.
+  if (::access("/proc/self/fd", X_OK) == 0)
+    fd_ = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
   if (fd_ >= 0) {
     ::fchmod(fd_, 0644);
     return;

@@ -1,6 +1,7 @@
 #include "pipeline/io/audio_sink.hpp"
 
 #include <sndfile.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -132,7 +133,11 @@ AudioSink::AudioSink(const std::string& path, const SinkFormat& format, double s
   info.channels = channels;
   info.samplerate = static_cast<int>(sample_rate);
   SNDFILE* f = nullptr;
-  if (is_std_stream(path)) {
+  struct stat st {};
+  if (is_std_stream(path) && ::fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+    // `> file`: standard output can seek, so the header gets its true sizes.
+    f = sf_open_fd(STDOUT_FILENO, SFM_WRITE, &info, SF_FALSE);
+  } else if (is_std_stream(path)) {
     stream_ = std::make_unique<ByteSink>(STDOUT_FILENO, "standard output",
                                          format.sndfile_format & SF_FORMAT_TYPEMASK);
     f = sf_open_virtual(stream_->io(), SFM_WRITE, &info, stream_->user());
@@ -188,6 +193,10 @@ void AudioSink::commit() {
   sndfile_ = nullptr;
   if (stream_) {
     stream_->release();  // an output of no frames: its header
+    return;
+  }
+  if (!file_) {
+    if (rc != 0) throw io_error(name() + ": cannot finish the file: " + sf_error_number(rc));
     return;
   }
   if (rc != 0) throw io_error(name() + ": cannot finish the file: " + sf_error_number(rc));

@@ -132,11 +132,12 @@ class AudioFileSource final : public Source {
       }
       if (S_ISDIR(st.st_mode)) throw io_error(path_ + ": is a folder, expected an audio file");
     }
-    if (!is_stdin && S_ISREG(st.st_mode) && !raw) {
+    if (!is_stdin && S_ISREG(st.st_mode) && !raw && !caf_of_unknown_size()) {
       open_file();
     } else {
       open_stream(is_stdin, raw);
     }
+    if (reported_format_ == 0) reported_format_ = format_;
     sample_type_of(format_, info_.sample_type, info_.bits);
     raw_pcm16_ = sndfile_is_native_pcm16(format_);
     if (info_.frames == 0 || (info_.frames < 0 && info_.frames != kUnknownFrames))
@@ -147,15 +148,16 @@ class AudioFileSource final : public Source {
   }
   AudioFileSource(const AudioFileSource&) = delete;
   AudioFileSource& operator=(const AudioFileSource&) = delete;
-  ~AudioFileSource() override {
-    file_.reset();  // before the stream it reads
-    if (fd_ >= 0) ::close(fd_);
-  }
+  ~AudioFileSource() override = default;  // members go in reverse: libsndfile, its stream, the descriptor
 
   [[nodiscard]] const SourceInfo& info() const noexcept override { return info_; }
   [[nodiscard]] std::string path() const override { return path_; }
-  [[nodiscard]] std::string format_name() const override { return sndfile_format_name(format_); }
-  [[nodiscard]] int sndfile_format() const noexcept override { return format_; }
+  [[nodiscard]] std::string format_name() const override { return sndfile_format_name(reported_format_); }
+  [[nodiscard]] int sndfile_format() const noexcept override { return reported_format_; }
+  [[nodiscard]] bool is_stream() const noexcept override { return stream_ && !stream_->has_length(); }
+  void cancel() noexcept override {
+    if (stream_) stream_->cancel();
+  }
 
   std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) override {
     const std::int64_t offset = at * block.channels;
@@ -199,6 +201,22 @@ class AudioFileSource final : public Source {
   }
 
  private:
+  // The first bytes of the file (what a header fits in).
+  [[nodiscard]] std::vector<unsigned char> file_header() const {
+    std::vector<unsigned char> header(65536);
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return {};
+    const ssize_t n = ::read(fd, header.data(), header.size());
+    ::close(fd);
+    header.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    return header;
+  }
+  // A CAF saved from a pipe keeps its size -1, which libsndfile refuses: such
+  // a file goes through the stream path, which hands libsndfile a size it takes.
+  [[nodiscard]] bool caf_of_unknown_size() const {
+    return header_length_unknown(SF_FORMAT_CAF, file_header());
+  }
+
   // A seekable file: libsndfile opens it by name and knows its length.
   void open_file() {
     SF_INFO sfinfo{};
@@ -218,26 +236,16 @@ class AudioFileSource final : public Source {
     check_not_truncated([&] {
       // A placeholder size (a WAV written to a pipe and saved) is no damage:
       // libsndfile has already cut the length to what the file holds.
-      std::vector<unsigned char> header(65536);
-      const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return false;
-      const ssize_t n = ::read(fd, header.data(), header.size());
-      ::close(fd);
-      header.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-      return header_length_unknown(format_ & SF_FORMAT_TYPEMASK, header);
+      return header_length_unknown(format_ & SF_FORMAT_TYPEMASK, file_header());
     });
   }
 
   // Standard input, a FIFO or another non-seekable file, or raw PCM: read
   // front to back through libsndfile's virtual I/O.
   void open_stream(bool is_stdin, const std::optional<RawSpec>& raw) {
-    if (is_stdin) {
-      fd_ = ::dup(STDIN_FILENO);
-    } else {
-      fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    }
-    if (fd_ < 0) throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
-    stream_ = std::make_unique<ByteSource>(fd_, is_stdin ? "standard input" : path_);
+    fd_.fd = is_stdin ? ::dup(STDIN_FILENO) : ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_.fd < 0) throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
+    stream_ = std::make_unique<ByteSource>(fd_.fd, is_stdin ? "standard input" : path_);
     SF_INFO sfinfo{};
     if (raw) {
       sfinfo.format = raw_sndfile_format(raw->encoding);
@@ -257,8 +265,10 @@ class AudioFileSource final : public Source {
     format_ = sfinfo.format;
     info_.sample_rate = sfinfo.samplerate;
     info_.channels = sfinfo.channels;
-    const bool known = !raw && sfinfo.frames >= 0 && sfinfo.frames < kPlaceholderFrames &&
-                       !header_length_unknown(format_ & SF_FORMAT_TYPEMASK, stream_->retained());
+    const int major = format_ & SF_FORMAT_TYPEMASK;
+    const bool placeholder = header_length_unknown(major, stream_->retained());
+    if (placeholder && (major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX)) reopen_wav_as_raw(sfinfo);
+    const bool known = !raw && !placeholder && sfinfo.frames >= 0 && sfinfo.frames < kPlaceholderFrames;
     if (raw && stream_->has_length()) {
       // A raw file: its length is its size, which must be whole frames.
       const std::int64_t bytes = stream_->length();
@@ -273,6 +283,28 @@ class AudioFileSource final : public Source {
     }
     if (known && stream_->has_length()) check_not_truncated([] { return false; });
     stream_->release_header();
+  }
+
+  // libsndfile takes a WAV data size of 0 or 0xFFFFFFFF literally (no
+  // samples; or a stop at 4 GiB, 6 hours of stereo 48 kHz). So the samples
+  // of such a stream are reopened as raw PCM of the header's encoding, from
+  // the data chunk on, and read until the stream ends. The header itself
+  // was parsed by libsndfile; only the data offset is found by hand.
+  void reopen_wav_as_raw(SF_INFO& sfinfo) {
+    const std::int64_t offset = wav_data_offset(stream_->retained());
+    SF_INFO r{};
+    r.format = SF_FORMAT_RAW | (sfinfo.format & SF_FORMAT_SUBMASK) | SF_ENDIAN_LITTLE;
+    r.channels = sfinfo.channels;
+    r.samplerate = sfinfo.samplerate;
+    if (offset < 0 || sf_format_check(&r) == 0) return;  // e.g. ADPCM: libsndfile's own reading
+    file_.reset();
+    stream_->rebase(offset);
+    file_.reset(sf_open_virtual(stream_->io(), SFM_READ, &r, stream_->user()));
+    stream_->rethrow_error();
+    if (!file_) throw io_error(path_ + ": cannot read the samples of this WAV stream: " + sf_strerror(nullptr));
+    reported_format_ = sfinfo.format;
+    format_ = r.format;
+    sfinfo.frames = r.frames;
   }
 
   // libsndfile quietly shortens a WAV/AIFF whose data chunk runs past the end
@@ -295,8 +327,20 @@ class AudioFileSource final : public Source {
     }
   }
 
+  // Owns the descriptor a stream reads (from the constructor on: a header
+  // that fails to parse closes it too).
+  struct UniqueFd {
+    int fd = -1;
+    UniqueFd() = default;
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    ~UniqueFd() {
+      if (fd >= 0) ::close(fd);
+    }
+  };
+
   std::string path_;
-  int fd_ = -1;
+  UniqueFd fd_;
   std::unique_ptr<ByteSource> stream_;
   // Owned from sf_open on: a constructor that throws (a truncated file, a bad
   // header) closes it too.
@@ -304,7 +348,8 @@ class AudioFileSource final : public Source {
     void operator()(SNDFILE* f) const noexcept { sf_close(f); }
   };
   std::unique_ptr<SNDFILE, SfClose> file_;
-  int format_ = 0;
+  int format_ = 0;           // what libsndfile reads (raw PCM for a reopened WAV stream)
+  int reported_format_ = 0;  // what the input is (for names and `format: same`)
   SourceInfo info_;
   std::int64_t position_ = 0;
   bool ended_ = false;
@@ -316,6 +361,60 @@ class AudioFileSource final : public Source {
 
 std::unique_ptr<Source> open_audio_file(const std::string& path, const std::optional<RawSpec>& raw) {
   return std::make_unique<AudioFileSource>(path, raw);
+}
+
+namespace {
+
+// A stream with its first frames read ahead: when it ends within them, its
+// length is known before planning, so it is planned as the file of the same
+// samples would be (the method rule and CUDA's block sizes look at lengths
+// up to a chunk).
+class PrefetchedSource final : public Source {
+ public:
+  PrefetchedSource(std::unique_ptr<Source> inner, std::int64_t frames) : inner_(std::move(inner)) {
+    info_ = inner_->info();
+    ahead_.type = info_.sample_type;
+    ahead_.channels = info_.channels;
+    ahead_.capacity = frames;
+    ahead_.data = std::shared_ptr<std::byte>(
+        new std::byte[static_cast<std::size_t>(frames * info_.channels) * sample_bytes(info_.sample_type)],
+        std::default_delete<std::byte[]>());
+    held_ = inner_->read(ahead_, 0, frames);
+    if (held_ == 0) throw io_error(inner_->path() + ": holds no audio frames (the stream is empty)");
+    if (held_ < frames) info_.frames = held_;
+  }
+  [[nodiscard]] const SourceInfo& info() const noexcept override { return info_; }
+  [[nodiscard]] std::string path() const override { return inner_->path(); }
+  [[nodiscard]] std::string format_name() const override { return inner_->format_name(); }
+  [[nodiscard]] int sndfile_format() const noexcept override { return inner_->sndfile_format(); }
+  [[nodiscard]] bool is_stream() const noexcept override { return inner_->is_stream(); }
+  void cancel() noexcept override { inner_->cancel(); }
+  std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) override {
+    std::int64_t k = 0;
+    if (used_ < held_) {
+      const auto frame_bytes = static_cast<std::int64_t>(info_.channels) * static_cast<std::int64_t>(sample_bytes(info_.sample_type));
+      k = std::min(n, held_ - used_);
+      std::memcpy(block.data.get() + at * frame_bytes, ahead_.data.get() + used_ * frame_bytes,
+                  static_cast<std::size_t>(k * frame_bytes));
+      used_ += k;
+      if (used_ == held_) ahead_ = HostBlock{};  // one chunk less held
+    }
+    if (k == n || info_.frames != kUnknownFrames) return k;
+    return k + inner_->read(block, at + k, n - k);
+  }
+
+ private:
+  std::unique_ptr<Source> inner_;
+  SourceInfo info_;
+  HostBlock ahead_;
+  std::int64_t held_ = 0, used_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Source> prefetch_stream(std::unique_ptr<Source> source, std::int64_t frames) {
+  if (source->info().frames != kUnknownFrames) return source;
+  return std::make_unique<PrefetchedSource>(std::move(source), frames);
 }
 
 std::unique_ptr<Source> open_source(const SourceSpec& spec) {

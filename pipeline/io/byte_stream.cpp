@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -23,6 +24,8 @@ namespace {
 constexpr std::int64_t kPipeLength = std::int64_t{1} << 60;
 // The most a header may take (what is retained for libsndfile's seeks).
 constexpr std::int64_t kHeaderBytes = std::int64_t{16} << 20;
+// How far past the bytes that have come a header read may start.
+constexpr std::int64_t kHeaderSlack = 65536;
 // How often a blocked read or write looks at the interruption flag.
 constexpr int kPollMs = 50;
 
@@ -89,10 +92,12 @@ bool is_riff(const std::vector<unsigned char>& h) {
          std::memcmp(h.data() + 8, "WAVE", 4) == 0;
 }
 
-// Waits until `fd` is ready for `events`, polling the interruption flag.
-void wait_ready(int fd, short events) {
+// Waits until `fd` is ready for `events`, polling the interruption flag and
+// `cancel` (set when the run has failed elsewhere, e.g. its output pipe closed).
+void wait_ready(int fd, short events, const std::atomic<bool>& cancel) {
   for (;;) {
     throw_if_interrupted();
+    if (cancel.load(std::memory_order_relaxed)) throw Error(ErrorKind::interrupted, "the run was stopped");
     pollfd p{fd, events, 0};
     const int rc = ::poll(&p, 1, kPollMs);
     if (rc > 0) return;
@@ -140,7 +145,7 @@ ByteSource::ByteSource(int fd, std::string name) : fd_(fd), name_(std::move(name
 std::int64_t ByteSource::read_fd(unsigned char* dst, std::int64_t n) {
   std::int64_t got = 0;
   while (got < n && !eof_) {
-    if (file_length_ < 0) wait_ready(fd_, POLLIN);
+    if (file_length_ < 0) wait_ready(fd_, POLLIN, cancel_);
     const ssize_t r = ::read(fd_, dst + got, static_cast<std::size_t>(n - got));
     if (r > 0) {
       got += r;
@@ -174,7 +179,11 @@ std::int64_t ByteSource::read(void* dst, std::int64_t n) {
   auto* out = static_cast<unsigned char*>(dst);
   std::int64_t done = 0;
   try {
-    // From the retained bytes first.
+    // From the retained bytes first. While the header is parsed, a read far
+    // past what has come (libsndfile looking for chunks after a WAV data
+    // chunk of unknown size, 4 GiB on) finds nothing rather than waiting for
+    // (and keeping) the stream up to there.
+    if (retaining_ && pos_ > base_ + static_cast<std::int64_t>(buf_.size()) + kHeaderSlack) return 0;
     const std::int64_t have_end = retaining_ ? fill_to(pos_ + n) : base_ + static_cast<std::int64_t>(buf_.size());
     if (pos_ >= base_ && pos_ < have_end) {
       const std::int64_t k = std::min(n, have_end - pos_);
@@ -194,7 +203,7 @@ std::int64_t ByteSource::read(void* dst, std::int64_t n) {
         done += got;
       }
     }
-  } catch (const Error&) {
+  } catch (...) {
     // libsndfile cannot carry an exception: the source rethrows it (see
     // rethrow_error) after libsndfile's short read.
     error_ = std::current_exception();
@@ -231,6 +240,19 @@ void ByteSource::release_header() noexcept {
   }
   buf_.erase(buf_.begin(), buf_.begin() + (keep_from - base_));
   base_ = keep_from;
+}
+
+void ByteSource::rebase(std::int64_t offset) {
+  const std::int64_t end = base_ + static_cast<std::int64_t>(buf_.size());
+  if (offset < base_ || offset > end)
+    throw internal_error("byte stream: rebase to " + std::to_string(offset) + " outside the retained bytes");
+  buf_.erase(buf_.begin(), buf_.begin() + (offset - base_));
+  base_ = 0;
+  consumed_ -= offset;
+  pos_ = 0;
+  if (file_length_ >= 0) file_length_ -= offset;
+  retaining_ = true;
+  header_fixed_ = true;
 }
 
 std::int64_t ByteSource::drain() {
@@ -291,7 +313,7 @@ std::int64_t ByteSink::write(const void* src, std::int64_t n) {
       }
       send(p, n);
     }
-  } catch (const Error&) {
+  } catch (...) {
     error_ = std::current_exception();
     return 0;
   }
@@ -301,7 +323,7 @@ std::int64_t ByteSink::write(const void* src, std::int64_t n) {
 
 void ByteSink::send(const unsigned char* p, std::int64_t n) {
   while (n > 0) {
-    wait_ready(fd_, POLLOUT);
+    wait_ready(fd_, POLLOUT, cancel_);
     const ssize_t w = ::write(fd_, p, static_cast<std::size_t>(n));
     if (w < 0) {
       if (errno == EINTR || errno == EAGAIN) continue;
@@ -351,6 +373,12 @@ void patch_unknown_sizes(int major, std::vector<unsigned char>& h) {
     default:
       return;
   }
+}
+
+std::int64_t wav_data_offset(const std::vector<unsigned char>& h) {
+  if (!is_riff(h)) return -1;
+  const std::int64_t at = riff_chunk_size_at(h, "data");
+  return at < 0 ? -1 : at + 4;
 }
 
 bool header_length_unknown(int major, const std::vector<unsigned char>& h) {

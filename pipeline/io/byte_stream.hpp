@@ -16,6 +16,7 @@
 // the header as unknown, as FFmpeg does on a pipe (see patch_unknown_sizes).
 #include <sndfile.h>
 
+#include <atomic>
 #include <cstdint>
 #include <exception>
 #include <string>
@@ -36,6 +37,9 @@ class ByteSource {
   void release_header() noexcept;
   // The bytes retained so far from offset 0 (the header, before release_header()).
   [[nodiscard]] const std::vector<unsigned char>& retained() const noexcept { return buf_; }
+  // Makes byte `offset` (retained) position 0 and retains again from there:
+  // for reopening the samples of a WAV of unknown length as raw PCM.
+  void rebase(std::int64_t offset);
   // Reads to the end of the stream and returns how many bytes lay past the
   // current position (a raw stream's partial last frame).
   std::int64_t drain();
@@ -47,6 +51,8 @@ class ByteSource {
   // libsndfile sees a failed read as a short one; the error itself (a read
   // error, an interruption) is kept and rethrown here.
   void rethrow_error();
+  // Makes a read that waits for input give up (from any thread).
+  void cancel() noexcept { cancel_ = true; }
 
  private:
   std::int64_t fill_to(std::int64_t end);  // retains bytes up to `end` (or EOF)
@@ -64,6 +70,7 @@ class ByteSource {
   bool retaining_ = true;
   bool eof_ = false;
   bool header_fixed_ = false;  // see caf_unknown_size_to_huge in the .cpp
+  std::atomic<bool> cancel_{false};
   std::exception_ptr error_;
   SF_VIRTUAL_IO io_{};
 };
@@ -83,6 +90,7 @@ class ByteSink {
   void release();
   // A failed write seen by libsndfile as a short one: rethrows its error.
   void rethrow_error();
+  void cancel() noexcept { cancel_ = true; }
 
  private:
   std::int64_t write(const void* src, std::int64_t n);
@@ -96,6 +104,7 @@ class ByteSink {
   std::int64_t sent_ = 0;
   std::int64_t pos_ = 0;
   bool holding_ = true;
+  std::atomic<bool> cancel_{false};
   std::exception_ptr error_;
   SF_VIRTUAL_IO io_{};
 };
@@ -107,6 +116,10 @@ class ByteSink {
 // hand here. Other containers (raw; FLAC, whose encoder leaves the total
 // sample count 0, "unknown") are left as they are.
 void patch_unknown_sizes(int major, std::vector<unsigned char>& header);
+
+// Where a WAV header's sample data begins (after the "data" chunk's size),
+// or -1 when the bytes hold no RIFF/WAVE data chunk header.
+[[nodiscard]] std::int64_t wav_data_offset(const std::vector<unsigned char>& header);
 
 // Whether the header's length of the audio data is a placeholder for
 // "unknown" (WAV data size 0 or 0xFFFFFFFF, AU 0xFFFFFFFF, CAF -1). Read by

@@ -20,6 +20,11 @@ class Source {
   [[nodiscard]] virtual std::string path() const = 0;         // file path, or "synth"
   [[nodiscard]] virtual std::string format_name() const = 0;  // "wav pcm16", "synth float"
   [[nodiscard]] virtual int sndfile_format() const noexcept { return 0; }  // SF_FORMAT_*, 0 for synth
+  // A pipe, FIFO or terminal (frames arrive as they come), not a file.
+  [[nodiscard]] virtual bool is_stream() const noexcept { return false; }
+  // Makes a read that waits for input throw (from any thread): the run has
+  // failed elsewhere, e.g. its output pipe was closed.
+  virtual void cancel() noexcept {}
   // Reads the next `n` frames into block frames [at, at + n) and returns how
   // many it read. Fewer than `n` only where a source of unknown length
   // (info().frames == kUnknownFrames: a stream) has ended; a source of known
@@ -36,6 +41,11 @@ std::unique_ptr<Source> open_source(const SourceSpec& spec);
 std::unique_ptr<Source> open_audio_file(const std::string& path,
                                         const std::optional<RawSpec>& raw = std::nullopt);
 std::unique_ptr<Source> make_synth_source(const SynthSpec& spec);
+
+// `source` itself when its length is known; else a source that has read up
+// to `frames` frames ahead and knows the length if the stream ended within
+// them (Error(io) for an empty stream). Memory: `frames` frames.
+std::unique_ptr<Source> prefetch_stream(std::unique_ptr<Source> source, std::int64_t frames);
 
 // Describes a libsndfile format code: "wav pcm16", "flac pcm24", "ogg vorbis".
 std::string sndfile_format_name(int format);

@@ -493,5 +493,69 @@ def live_mode_errors():
     assert not os.path.exists("o.wav")
 
 
+@case
+def review_regressions_wav_streams_closed_output_short_streams_and_seekable_stdout():
+    import select
+    wav = wav_bytes(48000, channels=2, seed=21)
+    # A WAV of unknown size in live mode: output comes while the producer is
+    # still connected (the header parse does not wait for 16 MiB of stream).
+    p = subprocess.Popen([BIN, "filter", "-", "-", "--type", "raw", "--lowpass", "1000", "--latency", "10", "-q"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(unknown_length(wav)[:44 + 4 * 9600])
+    p.stdin.flush()
+    ready, _, _ = select.select([p.stdout], [], [], 3.0)
+    got = os.read(p.stdout.fileno(), 65536) if ready else b""
+    p.stdin.close()
+    p.wait(TIMEOUT)
+    assert got, "no live output within 3 s of 0.2 s of WAV input"
+    # A data size of 0 (a header written before the length was known) is read to the end.
+    z = bytearray(wav)
+    at = z.index(b"data")
+    z[at + 4:at + 8] = b"\0\0\0\0"
+    p = run(["info", "-"], bytes(z))
+    check(p)
+    assert "frames:      48000\n" in p.stdout.decode(), p.stdout.decode()
+    # A closed output with a stalled producer: the run ends at once, quietly.
+    with open("c.yaml", "w") as f:
+        f.write(config('{file: "-", raw: {sample_rate: 48000, channels: 2, encoding: s16le}}',
+                       '{file: "-", type: raw}', STAGES["causal"] % "direct", "execution: {chunk_frames: 4096}\n"))
+    p = subprocess.Popen([BIN, "run", "c.yaml", "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    feeder = threading.Thread(target=lambda: (p.stdin.write(bytes(4 * 100_000)), p.stdin.flush()), daemon=True)
+    feeder.start()  # and then nothing more: the producer stalls, its end open
+    p.stdout.read(1000)
+    p.stdout.close()
+    t0 = time.monotonic()
+    try:
+        rc = p.wait(5)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    err = p.stderr.read().decode()
+    assert rc == 0 and "error" not in err.lower(), (rc, err)
+    assert time.monotonic() - t0 < 2.0, "took %.2f s" % (time.monotonic() - t0)
+    feeder.join()
+    p.stdin.close()
+    # A stream shorter than a chunk is planned as its file (auto picks the same method).
+    short = wav_bytes(1000, channels=2, seed=22)
+    with open("short.wav", "wb") as f:
+        f.write(short)
+    for taps in ("255", "1023"):
+        args = ["--lowpass", "3000", "--taps", taps, "--backend", "cpu", "-q"]
+        check(run(["filter", "short.wav", "f.wav"] + args))
+        check(run(["filter", "-", "s.wav"] + args, unknown_length(short)))
+        assert open("f.wav", "rb").read() == open("s.wav", "rb").read(), "short stream, %s taps" % taps
+    # Standard output redirected to a file can seek: true sizes, and CAF reads back.
+    for t in ("wav", "caf"):
+        with open("o." + t, "wb") as out:
+            q = subprocess.run([BIN, "filter", "short.wav", "-", "--type", t, "--lowpass", "3000", "-q"],
+                               stdout=out, stderr=subprocess.PIPE, timeout=TIMEOUT)
+        check(q)
+        info = run(["info", "o." + t])
+        check(info)
+        assert "frames:      1000\n" in info.stdout.decode(), info.stdout.decode()
+    assert open("o.wav", "rb").read()[4:8] != b"\xff" * 4
+
+
 if __name__ == "__main__":
     run_cases(CASES, BIN, "sigstream-streams-")
