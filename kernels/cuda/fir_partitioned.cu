@@ -10,7 +10,8 @@
 //  inverse:  one block per channel; bins summed over the slices in order into
 //            shared memory; thread t computes outputs n = P + t, ... as
 //            Y0 + (-1)^n Y_P + 2 sum_{k=1}^{P-1} (Re Y_k cos - Im Y_k sin)(pi k n / P).
-//            Thread 0 moves *d_head after a barrier.
+//            Block 0's thread 0 then moves *d_head for the next step (the
+//            forward and mac kernels, earlier on the stream, have read it).
 #include "kernels/cuda/fir_partitioned.cuh"
 
 #include <cmath>
@@ -106,8 +107,8 @@ __global__ void inverse_kernel(const float2* __restrict__ d_partial, int P, int 
     const float last = (n & 1) ? -Y[P].x : Y[P].x;
     d_y[static_cast<std::size_t>(c) * P + t] = Y[0].x + last + 2.0f * acc;
   }
-  // Every block has read what it needs of this step's head (mac ran before):
-  // block 0 moves it for the next step.
+  // The forward and mac kernels (earlier on the stream) were the readers of
+  // this step's head: block 0 moves it for the next step.
   if (blockIdx.x == 0 && threadIdx.x == 0) *d_head = *d_head == 0 ? M - 1 : *d_head - 1;
 }
 

@@ -6,8 +6,11 @@
 // ByteSource reads forward from a descriptor. libsndfile seeks while it
 // parses a header, so every byte read stays retained until release_header()
 // (called once the file is open); after that, reads go straight through and
-// only forward seeks work. Waiting for input polls, so that SIGINT/SIGTERM
-// end a run whose producer has stalled.
+// only forward seeks work. While the header is parsed, a read far past what
+// has arrived finds nothing instead of waiting (libsndfile looks 4 GiB ahead
+// for chunks after a WAV data chunk of unknown size). Waiting for input
+// polls, so that SIGINT/SIGTERM, or cancel() from another thread, end a run
+// whose producer has stalled.
 //
 // ByteSink writes forward to a descriptor. It holds what libsndfile writes
 // until release() and then sends it; writes that land before what was sent
