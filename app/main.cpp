@@ -257,13 +257,7 @@ int cmd_info(const std::string& path, const std::optional<RawSpec>& raw) {
   std::int64_t frames = i.frames;
   if (frames == kUnknownFrames) {
     // A stream (or a header that does not say): count the frames to its end.
-    HostBlock block;
-    block.type = i.sample_type;
-    block.channels = i.channels;
-    block.capacity = 65536;
-    block.data = std::shared_ptr<std::byte>(
-        new std::byte[static_cast<std::size_t>(block.capacity * i.channels) * sample_bytes(i.sample_type)],
-        std::default_delete<std::byte[]>());
+    HostBlock block = make_host_block(i.sample_type, i.channels, 65536);
     frames = 0;
     for (std::int64_t got = 0; (got = src->read(block, 0, block.capacity)) > 0;) frames += got;
     if (frames == 0) throw io_error(path + ": holds no audio frames (the stream is empty)");

@@ -1,3 +1,7 @@
+// `sigstream batch` (pipeline/batch.hpp): input expansion, resume records,
+// the scheduler over devices, progress and the summary. One file because
+// these share the per-file record type and its JSON form; the summary
+// writer is the part to split off when it grows.
 #include "pipeline/batch.hpp"
 
 #include <fnmatch.h>

@@ -1,3 +1,7 @@
+// YAML -> validated Config (SPEC §2): the key tables, the generic walker
+// (positions, did-you-mean, --set) and each section's reader. It stays one
+// file for now because the walker and every table share the anonymous
+// helpers; issue P6 splits it along the stages' own schemas (DESIGN §1a).
 #include "pipeline/config.hpp"
 
 #include <yaml-cpp/eventhandler.h>

@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
@@ -151,17 +152,18 @@ class FirOp final : public Op {
     }
   }
 
-  // Channel c's next n causal outputs: the first drop_ overall are not the
-  // stage's, nor is anything past limit_.
+  // Of the next n causal outputs, those that are the stage's: past the first
+  // drop_ overall, not past limit_. {first, count}.
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> window(std::int64_t n) const {
+    const std::int64_t from = std::min(n, std::max<std::int64_t>(0, drop_ - produced_));
+    return {from, std::clamp<std::int64_t>(limit_ - emitted_, 0, n - from)};
+  }
   void emit(int c, const float* y, std::int64_t n, Planes& out) const {
-    const std::int64_t from = std::max<std::int64_t>(0, drop_ - produced_);
-    const std::int64_t room = limit_ - emitted_;
-    const std::int64_t count = std::clamp<std::int64_t>(std::min(n - from, room), 0, n);
+    const auto [from, count] = window(n);
     append(out[static_cast<std::size_t>(c)], y + from, count);
   }
   void advance(std::int64_t n) {
-    const std::int64_t from = std::max<std::int64_t>(0, drop_ - produced_);
-    emitted_ += std::clamp<std::int64_t>(std::min(n - from, limit_ - emitted_), 0, n);
+    emitted_ += window(n).second;
     produced_ += n;
   }
 
@@ -225,7 +227,6 @@ class MetricsOp final : public Op {
     for (std::size_t c = 0; c < in.size(); ++c)
       last_[c] = kernels::cpu::channel_metrics(in[c].data(), source_.take(c, n), n);
     source_.pop(n);
-    frames_ += n;
     last_frames_ = n;
   }
   void finish(Planes&) override {}
@@ -238,13 +239,12 @@ class MetricsOp final : public Op {
     last_frames_ = 0;
     return n;
   }
-  [[nodiscard]] std::int64_t frames() const { return frames_; }
 
  private:
   int slot_;
   SourceQueue source_;
   std::vector<ChannelMetrics> last_;
-  std::int64_t last_frames_ = 0, frames_ = 0;
+  std::int64_t last_frames_ = 0;
 };
 
 // The partitioned steps of a plan's FIR stages (null: direct), made once and
@@ -488,18 +488,11 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
                                       "behind other work)"));
   }
   LiveChain chain = make_chain(plan, kernels);
-  HostBlock in_block;
-  in_block.type = plan.input_type;
-  in_block.channels = ch;
-  in_block.capacity = block;
-  const std::size_t in_bytes = static_cast<std::size_t>(block * ch) * sample_bytes(plan.input_type);
-  in_block.data = std::shared_ptr<std::byte>(new std::byte[in_bytes], std::default_delete<std::byte[]>());
+  HostBlock in_block = make_host_block(plan.input_type, ch, block);
   Planes src(static_cast<std::size_t>(ch), std::vector<float>(static_cast<std::size_t>(block)));
   std::vector<float*> src_ptrs(static_cast<std::size_t>(ch));
   for (int c = 0; c < ch; ++c) src_ptrs[static_cast<std::size_t>(c)] = src[static_cast<std::size_t>(c)].data();
-  HostBlock out_block;
-  out_block.type = plan.output_type;
-  out_block.channels = ch;
+  HostBlock out_block = make_host_block(plan.output_type, ch, block);
   std::vector<const float*> out_ptrs(static_cast<std::size_t>(ch));
 
   LatencyHistogram latency, compute;  // added latency; of it, the stages' part (read to output ready)
@@ -532,12 +525,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       compute.add(ms_since(arrived));
       chain.output->measure(y, n);
       if (sink) {
-        if (out_block.capacity < n) {
-          out_block.capacity = n;
-          out_block.data = std::shared_ptr<std::byte>(
-              new std::byte[static_cast<std::size_t>(n * ch) * sample_bytes(out_block.type)],
-              std::default_delete<std::byte[]>());
-        }
+        if (out_block.capacity < n) out_block = make_host_block(plan.output_type, ch, n);  // tails at the end
         out_block.frames = n;
         for (int c = 0; c < ch; ++c) out_ptrs[static_cast<std::size_t>(c)] = y[static_cast<std::size_t>(c)].data();
         report.clipped_samples += kernels::cpu::interleave(out_ptrs.data(), n, plan.output_bits, out_block);

@@ -33,4 +33,8 @@ struct HostBlock {
   }
 };
 
+// A block of ordinary (pageable) host memory for `frames` frames, 64-byte
+// aligned; frames in use 0. Throws std::bad_alloc.
+[[nodiscard]] HostBlock make_host_block(SampleType type, int channels, std::int64_t frames);
+
 }  // namespace sigstream

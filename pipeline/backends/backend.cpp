@@ -6,6 +6,10 @@
 namespace sigstream {
 
 HostBlock Backend::make_block(SampleType type, int channels, std::int64_t frames) {
+  return make_host_block(type, channels, frames);
+}
+
+HostBlock make_host_block(SampleType type, int channels, std::int64_t frames) {
   HostBlock b;
   b.type = type;
   b.channels = channels;

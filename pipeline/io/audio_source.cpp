@@ -373,12 +373,7 @@ class PrefetchedSource final : public Source {
  public:
   PrefetchedSource(std::unique_ptr<Source> inner, std::int64_t frames) : inner_(std::move(inner)) {
     info_ = inner_->info();
-    ahead_.type = info_.sample_type;
-    ahead_.channels = info_.channels;
-    ahead_.capacity = frames;
-    ahead_.data = std::shared_ptr<std::byte>(
-        new std::byte[static_cast<std::size_t>(frames * info_.channels) * sample_bytes(info_.sample_type)],
-        std::default_delete<std::byte[]>());
+    ahead_ = make_host_block(info_.sample_type, info_.channels, frames);
     held_ = inner_->read(ahead_, 0, frames);
     if (held_ == 0) throw io_error(inner_->path() + ": holds no audio frames (the stream is empty)");
     if (held_ < frames) info_.frames = held_;

@@ -69,6 +69,16 @@ def data_of(wav):
     return body if size in (0, 0xFFFFFFFF) else body[:size]
 
 
+def input_and_reference(frames, seed, args, channels=2):
+    """Writes in.wav (seeded random samples) and filters it to ref.wav with
+    `args`: returns the input's bytes and the file path's output bytes."""
+    wav = wav_bytes(frames, channels=channels, seed=seed)
+    with open("in.wav", "wb") as f:
+        f.write(wav)
+    check(run(["filter", "in.wav", "ref.wav"] + args))
+    return wav, open("ref.wav", "rb").read()
+
+
 def run(args, stdin_bytes=None, timeout=TIMEOUT):
     return subprocess.run([BIN] + list(args), input=stdin_bytes if stdin_bytes is not None else b"",
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
@@ -293,11 +303,7 @@ def raw_errors_are_clear():
 
 @case
 def headers_of_unknown_length_and_truncation():
-    wav = wav_bytes(3000, channels=2, seed=2)
-    with open("in.wav", "wb") as f:
-        f.write(wav)
-    check(run(["filter", "in.wav", "ref.wav", "--lowpass", "1000", "-q"]))
-    ref = open("ref.wav", "rb").read()
+    wav, ref = input_and_reference(3000, 2, ["--lowpass", "1000", "-q"])
     # A file saved from a pipe keeps its placeholder sizes: still read whole.
     with open("saved.wav", "wb") as f:
         f.write(unknown_length(wav))
@@ -322,11 +328,8 @@ def headers_of_unknown_length_and_truncation():
 
 @case
 def stdout_containers_read_back_and_mark_unknown_sizes():
-    wav = wav_bytes(5003, channels=2, seed=4)
-    with open("in.wav", "wb") as f:
-        f.write(wav)
-    check(run(["filter", "in.wav", "ref.wav", "--lowpass", "1000", "-q"]))
-    ref_data = data_of(open("ref.wav", "rb").read())
+    _, ref = input_and_reference(5003, 4, ["--lowpass", "1000", "-q"])
+    ref_data = data_of(ref)
     with open("one.txt", "w") as f:
         f.write("1\n")  # an identity filter: what comes back is what was sent
     raw_desc = ["--input-type", "raw", "--rate", "48000", "--channels", "2", "--encoding", "s16le"]
