@@ -12,8 +12,11 @@ sigstream the statistics' own latency_ms.
   bench/live_latency.py --bin build/sigstream --seconds 120 --taps 4095 --peers sigstream,brutefir,ffmpeg,sox
   bench/live_latency.py --bin .gpu/bin/sigstream --channels 32 --taps 65536 --backend cuda --seconds 600
 
-Standard library only (NumPy is not needed). Peers that are not installed are
-skipped with a note.
+The clock is bench_live_pace (bench/live_pace.cpp: C++, absolute-deadline
+writes, real-time priority where granted), found next to --bin or given with
+--pacer; without it, a Python producer and a consumer process do the same
+with a noisier tail of their own. Standard library only (NumPy is not
+needed). Peers that are not installed are skipped with a note.
 """
 from __future__ import annotations
 
@@ -85,6 +88,39 @@ def consume(fd: int, stdin_fd: int, conn) -> None:
     reads.append((time.perf_counter(), total))  # the end: total bytes
     conn.send(reads)
     conn.close()
+
+
+def measure_paced(pacer: str, cmd: list[str], name: str, taps: int, seconds: float, channels: int, rate: int,
+                  block: int, stats_path: str | None = None) -> Result:
+    """One run through the C++ pacer (bench/live_pace.cpp)."""
+    err_path = os.path.join(tempfile.gettempdir(), "live-latency-%d.err" % os.getpid())
+    out = subprocess.run([pacer, "--seconds", str(seconds), "--rate", str(rate), "--channels", str(channels),
+                          "--block", str(block), "--stderr", err_path, "--", *cmd],
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    m = json.loads(out)
+    r = Result(name, taps)
+    r.p50, r.p99, r.p999, r.max = m["p50"], m["p99"], m["p999"], m["max"]
+    r.reads, r.frames_in, r.frames_out = m["reads"], m["frames_in"], m["frames_out"]
+    r.cpu_percent = 100.0 * m["cpu_s"] / m["wall_s"]
+    r.extra = {"harness_rt": m["harness_rt"], "harness_mlock": m["harness_mlock"]}
+    if m["exit"] != 0:
+        with open(err_path, "rb") as f:
+            r.note = "exit %d: %s" % (m["exit"], f.read().decode(errors="replace")[-300:])
+    os.unlink(err_path)
+    if stats_path and os.path.exists(stats_path):
+        with open(stats_path) as f:
+            r.stats_latency = json.load(f).get("latency_ms")
+    return r
+
+
+def find_pacer(explicit: str, binary: str) -> str | None:
+    if explicit:
+        return explicit if explicit != "none" else None
+    here = os.path.dirname(os.path.abspath(binary))
+    for c in (os.path.join(here, "bench", "bench_live_pace"), os.path.join(here, "bench_live_pace")):
+        if os.access(c, os.X_OK):
+            return c
+    return None
 
 
 def measure(cmd: list[str], name: str, taps: int, seconds: float, channels: int, rate: int,
@@ -165,7 +201,10 @@ def main() -> int:
     ap.add_argument("--peers", default="sigstream,brutefir,ffmpeg,sox")
     ap.add_argument("--sox-taps", default="255,4095,65536", help="SoX runs these (its latency grows with K)")
     ap.add_argument("--json", default="", help="write the results here too")
+    ap.add_argument("--pacer", default="", help="bench_live_pace binary (default: next to --bin); 'none': Python")
     args = ap.parse_args()
+    pacer = find_pacer(args.pacer, args.bin)
+    print("clock: %s" % (pacer or "Python producer + consumer process"), flush=True)
     block = max(1, round(args.latency * args.rate / 1000))
     results: list[Result] = []
     work = tempfile.mkdtemp(prefix="live-latency-")
@@ -216,7 +255,10 @@ def main() -> int:
                                                      "-e", "signed", "-b", "16", "-c", str(ch), "-", "-t", "raw", "-",
                                                      "fir", tfile], None))
         for name, cmd, stats in runs:
-            r = measure(cmd, name, k, args.seconds, ch, args.rate, block, stats)
+            if pacer:
+                r = measure_paced(pacer, cmd, name, k, args.seconds, ch, args.rate, block, stats)
+            else:
+                r = measure(cmd, name, k, args.seconds, ch, args.rate, block, stats)
             results.append(r)
             print("%-32s K=%-6d p50 %8.3f ms  p99 %8.3f  p99.9 %8.3f  max %8.3f  lost %d  cpu %5.1f%%%s%s" % (
                 name, k, r.p50, r.p99, r.p999, r.max, r.frames_in - r.frames_out, r.cpu_percent,
