@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <array>
@@ -15,13 +16,11 @@
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
-#include "kernels/cpu/fir.hpp"
-#include "kernels/cpu/fir_partitioned.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/reduce.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/audio_sink.hpp"
-#include "pipeline/block_convolver.hpp"
+#include "stages/registry.hpp"
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/progress.hpp"
@@ -35,162 +34,12 @@ std::int64_t live_block_frames(double latency_ms, double rate) noexcept {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using Planes = std::vector<std::vector<float>>;  // [channel][frame]
+using Planes = LivePlanes;  // [channel][frame]
 
 void append(std::vector<float>& to, const float* p, std::int64_t n) { to.insert(to.end(), p, p + n); }
 void drop_front(std::vector<float>& v, std::int64_t n) {
   v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min<std::int64_t>(n, static_cast<std::int64_t>(v.size()))));
 }
-
-// One stage of the live chain: takes frames in order, appends its outputs.
-class Op {
- public:
-  virtual ~Op() = default;
-  // in[c][0..n) in, outputs appended to out[c].
-  virtual void push(const Planes& in, std::int64_t n, Planes& out) = 0;
-  // The input has ended: appends what is still owed (tails, held-back frames).
-  virtual void finish(Planes& out) = 0;
-};
-
-// The CPU's partitioned step: one PartitionedFir, a state per channel.
-class CpuBlockConvolver final : public BlockConvolver {
- public:
-  CpuBlockConvolver(const float* taps, int count, int channels, int block) : fir_(taps, count, block) {
-    for (int c = 0; c < channels; ++c) states_.push_back(fir_.make_state());
-  }
-  [[nodiscard]] int block() const noexcept override { return fir_.block(); }
-  [[nodiscard]] int partitions() const noexcept override { return fir_.partitions(); }
-  [[nodiscard]] std::string describe() const override {
-    return "partitioned, " + std::to_string(fir_.partitions()) + " partitions of " + std::to_string(fir_.block());
-  }
-  void process(const float* const* x, float* const* y) override {
-    for (std::size_t c = 0; c < states_.size(); ++c) fir_.process(states_[c], x[c], y[c]);
-  }
-  [[nodiscard]] double block_cost_ns() const noexcept { return fir_.block_cost_ns() * static_cast<double>(states_.size()); }
-
- private:
-  kernels::cpu::PartitionedFir fir_;
-  std::vector<kernels::cpu::PartitionedFir::State> states_;
-};
-
-// A FIR stage as a running causal convolution yc[n] = sum h[k] x[n-k]:
-// causal emits yc[0..N), same yc[c..N+c) with c = (K-1)/2 (so it holds back
-// c frames), full yc[0..N+K-1). Direct: the kernel of the file path on the
-// history plus the new frames (same operations, same bits). Partitioned:
-// blocks of P frames; an input whose frames arrive off the block grid (after
-// a `same` stage) is primed with zeros so its blocks end where the steps do,
-// and as many outputs are dropped.
-class FirOp final : public Op {
- public:
-  FirOp(const PlannedStage& st, int channels, BlockConvolver* partitioned, std::int64_t phase)
-      : taps_(st.taps_f32), channels_(channels), fir_(partitioned) {
-    const auto k = static_cast<std::int64_t>(taps_.size());
-    const std::int64_t c = st.mode == FirMode::same ? (k - 1) / 2 : 0;
-    drop_ = c;
-    tail_ = st.mode == FirMode::full ? k - 1 : c;
-    extra_ = st.mode == FirMode::full ? k - 1 : 0;
-    if (fir_ != nullptr) {
-      const std::int64_t p = fir_->block();
-      const std::int64_t prime = ((phase % p) + p) % p;
-      drop_ += prime;
-      fifo_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(prime), 0.0f));
-      out_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(p), 0.0f));
-      for (int c = 0; c < channels; ++c) {
-        x_ptrs_.push_back(nullptr);
-        y_ptrs_.push_back(out_[static_cast<std::size_t>(c)].data());
-      }
-    } else {
-      history_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(k - 1), 0.0f));
-    }
-  }
-
-  void push(const Planes& in, std::int64_t n, Planes& out) override {
-    pushed_ += n;
-    run(in, n, out);
-  }
-
-  void finish(Planes& out) override {
-    limit_ = pushed_ + extra_;
-    // Zeros after the end: the tail (full), the held-back frames (same), and
-    // for the partitioned kernel enough to complete the last block.
-    std::int64_t zeros = tail_ + (fir_ != nullptr ? fir_->block() : 0);
-    const std::int64_t step = 4096;
-    Planes z(static_cast<std::size_t>(channels_), std::vector<float>(static_cast<std::size_t>(step), 0.0f));
-    while (zeros > 0 && emitted_ < limit_) {
-      const std::int64_t n = std::min(zeros, step);
-      run(z, n, out);
-      zeros -= n;
-    }
-  }
-
- private:
-  void run(const Planes& in, std::int64_t n, Planes& out) {
-    const auto k = static_cast<std::int64_t>(taps_.size());
-    if (fir_ == nullptr) {
-      for (int c = 0; c < channels_; ++c) {
-        std::vector<float>& h = history_[static_cast<std::size_t>(c)];
-        buf_.assign(h.begin(), h.end());
-        append(buf_, in[static_cast<std::size_t>(c)].data(), n);
-        y_.resize(static_cast<std::size_t>(n));
-        kernels::cpu::fir_direct(buf_.data(), n, taps_.data(), static_cast<int>(k), y_.data());
-        std::copy(buf_.end() - static_cast<std::ptrdiff_t>(k - 1), buf_.end(), h.begin());
-        emit(c, y_.data(), n, out);
-      }
-      advance(n);
-      return;
-    }
-    const std::int64_t p = fir_->block();
-    for (int c = 0; c < channels_; ++c) append(fifo_[static_cast<std::size_t>(c)], in[static_cast<std::size_t>(c)].data(), n);
-    while (static_cast<std::int64_t>(fifo_[0].size()) >= p) {
-      for (int c = 0; c < channels_; ++c) x_ptrs_[static_cast<std::size_t>(c)] = fifo_[static_cast<std::size_t>(c)].data();
-      fir_->process(x_ptrs_.data(), y_ptrs_.data());
-      for (int c = 0; c < channels_; ++c) {
-        drop_front(fifo_[static_cast<std::size_t>(c)], p);
-        emit(c, y_ptrs_[static_cast<std::size_t>(c)], p, out);
-      }
-      advance(p);
-    }
-  }
-
-  // Of the next n causal outputs, those that are the stage's: past the first
-  // drop_ overall, not past limit_. {first, count}.
-  [[nodiscard]] std::pair<std::int64_t, std::int64_t> window(std::int64_t n) const {
-    const std::int64_t from = std::min(n, std::max<std::int64_t>(0, drop_ - produced_));
-    return {from, std::clamp<std::int64_t>(limit_ - emitted_, 0, n - from)};
-  }
-  void emit(int c, const float* y, std::int64_t n, Planes& out) const {
-    const auto [from, count] = window(n);
-    append(out[static_cast<std::size_t>(c)], y + from, count);
-  }
-  void advance(std::int64_t n) {
-    emitted_ += window(n).second;
-    produced_ += n;
-  }
-
-  std::vector<float> taps_;
-  int channels_;
-  BlockConvolver* fir_;
-  std::int64_t drop_ = 0, tail_ = 0, extra_ = 0;
-  std::int64_t pushed_ = 0, produced_ = 0, emitted_ = 0;
-  std::int64_t limit_ = std::numeric_limits<std::int64_t>::max();
-  Planes history_, fifo_, out_;
-  std::vector<const float*> x_ptrs_;
-  std::vector<float*> y_ptrs_;
-  std::vector<float> buf_, y_;
-};
-
-class GainOp final : public Op {
- public:
-  explicit GainOp(double gain) : gain_(static_cast<float>(gain)) {}
-  void push(const Planes& in, std::int64_t n, Planes& out) override {
-    for (std::size_t c = 0; c < in.size(); ++c)
-      for (std::int64_t i = 0; i < n; ++i) out[c].push_back(in[c][static_cast<std::size_t>(i)] * gain_);
-  }
-  void finish(Planes&) override {}
-
- private:
-  float gain_;
-};
 
 // The source frames a metrics block pairs its signal with (dot_input): the
 // stage sees frame j after the source's frame j has come (stages only delay),
@@ -214,7 +63,8 @@ class SourceQueue {
   Planes q_;
 };
 
-class MetricsOp final : public Op {
+// An observer (metrics) stage, and the output block.
+class MetricsOp final : public LiveOp {
  public:
   MetricsOp(int slot, int channels) : slot_(slot), source_(channels) {}
   void push(const Planes& in, std::int64_t n, Planes& out) override {
@@ -229,7 +79,7 @@ class MetricsOp final : public Op {
     source_.pop(n);
     last_frames_ = n;
   }
-  void finish(Planes&) override {}
+  void finish(Planes& /*out*/) override {}
   SourceQueue& source() { return source_; }
   [[nodiscard]] int slot() const { return slot_; }
   // This step's metrics (frames 0 when the stage saw none), then resets.
@@ -247,56 +97,40 @@ class MetricsOp final : public Op {
   std::int64_t last_frames_ = 0;
 };
 
-// The partitioned steps of a plan's FIR stages (null: direct), made once and
-// shared by the chains made from them (the warm-up chain leaves them as it
-// found them: zeros in, zeros kept).
+// The stages' live kernels (null where a kind prepares none), made once
+// and shared by the chains made from them (the warm-up chain leaves them as
+// it found them: zeros in, zeros kept).
 struct LiveKernels {
-  std::vector<std::unique_ptr<BlockConvolver>> partitioned;  // per stage
+  std::vector<std::unique_ptr<LiveKernel>> per_stage;
   std::vector<std::string> notes;
   std::string where = "the CPU, one thread";
 };
 
-// `device` >= 0: every FIR stage runs partitioned on that GPU (blocks of at
-// most 4096). Else on the CPU, direct or partitioned as asked; `auto`
-// partitioned where that is cheaper.
+// `device` >= 0: each kind that has a GPU kernel gets it there; else (and
+// for the other kinds) the CPU's.
 LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) {
   LiveKernels k;
   if (device >= 0) k.where = "CUDA device " + std::to_string(device) + " (FIR stages), the CPU (the rest)";
-  k.partitioned.resize(plan.stages.size());
+  k.per_stage.resize(plan.stages.size());
+  const LiveContext context{plan.channels, block, device};
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
-    if (st.type != StageType::fir) continue;
-    const auto taps = static_cast<int>(st.taps_f32.size());
-    std::ostringstream note;
-    note << "fir '" << st.name << "' (" << taps << " taps): ";
+    const StageKind& kind = stage_kind(st.type);
     if (device >= 0) {
 #ifdef SIGSTREAM_HAVE_CUDA
-      k.partitioned[j] = make_cuda_block_convolver(st.taps_f32.data(), taps, plan.channels,
-                                                   static_cast<int>(std::min<std::int64_t>(block, 4096)), device);
+      k.per_stage[j] = make_cuda_live_kernel(st, context);
 #else
       throw Error(ErrorKind::cuda, "live mode on CUDA: this sigstream was built without CUDA");
 #endif
-    } else {
-      bool part = st.requested == FirMethod::fft && kernels::cpu::PartitionedFir::available();
-      if (st.requested == FirMethod::automatic && kernels::cpu::PartitionedFir::available()) {
-        // Direct where it is cheaper: its short blocks run at about a quarter
-        // of the long-chunk rate (measured at 48 frames on the EPYC).
-        const CpuBlockConvolver probe(st.taps_f32.data(), taps, 1, static_cast<int>(block));
-        const double direct_ns = 4.0 * static_cast<double>(block) * taps * kernels::cpu::fir_direct_ns_per_fma();
-        part = probe.block_cost_ns() < direct_ns;
-      }
-      if (part)
-        k.partitioned[j] = std::make_unique<CpuBlockConvolver>(st.taps_f32.data(), taps, plan.channels,
-                                                               static_cast<int>(block));
     }
-    note << (k.partitioned[j] ? k.partitioned[j]->describe() : std::string("direct"));
-    k.notes.push_back(note.str());
+    if (!k.per_stage[j] && kind.live_kernel != nullptr) k.per_stage[j] = kind.live_kernel(st, LiveContext{plan.channels, block, -1});
+    if (k.per_stage[j]) k.notes.push_back(k.per_stage[j]->describe());
   }
   return k;
 }
 
 struct LiveChain {
-  std::vector<std::unique_ptr<Op>> ops;
+  std::vector<std::unique_ptr<LiveOp>> ops;
   std::vector<MetricsOp*> metrics;  // in plan order
   std::unique_ptr<MetricsOp> output;
   std::vector<Planes> bufs;         // bufs[j] = output of op j
@@ -308,21 +142,15 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
   std::int64_t delay = 0;  // frames held back by the stages so far
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
-    switch (st.type) {
-      case StageType::fir:
-        chain.ops.push_back(std::make_unique<FirOp>(st, ch, k.partitioned[j].get(), delay));
-        delay += st.lookahead;
-        break;
-      case StageType::gain:
-        chain.ops.push_back(std::make_unique<GainOp>(st.gain));
-        break;
-      case StageType::metrics: {
-        auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch);
-        chain.metrics.push_back(m.get());
-        chain.ops.push_back(std::move(m));
-        break;
-      }
+    const StageKind& kind = stage_kind(st.type);
+    if (kind.observer) {
+      auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch);
+      chain.metrics.push_back(m.get());
+      chain.ops.push_back(std::move(m));
+      continue;
     }
+    chain.ops.push_back(kind.live_op(st, k.per_stage[j].get(), ch, delay));
+    delay += st.lookahead;
   }
   chain.output = std::make_unique<MetricsOp>(plan.output_slot(), ch);
   chain.bufs.assign(chain.ops.size(), Planes(static_cast<std::size_t>(ch)));
@@ -428,9 +256,10 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
 #endif
   const bool on_gpu = kernels.where.rfind("CUDA", 0) == 0;
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    if (plan.stages[j].type != StageType::fir) continue;
-    report.stages[j].method = kernels.partitioned[j] ? FirMethod::fft : FirMethod::direct;
-    if (kernels.partitioned[j]) report.stages[j].detail += "; live: " + kernels.partitioned[j]->describe();
+    const LiveKernel* k = kernels.per_stage[j].get();
+    if (k == nullptr) continue;
+    if (const auto m = k->method()) report.stages[j].method = *m;
+    if (const std::string d = k->detail(); !d.empty()) report.stages[j].detail += "; " + d;
   }
   std::int64_t delay = 0;
   for (const PlannedStage& st : plan.stages) delay += st.lookahead;
@@ -496,7 +325,11 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   std::vector<const float*> out_ptrs(static_cast<std::size_t>(ch));
 
   LatencyHistogram latency, compute;  // added latency; of it, the stages' part (read to output ready)
-  std::int64_t late = 0, source_frames = 0, out_frames = 0, out_chunks = 0;
+  std::int64_t late = 0, late_in_compute = 0, source_frames = 0, out_frames = 0, out_chunks = 0;
+  // Preemptions of this thread (involuntary context switches): what a late
+  // block without real-time priority most often is.
+  rusage usage0{};
+  const bool have_usage = getrusage(RUSAGE_THREAD, &usage0) == 0;
   std::vector<std::int64_t> metric_frames(plan.metric_names.size(), 0);
   std::vector<std::int64_t> metric_rows(plan.metric_names.size(), 0);
   Progress progress(0, plan.sample_rate, options.progress);
@@ -522,7 +355,9 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     const Planes& y = step(chain, src, got, ended);
     const auto n = chain.ops.empty() ? got : static_cast<std::int64_t>(y[0].size());
     if (n > 0) {
-      compute.add(ms_since(arrived));
+      const double compute_ms = ms_since(arrived);
+      compute.add(compute_ms);
+      if (compute_ms > target) ++late_in_compute;
       chain.output->measure(y, n);
       if (sink) {
         if (out_block.capacity < n) out_block = make_host_block(plan.output_type, ch, n);  // tails at the end
@@ -565,6 +400,10 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     o << "live: " << out_chunks << " blocks, added latency p50 " << lr.p50 << " ms, p99 " << lr.p99 << " ms, max "
       << lr.max << " ms; " << late << " late (over " << target << " ms); the stages' part p99 " << lr.compute_p99
       << " ms, max " << lr.compute_max << " ms";
+    if (late > 0) o << " (" << late_in_compute << " of the late blocks late in the stages, the rest in the write)";
+    rusage usage1{};
+    if (have_usage && getrusage(RUSAGE_THREAD, &usage1) == 0)
+      o << "; the live thread was preempted " << usage1.ru_nivcsw - usage0.ru_nivcsw << " times";
     log(o.str());
   }
   report.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -143,7 +143,7 @@ struct VerifyPartial {
 };
 
 // Recomputes a chunk in float64 from its source block and compares.
-VerifyPartial verify_chunk(const Plan& plan, const ChunkResult& r) {
+VerifyPartial verify_chunk(const Plan& plan, const CpuSteps& steps, const ChunkResult& r) {
   const int ch = plan.channels;
   const std::int64_t len = r.input.frames;
   // Through float first: the reference sees exactly the samples the backend saw.
@@ -158,7 +158,7 @@ VerifyPartial verify_chunk(const Plan& plan, const ChunkResult& r) {
   kernels::cpu::deinterleave(r.input, 0, len, outs.data());
   std::copy(as_float.begin(), as_float.end(), src.begin());
   ChunkScratch<double> scratch;
-  const auto ref = run_stages<double>(plan, r.start, r.source_frames, planes, len, scratch,
+  const auto ref = run_stages<double>(plan, steps, r.start, r.source_frames, planes, len, scratch,
                                       [](const PlannedStage&, const std::vector<const double*>&) {});
   VerifyPartial v;
   for (int c = 0; c < ch; ++c) {
@@ -311,6 +311,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   Progress progress(plan.length_known ? plan.output_frames : 0, plan.sample_rate, options.progress);
   std::thread writer([&] {
     try {
+      CpuSteps reference;  // the stages' float64 paths (outlives the verifiers that read it)
       std::unique_ptr<ThreadPool> verifiers;
       std::deque<std::future<VerifyPartial>> pending;
       VerifyPartial total;
@@ -321,7 +322,10 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         total.ref2 += v.ref2;
         total.max_abs = std::max(total.max_abs, v.max_abs);
       };
-      if (options.verify) verifiers = std::make_unique<ThreadPool>(hardware_threads());
+      if (options.verify) {
+        verifiers = std::make_unique<ThreadPool>(hardware_threads());
+        reference = make_cpu_steps(plan);
+      }
       std::int64_t frames_done = 0;
       while (auto r = done.pop()) {
         if (frames_done == 0) trace("writer: first chunk retired");
@@ -334,7 +338,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         report.clipped_samples += r->clipped;
         if (verifiers) {
           auto shared = std::make_shared<ChunkResult>(std::move(*r));
-          pending.push_back(verifiers->enqueue([&plan, shared] { return verify_chunk(plan, *shared); }));
+          pending.push_back(verifiers->enqueue([&plan, &reference, shared] { return verify_chunk(plan, reference, *shared); }));
           while (static_cast<int>(pending.size()) > 2 * verifiers->size()) settle();
         }
         frames_done += r->frames;

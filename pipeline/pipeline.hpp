@@ -11,7 +11,7 @@
 
 #include "pipeline/backends/backend.hpp"
 #include "pipeline/config.hpp"
-#include "stages/metrics.hpp"
+#include "core/channel_metrics.hpp"
 
 namespace sigstream {
 

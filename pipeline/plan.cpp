@@ -5,10 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 
 #include "core/error.hpp"
-#include "stages/design.hpp"
+#include "stages/registry.hpp"
 
 namespace sigstream {
 
@@ -43,46 +42,44 @@ std::vector<double> read_taps_file(const std::string& path) {
 
 namespace {
 
-// Where a stage's problem is: the config file, line and key path of the
-// stage (a YAML run), or the input file (the `filter` command, whose one
-// filter the user knows by its flags, not by an internal stage name).
-std::string stage_where(const Config& config, const StageSpec& s, std::size_t index) {
-  if (config.origin == "filter")
-    return "filter for " + config.source.file.value_or("the input") +
-           (s.fir.taps_file ? " (--taps-file " + *s.fir.taps_file + ")" : std::string());
-  std::string where = config.origin.empty() ? std::string() : config.origin + ":";
-  if (s.line > 0 && !config.origin.empty()) where += std::to_string(s.line) + ": ";
-  else if (!where.empty()) where += " ";
-  where += "stages." + std::to_string(index) + (s.fir.design ? ".design" : "") + " (stage '" +
-           s.name + "')";
-  if (s.fir.design && config.source.file) where += ", source " + *config.source.file;
-  return where;
-}
-
-std::vector<double> resolve_taps(const StageSpec& s, double sample_rate, const std::string& where) {
-  if (s.fir.design) {
-    try {
-      return design_fir(*s.fir.design, sample_rate);
-    } catch (const Error& e) {
-      throw Error(e.kind(), where + ": " + e.what());
-    }
-  }
-  if (s.fir.taps_file) return read_taps_file(*s.fir.taps_file);
-  if (s.fir.taps.empty()) throw config_error(where + ": no taps");
-  for (double t : s.fir.taps)
-    if (!std::isfinite(t)) throw config_error(where + ": taps must be finite");
-  return s.fir.taps;
-}
-
-std::string describe_design(const DesignSpec& d) {
-  std::ostringstream o;
-  o << to_string(d.kind) << ' ';
-  for (std::size_t i = 0; i < d.cutoff_hz.size(); ++i) o << (i ? ":" : "") << d.cutoff_hz[i];
-  o << " Hz, " << d.taps << " taps, " << to_string(d.window);
-  return o.str();
-}
+std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept { return -floor_div(-a, b); }
 
 }  // namespace
+
+FrameWindow PlannedStage::input_window(FrameWindow out) const noexcept {
+  if (up == 1 && down == 1) return {out.lo - lookback, out.hi + lookahead};
+  return {ceil_div(out.lo * down - lookback, up), floor_div((out.hi - 1) * down + lookahead, up) + 1};
+}
+
+std::int64_t PlannedStage::length_out(std::int64_t in) const noexcept {
+  // An open end stays open (and no product may overflow).
+  if ((up == 1 && down == 1) || in >= kOpenEnd) return in + extra;
+  return ceil_div(in * up, down) + extra;
+}
+
+std::int64_t PlannedStage::owned_from(std::int64_t f) const noexcept {
+  return up == 1 && down == 1 ? f : ceil_div(f * down, up);
+}
+
+std::int64_t Plan::defined_in(std::size_t j, std::int64_t frames) const noexcept {
+  if (!rate_changes) return j < stages.size() ? stages[j].defined_in(frames) : frames + output_grow;
+  for (std::size_t i = 0; i < j && i < stages.size(); ++i) frames = stages[i].length_out(frames);
+  return frames;
+}
+
+std::vector<FrameWindow> Plan::windows(std::int64_t start, std::int64_t frames) const {
+  std::vector<FrameWindow> w(stages.size() + 1);
+  w[stages.size()] = {start, start + frames};
+  for (std::size_t j = stages.size(); j-- > 0;) w[j] = stages[j].input_window(w[j + 1]);
+  return w;
+}
+
+FrameWindow Plan::owned(std::size_t j, std::int64_t start, std::int64_t frames) const noexcept {
+  FrameWindow o{start, start + frames};
+  for (std::size_t i = stages.size(); i-- > j;) o = {stages[i].owned_from(o.lo), stages[i].owned_from(o.hi)};
+  return o;
+}
 
 Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) {
   Plan plan;
@@ -97,38 +94,22 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
                                          : SampleType::i32;
 
   std::int64_t frames = plan.source_frames;
+  double rate = source.sample_rate;
   for (std::size_t index = 0; index < config.stages.size(); ++index) {
     const StageSpec& s = config.stages[index];
     PlannedStage p;
     p.type = s.type;
     p.name = s.name;
     p.frames_in = frames;
-    switch (s.type) {
-      case StageType::fir: {
-        p.taps = resolve_taps(s, source.sample_rate, stage_where(config, s, index));
-        p.taps_f32.assign(p.taps.begin(), p.taps.end());
-        if (s.fir.design) p.design_note = describe_design(*s.fir.design);
-        else if (s.fir.taps_file) p.design_note = "taps file " + *s.fir.taps_file;
-        else p.design_note = "inline taps";
-        p.mode = s.fir.mode;
-        p.requested = s.fir.method;
-        p.method = FirMethod::direct;  // until resolve_methods() says otherwise
-        const auto k = static_cast<std::int64_t>(p.taps.size());
-        const std::int64_t centre = (k - 1) / 2;
-        p.lookback = p.mode == FirMode::same ? k - 1 - centre : k - 1;
-        p.lookahead = p.mode == FirMode::same ? centre : 0;
-        p.frames_out = p.mode == FirMode::full ? frames + k - 1 : frames;
-        break;
-      }
-      case StageType::gain:
-        p.gain = s.gain_linear;
-        p.frames_out = frames;
-        break;
-      case StageType::metrics:
-        p.metrics_slot = static_cast<int>(plan.metric_names.size());
-        plan.metric_names.push_back(s.name);
-        p.frames_out = frames;
-        break;
+    const StageKind& kind = stage_kind(s.type);
+    kind.plan(s, StagePlanContext{config, index, rate, frames}, p);
+    if (p.changes_rate()) {
+      plan.rate_changes = true;
+      rate = rate * static_cast<double>(p.up) / static_cast<double>(p.down);
+    }
+    if (kind.observer) {
+      p.metrics_slot = static_cast<int>(plan.metric_names.size());
+      plan.metric_names.push_back(s.name);
     }
     frames = p.frames_out;
     p.grow_in = p.frames_in - plan.source_frames;
@@ -136,6 +117,7 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
     plan.stages.push_back(std::move(p));
   }
   plan.metric_names.emplace_back("output");
+  plan.output_rate = rate;
   plan.output_frames = frames;
   plan.output_grow = frames - plan.source_frames;
 
@@ -152,6 +134,20 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
   plan.ahead = ahead;
   plan.chunk_frames = config.execution.chunk_frames;
   plan.num_chunks = (plan.output_frames + plan.chunk_frames - 1) / plan.chunk_frames;
+  // The longest windows: a chunk's windows grow with its length, and behind
+  // a rate change their lengths also vary with the phase of its start (the
+  // floor and ceil of the mapping: by one frame there, by down/up frames
+  // per frame of variation after it).
+  const std::int64_t longest = plan.max_chunk_frames();
+  const std::vector<FrameWindow> w = plan.windows(0, longest);
+  plan.max_window.resize(w.size());
+  std::int64_t slack = 0;
+  plan.max_window.back() = w.back().size();
+  for (std::size_t j = plan.stages.size(); j-- > 0;) {
+    const PlannedStage& st = plan.stages[j];
+    if (st.changes_rate()) slack = ceil_div(slack * st.down, st.up) + 1;
+    plan.max_window[j] = w[j].size() + slack;
+  }
   return plan;
 }
 

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "pipeline/sample_block.hpp"
+#include "core/sample_block.hpp"
 
 namespace sigstream::kernels::cpu {
 

@@ -2,7 +2,7 @@
 // Fused metrics pass over one channel of one chunk (float64 accumulators).
 #include <cstdint>
 
-#include "stages/metrics.hpp"
+#include "core/channel_metrics.hpp"
 
 namespace sigstream::kernels::cpu {
 

@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "pipeline/sample_block.hpp"
+#include "core/sample_block.hpp"
 
 namespace sigstream::kernels::cuda {
 

@@ -16,7 +16,7 @@
 
 #include "core/error.hpp"
 #include "kernels/cuda/check.hpp"
-#include "stages/metrics.hpp"
+#include "core/channel_metrics.hpp"
 
 namespace sigstream::kernels::cuda {
 

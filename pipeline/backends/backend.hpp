@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "pipeline/plan.hpp"
-#include "pipeline/sample_block.hpp"
-#include "stages/metrics.hpp"
+#include "core/sample_block.hpp"
+#include "core/channel_metrics.hpp"
 
 namespace sigstream {
 

@@ -77,7 +77,7 @@ class CpuBackend final : public Backend {
     const int threads = options.threads > 0 ? options.threads : hardware_threads();
     pool_ = std::make_unique<ThreadPool>(threads);
     stage_ns_.assign(plan.stages.size(), 0);
-    fft_ = make_fft_stages(plan);
+    steps_ = make_cpu_steps(plan);
     // Chunks run as pieces of a fixed size, taken from neither the thread
     // count nor the CPU, so for given methods the output and the statistics'
     // sums are the same on every machine. With direct stages only, pieces
@@ -86,8 +86,8 @@ class CpuBackend final : public Backend {
     // with another chunk size), so its pieces hold at least one full group of
     // the engine's blocks.
     piece_frames_ = kPieceFrames;
-    for (const auto& f : fft_)
-      if (f) piece_frames_ = std::max<std::int64_t>(piece_frames_, kernels::cpu::fft::group() * f->block_outputs());
+    for (const auto& step : steps_)
+      if (step) piece_frames_ = std::max(piece_frames_, step->min_frames_per_call());
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,
                                               plan.max_chunk_frames());
   }
@@ -152,13 +152,8 @@ class CpuBackend final : public Backend {
   [[nodiscard]] std::string describe() const override {
     std::string d = "cpu backend: " + std::to_string(pool_->size()) +
                     (pool_->size() == 1 ? " thread, " : " threads, ") + cpu_model();
-    for (std::size_t j = 0; j < fft_.size(); ++j)
-      if (fft_[j])
-        d += "; fir '" + plan_->stages[j].name + "': " +
-             (kernels::cpu::FirFft::available()
-                  ? "fft overlap-save, " + std::to_string(fft_[j]->taps()) + " taps, blocks of " +
-                        std::to_string(fft_[j]->fft_size()) + ", " + kernels::cpu::FirFft::library()
-                  : std::string("fft asked, built without a CPU FFT library: float64 direct sum"));
+    for (const auto& step : steps_)
+      if (step && !step->describe().empty()) d += "; " + step->describe();
     return d;
   }
 
@@ -225,7 +220,6 @@ class CpuBackend final : public Backend {
     const std::int64_t len = frames + plan.back + plan.ahead;
     auto scratch = take_scratch();
     Scratch& s = *scratch;
-    s.work.fft = &fft_;
     s.source.resize(static_cast<std::size_t>(len * ch));
     std::vector<float*> src(static_cast<std::size_t>(ch));
     for (int c = 0; c < ch; ++c) src[static_cast<std::size_t>(c)] = s.source.data() + c * len;
@@ -235,7 +229,7 @@ class CpuBackend final : public Backend {
     const std::vector<const float*> src_const(src.begin(), src.end());
     std::vector<std::int64_t> ns(plan.stages.size(), 0);
     const std::vector<const float*> cur = run_stages<float>(
-        plan, start, job.source_frames, src_const, len, s.work, [&](const PlannedStage& st, const std::vector<const float*>& in) {
+        plan, steps_, start, job.source_frames, src_const, len, s.work, [&](const PlannedStage& st, const std::vector<const float*>& in) {
           const std::int64_t n = frames_inside(start, frames, st.defined_in(job.source_frames));
           for (int c = 0; c < ch; ++c)
             metrics[static_cast<std::size_t>(st.metrics_slot)][static_cast<std::size_t>(c)] =
@@ -326,7 +320,7 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<Scratch>> scratch_;
   mutable std::mutex stats_mutex_;
   std::vector<std::int64_t> stage_ns_;
-  FftStages fft_;  // per stage: the FFT kernel of fir stages whose method is fft
+  CpuSteps steps_;  // per stage (null for observers), shared by the workers
   std::shared_ptr<OutputBlocks> outputs_;
 };
 

@@ -3,12 +3,12 @@
 // on S lanes. Chunk i goes to lane i % S; a lane owns a stream, its device
 // buffers (raw interleaved in/out, planar source and two ping-pong planes,
 // metrics results and scratch, clip counter), pinned host mirrors for the
-// small results, events, and for each fir stage that runs by FFT its own
-// FftFir (cuFFT plans, work area, segment buffer, taps' spectrum), all
+// small results, events, and each stage's step (stages/cuda_steps.cuh: what
+// the stage keeps on the device, e.g. a FIR's taps or its cuFFT plans), all
 // allocated in prepare(). Per chunk, all async on the lane's stream:
-//   H2D (narrow type) -> deinterleave -> stages (fir/gain, then zero outside
-//   the defined frames; metrics) -> output metrics -> interleave/quantize ->
-//   D2H -> done event.
+//   H2D (narrow type) -> deinterleave -> stages (each step, then zero outside
+//   the defined frames; observers: metrics) -> output metrics ->
+//   interleave/quantize -> D2H -> done event.
 // retire() waits on the oldest chunk's done event only: no device-wide sync,
 // no CUDA allocation in the chunk loop (pinned output blocks come from the
 // process-wide pinned cache, warmed in prepare(); it only grows if the caller
@@ -31,12 +31,11 @@
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "kernels/cuda/check.hpp"
-#include "kernels/cuda/fir_direct.cuh"
-#include "kernels/cuda/fir_fft.cuh"
 #include "kernels/cuda/layout.cuh"
 #include "kernels/cuda/metrics.cuh"
 #include "kernels/cuda/resources.hpp"
 #include "pipeline/backends/chunk_math.hpp"
+#include "stages/cuda_steps.cuh"
 
 namespace sigstream {
 
@@ -87,7 +86,7 @@ struct Lane {
   kc::PinnedBuffer<unsigned long long> h_clipped;
   kc::PinnedBuffer<float> h_float;  // planar float output (keep_float_output)
   std::vector<kc::Event> marks;     // timing: before each stage, after the last
-  std::vector<kc::FftFir> fft;      // per stage: built for fir stages whose method is fft
+  std::vector<std::unique_ptr<CudaStageStep>> steps;  // per stage (null for observers)
   kc::Event done;
   // The chunk in flight.
   bool busy = false;
@@ -166,8 +165,7 @@ class CudaBackend final : public Backend {
       std::ostringstream d;
       d << "cuda backend: " << props.name << " (device " << options.device << ", sm_"
         << props.major << props.minor << ", " << props.multiProcessorCount << " SMs), "
-        << options.streams << " stream" << (options.streams == 1 ? "" : "s") << "; "
-        << kc::fir_direct_policy();
+        << options.streams << " stream" << (options.streams == 1 ? "" : "s");
       try {
         allocate();
       } catch (const Error&) {
@@ -180,10 +178,8 @@ class CudaBackend final : public Backend {
       }
       const auto t2 = std::chrono::steady_clock::now();
       trace("cuda: lanes allocated");
-      for (std::size_t j = 0; j < plan.stages.size(); ++j)
-        if (lanes_.front().fft[j].valid())
-          d << "; stage '" << plan.stages[j].name << "' (" << plan.stages[j].taps_f32.size()
-            << " taps): " << lanes_.front().fft[j].describe() << " per lane";
+      for (const auto& step : lanes_.front().steps)
+        if (step && !step->describe().empty()) d << "; " << step->describe();
       auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
       d << "; start-up " << static_cast<int>(ms(t0, t1)) << " ms context + "
         << static_cast<int>(ms(t1, t2)) << " ms buffers";
@@ -319,30 +315,6 @@ class CudaBackend final : public Backend {
     const std::size_t plane_floats = ch * static_cast<std::size_t>(stride_);
     const std::size_t slots = p.metric_names.size();
 
-    // Taps of every fir stage, each starting on 16 bytes.
-    std::vector<float> taps;
-    tap_offset_.assign(p.stages.size(), 0);
-    for (std::size_t j = 0; j < p.stages.size(); ++j) {
-      const PlannedStage& st = p.stages[j];
-      if (st.type != StageType::fir) continue;
-      if (st.taps_f32.empty())
-        throw Error(ErrorKind::invalid_argument, "stage '" + st.name + "' has no taps");
-      tap_offset_[j] = taps.size();
-      taps.insert(taps.end(), st.taps_f32.begin(), st.taps_f32.end());
-      taps.resize((taps.size() + 3) / 4 * 4, 0.0f);
-    }
-    d_taps_ = kc::DeviceBuffer<float>(taps.size());
-    {
-      // A pageable cudaMemcpy may return before its DMA lands, and the lanes'
-      // non-blocking streams do not wait for the legacy stream: copy on a
-      // stream of ours and wait for it (once, here).
-      const kc::Stream upload = kc::Stream::create();
-      if (!taps.empty())
-        SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), taps.data(), taps.size() * sizeof(float),
-                                           cudaMemcpyHostToDevice, upload.get()));
-      upload.synchronize();
-    }
-
     lanes_.clear();
     lanes_.resize(static_cast<std::size_t>(options_.streams));
     for (Lane& lane : lanes_) {
@@ -365,20 +337,13 @@ class CudaBackend final : public Backend {
       for (std::size_t j = 0; j <= p.stages.size(); ++j)
         lane.marks.push_back(kc::Event::create(/*timing=*/true));
       lane.done = kc::Event::create(/*timing=*/false, /*blocking_sync=*/true);
-      lane.fft.clear();
-      lane.fft.resize(p.stages.size());
+      lane.steps.clear();
       for (std::size_t j = 0; j < p.stages.size(); ++j) {
         const PlannedStage& st = p.stages[j];
-        if (st.type != StageType::fir || st.method != FirMethod::fft) continue;
         // The longest output window a chunk asks of this stage (see enqueue()).
         const std::int64_t max_n = std::max<std::int64_t>(
             1, max_chunk_ + st.in_back + st.in_ahead - st.lookback - st.lookahead);
-        try {
-          lane.fft[j] = kc::FftFir(st.taps_f32.data(), static_cast<int>(st.taps_f32.size()),
-                                   max_n, p.channels);
-        } catch (const Error& e) {
-          throw Error(e.kind(), "stage '" + st.name + "' (fir, fft): " + e.what());
-        }
+        lane.steps.push_back(make_cuda_step(st, CudaStepShape{max_n, p.channels}));
       }
     }
     // Output blocks for the lanes and for results the caller still holds.
@@ -440,7 +405,7 @@ class CudaBackend final : public Backend {
       auto phase = [&] { return "stage '" + st.name + "' (" + std::string(to_string(st.type)) + ")"; };
       in_phase(phase, [&] {
         lane.marks[j].record(s);
-        if (st.type == StageType::metrics) {
+        if (!lane.steps[j]) {  // an observer
           const std::int64_t n = frames_inside(lane.start, lane.frames, st.defined_in(lane.source_frames));
           kc::channel_metrics(cur + st.in_back, P, src + p.back, P, n, ch, lane.d_partials.data(),
                               lane.d_metrics.data() + st.metrics_slot * ch, s);
@@ -450,15 +415,8 @@ class CudaBackend final : public Backend {
         const std::int64_t first = lane.start - st.in_back + st.lookback;
         const ValidRange valid = valid_range(first, out_len, st.defined_out(lane.source_frames));
         float* out = planes[next];
-        if (st.type == StageType::fir && lane.fft[j].valid()) {
-          lane.fft[j].run(cur + valid.lo, valid.hi - valid.lo, out + valid.lo, ch, P, P, s);
-        } else if (st.type == StageType::fir) {
-          kc::fir_direct(cur + valid.lo, valid.hi - valid.lo, d_taps_.data() + tap_offset_[j],
-                         static_cast<int>(st.taps_f32.size()), out + valid.lo, ch, P, P, s);
-        } else {
-          kc::gain(cur + valid.lo, P, out + valid.lo, P, ch, valid.hi - valid.lo,
-                   static_cast<float>(st.gain), s);
-        }
+        lane.steps[j]->run(cur, lane.start - st.in_back, P, out + valid.lo, first + valid.lo, P,
+                           valid.hi - valid.lo, ch, s);
         kc::zero_outside(out, P, ch, out_len, valid.lo, valid.hi, s);
         cur = out;
         cur_len = out_len;
@@ -502,8 +460,6 @@ class CudaBackend final : public Backend {
   std::int64_t max_chunk_ = 0;
   std::int64_t max_block_ = 0;
   std::int64_t stride_ = 0;
-  kc::DeviceBuffer<float> d_taps_;
-  std::vector<std::size_t> tap_offset_;
   std::vector<Lane> lanes_;
   std::deque<std::size_t> in_flight_;
   mutable std::mutex stats_mutex_;

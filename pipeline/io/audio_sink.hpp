@@ -9,7 +9,7 @@
 #include <string>
 
 #include "pipeline/io/atomic_file.hpp"
-#include "pipeline/sample_block.hpp"
+#include "core/sample_block.hpp"
 #include "stages/types.hpp"
 
 struct sf_private_tag;

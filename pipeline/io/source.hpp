@@ -9,7 +9,7 @@
 
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
-#include "pipeline/sample_block.hpp"
+#include "core/sample_block.hpp"
 
 namespace sigstream {
 

@@ -16,7 +16,9 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_partitioned.cuh"
 #include "kernels/cuda/resources.hpp"
-#include "pipeline/block_convolver.hpp"
+#include "pipeline/plan.hpp"
+#include "stages/cuda_steps.cuh"
+#include "stages/fir/block_convolver.hpp"
 
 namespace sigstream {
 
@@ -96,6 +98,7 @@ class CudaBlockConvolver final : public BlockConvolver {
     graph_.end_capture(s);
   }
 
+  [[nodiscard]] bool on_gpu() const noexcept override { return true; }
   [[nodiscard]] int block() const noexcept override { return block_; }
   [[nodiscard]] int partitions() const noexcept override { return partitions_; }
   [[nodiscard]] std::string describe() const override {
@@ -127,6 +130,14 @@ class CudaBlockConvolver final : public BlockConvolver {
 std::unique_ptr<BlockConvolver> make_cuda_block_convolver(const float* taps, int count, int channels, int block,
                                                           int device) {
   return std::make_unique<CudaBlockConvolver>(taps, count, channels, block, device);
+}
+
+// Every FIR stage runs partitioned on the GPU (blocks of at most 4096).
+std::unique_ptr<LiveKernel> make_fir_cuda_live_kernel(const PlannedStage& st, const LiveContext& context) {
+  return std::make_unique<FirLiveKernel>(
+      fir_live_note(st.name, st.taps_f32.size()),
+      make_cuda_block_convolver(st.taps_f32.data(), static_cast<int>(st.taps_f32.size()), context.channels,
+                                static_cast<int>(std::min<std::int64_t>(context.block, 4096)), context.device));
 }
 
 }  // namespace sigstream

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "cuda_test_support.hpp"
-#include "pipeline/block_convolver.hpp"
+#include "stages/fir/block_convolver.hpp"
 #include "stream_support.hpp"
 
 namespace sigstream {

@@ -1,0 +1,79 @@
+// The fir stage on a CUDA lane: the tiled direct kernel
+// (kernels/cuda/fir_direct.cuh) or cuFFT overlap-save (kernels/cuda/fir_fft.cuh),
+// as the plan's resolved method says.
+#include <sstream>
+
+#include "core/error.hpp"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/fir_direct.cuh"
+#include "kernels/cuda/fir_fft.cuh"
+#include "kernels/cuda/resources.hpp"
+#include "pipeline/plan.hpp"
+#include "stages/cuda_steps.cuh"
+
+namespace sigstream {
+
+namespace {
+
+namespace kc = kernels::cuda;
+
+class DirectStep final : public CudaStageStep {
+ public:
+  explicit DirectStep(const PlannedStage& st) : stage_(st), d_taps_(st.taps_f32.size()) {
+    // A pageable cudaMemcpy may return before its DMA lands, and the lanes'
+    // non-blocking streams do not wait for the legacy stream: copy on a
+    // stream of ours and wait for it (once, here).
+    const kc::Stream upload = kc::Stream::create();
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.taps_f32.data(), st.taps_f32.size() * sizeof(float),
+                                       cudaMemcpyHostToDevice, upload.get()));
+    upload.synchronize();
+  }
+  [[nodiscard]] std::string describe() const override {
+    return "stage '" + stage_.name + "' (" + std::to_string(stage_.taps_f32.size()) +
+           " taps): direct, " + kc::fir_direct_policy();
+  }
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
+           std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
+    kc::fir_direct(d_x + (y_first - stage_.lookback - x_first), n, d_taps_.data(),
+                   static_cast<int>(stage_.taps_f32.size()), d_y, channels, x_stride, y_stride, stream);
+  }
+
+ private:
+  const PlannedStage& stage_;
+  kc::DeviceBuffer<float> d_taps_;
+};
+
+class FftStep final : public CudaStageStep {
+ public:
+  FftStep(const PlannedStage& st, const CudaStepShape& shape)
+      : stage_(st),
+        fft_(st.taps_f32.data(), static_cast<int>(st.taps_f32.size()), shape.max_n, shape.channels) {}
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
+           std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
+    fft_.run(d_x + (y_first - stage_.lookback - x_first), n, d_y, channels, x_stride, y_stride, stream);
+  }
+  [[nodiscard]] std::string describe() const override {
+    std::ostringstream o;
+    o << "stage '" << stage_.name << "' (" << stage_.taps_f32.size() << " taps): " << fft_.describe()
+      << " per lane";
+    return o.str();
+  }
+
+ private:
+  const PlannedStage& stage_;
+  kc::FftFir fft_;
+};
+
+}  // namespace
+
+std::unique_ptr<CudaStageStep> make_fir_cuda_step(const PlannedStage& st, const CudaStepShape& shape) {
+  if (st.taps_f32.empty()) throw Error(ErrorKind::invalid_argument, "stage '" + st.name + "' has no taps");
+  if (st.method != FirMethod::fft) return std::make_unique<DirectStep>(st);
+  try {
+    return std::make_unique<FftStep>(st, shape);
+  } catch (const Error& e) {
+    throw Error(e.kind(), "stage '" + st.name + "' (fir, fft): " + e.what());
+  }
+}
+
+}  // namespace sigstream

@@ -1,0 +1,26 @@
+#pragma once
+// The fir stage kind (SPEC §2, §3): a windowed-sinc design, inline taps or a
+// taps file; causal, same or full; direct or FFT overlap-save (and, in live
+// mode, partitioned: pipeline/live.cpp).
+#include <memory>
+
+#include "stages/stage.hpp"
+
+namespace sigstream {
+
+// Taps (designed or read), the note that says where they came from, and the
+// window: causal K-1 back; same K-1-(K-1)/2 back and (K-1)/2 ahead; full
+// adds K-1 frames. stages/fir/plan.cpp.
+void plan_fir(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
+
+// The step for the stage's resolved method: direct (taps ascending, fma) or
+// FFT overlap-save; the float64 path is always the direct sum.
+std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage);
+
+// Live mode (stages/fir/live.cpp): the kernel on the CPU (direct or
+// partitioned) and the running convolution over it.
+std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& stage, const LiveContext& context);
+std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& stage, LiveKernel* kernel, int channels,
+                                         std::int64_t phase);
+
+}  // namespace sigstream

@@ -1,0 +1,122 @@
+#include <cmath>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "kernels/cpu/fft_engine.hpp"
+#include "kernels/cpu/fir.hpp"
+#include "kernels/cpu/fir_fft.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/plan.hpp"
+#include "stages/design.hpp"
+#include "stages/fir/fir.hpp"
+
+namespace sigstream {
+
+namespace {
+
+std::vector<double> resolve_taps(const StageSpec& s, double sample_rate, const std::string& where) {
+  if (s.fir.design) {
+    try {
+      return design_fir(*s.fir.design, sample_rate);
+    } catch (const Error& e) {
+      throw Error(e.kind(), where + ": " + e.what());
+    }
+  }
+  if (s.fir.taps_file) return read_taps_file(*s.fir.taps_file);
+  if (s.fir.taps.empty()) throw config_error(where + ": no taps");
+  for (double t : s.fir.taps)
+    if (!std::isfinite(t)) throw config_error(where + ": taps must be finite");
+  return s.fir.taps;
+}
+
+std::string describe_design(const DesignSpec& d) {
+  std::ostringstream o;
+  o << to_string(d.kind) << ' ';
+  for (std::size_t i = 0; i < d.cutoff_hz.size(); ++i) o << (i ? ":" : "") << d.cutoff_hz[i];
+  o << " Hz, " << d.taps << " taps, " << to_string(d.window);
+  return o.str();
+}
+
+class DirectStep final : public CpuStageStep {
+ public:
+  explicit DirectStep(const PlannedStage& st) : stage_(st) {}
+  void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
+           StepScratch* /*scratch*/) const override {
+    kernels::cpu::fir_direct(x + (y_first - stage_.lookback - x_first), n, stage_.taps_f32.data(),
+                             static_cast<int>(stage_.taps_f32.size()), y);
+  }
+  void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+           std::int64_t n) const override {
+    kernels::cpu::fir_direct_f64(x + (y_first - stage_.lookback - x_first), n, stage_.taps.data(),
+                                 static_cast<int>(stage_.taps.size()), y);
+  }
+
+ private:
+  const PlannedStage& stage_;
+};
+
+class FftScratch final : public StepScratch {
+ public:
+  kernels::cpu::FirFft::Scratch fft;
+};
+
+// Overlap-save; the FFT kernel is built once and shared by every worker.
+class FftStep final : public CpuStageStep {
+ public:
+  explicit FftStep(const PlannedStage& st)
+      : direct_(st), fft_(st.taps_f32.data(), static_cast<int>(st.taps_f32.size())), stage_(st) {}
+  [[nodiscard]] std::unique_ptr<StepScratch> make_scratch() const override {
+    return std::make_unique<FftScratch>();
+  }
+  [[nodiscard]] std::string describe() const override {
+    return "fir '" + stage_.name + "': " +
+           (kernels::cpu::FirFft::available()
+                ? "fft overlap-save, " + std::to_string(fft_.taps()) + " taps, blocks of " +
+                      std::to_string(fft_.fft_size()) + ", " + kernels::cpu::FirFft::library()
+                : std::string("fft asked, built without a CPU FFT library: float64 direct sum"));
+  }
+  [[nodiscard]] std::int64_t min_frames_per_call() const override {
+    return kernels::cpu::fft::group() * fft_.block_outputs();
+  }
+  void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
+           StepScratch* scratch) const override {
+    auto* s = dynamic_cast<FftScratch*>(scratch);
+    if (s == nullptr) throw internal_error("fir '" + stage_.name + "' (fft): no FFT scratch");
+    fft_.apply(x + (y_first - stage_.lookback - x_first), n, y, s->fft);
+  }
+  void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+           std::int64_t n) const override {
+    direct_.run(x, x_first, y, y_first, n);
+  }
+
+ private:
+  DirectStep direct_;
+  kernels::cpu::FirFft fft_;
+  const PlannedStage& stage_;
+};
+
+}  // namespace
+
+void plan_fir(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
+  p.taps = resolve_taps(s, where.sample_rate, stage_where(where, s));
+  p.taps_f32.assign(p.taps.begin(), p.taps.end());
+  if (s.fir.design) p.design_note = describe_design(*s.fir.design);
+  else if (s.fir.taps_file) p.design_note = "taps file " + *s.fir.taps_file;
+  else p.design_note = "inline taps";
+  p.mode = s.fir.mode;
+  p.requested = s.fir.method;
+  p.method = FirMethod::direct;  // until resolve_methods() says otherwise
+  const auto k = static_cast<std::int64_t>(p.taps.size());
+  const std::int64_t centre = (k - 1) / 2;
+  p.lookback = p.mode == FirMode::same ? k - 1 - centre : k - 1;
+  p.lookahead = p.mode == FirMode::same ? centre : 0;
+  p.extra = p.mode == FirMode::full ? k - 1 : 0;
+  p.frames_out = p.length_out(where.frames_in);
+}
+
+std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage) {
+  if (stage.method == FirMethod::fft) return std::make_unique<const FftStep>(stage);
+  return std::make_unique<const DirectStep>(stage);
+}
+
+}  // namespace sigstream

@@ -1,0 +1,64 @@
+#include "stages/gain/gain.hpp"
+
+#include "pipeline/config.hpp"
+#include "pipeline/plan.hpp"
+
+namespace sigstream {
+
+namespace {
+
+class GainStep final : public CpuStageStep {
+ public:
+  explicit GainStep(double g) : g_(g) {}
+  void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
+           StepScratch* /*scratch*/) const override {
+    apply(x + (y_first - x_first), n, y);
+  }
+  void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+           std::int64_t n) const override {
+    apply(x + (y_first - x_first), n, y);
+  }
+
+ private:
+  template <typename T>
+  void apply(const T* x, std::int64_t n, T* y) const {
+    const auto g = static_cast<T>(g_);
+    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * g;
+  }
+  double g_;
+};
+
+class GainOp final : public LiveOp {
+ public:
+  explicit GainOp(double gain) : gain_(static_cast<float>(gain)) {}
+  void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
+    for (std::size_t c = 0; c < in.size(); ++c)
+      for (std::int64_t i = 0; i < n; ++i) out[c].push_back(in[c][static_cast<std::size_t>(i)] * gain_);
+  }
+  void finish(LivePlanes& /*out*/) override {}
+
+ private:
+  float gain_;
+};
+
+}  // namespace
+
+void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
+  out.gain = spec.gain_linear;
+  out.frames_out = where.frames_in;
+}
+
+std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage) {
+  return std::make_unique<const GainStep>(stage.gain);
+}
+
+}  // namespace sigstream
+
+namespace sigstream {
+
+std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/, int /*channels*/,
+                                          std::int64_t /*phase*/) {
+  return std::make_unique<GainOp>(stage.gain);
+}
+
+}  // namespace sigstream

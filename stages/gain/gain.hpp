@@ -1,0 +1,14 @@
+#pragma once
+// The gain stage kind: y = g·x, g from dB or linear (SPEC §2).
+#include <memory>
+
+#include "stages/stage.hpp"
+
+namespace sigstream {
+
+void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
+std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage);
+std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, LiveKernel* kernel, int channels,
+                                          std::int64_t phase);
+
+}  // namespace sigstream

@@ -1,0 +1,12 @@
+#pragma once
+// The metrics stage kind: an observer. It passes the signal on unchanged;
+// the backends compute its block (energy, sum, peak, dot with the source,
+// non-finite count; core/channel_metrics.hpp) on the planes it sees.
+#include "stages/stage.hpp"
+
+namespace sigstream {
+
+// Its output is its input (the planner gives it its metrics slot).
+void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
+
+}  // namespace sigstream

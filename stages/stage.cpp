@@ -1,0 +1,23 @@
+#include "stages/stage.hpp"
+
+#include "pipeline/config.hpp"
+
+namespace sigstream {
+
+// The `filter` command's one filter is known to the user by its flags, not
+// by an internal stage name; a YAML run's by its file, line and key path.
+std::string stage_where(const StagePlanContext& where, const StageSpec& s) {
+  const Config& config = where.config;
+  if (config.origin == "filter")
+    return "filter for " + config.source.file.value_or("the input") +
+           (s.fir.taps_file ? " (--taps-file " + *s.fir.taps_file + ")" : std::string());
+  std::string text = config.origin.empty() ? std::string() : config.origin + ":";
+  if (s.line > 0 && !config.origin.empty()) text += std::to_string(s.line) + ": ";
+  else if (!text.empty()) text += " ";
+  text += "stages." + std::to_string(where.index) + (s.fir.design ? ".design" : "") + " (stage '" +
+          s.name + "')";
+  if (s.fir.design && config.source.file) text += ", source " + *config.source.file;
+  return text;
+}
+
+}  // namespace sigstream

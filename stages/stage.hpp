@@ -1,0 +1,126 @@
+#pragma once
+// A stage kind as a unit (DESIGN §1a): stages/<kind>/ holds its YAML keys
+// (the config side, pipeline/config/), its plan contribution, its CPU step
+// and its CUDA step (stages/cuda_steps.cuh), each calling kernels in
+// kernels/. stages/registry.hpp lists the kinds; the config reader, the
+// planner, both backends and the README's YAML reference iterate it, so a
+// backend runs a chain of steps without knowing what a FIR is.
+//
+// Frame coordinates (pipeline/plan.hpp): a step writes output frames
+// [y_first, y_first + n) of its stage, reading its input signal from a buffer
+// whose element 0 is input frame x_first. Which input frames an output frame
+// needs is the plan's business (PlannedStage::lookback/lookahead); the step
+// trusts the buffer to hold them.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stages/types.hpp"
+
+namespace sigstream {
+
+struct Config;
+struct StageSpec;
+struct PlannedStage;
+struct StageSchema;  // pipeline/config/stage_schema.hpp: the kind's keys and reader
+
+// Working memory a step keeps per CPU worker (e.g. FFT buffers); made once.
+class StepScratch {
+ public:
+  virtual ~StepScratch() = default;
+};
+
+// A stage's computation on the CPU, made once per plan and shared by every
+// worker (const; per-worker state lives in the StepScratch it makes).
+class CpuStageStep {
+ public:
+  virtual ~CpuStageStep() = default;
+  [[nodiscard]] virtual std::unique_ptr<StepScratch> make_scratch() const { return nullptr; }
+  // How the step runs, for the backend's log ("" = nothing to say).
+  [[nodiscard]] virtual std::string describe() const { return {}; }
+  // The fewest output frames one call should get so that chunking stays
+  // invisible within the stage's tolerance (an FFT's group of blocks); 0 = any.
+  [[nodiscard]] virtual std::int64_t min_frames_per_call() const { return 0; }
+  // float32, what the CPU backend runs.
+  virtual void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
+                   std::int64_t n, StepScratch* scratch) const = 0;
+  // float64, the reference that --verify checks every backend against (a
+  // direct evaluation, whatever method the float path uses).
+  virtual void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+                   std::int64_t n) const = 0;
+};
+
+// What a kind's plan step knows: where the stage sits (for messages) and
+// the rate and defined length of its input signal.
+struct StagePlanContext {
+  const Config& config;
+  std::size_t index = 0;
+  double sample_rate = 0.0;
+  std::int64_t frames_in = 0;
+};
+
+// Live mode (SPEC §6, pipeline/live.hpp): a stage as a running operation
+// over frames in order, with its own history; planes are [channel][frame].
+using LivePlanes = std::vector<std::vector<float>>;
+
+class LiveOp {
+ public:
+  virtual ~LiveOp() = default;
+  // in[c][0..n) in; the outputs that are ready are appended to out[c].
+  virtual void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) = 0;
+  // The input has ended: appends what is still owed (tails, held-back frames).
+  virtual void finish(LivePlanes& out) = 0;
+};
+
+// What a kind prepares once per live run and shares between the chains made
+// from it (e.g. the FIR's partitioned convolver, on the CPU or a GPU).
+class LiveKernel {
+ public:
+  virtual ~LiveKernel() = default;
+  // For the start-up log: "fir 'lp' (4095 taps): partitioned, 86 partitions of 48".
+  [[nodiscard]] virtual std::string describe() const = 0;
+  // Added to the stage's `detail` in the statistics ("" = nothing).
+  [[nodiscard]] virtual std::string detail() const { return {}; }
+  // The method the stage runs by, for kinds that have methods (fir).
+  [[nodiscard]] virtual std::optional<FirMethod> method() const { return std::nullopt; }
+  // Where it runs: true when on a GPU.
+  [[nodiscard]] virtual bool on_gpu() const noexcept { return false; }
+};
+
+struct LiveContext {
+  int channels = 1;
+  std::int64_t block = 1;  // frames a live step takes
+  int device = -1;         // a CUDA device for the kernels that can use one; -1: the CPU
+};
+
+struct StageKind {
+  StageType type;
+  std::string_view name;     // as YAML spells it (`type: fir`)
+  std::string_view summary;  // one line, for --help and the README
+  // An observer (metrics) reads the signal and passes it on unchanged: the
+  // backends hand it the planes instead of running a step.
+  bool observer = false;
+  // Its keys under `stages[]` and the reader that fills a StageSpec from
+  // them (defined in stages/<kind>/schema.cpp).
+  const StageSchema& (*schema)() = nullptr;
+  // Fills the kind's part of the planned stage from its spec: parameters,
+  // lookback/lookahead, frames_out. Throws Error(config) naming the stage.
+  void (*plan)(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) = nullptr;
+  // The CPU step of a planned stage of this kind (null for observers).
+  std::unique_ptr<const CpuStageStep> (*cpu_step)(const PlannedStage& stage) = nullptr;
+  // Live mode: the kernel to prepare (null: nothing to prepare), and the
+  // running operation (null for observers). `phase`: frames held back by the
+  // stages before it (their look-ahead), so blocks can line up with the steps.
+  std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage& stage, const LiveContext& context) = nullptr;
+  std::unique_ptr<LiveOp> (*live_op)(const PlannedStage& stage, LiveKernel* kernel, int channels,
+                                     std::int64_t phase) = nullptr;
+};
+
+// "stages.2 (stage 'lp')" with the config file and line, or "filter for
+// x.wav" for the filter command: where a stage's plan error is.
+[[nodiscard]] std::string stage_where(const StagePlanContext& where, const StageSpec& spec);
+
+}  // namespace sigstream
