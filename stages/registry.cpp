@@ -1,0 +1,62 @@
+// The stage kinds, in the order the README documents them. Each entry points
+// at its kind's own unit (stages/<kind>/); nothing else here knows a kind.
+#include "stages/registry.hpp"
+
+#include <cstddef>
+#include <iterator>
+
+#include "stages/fir/fir.hpp"
+#include "stages/gain/gain.hpp"
+#include "stages/metrics/metrics.hpp"
+
+namespace sigstream {
+namespace {
+
+// plan and cpu_step are not wired through the registry yet: plan.cpp and the
+// backends still switch on StageType.
+constexpr StageKind kKinds[] = {
+    {.type = StageType::fir,
+     .name = "fir",
+     .summary = "FIR filter: windowed-sinc design, inline taps or a taps file; causal, same or "
+                "full output.",
+     .observer = false,
+     .schema = &fir_schema,
+     .plan = nullptr,
+     .cpu_step = nullptr},
+    {.type = StageType::gain,
+     .name = "gain",
+     .summary = "Multiplies every sample by a constant factor, given in dB or linear.",
+     .observer = false,
+     .schema = &gain_schema,
+     .plan = nullptr,
+     .cpu_step = nullptr},
+    {.type = StageType::metrics,
+     .name = "metrics",
+     .summary = "Measures the signal at this point of the chain (energy, RMS, peak, mean, "
+                "correlation with the source) and passes it on unchanged.",
+     .observer = true,
+     .schema = &metrics_schema,
+     .plan = nullptr,
+     .cpu_step = nullptr},
+};
+
+// stage_kind() indexes by the enum's value, so the table follows its order.
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kKinds); ++i) {
+    if (static_cast<std::size_t>(kKinds[i].type) != i) return false;
+  }
+  return true;
+}
+static_assert(in_enum_order(), "kKinds must list every StageType once, in enum order");
+static_assert(std::size(kKinds) == static_cast<std::size_t>(StageType::metrics) + 1,
+              "every StageType needs an entry in kKinds");
+
+}  // namespace
+
+std::span<const StageKind> stage_kinds() noexcept { return kKinds; }
+
+const StageKind& stage_kind(StageType type) noexcept {
+  return kKinds[static_cast<std::size_t>(type)];
+}
+
+}  // namespace sigstream
