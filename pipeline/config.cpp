@@ -1,13 +1,14 @@
-// YAML -> validated Config (SPEC §2): the key tables and each section's
-// reader; the generic walker (positions, did-you-mean, --set) is in
-// pipeline/config/. Issue P6 moves each stage kind's keys into its own unit
-// (DESIGN §1a); until then they are here too.
+// YAML -> validated Config (SPEC §2): the key tables of the sections that are
+// not stages (source, sink, stats, execution, batch) and their readers. The
+// generic walker is pipeline/config/yaml_reader.*, and each stage kind's keys
+// and reader are in stages/<kind>/schema.cpp, found through the registry.
+// This file runs a little over 600 lines because the source section's
+// readers (synth, tones, noise, raw) and the root belong with their tables.
 #include "pipeline/config.hpp"
 
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -25,26 +26,37 @@
 
 #include "core/error.hpp"
 #include "pipeline/config/schema.hpp"
+#include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_document.hpp"
 #include "pipeline/config/yaml_reader.hpp"
-#include "stages/design.hpp"
+#include "stages/registry.hpp"
 
 namespace sigstream {
 
 // This file is the config reader: the walker's vocabulary is its own.
 using namespace config;
 
-namespace config {
-template <>
-struct EnumValues<StageType> {
-  static constexpr std::array values{StageType::fir, StageType::gain, StageType::metrics};
-};
-}  // namespace config
-
 namespace {
 
+// The names `type:` accepts: one per registered kind, in registry order.
+std::span<const std::string_view> stage_type_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const StageKind& kind : stage_kinds()) out.push_back(kind.name);
+    return out;
+  }();
+  return names;
+}
+
+const StageKind* stage_kind_named(std::string_view name) {
+  for (const StageKind& kind : stage_kinds()) {
+    if (kind.name == name) return &kind;
+  }
+  return nullptr;
+}
+
 // ---------------------------------------------------------------------------
-// The key tables
+// The key tables (stage kinds declare theirs in stages/<kind>/schema.cpp)
 
 constexpr Key kRootKeys[] = {
     Key("version", Type::integer, "Schema version; this sigstream reads version 1.")
@@ -103,40 +115,10 @@ constexpr Key kNoiseKeys[] = {
 };
 
 constexpr Key kStageKeys[] = {
-    Key("type", Type::choice, "What the stage does.").one_of(&enum_names<StageType>).required(),
+    Key("type", Type::choice, "What the stage does.").one_of(&stage_type_names).required(),
     Key("name", Type::string, "Unique name, used in statistics; 'output' is reserved.")
         .computed("<type><index>")
         .spelled("a name of letters, digits, '_', '-' or '.'"),
-};
-
-constexpr Key kFirKeys[] = {
-    Key("design", Type::section,
-        "Windowed-sinc design; exactly one of design / taps / taps_file."),
-    Key("taps", Type::custom, "Inline coefficients h[0], h[1], ...")
-        .spelled("a non-empty list of finite numbers"),
-    Key("taps_file", Type::string, "File of coefficients, one per line, '#' comments.")
-        .spelled("a file path"),
-    Key("mode", Type::choice, "Output alignment: causal (lfilter), same (delay compensated), full.")
-        .one_of(&enum_names<FirMode>).defaults("causal"),
-    Key("method", Type::choice, "Convolution algorithm; auto picks by filter length.")
-        .one_of(&enum_names<FirMethod>).defaults("auto"),
-};
-
-constexpr Key kDesignKeys[] = {
-    Key("kind", Type::custom, "Filter type.").one_of(&enum_names<FilterKind>).required(),
-    Key("cutoff_hz", Type::custom, "Cutoff in Hz, 0 < f < sample_rate/2.")
-        .spelled("a number, or [lo, hi] for bandpass/bandstop").required(),
-    Key("taps", Type::integer, "Number of taps (odd for highpass and bandstop).")
-        .defaults("255").at_least(1).at_most(kMaxInt),
-    Key("window", Type::custom,
-        "Window; kaiser takes a beta: 'kaiser:8.6', or kaiser with beta: 8.6.")
-        .one_of(&enum_names<WindowKind>).defaults("hamming"),
-    Key("beta", Type::number, "Kaiser beta, with window: kaiser.").at_least(0),
-};
-
-constexpr Key kGainKeys[] = {
-    Key("db", Type::number, "Gain in dB, 10^(db/20); exactly one of db / linear."),
-    Key("linear", Type::number, "Linear gain factor; exactly one of db / linear."),
 };
 
 constexpr Key kSinkKeys[] = {
@@ -178,12 +160,11 @@ constexpr Key kBatchKeys[] = {
 };
 
 // Element types of lists, for messages.
-constexpr Key kTapValue = Key("tap", Type::number);
-constexpr Key kCutoffValue = Key("cutoff_hz", Type::number);
 constexpr Key kDeviceValue = Key("device", Type::integer).at_least(0).at_most(kMaxInt);
 constexpr Key kInputValue = Key("input", Type::string).spelled("a path or glob");
 
-constexpr Section kSections[] = {
+// The reference's tables: these, then every stage kind's (see config_reference).
+constexpr Section kSectionsBeforeStages[] = {
     {"", "top level", kRootKeys},
     {"source", "", kSourceKeys},
     {"source.raw", "", kRawKeys},
@@ -191,9 +172,9 @@ constexpr Section kSections[] = {
     {"source.synth.tones[]", "", kToneKeys},
     {"source.synth.noise", "", kNoiseKeys},
     {"stages[]", "every stage", kStageKeys},
-    {"stages[]", "type: fir", kFirKeys},
-    {"stages[].design", "type: fir", kDesignKeys},
-    {"stages[]", "type: gain", kGainKeys},
+};
+
+constexpr Section kSectionsAfterStages[] = {
     {"sink", "", kSinkKeys},
     {"stats", "", kStatsKeys},
     {"execution", "", kExecutionKeys},
@@ -328,191 +309,35 @@ SourceSpec parse_source(Context& cx, const YAML::Node& node, const Path& path,
   return s;
 }
 
-FilterKind parse_kind(Context& cx, const MapReader& r, bool& valid) {
-  valid = false;
-  const YAML::Node v = r.value("kind");
-  const Key& k = r.decl("kind");
-  if (v.IsScalar()) {
-    try {
-      const FilterKind kind = parse_filter_kind(v.Scalar());
-      valid = true;
-      return kind;
-    } catch (const Error&) {
-      // Reported below with position and suggestion.
-    }
-  }
-  bad_choice(cx, v, r.path("kind"), k, enum_names<FilterKind>());
-  return FilterKind::lowpass;
-}
-
-WindowSpec parse_window_setting(Context& cx, MapReader& r) {
-  const std::optional<double> beta = r.number("beta");
-  const auto value = r.value_or_default("window");
-  const YAML::Node& v = *value;  // window has a default, so a value is always there
-  const Path p = r.path("window");
-  const Key& k = r.decl("window");
-  if (!v.IsScalar()) {
-    cx.error(v, p, describe(v) + " is not a window name (expected one of " +
-                       join(enum_names<WindowKind>(), " | ") + ")");
-    return {};
-  }
-  const std::string& text = v.Scalar();
-  const std::string_view kaiser = to_string(WindowKind::kaiser);
-  const bool is_kaiser = text == kaiser || text.starts_with(std::string(kaiser) + ":");
-  const bool inline_beta = text.find(':') != std::string::npos;
-  if (!is_kaiser && r.has("beta")) {
-    r.error("beta", "beta applies only to the kaiser window (expected window: kaiser, or no beta)");
-  }
-  if (is_kaiser && inline_beta && r.has("beta")) {
-    r.error("beta", "beta is given twice, in window '" + text +
-                        "' and here (expected one of 'kaiser:BETA' / beta)");
-  }
-  if (is_kaiser && !inline_beta && !r.has("beta")) {
-    cx.error(v, p,
-             "the kaiser window needs a beta (expected 'kaiser:BETA', e.g. 'kaiser:8.6', or "
-             "beta: 8.6 next to window: kaiser)");
-    return {};
-  }
-  try {
-    WindowSpec w = parse_window(text);
-    if (is_kaiser && !inline_beta && beta) w.beta = *beta;
-    return w;
-  } catch (const Error& e) {
-    const std::string name = text.substr(0, text.find(':'));
-    const auto names = enum_names<WindowKind>();
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      bad_choice(cx, v, p, k, names);
-    } else {
-      // A known window with a bad parameter: design.cpp says what is wrong.
-      cx.error(v, p, e.what());
-    }
-  }
-  return {};
-}
-
-// cutoff_hz: one number for lowpass/highpass, [lo, hi] for band kinds; each in
-// (0, Nyquist) when the sample rate is known (synth source).
-std::vector<double> parse_cutoff(Context& cx, const YAML::Node& v, const Path& p, const Key& k,
-                                 std::optional<FilterKind> kind, std::optional<double> rate) {
-  const bool band = kind && (*kind == FilterKind::bandpass || *kind == FilterKind::bandstop);
-  const std::string kind_name = kind ? std::string(to_string(*kind)) : std::string();
-  std::vector<std::pair<YAML::Node, Path>> items;
-  if (v.IsSequence()) {
-    if (kind && !band) {
-      cx.error(v, p, "a " + kind_name + " filter takes one cutoff, got " + describe(v) +
-                         " (expected a number in Hz)");
-      return {};
-    }
-    if (v.size() != 2) {
-      cx.error(v, p, "got " + std::to_string(v.size()) +
-                         " band edges (expected [lo, hi]: two numbers in Hz)");
-      return {};
-    }
-    items = {{v[0], p / 0}, {v[1], p / 1}};
-  } else if (v.IsScalar()) {
-    if (band) {
-      cx.error(v, p, "a " + kind_name + " filter needs two band edges, got " + describe(v) +
-                         " (expected [lo, hi] in Hz)");
-      return {};
-    }
-    items = {{v, p}};
-  } else {
-    cx.error(v, p, describe(v) + " is not a cutoff (expected " + expected(k) + ")");
-    return {};
-  }
-  std::vector<double> out;
-  bool good = true;
-  for (const auto& [node, path] : items) {
-    const auto f = read_number(cx, node, path, kCutoffValue);
-    if (!f) {
-      good = false;
-      continue;
-    }
-    if (*f <= 0.0) {
-      cx.error(node, path, "cutoff " + node.Scalar() +
-                               " Hz is not above 0 (expected a frequency > 0 Hz)");
-      good = false;
-    } else if (rate && *f >= *rate / 2) {
-      cx.error(node, path,
-               "cutoff " + node.Scalar() + " Hz is not below the Nyquist frequency " +
-                   format_number(*rate / 2) + " Hz of the " + format_number(*rate) +
-                   " Hz synth source (expected a frequency < " + format_number(*rate / 2) +
-                   " Hz)");
-      good = false;
-    }
-    out.push_back(f.value_or(0.0));
-  }
-  if (good && out.size() == 2 && !(out[0] < out[1])) {
-    cx.error(v, p, "band edges " + v[0].Scalar() + " and " + v[1].Scalar() +
-                       " are not increasing (expected [lo, hi] with lo < hi)");
-  }
-  return out;
-}
-
-DesignSpec parse_design(Context& cx, const YAML::Node& node, const Path& path,
-                        std::optional<double> rate) {
-  MapReader r(cx, node, path, keys_of({kDesignKeys}));
-  DesignSpec d;
-  if (!r.ok()) return d;
-  std::optional<FilterKind> kind;
-  if (r.has("kind")) {
-    bool valid = false;
-    const FilterKind k = parse_kind(cx, r, valid);
-    if (valid) kind = d.kind = k;
-  }
-  const auto taps = r.int32("taps");
-  if (taps) d.taps = *taps;
-  d.window = parse_window_setting(cx, r);
-  if (r.has("cutoff_hz")) {
-    d.cutoff_hz = parse_cutoff(cx, r.value("cutoff_hz"), r.path("cutoff_hz"), r.decl("cutoff_hz"),
-                               kind, rate);
-  }
-  if (taps && kind && (*kind == FilterKind::highpass || *kind == FilterKind::bandstop) &&
-      *taps % 2 == 0) {
-    r.error("taps", "a " + std::string(to_string(*kind)) + " filter needs an odd number of taps, "
-                        "got " + std::to_string(*taps) +
-                        " (expected an odd integer, e.g. " + std::to_string(*taps + 1) +
-                        ": an even-length linear-phase filter has a zero at Nyquist)");
-  }
-  return d;
-}
-
-std::vector<double> parse_inline_taps(Context& cx, const YAML::Node& v, const Path& p,
-                                      const Key& k) {
-  std::vector<double> taps;
-  if (!v.IsSequence()) {
-    cx.error(v, p, describe(v) + " is not a list (expected " + expected(k) +
-                       "; a designed filter's tap count goes under design: taps)");
-    return taps;
-  }
-  if (v.size() == 0) {
-    cx.error(v, p, "the taps list is empty (expected " + expected(k) + ")");
-    return taps;
-  }
-  taps.reserve(v.size());
-  std::size_t i = 0;
-  for (const YAML::Node& t : v) {
-    if (auto x = read_number(cx, t, p / i, kTapValue)) taps.push_back(*x);
-    ++i;
-  }
-  return taps;
-}
+// ---------------------------------------------------------------------------
+// Stages: `type` picks the kind, whose schema gives the other keys and reads them.
 
 // Stage keys that belong to another stage type get a message that says so.
-std::string stage_key_hint(StageType type, std::string_view name) {
-  const std::pair<StageType, std::span<const Key>> tables[] = {{StageType::fir, kFirKeys},
-                                                               {StageType::gain, kGainKeys}};
-  for (const auto& [other, keys] : tables) {
-    if (other == type) continue;
-    for (const Key& k : keys) {
+std::string stage_key_hint(const StageKind& kind, std::string_view name) {
+  for (const StageKind& other : stage_kinds()) {
+    if (other.type == kind.type) continue;
+    for (const Key& k : other.schema().keys) {
       if (k.name == name) {
-        return "'" + std::string(name) + "' does not apply to a " +
-               std::string(to_string(type)) + " stage, it is a " +
-               std::string(to_string(other)) + " setting";
+        return "'" + std::string(name) + "' does not apply to a " + std::string(kind.name) +
+               " stage, it is a " + std::string(other.name) + " setting";
       }
     }
   }
   return {};
+}
+
+// With its type unknown, a stage may have any kind's keys: each name once
+// (kinds may share one), in registry order.
+std::vector<const Key*> any_stage_keys() {
+  std::vector<const Key*> keys = keys_of({kStageKeys});
+  for (const StageKind& kind : stage_kinds()) {
+    for (const Key& k : kind.schema().keys) {
+      const bool seen = std::any_of(keys.begin(), keys.end(),
+                                    [&](const Key* o) { return o->name == k.name; });
+      if (!seen) keys.push_back(&k);
+    }
+  }
+  return keys;
 }
 
 bool valid_stage_name(std::string_view s) {
@@ -530,34 +355,21 @@ StageSpec parse_stage(Context& cx, const YAML::Node& node, const Path& path,
   typed = false;
   if (!node.IsMap()) {
     cx.error(node, path, describe(node) + " is not a stage (expected a mapping with type: " +
-                             join(enum_names<StageType>(), " | ") + ")");
+                             join(stage_type_names(), " | ") + ")");
     return s;
   }
   if (!node.Mark().is_null()) s.line = node.Mark().line + 1;
   // The type decides which other keys are allowed, so peek at it first; the
   // MapReader below reports a bad or missing type.
-  std::optional<StageType> type;
-  if (const YAML::Node t = node["type"]; t && t.IsScalar()) {
-    const auto names = enum_names<StageType>();
-    for (std::size_t i = 0; i < names.size(); ++i) {
-      if (t.Scalar() == names[i]) type = EnumValues<StageType>::values[i];
-    }
-  }
-  std::vector<const Key*> keys;
-  if (!type) {
-    keys = keys_of({kStageKeys, kFirKeys, kGainKeys});
-  } else if (*type == StageType::fir) {
-    keys = keys_of({kStageKeys, kFirKeys});
-  } else if (*type == StageType::gain) {
-    keys = keys_of({kStageKeys, kGainKeys});
-  } else {
-    keys = keys_of({kStageKeys});
-  }
+  const StageKind* kind = nullptr;
+  if (const YAML::Node t = node["type"]; t && t.IsScalar()) kind = stage_kind_named(t.Scalar());
+  std::vector<const Key*> keys = kind ? keys_of({kStageKeys, kind->schema().keys})
+                                      : any_stage_keys();
   ForeignKeyHint hint;
-  if (type) hint = [t = *type](std::string_view name) { return stage_key_hint(t, name); };
+  if (kind) hint = [kind](std::string_view name) { return stage_key_hint(*kind, name); };
   MapReader r(cx, node, path, std::move(keys), hint);
-  if (auto t = r.choice<StageType>("type")) {
-    s.type = *t;
+  if (auto t = r.choice_index("type")) {
+    s.type = stage_kinds()[*t].type;
     typed = true;
   }
   if (auto n = r.string("name")) {
@@ -569,30 +381,9 @@ StageSpec parse_stage(Context& cx, const YAML::Node& node, const Path& path,
       named = true;
     }
   }
-  if (!type) return s;
-  if (*type == StageType::fir) {
-    FirSpec& f = s.fir;
-    exactly_one_of(cx, r, {"design", "taps", "taps_file"});
-    if (r.has("design")) f.design = parse_design(cx, r.value("design"), r.path("design"), rate);
-    if (r.has("taps")) {
-      f.taps = parse_inline_taps(cx, r.value("taps"), r.path("taps"), r.decl("taps"));
-    }
-    if (r.has("taps_file")) f.taps_file = r.string("taps_file");
-    if (auto v = r.choice<FirMode>("mode")) f.mode = *v;
-    if (auto v = r.choice<FirMethod>("method")) f.method = *v;
-  } else if (*type == StageType::gain) {
-    exactly_one_of(cx, r, {"db", "linear"});
-    if (r.has("db")) {
-      if (auto db = r.number("db")) {
-        if (const auto g = gain_from_db(*db)) s.gain_linear = *g;
-        else
-          r.error("db", r.value("db").Scalar() +
-                            " dB is beyond float32 range (expected a gain below 770 dB)");
-      }
-    }
-    if (r.has("linear")) {
-      if (auto g = r.number("linear")) s.gain_linear = *g;
-    }
+  if (!kind) return s;
+  if (const StageSchema& schema = kind->schema(); schema.read) {
+    schema.read(r, StageReadContext{cx, rate}, s);
   }
   return s;
 }
@@ -616,7 +407,7 @@ std::vector<StageSpec> parse_stages(Context& cx, const YAML::Node& node, const P
     bool named = false;
     bool typed = false;
     StageSpec s = parse_stage(cx, item, p, rate, named, typed);
-    if (!named) s.name = std::string(to_string(s.type)) + std::to_string(i);
+    if (!named) s.name = std::string(stage_kind(s.type).name) + std::to_string(i);
     // A stage whose own name was invalid has been reported already.
     const bool name_given = item.IsMap() && item["name"] && !item["name"].IsNull();
     if (named || (typed && !name_given)) {
@@ -774,26 +565,39 @@ std::string markdown_cell(std::string_view text) {
   return out;
 }
 
+// One table of the reference.
+void append_section(std::string& out, std::string_view path, std::string_view title,
+                    std::span<const Key> keys) {
+  out += path.empty() ? std::string("### Top level") : "### `" + std::string(path) + "`";
+  if (!title.empty() && !path.empty()) out += " (" + std::string(title) + ")";
+  out += "\n\n| key | type | default | description |\n|---|---|---|---|\n";
+  for (const Key& k : keys) {
+    std::string key_path = std::string(path) + (path.empty() ? "" : ".") + std::string(k.name);
+    std::string type = expected(k);
+    if (k.type == Type::section) type = "mapping";
+    std::string def = k.is_required ? "required" : k.default_text.empty()
+                                                   ? "-"
+                                                   : "`" + std::string(k.default_text) + "`";
+    out += "| `" + key_path + "` | " + markdown_cell(type) + " | " + def + " | " +
+           markdown_cell(k.description) + " |\n";
+  }
+  out += "\n";
+}
+
 }  // namespace
 
 std::string config_reference() {
   std::string out;
-  for (const Section& s : kSections) {
-    out += s.path.empty() ? std::string("### Top level") : "### `" + std::string(s.path) + "`";
-    if (!s.title.empty() && !s.path.empty()) out += " (" + std::string(s.title) + ")";
-    out += "\n\n| key | type | default | description |\n|---|---|---|---|\n";
-    for (const Key& k : s.keys) {
-      std::string path = std::string(s.path) + (s.path.empty() ? "" : ".") + std::string(k.name);
-      std::string type = expected(k);
-      if (k.type == Type::section) type = "mapping";
-      std::string def = k.is_required ? "required" : k.default_text.empty()
-                                                     ? "-"
-                                                     : "`" + std::string(k.default_text) + "`";
-      out += "| `" + path + "` | " + markdown_cell(type) + " | " + def + " | " +
-             markdown_cell(k.description) + " |\n";
+  for (const Section& s : kSectionsBeforeStages) append_section(out, s.path, s.title, s.keys);
+  for (const StageKind& kind : stage_kinds()) {
+    const StageSchema& schema = kind.schema();
+    // A kind without keys of its own (metrics) has nothing to tabulate.
+    if (!schema.keys.empty()) {
+      append_section(out, "stages[]", "type: " + std::string(kind.name), schema.keys);
     }
-    out += "\n";
+    for (const Section& s : schema.sections) append_section(out, s.path, s.title, s.keys);
   }
+  for (const Section& s : kSectionsAfterStages) append_section(out, s.path, s.title, s.keys);
   return out;
 }
 
