@@ -1,6 +1,8 @@
 #pragma once
-// The YAML configuration (SPEC §2) as validated plain structs. config.cpp is
-// the only file that includes yaml-cpp. Every value here has been checked:
+// The YAML configuration (SPEC §2) as validated plain structs. Only the
+// reader includes yaml-cpp (config.cpp, pipeline/config/*.cpp and each stage
+// kind's stages/<kind>/schema.cpp); it links PRIVATE to sigstream_core, and
+// no header outside pipeline/config/ names it. Every value here has been checked:
 // types, ranges, exactly-one-of rules, and cross-field rules that need no file
 // or device (e.g. odd taps for highpass). Relative paths are kept as written
 // (they are relative to the working directory, like paths on the command line).

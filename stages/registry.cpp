@@ -1,32 +1,66 @@
+// The stage kinds, in the order the README documents them. Each entry points
+// at its kind's own unit (stages/<kind>/); nothing else here knows a kind.
 #include "stages/registry.hpp"
 
-#include <array>
+#include <cstddef>
+#include <iterator>
 
 #include "stages/fir/fir.hpp"
 #include "stages/gain/gain.hpp"
 #include "stages/metrics/metrics.hpp"
 
 namespace sigstream {
-
 namespace {
 
-const std::array<StageKind, 3> kKinds = {
-    StageKind{StageType::fir, "fir", "FIR filter: a windowed-sinc design, inline taps or a taps file", false,
-              nullptr, &plan_fir, &make_fir_cpu_step, &make_fir_live_kernel, &make_fir_live_op},
-    StageKind{StageType::gain, "gain", "Multiply by a gain (dB or linear)", false, nullptr, &plan_gain,
-              &make_gain_cpu_step, nullptr, &make_gain_live_op},
-    StageKind{StageType::metrics, "metrics", "Measure the signal here (rms, peak, ...); it passes unchanged",
-              true, nullptr, &plan_metrics, nullptr},
+constexpr StageKind kKinds[] = {
+    {.type = StageType::fir,
+     .name = "fir",
+     .summary = "FIR filter: windowed-sinc design, inline taps or a taps file; causal, same or "
+                "full output.",
+     .observer = false,
+     .schema = &fir_schema,
+     .plan = &plan_fir,
+     .cpu_step = &make_fir_cpu_step,
+     .live_kernel = &make_fir_live_kernel,
+     .live_op = &make_fir_live_op},
+    {.type = StageType::gain,
+     .name = "gain",
+     .summary = "Multiplies every sample by a constant factor, given in dB or linear.",
+     .observer = false,
+     .schema = &gain_schema,
+     .plan = &plan_gain,
+     .cpu_step = &make_gain_cpu_step,
+     .live_kernel = nullptr,
+     .live_op = &make_gain_live_op},
+    {.type = StageType::metrics,
+     .name = "metrics",
+     .summary = "Measures the signal at this point of the chain (energy, RMS, peak, mean, "
+                "correlation with the source) and passes it on unchanged.",
+     .observer = true,
+     .schema = &metrics_schema,
+     .plan = &plan_metrics,
+     .cpu_step = nullptr,
+     .live_kernel = nullptr,
+     .live_op = nullptr},
 };
+
+// stage_kind() indexes by the enum's value, so the table follows its order.
+constexpr bool in_enum_order() {
+  for (std::size_t i = 0; i < std::size(kKinds); ++i) {
+    if (static_cast<std::size_t>(kKinds[i].type) != i) return false;
+  }
+  return true;
+}
+static_assert(in_enum_order(), "kKinds must list every StageType once, in enum order");
+static_assert(std::size(kKinds) == static_cast<std::size_t>(StageType::metrics) + 1,
+              "every StageType needs an entry in kKinds");
 
 }  // namespace
 
 std::span<const StageKind> stage_kinds() noexcept { return kKinds; }
 
 const StageKind& stage_kind(StageType type) noexcept {
-  for (const StageKind& k : kKinds)
-    if (k.type == type) return k;
-  return kKinds[0];  // unreachable: every StageType is listed
+  return kKinds[static_cast<std::size_t>(type)];
 }
 
 }  // namespace sigstream

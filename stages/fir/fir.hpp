@@ -8,6 +8,9 @@
 
 namespace sigstream {
 
+// Its YAML keys and their reader (schema.cpp; pipeline/config/stage_schema.hpp).
+[[nodiscard]] const StageSchema& fir_schema();
+
 // Taps (designed or read), the note that says where they came from, and the
 // window: causal K-1 back; same K-1-(K-1)/2 back and (K-1)/2 ahead; full
 // adds K-1 frames. stages/fir/plan.cpp.

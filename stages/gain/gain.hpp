@@ -6,6 +6,9 @@
 
 namespace sigstream {
 
+// Its YAML keys and their reader (schema.cpp; pipeline/config/stage_schema.hpp).
+[[nodiscard]] const StageSchema& gain_schema();
+
 void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage);
 std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, LiveKernel* kernel, int channels,

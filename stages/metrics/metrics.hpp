@@ -6,6 +6,9 @@
 
 namespace sigstream {
 
+// Its YAML keys and their reader (schema.cpp; pipeline/config/stage_schema.hpp).
+[[nodiscard]] const StageSchema& metrics_schema();
+
 // Its output is its input (the planner gives it its metrics slot).
 void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 

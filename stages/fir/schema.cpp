@@ -1,0 +1,249 @@
+// The fir kind's YAML keys (stages[] and stages[].design) and their reader:
+// exactly one of design / taps / taps_file, the design's kind, cutoffs
+// (checked against Nyquist when the synth rate is known), window and taps.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/error.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/config/stage_schema.hpp"
+#include "pipeline/config/yaml_reader.hpp"
+#include "stages/design.hpp"
+#include "stages/fir/fir.hpp"
+
+namespace sigstream {
+namespace {
+
+using namespace config;
+
+constexpr Key kFirKeys[] = {
+    Key("design", Type::section,
+        "Windowed-sinc design; exactly one of design / taps / taps_file."),
+    Key("taps", Type::custom, "Inline coefficients h[0], h[1], ...")
+        .spelled("a non-empty list of finite numbers"),
+    Key("taps_file", Type::string, "File of coefficients, one per line, '#' comments.")
+        .spelled("a file path"),
+    Key("mode", Type::choice, "Output alignment: causal (lfilter), same (delay compensated), full.")
+        .one_of(&enum_names<FirMode>).defaults("causal"),
+    Key("method", Type::choice, "Convolution algorithm; auto picks by filter length.")
+        .one_of(&enum_names<FirMethod>).defaults("auto"),
+};
+
+constexpr Key kDesignKeys[] = {
+    Key("kind", Type::custom, "Filter type.").one_of(&enum_names<FilterKind>).required(),
+    Key("cutoff_hz", Type::custom, "Cutoff in Hz, 0 < f < sample_rate/2.")
+        .spelled("a number, or [lo, hi] for bandpass/bandstop").required(),
+    Key("taps", Type::integer, "Number of taps (odd for highpass and bandstop).")
+        .defaults("255").at_least(1).at_most(kMaxInt),
+    Key("window", Type::custom,
+        "Window; kaiser takes a beta: 'kaiser:8.6', or kaiser with beta: 8.6.")
+        .one_of(&enum_names<WindowKind>).defaults("hamming"),
+    Key("beta", Type::number, "Kaiser beta, with window: kaiser.").at_least(0),
+};
+
+// Element types of lists, for messages.
+constexpr Key kTapValue = Key("tap", Type::number);
+constexpr Key kCutoffValue = Key("cutoff_hz", Type::number);
+
+FilterKind parse_kind(Context& cx, const MapReader& r, bool& valid) {
+  valid = false;
+  const YAML::Node v = r.value("kind");
+  const Key& k = r.decl("kind");
+  if (v.IsScalar()) {
+    try {
+      const FilterKind kind = parse_filter_kind(v.Scalar());
+      valid = true;
+      return kind;
+    } catch (const Error&) {
+      // Reported below with position and suggestion.
+    }
+  }
+  bad_choice(cx, v, r.path("kind"), k, enum_names<FilterKind>());
+  return FilterKind::lowpass;
+}
+
+WindowSpec parse_window_setting(Context& cx, MapReader& r) {
+  const std::optional<double> beta = r.number("beta");
+  const auto value = r.value_or_default("window");
+  const YAML::Node& v = *value;  // window has a default, so a value is always there
+  const Path p = r.path("window");
+  const Key& k = r.decl("window");
+  if (!v.IsScalar()) {
+    cx.error(v, p, describe(v) + " is not a window name (expected one of " +
+                       join(enum_names<WindowKind>(), " | ") + ")");
+    return {};
+  }
+  const std::string& text = v.Scalar();
+  const std::string_view kaiser = to_string(WindowKind::kaiser);
+  const bool is_kaiser = text == kaiser || text.starts_with(std::string(kaiser) + ":");
+  const bool inline_beta = text.find(':') != std::string::npos;
+  if (!is_kaiser && r.has("beta")) {
+    r.error("beta", "beta applies only to the kaiser window (expected window: kaiser, or no beta)");
+  }
+  if (is_kaiser && inline_beta && r.has("beta")) {
+    r.error("beta", "beta is given twice, in window '" + text +
+                        "' and here (expected one of 'kaiser:BETA' / beta)");
+  }
+  if (is_kaiser && !inline_beta && !r.has("beta")) {
+    cx.error(v, p,
+             "the kaiser window needs a beta (expected 'kaiser:BETA', e.g. 'kaiser:8.6', or "
+             "beta: 8.6 next to window: kaiser)");
+    return {};
+  }
+  try {
+    WindowSpec w = parse_window(text);
+    if (is_kaiser && !inline_beta && beta) w.beta = *beta;
+    return w;
+  } catch (const Error& e) {
+    const std::string name = text.substr(0, text.find(':'));
+    const auto names = enum_names<WindowKind>();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      bad_choice(cx, v, p, k, names);
+    } else {
+      // A known window with a bad parameter: design.cpp says what is wrong.
+      cx.error(v, p, e.what());
+    }
+  }
+  return {};
+}
+
+// cutoff_hz: one number for lowpass/highpass, [lo, hi] for band kinds; each in
+// (0, Nyquist) when the sample rate is known (synth source).
+std::vector<double> parse_cutoff(Context& cx, const YAML::Node& v, const Path& p, const Key& k,
+                                 std::optional<FilterKind> kind, std::optional<double> rate) {
+  const bool band = kind && (*kind == FilterKind::bandpass || *kind == FilterKind::bandstop);
+  const std::string kind_name = kind ? std::string(to_string(*kind)) : std::string();
+  std::vector<std::pair<YAML::Node, Path>> items;
+  if (v.IsSequence()) {
+    if (kind && !band) {
+      cx.error(v, p, "a " + kind_name + " filter takes one cutoff, got " + describe(v) +
+                         " (expected a number in Hz)");
+      return {};
+    }
+    if (v.size() != 2) {
+      cx.error(v, p, "got " + std::to_string(v.size()) +
+                         " band edges (expected [lo, hi]: two numbers in Hz)");
+      return {};
+    }
+    items = {{v[0], p / 0}, {v[1], p / 1}};
+  } else if (v.IsScalar()) {
+    if (band) {
+      cx.error(v, p, "a " + kind_name + " filter needs two band edges, got " + describe(v) +
+                         " (expected [lo, hi] in Hz)");
+      return {};
+    }
+    items = {{v, p}};
+  } else {
+    cx.error(v, p, describe(v) + " is not a cutoff (expected " + expected(k) + ")");
+    return {};
+  }
+  std::vector<double> out;
+  bool good = true;
+  for (const auto& [node, path] : items) {
+    const auto f = read_number(cx, node, path, kCutoffValue);
+    if (!f) {
+      good = false;
+      continue;
+    }
+    if (*f <= 0.0) {
+      cx.error(node, path, "cutoff " + node.Scalar() +
+                               " Hz is not above 0 (expected a frequency > 0 Hz)");
+      good = false;
+    } else if (rate && *f >= *rate / 2) {
+      cx.error(node, path,
+               "cutoff " + node.Scalar() + " Hz is not below the Nyquist frequency " +
+                   format_number(*rate / 2) + " Hz of the " + format_number(*rate) +
+                   " Hz synth source (expected a frequency < " + format_number(*rate / 2) +
+                   " Hz)");
+      good = false;
+    }
+    out.push_back(f.value_or(0.0));
+  }
+  if (good && out.size() == 2 && !(out[0] < out[1])) {
+    cx.error(v, p, "band edges " + v[0].Scalar() + " and " + v[1].Scalar() +
+                       " are not increasing (expected [lo, hi] with lo < hi)");
+  }
+  return out;
+}
+
+DesignSpec parse_design(Context& cx, const YAML::Node& node, const Path& path,
+                        std::optional<double> rate) {
+  MapReader r(cx, node, path, keys_of({kDesignKeys}));
+  DesignSpec d;
+  if (!r.ok()) return d;
+  std::optional<FilterKind> kind;
+  if (r.has("kind")) {
+    bool valid = false;
+    const FilterKind k = parse_kind(cx, r, valid);
+    if (valid) kind = d.kind = k;
+  }
+  const auto taps = r.int32("taps");
+  if (taps) d.taps = *taps;
+  d.window = parse_window_setting(cx, r);
+  if (r.has("cutoff_hz")) {
+    d.cutoff_hz = parse_cutoff(cx, r.value("cutoff_hz"), r.path("cutoff_hz"), r.decl("cutoff_hz"),
+                               kind, rate);
+  }
+  if (taps && kind && (*kind == FilterKind::highpass || *kind == FilterKind::bandstop) &&
+      *taps % 2 == 0) {
+    r.error("taps", "a " + std::string(to_string(*kind)) + " filter needs an odd number of taps, "
+                        "got " + std::to_string(*taps) +
+                        " (expected an odd integer, e.g. " + std::to_string(*taps + 1) +
+                        ": an even-length linear-phase filter has a zero at Nyquist)");
+  }
+  return d;
+}
+
+std::vector<double> parse_inline_taps(Context& cx, const YAML::Node& v, const Path& p,
+                                      const Key& k) {
+  std::vector<double> taps;
+  if (!v.IsSequence()) {
+    cx.error(v, p, describe(v) + " is not a list (expected " + expected(k) +
+                       "; a designed filter's tap count goes under design: taps)");
+    return taps;
+  }
+  if (v.size() == 0) {
+    cx.error(v, p, "the taps list is empty (expected " + expected(k) + ")");
+    return taps;
+  }
+  taps.reserve(v.size());
+  std::size_t i = 0;
+  for (const YAML::Node& t : v) {
+    if (auto x = read_number(cx, t, p / i, kTapValue)) taps.push_back(*x);
+    ++i;
+  }
+  return taps;
+}
+
+void read_fir(MapReader& r, const StageReadContext& where, StageSpec& out) {
+  Context& cx = where.cx;
+  FirSpec& f = out.fir;
+  exactly_one_of(cx, r, {"design", "taps", "taps_file"});
+  if (r.has("design")) {
+    f.design = parse_design(cx, r.value("design"), r.path("design"), where.sample_rate);
+  }
+  if (r.has("taps")) {
+    f.taps = parse_inline_taps(cx, r.value("taps"), r.path("taps"), r.decl("taps"));
+  }
+  if (r.has("taps_file")) f.taps_file = r.string("taps_file");
+  if (auto v = r.choice<FirMode>("mode")) f.mode = *v;
+  if (auto v = r.choice<FirMethod>("method")) f.method = *v;
+}
+
+constexpr Section kFirSections[] = {
+    {"stages[].design", "type: fir", kDesignKeys},
+};
+
+}  // namespace
+
+const StageSchema& fir_schema() {
+  static constexpr StageSchema kSchema{kFirKeys, kFirSections, &read_fir};
+  return kSchema;
+}
+
+}  // namespace sigstream
