@@ -66,7 +66,7 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
   std::vector<HostBlock> free_;
 };
 
-// Assembles each chunk's input block [start - back, start + frames + ahead)
+// Assembles each chunk's input block (its source window, plan.windows())
 // from the previous block's overlap, sequential reads and zeros outside the
 // source, so the source is read exactly once, front to back. A stream of
 // unknown length is read until it ends; the chunk that sees the end, and
@@ -81,8 +81,8 @@ class ChunkReader {
     ChunkJob job = chunk_job(plan_, c);
     job.frames = plan_.chunk_length(c, known_);
     if (job.frames == 0) return std::nullopt;
-    std::int64_t lo = job.start - plan_.back;
-    std::int64_t hi = job.start + job.frames + plan_.ahead;
+    const std::int64_t lo = plan_.windows(job.start, job.frames).front().lo;
+    std::int64_t hi = plan_.windows(job.start, job.frames).front().hi;
     HostBlock block = pool_->acquire();
     block.frames = hi - lo;
     const std::size_t frame_bytes = static_cast<std::size_t>(plan_.channels) * sample_bytes(block.type);
@@ -112,7 +112,7 @@ class ChunkReader {
         if (known_ == 0) throw io_error(source_.path() + ": holds no audio frames (the stream is empty)");
         job.frames = plan_.chunk_length(c, known_);
         if (job.frames == 0) return std::nullopt;
-        hi = job.start + job.frames + plan_.ahead;
+        hi = plan_.windows(job.start, job.frames).front().hi;
         block.frames = hi - lo;
       }
     }
@@ -158,8 +158,9 @@ VerifyPartial verify_chunk(const Plan& plan, const CpuSteps& steps, const ChunkR
   kernels::cpu::deinterleave(r.input, 0, len, outs.data());
   std::copy(as_float.begin(), as_float.end(), src.begin());
   ChunkScratch<double> scratch;
-  const auto ref = run_stages<double>(plan, steps, r.start, r.source_frames, planes, len, scratch,
-                                      [](const PlannedStage&, const std::vector<const double*>&) {});
+  const auto ref = run_stages<double>(
+      plan, steps, r.start, r.frames, r.source_frames, planes, scratch,
+      [](const PlannedStage&, const std::vector<const double*>&, const std::vector<const double*>&, std::int64_t) {});
   VerifyPartial v;
   for (int c = 0; c < ch; ++c) {
     const double* y = ref[static_cast<std::size_t>(c)];
@@ -268,13 +269,13 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   // Every output gets its temporary file now, so an unwritable path fails
   // before any work; nothing is renamed into place until all are complete.
   std::optional<AudioSink> sink;
-  if (sink_format) sink.emplace(*config.sink.file, *sink_format, plan.sample_rate, plan.channels);
+  if (sink_format) sink.emplace(*config.sink.file, *sink_format, plan.output_rate, plan.channels);
   std::optional<AtomicFile> json_file, csv_file;
   if (config.stats.json) json_file.emplace(*config.stats.json);
   if (config.stats.csv) csv_file.emplace(*config.stats.csv);
 
   auto pool = std::make_shared<BlockPool>(*backend, plan.input_type, plan.channels,
-                                          plan.chunk_frames + plan.back + plan.ahead);
+                                          plan.max_window.front());
   BoundedQueue<ChunkJob> jobs(2);
   BoundedQueue<ChunkResult> done(2);
   std::mutex error_mutex;
@@ -308,7 +309,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     }
   });
 
-  Progress progress(plan.length_known ? plan.output_frames : 0, plan.sample_rate, options.progress);
+  Progress progress(plan.length_known ? plan.output_frames : 0, plan.output_rate, options.progress);
   std::thread writer([&] {
     try {
       CpuSteps reference;  // the stages' float64 paths (outlives the verifiers that read it)

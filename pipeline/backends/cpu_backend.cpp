@@ -217,23 +217,30 @@ class CpuBackend final : public Backend {
     const Plan& plan = *plan_;
     const int ch = plan.channels;
     const std::int64_t start = job.start + first;
-    const std::int64_t len = frames + plan.back + plan.ahead;
+    // This piece's source window, inside the chunk's input block.
+    const FrameWindow piece = plan.windows(start, frames).front();
+    const std::int64_t offset = piece.lo - plan.windows(job.start, job.frames).front().lo;
+    const std::int64_t len = piece.size();
     auto scratch = take_scratch();
     Scratch& s = *scratch;
     s.source.resize(static_cast<std::size_t>(len * ch));
     std::vector<float*> src(static_cast<std::size_t>(ch));
     for (int c = 0; c < ch; ++c) src[static_cast<std::size_t>(c)] = s.source.data() + c * len;
-    kernels::cpu::deinterleave(job.input, first, len, src.data());
+    kernels::cpu::deinterleave(job.input, offset, len, src.data());
 
-    auto source_at = [&](int c) { return src[static_cast<std::size_t>(c)] + plan.back; };
+    // The output pairs with the source frame by frame unless the rate changed.
+    auto source_at = [&](int c) -> const float* {
+      return plan.rate_changes ? nullptr : src[static_cast<std::size_t>(c)] + (start - piece.lo);
+    };
     const std::vector<const float*> src_const(src.begin(), src.end());
     std::vector<std::int64_t> ns(plan.stages.size(), 0);
     const std::vector<const float*> cur = run_stages<float>(
-        plan, steps_, start, job.source_frames, src_const, len, s.work, [&](const PlannedStage& st, const std::vector<const float*>& in) {
-          const std::int64_t n = frames_inside(start, frames, st.defined_in(job.source_frames));
+        plan, steps_, start, frames, job.source_frames, src_const, s.work,
+        [&](const PlannedStage& st, const std::vector<const float*>& y, const std::vector<const float*>& x,
+            std::int64_t n) {
           for (int c = 0; c < ch; ++c)
             metrics[static_cast<std::size_t>(st.metrics_slot)][static_cast<std::size_t>(c)] =
-                kernels::cpu::channel_metrics(in[static_cast<std::size_t>(c)] + st.in_back, source_at(c), n);
+                kernels::cpu::channel_metrics(y[static_cast<std::size_t>(c)], x[static_cast<std::size_t>(c)], n);
         },
         &ns);
     {

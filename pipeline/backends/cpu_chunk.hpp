@@ -43,26 +43,33 @@ struct ChunkScratch {
   std::vector<std::unique_ptr<StepScratch>> step;
 };
 
-// Runs every stage on `src` (planar, `len` frames from start - plan.back) of
-// a source `source_frames` long (see ChunkJob::source_frames).
-// `on_metrics(stage, planes)` is called for each metrics stage with the
-// stage's input planes (frame `start` at index stage.in_back). Returns the
-// output planes ([start, start + frames)), which point into `scratch` (or are
-// `src` when the plan has no fir/gain stage). If `stage_ns` is given, each
-// stage's time is added to its entry (nanoseconds).
+// Runs every stage on `src`: planar, the chunk's source window
+// (plan.windows(start, frames)[0]) of a source `source_frames` long (see
+// ChunkJob::source_frames). For each observer (metrics) stage j,
+// `on_metrics(stage, y, x, n)` gets the n frames of the stage's input that
+// the chunk counts (y[c], Plan::owned clamped to the defined length) and the
+// source at the same frames (x[c]; null after a rate change, where the
+// source has other frames). Returns the output planes ([start, start +
+// frames)), which point into `scratch` (or are `src` when no stage
+// transforms). If `stage_ns` is given, each stage's time is added to its
+// entry (nanoseconds).
 template <typename T, typename OnMetrics>
 std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::int64_t start,
-                                 std::int64_t source_frames, const std::vector<const T*>& src,
-                                 std::int64_t len, ChunkScratch<T>& scratch, OnMetrics&& on_metrics,
-                                 std::vector<std::int64_t>* stage_ns = nullptr) {
+                                 std::int64_t frames, std::int64_t source_frames,
+                                 const std::vector<const T*>& src, ChunkScratch<T>& scratch,
+                                 OnMetrics&& on_metrics, std::vector<std::int64_t>* stage_ns = nullptr) {
   const auto ch = static_cast<std::size_t>(plan.channels);
-  scratch.a.resize(ch * static_cast<std::size_t>(len));
+  const std::vector<FrameWindow> w = plan.windows(start, frames);
+  std::int64_t stride = 0;
+  for (const FrameWindow& v : w) stride = std::max(stride, v.size());
+  scratch.a.resize(ch * static_cast<std::size_t>(stride));
   scratch.b.resize(scratch.a.size());
   std::vector<const T*> cur = src;
-  std::int64_t cur_len = len;
   std::vector<T>* next = &scratch.a;
   std::vector<T>* spare = &scratch.b;
   if (scratch.step.size() != plan.stages.size()) scratch.step.resize(plan.stages.size());
+  bool same_rate = true;  // the stages so far keep the source's frames
+  std::vector<const T*> y_at(ch), x_at(ch);
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
     const auto t0 = std::chrono::steady_clock::now();
@@ -72,32 +79,37 @@ std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::i
                               std::chrono::steady_clock::now() - t0).count();
     };
     if (!steps[j]) {  // an observer
-      on_metrics(st, cur);
+      const FrameWindow own = plan.owned(j, start, frames);
+      const std::int64_t n = frames_inside(own.lo, own.size(), plan.defined_in(j, source_frames));
+      for (std::size_t c = 0; c < ch; ++c) {
+        y_at[c] = cur[c] + (own.lo - w[j].lo);
+        x_at[c] = same_rate ? src[c] + (own.lo - w[0].lo) : nullptr;
+      }
+      on_metrics(st, y_at, x_at, n);
       charge();
       continue;
     }
-    const std::int64_t out_len = cur_len - st.lookback - st.lookahead;
-    const std::int64_t first = start - st.in_back + st.lookback;
-    const ValidRange valid = valid_range(first, out_len, st.defined_out(source_frames));
+    const std::int64_t first = w[j + 1].lo;
+    const std::int64_t out_len = w[j + 1].size();
+    const ValidRange valid = valid_range(first, out_len, plan.defined_out(j, source_frames));
     const CpuStageStep& step = *steps[j];
     if constexpr (std::is_same_v<T, float>)
       if (!scratch.step[j]) scratch.step[j] = step.make_scratch();
-    const std::int64_t x_first = start - st.in_back;
     std::vector<const T*> out(ch);
     for (std::size_t c = 0; c < ch; ++c) {
-      T* y = next->data() + c * static_cast<std::size_t>(len);
+      T* y = next->data() + c * static_cast<std::size_t>(stride);
       out[c] = y;
       std::fill(y, y + valid.lo, T(0));
       if (valid.hi > valid.lo) {
         if constexpr (std::is_same_v<T, float>)
-          step.run(cur[c], x_first, y + valid.lo, first + valid.lo, valid.hi - valid.lo, scratch.step[j].get());
+          step.run(cur[c], w[j].lo, y + valid.lo, first + valid.lo, valid.hi - valid.lo, scratch.step[j].get());
         else
-          step.run(cur[c], x_first, y + valid.lo, first + valid.lo, valid.hi - valid.lo);
+          step.run(cur[c], w[j].lo, y + valid.lo, first + valid.lo, valid.hi - valid.lo);
       }
       std::fill(y + valid.hi, y + out_len, T(0));
     }
+    same_rate = same_rate && !st.changes_rate();
     cur = std::move(out);
-    cur_len = out_len;
     std::swap(next, spare);
     charge();
   }

@@ -87,6 +87,7 @@ struct Lane {
   kc::PinnedBuffer<float> h_float;  // planar float output (keep_float_output)
   std::vector<kc::Event> marks;     // timing: before each stage, after the last
   std::vector<std::unique_ptr<CudaStageStep>> steps;  // per stage (null for observers)
+  std::vector<FrameWindow> windows;  // the chunk's windows (Plan::windows), per signal
   kc::Event done;
   // The chunk in flight.
   bool busy = false;
@@ -308,10 +309,12 @@ class CudaBackend final : public Backend {
   void allocate() {
     const Plan& p = plan_;
     const auto ch = static_cast<std::size_t>(p.channels);
-    // The longest chunk and its block (chunk + halo).
+    // The longest chunk, its source block (chunk + halo) and the longest
+    // window of any signal (what a plane holds).
     max_chunk_ = p.max_chunk_frames();
-    max_block_ = max_chunk_ + p.back + p.ahead;
-    stride_ = (max_block_ + kPlaneAlign - 1) / kPlaneAlign * kPlaneAlign;
+    max_block_ = p.max_window.front();
+    const std::int64_t longest = *std::max_element(p.max_window.begin(), p.max_window.end());
+    stride_ = (longest + kPlaneAlign - 1) / kPlaneAlign * kPlaneAlign;
     const std::size_t plane_floats = ch * static_cast<std::size_t>(stride_);
     const std::size_t slots = p.metric_names.size();
 
@@ -341,8 +344,7 @@ class CudaBackend final : public Backend {
       for (std::size_t j = 0; j < p.stages.size(); ++j) {
         const PlannedStage& st = p.stages[j];
         // The longest output window a chunk asks of this stage (see enqueue()).
-        const std::int64_t max_n = std::max<std::int64_t>(
-            1, max_chunk_ + st.in_back + st.in_ahead - st.lookback - st.lookahead);
+        const std::int64_t max_n = std::max<std::int64_t>(1, p.max_window[j + 1]);
         lane.steps.push_back(make_cuda_step(st, CudaStepShape{max_n, p.channels}));
       }
     }
@@ -363,9 +365,10 @@ class CudaBackend final : public Backend {
     if (in.channels != plan_.channels || in.type != plan_.input_type)
       throw bad("input block has " + std::to_string(in.channels) +
                 " channels of another sample type than the plan's");
-    if (in.frames != job.frames + plan_.back + plan_.ahead)
-      throw bad("input block holds " + std::to_string(in.frames) + " frames, expected " +
-                std::to_string(job.frames + plan_.back + plan_.ahead) + " (chunk + halo)");
+    const std::int64_t want = plan_.windows(job.start, job.frames).front().size();
+    if (in.frames != want)
+      throw bad("input block holds " + std::to_string(in.frames) + " frames, expected " + std::to_string(want) +
+                " (the chunk's source window: chunk + halo)");
     if (in.frames > 0 && !in.data) throw bad("input block has no data");
   }
 
@@ -397,40 +400,39 @@ class CudaBackend final : public Backend {
 
     const float* src = lane.d_src.data();
     const float* cur = src;
-    std::int64_t cur_len = len;
+    lane.windows = p.windows(lane.start, lane.frames);
+    const std::vector<FrameWindow>& w = lane.windows;
     float* planes[2] = {lane.d_ping.data(), lane.d_pong.data()};
     int next = 0;
+    bool same_rate = true;  // the stages so far keep the source's frames
     for (std::size_t j = 0; j < p.stages.size(); ++j) {
       const PlannedStage& st = p.stages[j];
       auto phase = [&] { return "stage '" + st.name + "' (" + std::string(to_string(st.type)) + ")"; };
       in_phase(phase, [&] {
         lane.marks[j].record(s);
-        if (!lane.steps[j]) {  // an observer
-          const std::int64_t n = frames_inside(lane.start, lane.frames, st.defined_in(lane.source_frames));
-          kc::channel_metrics(cur + st.in_back, P, src + p.back, P, n, ch, lane.d_partials.data(),
-                              lane.d_metrics.data() + st.metrics_slot * ch, s);
+        if (!lane.steps[j]) {  // an observer: the frames the chunk counts (pipeline/backends/cpu_chunk.hpp)
+          const FrameWindow own = p.owned(j, lane.start, lane.frames);
+          const std::int64_t n = frames_inside(own.lo, own.size(), p.defined_in(j, lane.source_frames));
+          kc::channel_metrics(cur + (own.lo - w[j].lo), P, same_rate ? src + (own.lo - w[0].lo) : nullptr, P, n,
+                              ch, lane.d_partials.data(), lane.d_metrics.data() + st.metrics_slot * ch, s);
           return;
         }
-        const std::int64_t out_len = cur_len - st.lookback - st.lookahead;
-        const std::int64_t first = lane.start - st.in_back + st.lookback;
-        const ValidRange valid = valid_range(first, out_len, st.defined_out(lane.source_frames));
+        const std::int64_t first = w[j + 1].lo;
+        const std::int64_t out_len = w[j + 1].size();
+        const ValidRange valid = valid_range(first, out_len, p.defined_out(j, lane.source_frames));
         float* out = planes[next];
-        lane.steps[j]->run(cur, lane.start - st.in_back, P, out + valid.lo, first + valid.lo, P,
-                           valid.hi - valid.lo, ch, s);
+        lane.steps[j]->run(cur, w[j].lo, P, out + valid.lo, first + valid.lo, P, valid.hi - valid.lo, ch, s);
         kc::zero_outside(out, P, ch, out_len, valid.lo, valid.hi, s);
         cur = out;
-        cur_len = out_len;
         next ^= 1;
+        same_rate = same_rate && !st.changes_rate();
       });
     }
-    if (cur_len != lane.frames)
-      throw internal_error("cuda backend: chunk " + std::to_string(lane.index) + ": stages leave " +
-                           std::to_string(cur_len) + " frames, expected " +
-                           std::to_string(lane.frames));
 
     in_phase([] { return "output"; }, [&] {
       lane.marks[p.stages.size()].record(s);
-      kc::channel_metrics(cur, P, src + p.back, P, lane.frames, ch, lane.d_partials.data(),
+      kc::channel_metrics(cur, P, p.rate_changes ? nullptr : src + (lane.start - w[0].lo), P, lane.frames, ch,
+                          lane.d_partials.data(),
                           lane.d_metrics.data() + p.output_slot() * ch, s);
       SIGSTREAM_CUDA_TRY(cudaMemsetAsync(lane.d_clipped.data(), 0, sizeof(unsigned long long), s));
       kc::interleave(cur, P, ch, lane.frames, p.output_type, p.output_bits, lane.d_out_raw.data(),
