@@ -71,7 +71,8 @@ void add_filter_flags(CLI::App* cmd, FilterFlags& f, bool with_taps_file) {
   if (with_taps_file)
     g->add_option("--taps-file", f.taps_file, "Taps, one coefficient per line ('#' comments)")
         ->type_name("FILE");
-  g->require_option(1);
+  // `filter` also runs with --resample alone (checked after parsing).
+  g->require_option(with_taps_file ? 0 : 1, 1);
   cmd->add_option("--taps", f.taps, "Number of taps (odd for highpass and bandstop)")
       ->capture_default_str();
   cmd->add_option("--window", f.window,
@@ -348,8 +349,11 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "direct", "fft"}))->capture_default_str();
   double filter_latency = 0.0;
   add_latency_flag(filter, filter_latency);
-  std::string gain_text;
+  std::string gain_text, resample_hz;
   auto* gain_opt = filter->add_option("--gain-db", gain_text, "Gain after the filter, in dB")->type_name("DB");
+  auto* resample_opt = filter->add_option("--resample", resample_hz,
+                                          "Resample to this rate after the filter (as scipy.signal.resample_poly)")
+                           ->type_name("HZ");
   filter->add_option("--format", format, "same | pcm16 | pcm24 | pcm32 | float | double")
       ->check(CLI::IsMember({"same", "pcm16", "pcm24", "pcm32", "float", "double"}))->capture_default_str();
   add_common(filter, common);
@@ -415,10 +419,21 @@ int run_main(int argc, char** argv) {
       else if (output == "-")
         throw config_error("OUTPUT '-' is standard output and needs its container: --type wav|raw|au|flac|caf");
       if (filter->count("--latency") > 0) c.execution.latency_ms = filter_latency;
+      const bool has_filter = !(filter_flags.lowpass.empty() && filter_flags.highpass.empty() &&
+                                filter_flags.bandpass.empty() && filter_flags.bandstop.empty() &&
+                                filter_flags.taps_file.empty());
+      if (!has_filter && resample_opt->count() == 0)
+        throw config_error("filter: give a filter (--lowpass, --highpass, --bandpass, --bandstop or "
+                           "--taps-file), --resample HZ, or both");
       StageSpec fir;
       fir.type = StageType::fir;
       fir.name = "fir0";
-      if (!filter_flags.taps_file.empty()) {
+      if (!has_filter) {
+        for (const char* flag : {"--taps", "--window", "--mode", "--method"})
+          if (filter->count(flag) > 0)
+            throw config_error(std::string(flag) + " shapes a filter, and none is given (expected --lowpass, "
+                               "--highpass, --bandpass, --bandstop or --taps-file with it)");
+      } else if (!filter_flags.taps_file.empty()) {
         // --taps and --window shape a designed filter; with a taps file they
         // would be ignored, so say so rather than run something else.
         for (const char* flag : {"--taps", "--window"})
@@ -431,11 +446,22 @@ int run_main(int argc, char** argv) {
       }
       fir.fir.mode = mode == "same" ? FirMode::same : mode == "full" ? FirMode::full : FirMode::causal;
       fir.fir.method = method == "direct" ? FirMethod::direct : method == "fft" ? FirMethod::fft : FirMethod::automatic;
-      c.stages.push_back(fir);
+      if (has_filter) c.stages.push_back(fir);
+      if (resample_opt->count() > 0) {
+        // After the filter: a filter's cutoffs are in the input's Hz.
+        StageSpec r;
+        r.type = StageType::resample;
+        r.name = "resample" + std::to_string(c.stages.size());
+        const double to = parse_hz(resample_hz, "--resample");
+        if (to <= 0 || to != std::floor(to) || to > 2147483647.0)
+          throw config_error("--resample: '" + resample_hz + "' is not a rate (expected a whole number of Hz > 0)");
+        r.resample.to_hz = to;
+        c.stages.push_back(r);
+      }
       if (gain_opt->count() > 0) {
         StageSpec g;
         g.type = StageType::gain;
-        g.name = "gain1";
+        g.name = "gain" + std::to_string(c.stages.size());
         const auto linear = gain_from_db(parse_number(gain_text, "--gain-db"));
         if (!linear)
           throw config_error("--gain-db: " + gain_text +

@@ -407,6 +407,12 @@ std::vector<StageSpec> parse_stages(Context& cx, const YAML::Node& node, const P
     bool named = false;
     bool typed = false;
     StageSpec s = parse_stage(cx, item, p, rate, named, typed);
+    // A stage that changes the rate (resample) changes what later stages'
+    // cutoffs are checked against.
+    if (typed) {
+      const StageSchema& schema = stage_kind(s.type).schema();
+      if (schema.rate_after != nullptr) rate = schema.rate_after(s, rate);
+    }
     if (!named) s.name = std::string(stage_kind(s.type).name) + std::to_string(i);
     // A stage whose own name was invalid has been reported already.
     const bool name_given = item.IsMap() && item["name"] && !item["name"].IsNull();

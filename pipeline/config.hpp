@@ -57,11 +57,22 @@ struct FirSpec {
   FirMethod method = FirMethod::automatic;
 };
 
+// A rational sample-rate change (SPEC §7): to_hz, or up/down (reduced by
+// their gcd when planned); the anti-alias filter as scipy.signal.resample_poly's.
+struct ResampleSpec {
+  std::optional<double> to_hz;  // exactly one of to_hz / (up, down)
+  std::int64_t up = 0;
+  std::int64_t down = 0;
+  WindowSpec window{WindowKind::kaiser, 5.0};
+  int half_taps_per_phase = 10;  // K = 2 * this * max(up, down) + 1
+};
+
 struct StageSpec {
   StageType type = StageType::fir;
   std::string name;      // defaults to "<type><index>", e.g. "fir0", "gain1"
   FirSpec fir;           // type == fir
   double gain_linear = 1.0;  // type == gain (db converted: 10^(db/20))
+  ResampleSpec resample;     // type == resample
   int line = 0;          // 1-based YAML position of the stage, for messages
 };
 

@@ -191,6 +191,9 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
   report.output_frames = plan.output_frames;
   report.chunk_frames = plan.chunk_frames;
   report.streams = config.execution.streams;
+  double rate = plan.sample_rate;
+  bool same_rate = true;
+  std::vector<bool> paired(plan.metric_names.size(), true);
   for (const PlannedStage& st : plan.stages) {
     StageReport s;
     s.name = st.name;
@@ -200,11 +203,21 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
     s.method = st.method;
     s.detail = st.design_note;
     s.gain = st.gain;
+    s.up = st.up;
+    s.down = st.down;
+    rate = rate * static_cast<double>(st.up) / static_cast<double>(st.down);
+    s.rate_out = rate;
     report.stages.push_back(std::move(s));
+    if (st.metrics_slot >= 0) paired[static_cast<std::size_t>(st.metrics_slot)] = same_rate;
+    same_rate = same_rate && !st.changes_rate();
   }
-  for (const std::string& name : plan.metric_names) {
+  report.output_sample_rate = plan.output_rate;
+  paired.back() = !plan.rate_changes;
+  for (std::size_t slot = 0; slot < plan.metric_names.size(); ++slot) {
+    const std::string& name = plan.metric_names[slot];
     MetricsReport m;
     m.name = name;
+    m.paired = paired[slot];
     m.totals.assign(static_cast<std::size_t>(plan.channels), ChannelMetrics{});
     report.metrics.push_back(std::move(m));
   }
@@ -312,6 +325,10 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   Progress progress(plan.length_known ? plan.output_frames : 0, plan.output_rate, options.progress);
   std::thread writer([&] {
     try {
+      // Each metrics slot's stage (the output's: past the last stage).
+      std::vector<std::size_t> slot_stage(plan.metric_names.size(), plan.stages.size());
+      for (std::size_t j = 0; j < plan.stages.size(); ++j)
+        if (plan.stages[j].metrics_slot >= 0) slot_stage[static_cast<std::size_t>(plan.stages[j].metrics_slot)] = j;
       CpuSteps reference;  // the stages' float64 paths (outlives the verifiers that read it)
       std::unique_ptr<ThreadPool> verifiers;
       std::deque<std::future<VerifyPartial>> pending;
@@ -334,7 +351,15 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         for (std::size_t slot = 0; slot < report.metrics.size(); ++slot) {
           MetricsReport& m = report.metrics[slot];
           for (std::size_t c = 0; c < m.totals.size(); ++c) m.totals[c].merge(r->metrics[slot][c]);
-          m.chunks.push_back({r->index, r->start, r->frames, std::move(r->metrics[slot])});
+          if (plan.rate_changes) {
+            // The block's own frames: a block on the other side of a rate
+            // change counts other frames than the chunk's output.
+            const FrameWindow own = plan.owned(slot_stage[slot], r->start, r->frames);
+            const std::int64_t n = r->metrics[slot].empty() ? 0 : r->metrics[slot][0].frames;
+            m.chunks.push_back({r->index, own.lo, n, std::move(r->metrics[slot])});
+          } else {
+            m.chunks.push_back({r->index, r->start, r->frames, std::move(r->metrics[slot])});
+          }
         }
         report.clipped_samples += r->clipped;
         if (verifiers) {

@@ -38,6 +38,9 @@ struct MetricsReport {
   std::string name;
   std::vector<ChannelMetrics> totals;
   std::vector<ChunkMetricsRow> chunks;
+  // False after a rate change: the source has other frames there, so
+  // dot_input and correlation_input are undefined (null in the JSON).
+  bool paired = true;
 };
 
 struct StageReport {
@@ -48,6 +51,8 @@ struct StageReport {
   FirMethod method = FirMethod::direct;
   std::string detail;
   double gain = 1.0;
+  std::int64_t up = 1, down = 1;  // resample
+  double rate_out = 0.0;          // the rate after the stage
 };
 
 struct VerificationReport {
@@ -73,6 +78,7 @@ struct RunReport {
   int channels = 0;
   std::int64_t input_frames = 0;
   std::string output_path, output_format;
+  double output_sample_rate = 0.0;  // differs from sample_rate after a resample stage
   std::int64_t output_frames = 0;
   std::int64_t clipped_samples = 0;
   std::string backend, device;

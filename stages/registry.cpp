@@ -8,6 +8,7 @@
 #include "stages/fir/fir.hpp"
 #include "stages/gain/gain.hpp"
 #include "stages/metrics/metrics.hpp"
+#include "stages/resample/resample.hpp"
 
 namespace sigstream {
 namespace {
@@ -42,6 +43,16 @@ constexpr StageKind kKinds[] = {
      .cpu_step = nullptr,
      .live_kernel = nullptr,
      .live_op = nullptr},
+    {.type = StageType::resample,
+     .name = "resample",
+     .summary = "Changes the sample rate by a rational factor, as scipy.signal.resample_poly "
+                "(polyphase, Kaiser 5.0, zero-phase).",
+     .observer = false,
+     .schema = &resample_schema,
+     .plan = &plan_resample,
+     .cpu_step = &make_resample_cpu_step,
+     .live_kernel = nullptr,
+     .live_op = &make_resample_live_op},
 };
 
 // stage_kind() indexes by the enum's value, so the table follows its order.
@@ -52,7 +63,7 @@ constexpr bool in_enum_order() {
   return true;
 }
 static_assert(in_enum_order(), "kKinds must list every StageType once, in enum order");
-static_assert(std::size(kKinds) == static_cast<std::size_t>(StageType::metrics) + 1,
+static_assert(std::size(kKinds) == static_cast<std::size_t>(StageType::resample) + 1,
               "every StageType needs an entry in kKinds");
 
 }  // namespace

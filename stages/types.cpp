@@ -53,6 +53,7 @@ std::string_view to_string(StageType t) {
     case StageType::fir: return "fir";
     case StageType::gain: return "gain";
     case StageType::metrics: return "metrics";
+    case StageType::resample: return "resample";
   }
   return "unknown";
 }

@@ -12,7 +12,7 @@ enum class FirMode { causal, same, full };
 enum class FirMethod { automatic, direct, fft };
 enum class FilterKind { lowpass, highpass, bandpass, bandstop };
 enum class WindowKind { hamming, hann, blackman, rectangular, kaiser };
-enum class StageType { fir, gain, metrics };
+enum class StageType { fir, gain, metrics, resample };
 enum class SampleFormat { same, pcm16, pcm24, pcm32, float32, float64 };
 enum class BackendKind { automatic, cpu, cuda };
 enum class NoiseKind { gaussian, uniform };

@@ -39,6 +39,9 @@ struct StageSchema {
   // against `type`, `name` and `keys` (null: nothing to read). Reports every
   // problem to where.cx.
   void (*read)(config::MapReader& stage, const StageReadContext& where, StageSpec& out) = nullptr;
+  // The sample rate the stages after it see, from the rate before it (none:
+  // not known to the config); null: the kind keeps the rate.
+  std::optional<double> (*rate_after)(const StageSpec& spec, std::optional<double> rate) = nullptr;
 };
 
 }  // namespace sigstream

@@ -12,17 +12,29 @@ namespace sigstream {
 
 namespace {
 
-nlohmann::ordered_json channel_json(const ChannelMetrics& m) {
-  return {{"energy", m.energy},   {"rms", m.rms()},
-          {"peak", m.peak},       {"mean", m.mean()},
-          {"dot_input", m.dot},   {"correlation_input", m.correlation()},
+// `paired`: the block pairs with the input frame by frame (no rate change
+// before it); else dot_input and correlation_input are null.
+nlohmann::ordered_json channel_json(const ChannelMetrics& m, bool paired) {
+  using json = nlohmann::ordered_json;
+  return {{"energy", m.energy},
+          {"rms", m.rms()},
+          {"peak", m.peak},
+          {"mean", m.mean()},
+          {"dot_input", paired ? json(m.dot) : json(nullptr)},
+          {"correlation_input", paired ? json(m.correlation()) : json(nullptr)},
           {"nonfinite", m.nonfinite}};
 }
 
-nlohmann::ordered_json channels_json(const std::vector<ChannelMetrics>& ms) {
+nlohmann::ordered_json channels_json(const std::vector<ChannelMetrics>& ms, bool paired) {
   auto a = nlohmann::ordered_json::array();
-  for (const auto& m : ms) a.push_back(channel_json(m));
+  for (const auto& m : ms) a.push_back(channel_json(m, paired));
   return a;
+}
+
+nlohmann::ordered_json rate_json(double rate) {
+  // Rates are whole numbers in practice: write them as integers, like SPEC §4.
+  using json = nlohmann::ordered_json;
+  return rate == std::floor(rate) ? json(static_cast<std::int64_t>(rate)) : json(rate);
 }
 
 std::string csv_field(const std::string& s) {
@@ -39,13 +51,11 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
   json j;
   j["schema"] = 1;
   j["sigstream_version"] = kVersion;
-  // Rates are whole numbers in practice: write them as integers, like SPEC §4.
-  const json rate = r.sample_rate == std::floor(r.sample_rate) ? json(static_cast<std::int64_t>(r.sample_rate))
-                                                                : json(r.sample_rate);
-  j["input"] = {{"path", r.input_path},       {"sample_rate", rate},
+  j["input"] = {{"path", r.input_path},       {"sample_rate", rate_json(r.sample_rate)},
                 {"channels", r.channels},     {"frames", r.input_frames},
                 {"format", r.input_format}};
   j["output"] = {{"path", r.output_path.empty() ? json(nullptr) : json(r.output_path)},
+                 {"sample_rate", rate_json(r.output_sample_rate > 0 ? r.output_sample_rate : r.sample_rate)},
                  {"frames", r.output_frames},
                  {"format", r.output_format},
                  {"clipped_samples", r.clipped_samples}};
@@ -62,6 +72,12 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
       st["design"] = s.detail;
     } else if (s.type == StageType::gain) {
       st["linear"] = s.gain;
+    } else if (s.type == StageType::resample) {
+      st["up"] = s.up;
+      st["down"] = s.down;
+      st["sample_rate"] = rate_json(s.rate_out);
+      st["taps"] = s.taps;
+      st["design"] = s.detail;
     }
     j["stages"].push_back(st);
   }
@@ -70,8 +86,8 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
     json chunks = json::array();
     for (const auto& c : m.chunks)
       chunks.push_back({{"index", c.index}, {"start_frame", c.start}, {"frames", c.frames},
-                        {"channels", channels_json(c.channels)}});
-    metrics[m.name] = {{"totals", {{"channels", channels_json(m.totals)}}}, {"chunks", chunks}};
+                        {"channels", channels_json(c.channels, m.paired)}});
+    metrics[m.name] = {{"totals", {{"channels", channels_json(m.totals, m.paired)}}}, {"chunks", chunks}};
   }
   j["metrics"] = metrics;
   json stage_ms = json::object();

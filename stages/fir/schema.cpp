@@ -15,6 +15,7 @@
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/design.hpp"
 #include "stages/fir/fir.hpp"
+#include "stages/window_schema.hpp"
 
 namespace sigstream {
 namespace {
@@ -65,51 +66,6 @@ FilterKind parse_kind(Context& cx, const MapReader& r, bool& valid) {
   }
   bad_choice(cx, v, r.path("kind"), k, enum_names<FilterKind>());
   return FilterKind::lowpass;
-}
-
-WindowSpec parse_window_setting(Context& cx, MapReader& r) {
-  const std::optional<double> beta = r.number("beta");
-  const auto value = r.value_or_default("window");
-  const YAML::Node& v = *value;  // window has a default, so a value is always there
-  const Path p = r.path("window");
-  const Key& k = r.decl("window");
-  if (!v.IsScalar()) {
-    cx.error(v, p, describe(v) + " is not a window name (expected one of " +
-                       join(enum_names<WindowKind>(), " | ") + ")");
-    return {};
-  }
-  const std::string& text = v.Scalar();
-  const std::string_view kaiser = to_string(WindowKind::kaiser);
-  const bool is_kaiser = text == kaiser || text.starts_with(std::string(kaiser) + ":");
-  const bool inline_beta = text.find(':') != std::string::npos;
-  if (!is_kaiser && r.has("beta")) {
-    r.error("beta", "beta applies only to the kaiser window (expected window: kaiser, or no beta)");
-  }
-  if (is_kaiser && inline_beta && r.has("beta")) {
-    r.error("beta", "beta is given twice, in window '" + text +
-                        "' and here (expected one of 'kaiser:BETA' / beta)");
-  }
-  if (is_kaiser && !inline_beta && !r.has("beta")) {
-    cx.error(v, p,
-             "the kaiser window needs a beta (expected 'kaiser:BETA', e.g. 'kaiser:8.6', or "
-             "beta: 8.6 next to window: kaiser)");
-    return {};
-  }
-  try {
-    WindowSpec w = parse_window(text);
-    if (is_kaiser && !inline_beta && beta) w.beta = *beta;
-    return w;
-  } catch (const Error& e) {
-    const std::string name = text.substr(0, text.find(':'));
-    const auto names = enum_names<WindowKind>();
-    if (std::find(names.begin(), names.end(), name) == names.end()) {
-      bad_choice(cx, v, p, k, names);
-    } else {
-      // A known window with a bad parameter: design.cpp says what is wrong.
-      cx.error(v, p, e.what());
-    }
-  }
-  return {};
 }
 
 // cutoff_hz: one number for lowpass/highpass, [lo, hi] for band kinds; each in
@@ -184,7 +140,7 @@ DesignSpec parse_design(Context& cx, const YAML::Node& node, const Path& path,
   }
   const auto taps = r.int32("taps");
   if (taps) d.taps = *taps;
-  d.window = parse_window_setting(cx, r);
+  d.window = read_window_setting(cx, r);
   if (r.has("cutoff_hz")) {
     d.cutoff_hz = parse_cutoff(cx, r.value("cutoff_hz"), r.path("cutoff_hz"), r.decl("cutoff_hz"),
                                kind, rate);

@@ -1,0 +1,129 @@
+// Strategy. A block of 256 threads computes a tile of up to 2048 consecutive
+// outputs of one channel (blockIdx.y); thread i takes outputs i, i + 256, ...
+// so that neighbouring threads write neighbouring outputs (coalesced stores)
+// and read neighbouring inputs. Per tile, before one __syncthreads():
+//   - the taps (sorted by phase) and the phase offsets go to shared memory
+//     when they fit (kTapsShared), else they are read through the read-only
+//     cache (long filters of large ratios);
+//   - the input frames the tile reads, [lo, hi), are staged in shared memory
+//     with coalesced loads when that span fits (kSpanShared: up-sampling and
+//     moderate down-sampling), else read from global memory, where the
+//     stride between threads is down/up frames.
+// Each output then walks its phase's taps in ascending order with fmaf, from
+// 0.f: the CPU's operations in the CPU's order. The zero-stuffed samples of
+// the up-sampled signal are never touched: per output, only ceil(K/up) or
+// floor(K/up) taps. The work is ~K/up FMAs per output: memory-bound.
+#include "kernels/cuda/resample.cuh"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.hpp"
+#include "kernels/cuda/check.hpp"
+
+namespace sigstream::kernels::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kTile = 2048;
+constexpr std::size_t kSharedLimit = 96 * 1024;  // dynamic shared memory a block may ask for
+
+__host__ __device__ inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+__host__ __device__ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floor_div(-a, b); }
+
+template <bool kTapsShared, bool kSpanShared>
+__global__ void __launch_bounds__(kThreads)
+    resample_kernel(const float* __restrict__ x, std::int64_t x_first, std::int64_t x_stride, float* __restrict__ y,
+                    std::int64_t y_first, std::int64_t y_stride, std::int64_t n, const float* __restrict__ taps,
+                    const int* __restrict__ offset, int k, int up, int down, std::int64_t delay,
+                    std::int64_t lookback) {
+  extern __shared__ float smem[];
+  const int c = static_cast<int>(blockIdx.y);
+  const std::int64_t tile0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
+  const std::int64_t tile_n = min(static_cast<std::int64_t>(kTile), n - tile0);
+  const float* xc = x + c * x_stride;
+  float* yc = y + c * y_stride + tile0;
+  const float* h = taps;
+  const int* off = offset;
+  float* span = smem;
+  if constexpr (kTapsShared) {
+    float* s_taps = smem;
+    int* s_off = reinterpret_cast<int*>(s_taps + k);
+    for (int i = threadIdx.x; i < k; i += kThreads) s_taps[i] = taps[i];
+    for (int i = threadIdx.x; i <= up; i += kThreads) s_off[i] = offset[i];
+    h = s_taps;
+    off = s_off;
+    span = reinterpret_cast<float*>(s_off + up + 1);
+  }
+  const std::int64_t m0 = y_first + tile0;
+  std::int64_t lo = x_first;  // input frame of xs[0] below
+  const float* xs = xc;
+  if constexpr (kSpanShared) {
+    lo = ceil_div(m0 * down - lookback, up);
+    const std::int64_t hi = floor_div((m0 + tile_n - 1) * down + delay, up) + 1;
+    for (std::int64_t i = threadIdx.x; i < hi - lo; i += kThreads) span[i] = xc[lo - x_first + i];
+    xs = span;
+  }
+  if constexpr (kTapsShared || kSpanShared) __syncthreads();
+  for (std::int64_t i = threadIdx.x; i < tile_n; i += kThreads) {
+    const std::int64_t a = (m0 + i) * down + delay;
+    const std::int64_t newest = floor_div(a, up);
+    const int phase = static_cast<int>(a - newest * up);
+    const int b = off[phase];
+    const int len = off[phase + 1] - b;
+    const float* xn = xs + (newest - lo);
+    float acc = 0.0f;
+    for (int t = 0; t < len; ++t) acc = fmaf(h[b + t], xn[-t], acc);
+    yc[i] = acc;
+  }
+}
+
+template <bool kTapsShared, bool kSpanShared>
+void launch(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
+            std::int64_t y_stride, std::int64_t n, int channels, const DevicePolyphase& f, std::size_t shared,
+            cudaStream_t stream) {
+  auto* kernel = &resample_kernel<kTapsShared, kSpanShared>;
+  if (shared > 48 * 1024)
+    SIGSTREAM_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(shared)));
+  const dim3 grid(static_cast<unsigned>((n + kTile - 1) / kTile), static_cast<unsigned>(channels));
+  kernel<<<grid, kThreads, shared, stream>>>(d_x, x_first, x_stride, d_y, y_first, y_stride, n, f.d_taps,
+                                             f.d_offset, f.taps, f.up, f.down, f.delay, f.lookback);
+  SIGSTREAM_CUDA_CHECK_LAUNCH("resample_kernel");
+}
+
+}  // namespace
+
+void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
+              std::int64_t y_stride, std::int64_t n, int channels, const DevicePolyphase& f,
+              cudaStream_t stream) {
+  if (n < 0 || channels < 1 || channels > 65535 || f.taps < 1 || f.up < 1 || f.down < 1 || f.delay < 0 ||
+      f.lookback < 0 || f.d_taps == nullptr || f.d_offset == nullptr || d_x == nullptr || d_y == nullptr)
+    throw Error(ErrorKind::invalid_argument,
+                "resample: bad arguments (n " + std::to_string(n) + ", channels " + std::to_string(channels) +
+                    ", taps " + std::to_string(f.taps) + ", up " + std::to_string(f.up) + ", down " +
+                    std::to_string(f.down) + ")");
+  if (n == 0) return;
+  if ((n + kTile - 1) / kTile > 0x7fffffff)
+    throw Error(ErrorKind::invalid_argument, "resample: " + std::to_string(n) + " outputs in one call");
+  const std::size_t taps_bytes = static_cast<std::size_t>(f.taps) * sizeof(float) +
+                                 static_cast<std::size_t>(f.up + 1) * sizeof(int);
+  // The longest input span a tile reads (its phase moves it by one frame at most).
+  const std::int64_t span = ((kTile - 1) * static_cast<std::int64_t>(f.down) + f.delay + f.lookback) / f.up + 2;
+  const std::size_t span_bytes = static_cast<std::size_t>(span) * sizeof(float);
+  const bool taps_shared = taps_bytes <= kSharedLimit / 2;
+  const bool span_shared = span_bytes + (taps_shared ? taps_bytes : 0) <= kSharedLimit;
+  if (taps_shared && span_shared)
+    launch<true, true>(d_x, x_first, x_stride, d_y, y_first, y_stride, n, channels, f, taps_bytes + span_bytes, stream);
+  else if (taps_shared)
+    launch<true, false>(d_x, x_first, x_stride, d_y, y_first, y_stride, n, channels, f, taps_bytes, stream);
+  else if (span_shared)
+    launch<false, true>(d_x, x_first, x_stride, d_y, y_first, y_stride, n, channels, f, span_bytes, stream);
+  else
+    launch<false, false>(d_x, x_first, x_stride, d_y, y_first, y_stride, n, channels, f, 0, stream);
+}
+
+}  // namespace sigstream::kernels::cuda

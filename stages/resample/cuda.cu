@@ -1,0 +1,56 @@
+// The resample stage on a CUDA lane: the polyphase kernel
+// (kernels/cuda/resample.cuh) with the lane's own copy of the filter.
+#include <string>
+
+#include "kernels/cpu/resample.hpp"
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/resample.cuh"
+#include "kernels/cuda/resources.hpp"
+#include "pipeline/plan.hpp"
+#include "stages/cuda_steps.cuh"
+
+namespace sigstream {
+
+namespace {
+
+namespace kc = kernels::cuda;
+
+class ResampleStep final : public CudaStageStep {
+ public:
+  explicit ResampleStep(const PlannedStage& st) {
+    const kernels::cpu::PolyphaseTaps p =
+        kernels::cpu::make_polyphase(st.taps, static_cast<int>(st.up), static_cast<int>(st.down), st.lookahead);
+    d_taps_ = kc::DeviceBuffer<float>(p.taps.size());
+    d_offset_ = kc::DeviceBuffer<int>(p.offset.size());
+    // On a stream of ours, waited for once: the lanes' streams do not wait
+    // for the legacy stream.
+    const kc::Stream upload = kc::Stream::create();
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), p.taps.data(), p.taps.size() * sizeof(float),
+                                       cudaMemcpyHostToDevice, upload.get()));
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_offset_.data(), p.offset.data(), p.offset.size() * sizeof(int),
+                                       cudaMemcpyHostToDevice, upload.get()));
+    upload.synchronize();
+    filter_ = {d_taps_.data(), d_offset_.data(), static_cast<int>(p.taps.size()), p.up, p.down, st.lookahead,
+               st.lookback};
+    describe_ = "stage '" + st.name + "': " + st.design_note + ", polyphase on the GPU";
+  }
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
+           std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
+    kc::resample(d_x, x_first, x_stride, d_y, y_first, y_stride, n, channels, filter_, stream);
+  }
+  [[nodiscard]] std::string describe() const override { return describe_; }
+
+ private:
+  kc::DeviceBuffer<float> d_taps_;
+  kc::DeviceBuffer<int> d_offset_;
+  kc::DevicePolyphase filter_;
+  std::string describe_;
+};
+
+}  // namespace
+
+std::unique_ptr<CudaStageStep> make_resample_cuda_step(const PlannedStage& stage, const CudaStepShape& /*shape*/) {
+  return std::make_unique<ResampleStep>(stage);
+}
+
+}  // namespace sigstream

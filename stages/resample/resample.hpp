@@ -1,0 +1,28 @@
+#pragma once
+// The resample stage kind (SPEC §7): a rational rate change by up/down with
+// scipy.signal.resample_poly's filter (firwin of 2·h·max(up, down) + 1 taps,
+// cutoff 1/max(up, down) of Nyquist, the window as given, times up) and its
+// zero-phase alignment, ceil(N·up/down) frames out. Direct polyphase on both
+// backends (kernels/cpu/resample.hpp, kernels/cuda/resample.cuh): the
+// zero-stuffed samples are never evaluated, and both give the same bits.
+#include <cstdint>
+#include <memory>
+
+#include "stages/stage.hpp"
+
+namespace sigstream {
+
+// The largest reduced up or down (K = 2·h·max + 1 taps stays below ~82k at h = 10).
+inline constexpr std::int64_t kMaxResampleFactor = 4096;
+
+// Its YAML keys and their reader (schema.cpp; pipeline/config/stage_schema.hpp).
+[[nodiscard]] const StageSchema& resample_schema();
+
+// up/down (reduced), the taps and the window (stages/resample/plan.cpp).
+// Throws Error(config) naming the stage for a ratio it cannot realise.
+void plan_resample(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
+std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& stage);
+std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* kernel, int channels,
+                                              std::int64_t phase);
+
+}  // namespace sigstream
