@@ -66,7 +66,9 @@ class SourceQueue {
 // An observer (metrics) stage, and the output block.
 class MetricsOp final : public LiveOp {
  public:
-  MetricsOp(int slot, int channels) : slot_(slot), source_(channels) {}
+  // `paired`: no rate change before it, so it pairs with the source frame
+  // by frame (else it keeps no source frames and its dot is null).
+  MetricsOp(int slot, int channels, bool paired) : slot_(slot), paired_(paired), source_(channels) {}
   void push(const Planes& in, std::int64_t n, Planes& out) override {
     measure(in, n);
     for (std::size_t c = 0; c < in.size(); ++c) append(out[c], in[c].data(), n);
@@ -75,12 +77,15 @@ class MetricsOp final : public LiveOp {
   void measure(const Planes& in, std::int64_t n) {
     last_.assign(in.size(), ChannelMetrics{});
     for (std::size_t c = 0; c < in.size(); ++c)
-      last_[c] = kernels::cpu::channel_metrics(in[c].data(), source_.take(c, n), n);
-    source_.pop(n);
+      last_[c] = kernels::cpu::channel_metrics(in[c].data(), paired_ ? source_.take(c, n) : nullptr, n);
+    if (paired_) source_.pop(n);
     last_frames_ = n;
   }
   void finish(Planes& /*out*/) override {}
-  SourceQueue& source() { return source_; }
+  // Takes the source frames of a step (nothing if it is not paired).
+  void feed(const Planes& src, std::int64_t n) {
+    if (paired_) source_.feed(src, n);
+  }
   [[nodiscard]] int slot() const { return slot_; }
   // This step's metrics (frames 0 when the stage saw none), then resets.
   std::int64_t take(std::vector<ChannelMetrics>& out) {
@@ -92,6 +97,7 @@ class MetricsOp final : public LiveOp {
 
  private:
   int slot_;
+  bool paired_;
   SourceQueue source_;
   std::vector<ChannelMetrics> last_;
   std::int64_t last_frames_ = 0;
@@ -140,19 +146,21 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
   LiveChain chain;
   const int ch = plan.channels;
   std::int64_t delay = 0;  // frames held back by the stages so far
+  bool same_rate = true;
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
     const StageKind& kind = stage_kind(st.type);
     if (kind.observer) {
-      auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch);
+      auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch, same_rate);
       chain.metrics.push_back(m.get());
       chain.ops.push_back(std::move(m));
       continue;
     }
     chain.ops.push_back(kind.live_op(st, k.per_stage[j].get(), ch, delay));
     delay += st.lookahead;
+    same_rate = same_rate && !st.changes_rate();
   }
-  chain.output = std::make_unique<MetricsOp>(plan.output_slot(), ch);
+  chain.output = std::make_unique<MetricsOp>(plan.output_slot(), ch, !plan.rate_changes);
   chain.bufs.assign(chain.ops.size(), Planes(static_cast<std::size_t>(ch)));
   return chain;
 }
@@ -161,8 +169,8 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
 // the source has ended. Returns the chain's output planes (`in` itself when
 // there are no stages: then n must be in[c].size()).
 const Planes& step(LiveChain& chain, const Planes& in, std::int64_t n, bool last) {
-  for (MetricsOp* m : chain.metrics) m->source().feed(in, n);
-  chain.output->source().feed(in, n);
+  for (MetricsOp* m : chain.metrics) m->feed(in, n);
+  chain.output->feed(in, n);
   const Planes* cur = &in;
   std::int64_t frames = n;
   for (std::size_t j = 0; j < chain.ops.size(); ++j) {
@@ -278,7 +286,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   }
 
   std::optional<AudioSink> sink;
-  if (sink_format) sink.emplace(*config.sink.file, *sink_format, plan.sample_rate, ch);
+  if (sink_format) sink.emplace(*config.sink.file, *sink_format, plan.output_rate, ch);
   std::optional<AtomicFile> json_file, csv_file;
   if (config.stats.json) json_file.emplace(*config.stats.json);
   if (config.stats.csv) {
@@ -332,7 +340,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   const bool have_usage = getrusage(RUSAGE_THREAD, &usage0) == 0;
   std::vector<std::int64_t> metric_frames(plan.metric_names.size(), 0);
   std::vector<std::int64_t> metric_rows(plan.metric_names.size(), 0);
-  Progress progress(0, plan.sample_rate, options.progress);
+  Progress progress(0, plan.output_rate, options.progress);
   std::vector<ChannelMetrics> row;
   auto record = [&](int slot, std::int64_t n, const std::vector<ChannelMetrics>& m) {
     if (n == 0) return;

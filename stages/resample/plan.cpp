@@ -128,6 +128,11 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
                        " Hz is up " + std::to_string(up) + " / down " + std::to_string(down) +
                        " after reducing, above the limit of " + std::to_string(kMaxResampleFactor) +
                        " (expected a ratio of smaller whole numbers, e.g. a nearby rate)");
+  const double out = where.sample_rate * static_cast<double>(up) / static_cast<double>(down);
+  if (out != std::floor(out))
+    throw config_error(at + ": " + hz(where.sample_rate) + " Hz x " + std::to_string(up) + "/" + std::to_string(down) +
+                       " = " + hz(out) + " Hz is not a whole number of Hz (expected a ratio that gives a whole rate: "
+                       "audio files store whole rates)");
   p.up = up;
   p.down = down;
   std::ostringstream note;
