@@ -103,9 +103,11 @@ def measure_paced(pacer: str, cmd: list[str], name: str, taps: int, seconds: flo
     r.reads, r.frames_in, r.frames_out = m["reads"], m["frames_in"], m["frames_out"]
     r.cpu_percent = 100.0 * m["cpu_s"] / m["wall_s"]
     r.extra = {"harness_rt": m["harness_rt"], "harness_mlock": m["harness_mlock"]}
+    with open(err_path, "rb") as f:
+        log = f.read().decode(errors="replace")
+    r.extra["log_tail"] = log[-1200:]
     if m["exit"] != 0:
-        with open(err_path, "rb") as f:
-            r.note = "exit %d: %s" % (m["exit"], f.read().decode(errors="replace")[-300:])
+        r.note = "exit %d: %s" % (m["exit"], log[-300:])
     os.unlink(err_path)
     if stats_path and os.path.exists(stats_path):
         with open(stats_path) as f:
@@ -223,7 +225,7 @@ def main() -> int:
             runs.append(("sigstream", [args.bin, "filter", "-", "-", "--input-type", "raw", "--rate", str(args.rate),
                                        "--channels", str(ch), "--encoding", "s16le", "--type", "raw",
                                        "--taps-file", tfile, "--latency", str(args.latency), "--backend",
-                                       args.backend, "--stats", stats, "-q"], stats))
+                                       args.backend, "--stats", stats, "--no-progress"], stats))
         if "brutefir" in args.peers and in_main and shutil.which("brutefir") and ch == 2:
             coeff = os.path.join(work, "c%d.raw" % k)
             with open(coeff, "wb") as f:
