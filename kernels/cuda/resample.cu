@@ -1,10 +1,15 @@
 // Strategy. A block of 256 threads computes a tile of up to 2048 consecutive
 // outputs of one channel (blockIdx.y); thread i takes outputs i, i + 256, ...
 // so that neighbouring threads write neighbouring outputs (coalesced stores)
-// and read neighbouring inputs. Per tile, before one __syncthreads():
-//   - the taps (sorted by phase) and the phase offsets go to shared memory
-//     when they fit (kTapsShared), else they are read through the read-only
-//     cache (long filters of large ratios);
+// and read neighbouring inputs; from one output to its next, the newest input
+// and the phase advance by constants (one division per thread, not per
+// output). Per tile, before one __syncthreads():
+//   - the taps go to shared memory when they fit (kTapsShared), else they
+//     are read through the read-only cache (long filters of large ratios).
+//     They stay in the filter's own order: phase p's taps are h[p + t*up],
+//     so the threads of a warp, whose phases differ by down mod up, read
+//     t*up + p from distinct banks (a phase-sorted table would make them
+//     collide: phases' taps ~K/up words apart);
 //   - the input frames the tile reads, [lo, hi), are staged in shared memory
 //     with coalesced loads when that span fits (kSpanShared: up-sampling and
 //     moderate down-sampling), else read from global memory, where the
@@ -37,9 +42,9 @@ __host__ __device__ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b)
 template <bool kTapsShared, bool kSpanShared>
 __global__ void __launch_bounds__(kThreads)
     resample_kernel(const float* __restrict__ x, std::int64_t x_first, std::int64_t x_stride, float* __restrict__ y,
-                    std::int64_t y_first, std::int64_t y_stride, std::int64_t n, const float* __restrict__ taps,
-                    const int* __restrict__ offset, int k, int up, int down, std::int64_t delay,
-                    std::int64_t lookback) {
+                    std::int64_t y_first, std::int64_t y_stride, std::int64_t n, const float* __restrict__ taps, int k,
+                    int up, int down, std::int64_t delay, std::int64_t lookback, std::int64_t step_newest,
+                    int step_phase) {
   extern __shared__ float smem[];
   const int c = static_cast<int>(blockIdx.y);
   const std::int64_t tile0 = static_cast<std::int64_t>(blockIdx.x) * kTile;
@@ -47,16 +52,11 @@ __global__ void __launch_bounds__(kThreads)
   const float* xc = x + c * x_stride;
   float* yc = y + c * y_stride + tile0;
   const float* h = taps;
-  const int* off = offset;
   float* span = smem;
   if constexpr (kTapsShared) {
-    float* s_taps = smem;
-    int* s_off = reinterpret_cast<int*>(s_taps + k);
-    for (int i = threadIdx.x; i < k; i += kThreads) s_taps[i] = taps[i];
-    for (int i = threadIdx.x; i <= up; i += kThreads) s_off[i] = offset[i];
-    h = s_taps;
-    off = s_off;
-    span = reinterpret_cast<float*>(s_off + up + 1);
+    for (int i = threadIdx.x; i < k; i += kThreads) smem[i] = taps[i];
+    h = smem;
+    span = smem + k;
   }
   const std::int64_t m0 = y_first + tile0;
   std::int64_t lo = x_first;  // input frame of xs[0] below
@@ -68,16 +68,27 @@ __global__ void __launch_bounds__(kThreads)
     xs = span;
   }
   if constexpr (kTapsShared || kSpanShared) __syncthreads();
+  // Phase p's taps are h[p], h[p + up], ...: ceil((K - p) / up) of them.
+  const int per_phase = k / up;
+  const int longer = k % up;  // phases below this one have one tap more
+  // This thread's first output; the next ones are kThreads outputs on, whose
+  // newest input and phase follow by adding (no division in the loop).
+  const std::int64_t a = (m0 + threadIdx.x) * down + delay;
+  std::int64_t newest = floor_div(a, up);
+  int phase = static_cast<int>(a - newest * up);
   for (std::int64_t i = threadIdx.x; i < tile_n; i += kThreads) {
-    const std::int64_t a = (m0 + i) * down + delay;
-    const std::int64_t newest = floor_div(a, up);
-    const int phase = static_cast<int>(a - newest * up);
-    const int b = off[phase];
-    const int len = off[phase + 1] - b;
+    const int len = per_phase + (phase < longer ? 1 : 0);
     const float* xn = xs + (newest - lo);
+    const float* hp = h + phase;
     float acc = 0.0f;
-    for (int t = 0; t < len; ++t) acc = fmaf(h[b + t], xn[-t], acc);
+    for (int t = 0; t < len; ++t) acc = fmaf(hp[t * up], xn[-t], acc);
     yc[i] = acc;
+    newest += step_newest;
+    phase += step_phase;
+    if (phase >= up) {
+      phase -= up;
+      ++newest;
+    }
   }
 }
 
@@ -90,8 +101,11 @@ void launch(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float
     SIGSTREAM_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(shared)));
   const dim3 grid(static_cast<unsigned>((n + kTile - 1) / kTile), static_cast<unsigned>(channels));
-  kernel<<<grid, kThreads, shared, stream>>>(d_x, x_first, x_stride, d_y, y_first, y_stride, n, f.d_taps,
-                                             f.d_offset, f.taps, f.up, f.down, f.delay, f.lookback);
+  // Moving kThreads outputs on moves the up-sampled position by kThreads * down.
+  const std::int64_t step = static_cast<std::int64_t>(kThreads) * f.down;
+  kernel<<<grid, kThreads, shared, stream>>>(d_x, x_first, x_stride, d_y, y_first, y_stride, n, f.d_taps, f.taps,
+                                             f.up, f.down, f.delay, f.lookback, step / f.up,
+                                             static_cast<int>(step % f.up));
   SIGSTREAM_CUDA_CHECK_LAUNCH("resample_kernel");
 }
 
@@ -101,7 +115,7 @@ void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, flo
               std::int64_t y_stride, std::int64_t n, int channels, const DevicePolyphase& f,
               cudaStream_t stream) {
   if (n < 0 || channels < 1 || channels > 65535 || f.taps < 1 || f.up < 1 || f.down < 1 || f.delay < 0 ||
-      f.lookback < 0 || f.d_taps == nullptr || f.d_offset == nullptr || d_x == nullptr || d_y == nullptr)
+      f.lookback < 0 || f.d_taps == nullptr || d_x == nullptr || d_y == nullptr)
     throw Error(ErrorKind::invalid_argument,
                 "resample: bad arguments (n " + std::to_string(n) + ", channels " + std::to_string(channels) +
                     ", taps " + std::to_string(f.taps) + ", up " + std::to_string(f.up) + ", down " +
@@ -109,8 +123,7 @@ void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, flo
   if (n == 0) return;
   if ((n + kTile - 1) / kTile > 0x7fffffff)
     throw Error(ErrorKind::invalid_argument, "resample: " + std::to_string(n) + " outputs in one call");
-  const std::size_t taps_bytes = static_cast<std::size_t>(f.taps) * sizeof(float) +
-                                 static_cast<std::size_t>(f.up + 1) * sizeof(int);
+  const std::size_t taps_bytes = static_cast<std::size_t>(f.taps) * sizeof(float);
   // The longest input span a tile reads (its phase moves it by one frame at most).
   const std::int64_t span = ((kTile - 1) * static_cast<std::int64_t>(f.down) + f.delay + f.lookback) / f.up + 2;
   const std::size_t span_bytes = static_cast<std::size_t>(span) * sizeof(float);

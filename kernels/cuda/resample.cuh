@@ -13,13 +13,10 @@
 
 namespace sigstream::kernels::cuda {
 
-// The filter as the launcher takes it, in device memory: d_taps holds the K
-// taps sorted by phase (phase p at d_taps[offset[p] .. offset[p + 1])) and
-// d_offset the up + 1 offsets (kernels::cpu::PolyphaseTaps' layout); the host
-// copies (taps, offset) let the launcher size its shared memory.
+// The filter as the launcher takes it: d_taps holds the K taps h[0..K) in
+// device memory, in their own order (phase p's taps are h[p + t*up]).
 struct DevicePolyphase {
   const float* d_taps = nullptr;
-  const int* d_offset = nullptr;
   int taps = 0;     // K
   int up = 1;
   int down = 1;

@@ -2,7 +2,6 @@
 // (kernels/cuda/resample.cuh) with the lane's own copy of the filter.
 #include <string>
 
-#include "kernels/cpu/resample.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/resample.cuh"
 #include "kernels/cuda/resources.hpp"
@@ -17,21 +16,15 @@ namespace kc = kernels::cuda;
 
 class ResampleStep final : public CudaStageStep {
  public:
-  explicit ResampleStep(const PlannedStage& st) {
-    const kernels::cpu::PolyphaseTaps p =
-        kernels::cpu::make_polyphase(st.taps, static_cast<int>(st.up), static_cast<int>(st.down), st.lookahead);
-    d_taps_ = kc::DeviceBuffer<float>(p.taps.size());
-    d_offset_ = kc::DeviceBuffer<int>(p.offset.size());
+  explicit ResampleStep(const PlannedStage& st) : d_taps_(st.taps_f32.size()) {
     // On a stream of ours, waited for once: the lanes' streams do not wait
     // for the legacy stream.
     const kc::Stream upload = kc::Stream::create();
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), p.taps.data(), p.taps.size() * sizeof(float),
-                                       cudaMemcpyHostToDevice, upload.get()));
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_offset_.data(), p.offset.data(), p.offset.size() * sizeof(int),
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.taps_f32.data(), st.taps_f32.size() * sizeof(float),
                                        cudaMemcpyHostToDevice, upload.get()));
     upload.synchronize();
-    filter_ = {d_taps_.data(), d_offset_.data(), static_cast<int>(p.taps.size()), p.up, p.down, st.lookahead,
-               st.lookback};
+    filter_ = {d_taps_.data(), static_cast<int>(st.taps_f32.size()), static_cast<int>(st.up),
+               static_cast<int>(st.down), st.lookahead, st.lookback};
     describe_ = "stage '" + st.name + "': " + st.design_note + ", polyphase on the GPU";
   }
   void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
@@ -42,7 +35,6 @@ class ResampleStep final : public CudaStageStep {
 
  private:
   kc::DeviceBuffer<float> d_taps_;
-  kc::DeviceBuffer<int> d_offset_;
   kc::DevicePolyphase filter_;
   std::string describe_;
 };
