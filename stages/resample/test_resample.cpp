@@ -64,18 +64,8 @@ std::vector<double> reference(const std::vector<double>& x, int up, int down, in
   return y;
 }
 
-StageSpec resample_stage(const std::string& name, int up, int down) {
-  StageSpec s;
-  s.type = StageType::resample;
-  s.name = name;
-  s.resample.up = up;
-  s.resample.down = down;
-  return s;
-}
-
-struct Ratio {
-  int up, down;
-};
+using test::Ratio;
+using test::resample_stage;
 
 class ResampleQa : public ::testing::TestWithParam<Ratio> {};
 

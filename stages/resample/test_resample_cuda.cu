@@ -17,18 +17,8 @@
 namespace sigstream {
 namespace {
 
-StageSpec resample_stage(const std::string& name, int up, int down) {
-  StageSpec s;
-  s.type = StageType::resample;
-  s.name = name;
-  s.resample.up = up;
-  s.resample.down = down;
-  return s;
-}
-
-struct Ratio {
-  int up, down;
-};
+using test::Ratio;
+using test::resample_stage;
 
 class ResampleCuda : public ::testing::TestWithParam<Ratio> {};
 

@@ -46,6 +46,20 @@ inline StageSpec gain_stage(const std::string& name, double linear) {
   return s;
 }
 
+inline StageSpec resample_stage(const std::string& name, int up, int down) {
+  StageSpec s;
+  s.type = StageType::resample;
+  s.name = name;
+  s.resample.up = up;
+  s.resample.down = down;
+  return s;
+}
+
+// A resampling ratio, for parameterised tests.
+struct Ratio {
+  int up, down;
+};
+
 inline StageSpec metrics_stage(const std::string& name) {
   StageSpec s;
   s.type = StageType::metrics;
