@@ -92,6 +92,71 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// The blocked kernel (the main path, up <= 1024): thread q of a block of S
+// threads, S the smallest multiple of up that is >= 256, computes the kRows
+// outputs base + q + r*S, r < kRows. S being a multiple of up, they share
+// one phase, hence one set of taps: per tap, one shared load of the tap
+// feeds kRows FMAs (each with its own input load) instead of one, which is
+// what bounds the simple kernel (two shared loads per FMA). For a fixed r
+// the threads write consecutive outputs (coalesced). Taps and the tile's
+// input span are in shared memory (the launcher checks they fit). Each
+// output still sums its taps in ascending order from 0.f with fmaf.
+constexpr int kRows = 8;
+
+__global__ void __launch_bounds__(1024)
+    resample_blocked_kernel(const float* __restrict__ x, std::int64_t x_first, std::int64_t x_stride,
+                            float* __restrict__ y, std::int64_t y_first, std::int64_t y_stride, std::int64_t n,
+                            const float* __restrict__ taps, int k, int up, int down, std::int64_t delay,
+                            std::int64_t lookback) {
+  extern __shared__ float smem[];
+  const int s_threads = static_cast<int>(blockDim.x);  // S
+  const std::int64_t tile = static_cast<std::int64_t>(s_threads) * kRows;
+  const int c = static_cast<int>(blockIdx.y);
+  const std::int64_t tile0 = static_cast<std::int64_t>(blockIdx.x) * tile;
+  const std::int64_t tile_n = min(tile, n - tile0);
+  const float* xc = x + c * x_stride;
+  float* yc = y + c * y_stride + tile0;
+  float* h = smem;
+  float* span = smem + k;
+  for (int i = threadIdx.x; i < k; i += s_threads) h[i] = taps[i];
+  const std::int64_t m0 = y_first + tile0;
+  const std::int64_t lo = ceil_div(m0 * down - lookback, up);
+  const std::int64_t hi = floor_div((m0 + tile_n - 1) * down + delay, up) + 1;
+  for (std::int64_t i = threadIdx.x; i < hi - lo; i += s_threads) span[i] = xc[lo - x_first + i];
+  __syncthreads();
+  const int q = static_cast<int>(threadIdx.x);
+  if (q >= tile_n) return;
+  const int rows = static_cast<int>(min(static_cast<std::int64_t>(kRows), (tile_n - q + s_threads - 1) / s_threads));
+  const std::int64_t a = (m0 + q) * down + delay;
+  const std::int64_t newest = floor_div(a, up);
+  const int phase = static_cast<int>(a - newest * up);
+  const int len = k / up + (phase < k % up ? 1 : 0);
+  // Row r's newest input is (S / up) * down frames after row r - 1's.
+  const int row_step = s_threads / up * down;
+  const float* x0 = span + (newest - lo);
+  const float* hp = h + phase;
+  float acc[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) acc[r] = 0.0f;
+  if (rows == kRows) {
+    for (int t = 0; t < len; ++t) {
+      const float ht = hp[t * up];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[r] = fmaf(ht, x0[r * row_step - t], acc[r]);
+    }
+  } else {  // the signal's last tile
+    for (int t = 0; t < len; ++t) {
+      const float ht = hp[t * up];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+        if (r < rows) acc[r] = fmaf(ht, x0[r * row_step - t], acc[r]);
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    if (r < rows) yc[q + static_cast<std::int64_t>(r) * s_threads] = acc[r];
+}
+
 template <bool kTapsShared, bool kSpanShared>
 void launch(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
             std::int64_t y_stride, std::int64_t n, int channels, const DevicePolyphase& f, std::size_t shared,
@@ -121,9 +186,26 @@ void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, flo
                     ", taps " + std::to_string(f.taps) + ", up " + std::to_string(f.up) + ", down " +
                     std::to_string(f.down) + ")");
   if (n == 0) return;
+  const std::size_t taps_bytes = static_cast<std::size_t>(f.taps) * sizeof(float);
+  if (f.up <= 1024) {
+    const int threads = static_cast<int>((kThreads + f.up - 1) / f.up * f.up);
+    const std::int64_t tile = static_cast<std::int64_t>(threads) * kRows;
+    const std::int64_t span = ((tile - 1) * static_cast<std::int64_t>(f.down) + f.delay + f.lookback) / f.up + 2;
+    const std::size_t shared = taps_bytes + static_cast<std::size_t>(span) * sizeof(float);
+    if (threads <= 1024 && shared <= kSharedLimit && (n + tile - 1) / tile <= 0x7fffffff) {
+      if (shared > 48 * 1024)
+        SIGSTREAM_CUDA_TRY(cudaFuncSetAttribute(&resample_blocked_kernel,
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+      const dim3 grid(static_cast<unsigned>((n + tile - 1) / tile), static_cast<unsigned>(channels));
+      resample_blocked_kernel<<<grid, threads, shared, stream>>>(d_x, x_first, x_stride, d_y, y_first, y_stride, n,
+                                                                 f.d_taps, f.taps, f.up, f.down, f.delay, f.lookback);
+      SIGSTREAM_CUDA_CHECK_LAUNCH("resample_blocked_kernel");
+      return;
+    }
+  }
+  // Large ratios or long filters: one output at a time (below).
   if ((n + kTile - 1) / kTile > 0x7fffffff)
     throw Error(ErrorKind::invalid_argument, "resample: " + std::to_string(n) + " outputs in one call");
-  const std::size_t taps_bytes = static_cast<std::size_t>(f.taps) * sizeof(float);
   // The longest input span a tile reads (its phase moves it by one frame at most).
   const std::int64_t span = ((kTile - 1) * static_cast<std::int64_t>(f.down) + f.delay + f.lookback) / f.up + 2;
   const std::size_t span_bytes = static_cast<std::size_t>(span) * sizeof(float);
