@@ -4,11 +4,12 @@
   /usr/bin/python3 bench/resample_cpu.py --bin build/sigstream [--seconds 600] [--runs 5]
 
 A stereo 44.1 kHz 16-bit WAV of --seconds of noise (made here, in a temporary
-folder) is resampled to 48 kHz by each tool, end to end (file in, file out),
---runs times; the median wall time is reported with the libsndfile copy floor
-(bench_cpu_io_floor: the same file read and written, no processing), measured
-in the same run. Accuracy: every tool writes 32-bit float here, and its output
-is compared with scipy.signal.resample_poly(x, 160, 147) in float64 (relative
+folder) is resampled to 48 kHz by each tool, end to end (file in, 16-bit file
+out, as `sox in.wav -r 48000 out.wav`), --runs times; the median wall time is
+reported with the libsndfile copy floor (bench_cpu_io_floor: the same file
+read and written, no processing), measured in the same run. Accuracy (a
+separate, untimed run of each tool writing 32-bit float): the output is
+compared with scipy.signal.resample_poly(x, 160, 147) in float64 (relative
 L2 over the file); as SoX and FFmpeg use other filters, the image band each
 leaves (the power of the output in 22.05-24 kHz, which the ideal filter
 removes, relative to the passband's) is reported too, for all.
@@ -86,32 +87,39 @@ def image_db(y: np.ndarray) -> float:
 
 
 out = lambda name: os.path.join(work, name)  # noqa: E731
-jobs = [("sigstream filter --resample 48000 (cpu)", [args.bin, "filter", src, out("s.wav"), "--resample", "48000",
-                                                     "--format", "float", "--backend", "cpu", "-q"], "s.wav")]
+# (name, timed command writing 16-bit, the same writing float, its float output)
+jobs = [("sigstream filter --resample 48000 (cpu)",
+         [args.bin, "filter", src, out("s16.wav"), "--resample", "48000", "--backend", "cpu", "-q"],
+         [args.bin, "filter", src, out("s.wav"), "--resample", "48000", "--format", "float", "--backend", "cpu", "-q"],
+         "s.wav")]
 if shutil.which("sox"):
-    jobs.append(("sox rate (default quality)", ["sox", src, "-e", "float", "-b", "32", out("sox.wav"), "rate", "48000"],
-                 "sox.wav"))
+    jobs.append(("sox rate (default quality)", ["sox", src, out("sox16.wav"), "rate", "48000"],
+                 ["sox", src, "-e", "float", "-b", "32", out("sox.wav"), "rate", "48000"], "sox.wav"))
 if shutil.which("ffmpeg"):
-    jobs.append(("ffmpeg aresample (swr)", ["ffmpeg", "-v", "error", "-y", "-i", src, "-af", "aresample=48000",
-                                            "-c:a", "pcm_f32le", out("swr.wav")], "swr.wav"))
-    jobs.append(("ffmpeg aresample (soxr)", ["ffmpeg", "-v", "error", "-y", "-i", src, "-af",
-                                             "aresample=48000:resampler=soxr", "-c:a", "pcm_f32le", out("soxr.wav")],
-                 "soxr.wav"))
-scipy_script = ("import numpy as np, scipy.signal as s, wave, sys\n"
+    for tag, af in (("swr", "aresample=48000"), ("soxr", "aresample=48000:resampler=soxr")):
+        jobs.append(("ffmpeg aresample (%s)" % tag,
+                     ["ffmpeg", "-v", "error", "-y", "-i", src, "-af", af, out(tag + "16.wav")],
+                     ["ffmpeg", "-v", "error", "-y", "-i", src, "-af", af, "-c:a", "pcm_f32le", out(tag + ".wav")],
+                     tag + ".wav"))
+scipy_script = ("import numpy as np, scipy.signal as s, wave, sys, struct\n"
                 "w = wave.open(sys.argv[1]); x = np.frombuffer(w.readframes(w.getnframes()), '<i2').reshape(-1, 2) / 32768.0\n"
-                "y = s.resample_poly(x, 160, 147, axis=0).astype('<f4')\n"
-                "o = open(sys.argv[2], 'wb'); import struct\n"
-                "d = y.tobytes(); o.write(b'RIFF' + struct.pack('<I', 36 + len(d)) + b'WAVEfmt ' + struct.pack('<IHHIIHH', 16, 3, 2, 48000, 48000 * 8, 8, 32) + b'data' + struct.pack('<I', len(d)) + d)\n")
+                "y = s.resample_poly(x, 160, 147, axis=0)\n"
+                "if sys.argv[3] == 'float':\n"
+                "    d = y.astype('<f4').tobytes(); fmt = struct.pack('<IHHIIHH', 16, 3, 2, 48000, 48000 * 8, 8, 32)\n"
+                "else:\n"
+                "    d = np.clip(np.round(y * 32768), -32768, 32767).astype('<i2').tobytes(); fmt = struct.pack('<IHHIIHH', 16, 1, 2, 48000, 48000 * 4, 4, 16)\n"
+                "o = open(sys.argv[2], 'wb'); o.write(b'RIFF' + struct.pack('<I', 36 + len(d)) + b'WAVEfmt ' + fmt + b'data' + struct.pack('<I', len(d)) + d)\n")
 with open(out("scipy_job.py"), "w") as fh:
     fh.write(scipy_script)
-jobs.append(("scipy resample_poly (+ read/write)", ["/usr/bin/python3", out("scipy_job.py"), src, out("scipy.wav")],
-             "scipy.wav"))
+jobs.append(("scipy resample_poly (+ read/write)", ["/usr/bin/python3", out("scipy_job.py"), src, out("scipy16.wav"), "pcm16"],
+             ["/usr/bin/python3", out("scipy_job.py"), src, out("scipy.wav"), "float"], "scipy.wav"))
 
 rows = []
 floor = timed([floor_bin, src, out("copy.wav")]) if os.access(floor_bin, os.X_OK) else float("nan")
 print("copy floor (libsndfile read + write): %.3f s" % floor, flush=True)
-for name, cmd, result in jobs:
+for name, cmd, float_cmd, result in jobs:
     t = timed(cmd)
+    subprocess.run(float_cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     y = read_float_wav(out(result))
     m = min(len(y), len(ref))
     err = float(np.linalg.norm(y[:m] - ref[:m]) / np.linalg.norm(ref[:m]))
