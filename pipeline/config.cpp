@@ -349,7 +349,7 @@ bool valid_stage_name(std::string_view s) {
 // `named`: the stage has a valid name of its own; `typed`: a valid type (so that
 // its default name means something).
 StageSpec parse_stage(Context& cx, const YAML::Node& node, const Path& path,
-                      std::optional<double> rate, bool& named, bool& typed) {
+                      std::optional<double> rate, bool rate_changed, bool& named, bool& typed) {
   StageSpec s;
   named = false;
   typed = false;
@@ -383,7 +383,7 @@ StageSpec parse_stage(Context& cx, const YAML::Node& node, const Path& path,
   }
   if (!kind) return s;
   if (const StageSchema& schema = kind->schema(); schema.read) {
-    schema.read(r, StageReadContext{cx, rate}, s);
+    schema.read(r, StageReadContext{cx, rate, rate_changed}, s);
   }
   return s;
 }
@@ -402,16 +402,20 @@ std::vector<StageSpec> parse_stages(Context& cx, const YAML::Node& node, const P
   };
   std::map<std::string, Owner, std::less<>> owners;
   std::size_t i = 0;
+  bool rate_changed = false;
   for (const YAML::Node& item : node) {
     const Path p = path / i;
     bool named = false;
     bool typed = false;
-    StageSpec s = parse_stage(cx, item, p, rate, named, typed);
+    StageSpec s = parse_stage(cx, item, p, rate, rate_changed, named, typed);
     // A stage that changes the rate (resample) changes what later stages'
     // cutoffs are checked against.
     if (typed) {
       const StageSchema& schema = stage_kind(s.type).schema();
-      if (schema.rate_after != nullptr) rate = schema.rate_after(s, rate);
+      if (schema.rate_after != nullptr) {
+        rate = schema.rate_after(s, rate);
+        rate_changed = true;
+      }
     }
     if (!named) s.name = std::string(stage_kind(s.type).name) + std::to_string(i);
     // A stage whose own name was invalid has been reported already.

@@ -27,6 +27,8 @@ struct StageReadContext {
   // The synth source's rate when the synth is the source and its rate is
   // valid, for checks against Nyquist; none for files (not known until run).
   std::optional<double> sample_rate;
+  // True when sample_rate is that of a stage before (a resample), not the synth's.
+  bool rate_changed = false;
 };
 
 struct StageSchema {

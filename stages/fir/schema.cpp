@@ -71,7 +71,8 @@ FilterKind parse_kind(Context& cx, const MapReader& r, bool& valid) {
 // cutoff_hz: one number for lowpass/highpass, [lo, hi] for band kinds; each in
 // (0, Nyquist) when the sample rate is known (synth source).
 std::vector<double> parse_cutoff(Context& cx, const YAML::Node& v, const Path& p, const Key& k,
-                                 std::optional<FilterKind> kind, std::optional<double> rate) {
+                                 std::optional<FilterKind> kind, std::optional<double> rate,
+                                 bool rate_changed) {
   const bool band = kind && (*kind == FilterKind::bandpass || *kind == FilterKind::bandstop);
   const std::string kind_name = kind ? std::string(to_string(*kind)) : std::string();
   std::vector<std::pair<YAML::Node, Path>> items;
@@ -114,7 +115,8 @@ std::vector<double> parse_cutoff(Context& cx, const YAML::Node& v, const Path& p
       cx.error(node, path,
                "cutoff " + node.Scalar() + " Hz is not below the Nyquist frequency " +
                    format_number(*rate / 2) + " Hz of the " + format_number(*rate) +
-                   " Hz synth source (expected a frequency < " + format_number(*rate / 2) +
+                   (rate_changed ? " Hz signal after the resampler" : " Hz synth source") +
+                   " (expected a frequency < " + format_number(*rate / 2) +
                    " Hz)");
       good = false;
     }
@@ -128,7 +130,7 @@ std::vector<double> parse_cutoff(Context& cx, const YAML::Node& v, const Path& p
 }
 
 DesignSpec parse_design(Context& cx, const YAML::Node& node, const Path& path,
-                        std::optional<double> rate) {
+                        std::optional<double> rate, bool rate_changed) {
   MapReader r(cx, node, path, keys_of({kDesignKeys}));
   DesignSpec d;
   if (!r.ok()) return d;
@@ -143,7 +145,7 @@ DesignSpec parse_design(Context& cx, const YAML::Node& node, const Path& path,
   d.window = read_window_setting(cx, r);
   if (r.has("cutoff_hz")) {
     d.cutoff_hz = parse_cutoff(cx, r.value("cutoff_hz"), r.path("cutoff_hz"), r.decl("cutoff_hz"),
-                               kind, rate);
+                               kind, rate, rate_changed);
   }
   if (taps && kind && (*kind == FilterKind::highpass || *kind == FilterKind::bandstop) &&
       *taps % 2 == 0) {
@@ -181,7 +183,7 @@ void read_fir(MapReader& r, const StageReadContext& where, StageSpec& out) {
   FirSpec& f = out.fir;
   exactly_one_of(cx, r, {"design", "taps", "taps_file"});
   if (r.has("design")) {
-    f.design = parse_design(cx, r.value("design"), r.path("design"), where.sample_rate);
+    f.design = parse_design(cx, r.value("design"), r.path("design"), where.sample_rate, where.rate_changed);
   }
   if (r.has("taps")) {
     f.taps = parse_inline_taps(cx, r.value("taps"), r.path("taps"), r.decl("taps"));
