@@ -599,6 +599,10 @@ void append_section(std::string& out, std::string_view path, std::string_view ti
 std::string config_reference() {
   std::string out;
   for (const Section& s : kSectionsBeforeStages) append_section(out, s.path, s.title, s.keys);
+  out += "### Stage kinds\n\n| `type` | what it does |\n|---|---|\n";
+  for (const StageKind& kind : stage_kinds())
+    out += "| `" + std::string(kind.name) + "` | " + markdown_cell(kind.summary) + " |\n";
+  out += "\n";
   for (const StageKind& kind : stage_kinds()) {
     const StageSchema& schema = kind.schema();
     // A kind without keys of its own (metrics) has nothing to tabulate.

@@ -151,6 +151,19 @@ def version():
 
 
 @case
+def schema_matches_the_docs():
+    """docs/yaml-reference.md is `sigstream schema`'s output: the reference cannot drift from the reader."""
+    p = run(["schema"])
+    expect_rc(p, 0)
+    for key in ("`stages[].to_hz`", "`stages[].half_taps_per_phase`", "| `resample` |", "`execution.latency_ms`"):
+        expect_in(key, p.stdout, "sigstream schema")
+    with open(os.path.join(source_dir(), "docs", "yaml-reference.md")) as f:
+        if f.read() != p.stdout:
+            raise AssertionError("docs/yaml-reference.md differs from `sigstream schema`: "
+                                 "regenerate it with `sigstream schema > docs/yaml-reference.md`")
+
+
+@case
 def help_top_and_commands():
     p = run(["--help"])
     expect_rc(p, 0)
