@@ -349,7 +349,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     const std::int64_t index = metric_rows[static_cast<std::size_t>(slot)]++;
     const std::int64_t start = metric_frames[static_cast<std::size_t>(slot)];
     metric_frames[static_cast<std::size_t>(slot)] += n;
-    if (csv_file) write_all(*csv_file, stats_csv_rows(rep.name, ChunkMetricsRow{index, start, n, m}));
+    if (csv_file) write_all(*csv_file, stats_csv_rows(rep.name, ChunkMetricsRow{index, start, n, m}, rep.paired));
   };
 
   for (bool ended = false; !ended;) {

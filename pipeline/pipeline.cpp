@@ -356,7 +356,8 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
             // change counts other frames than the chunk's output.
             const FrameWindow own = plan.owned(slot_stage[slot], r->start, r->frames);
             const std::int64_t n = r->metrics[slot].empty() ? 0 : r->metrics[slot][0].frames;
-            m.chunks.push_back({r->index, own.lo, n, std::move(r->metrics[slot])});
+            // A chunk may own none of a block's frames (before an up-sampler, small chunks).
+            if (n > 0) m.chunks.push_back({r->index, own.lo, n, std::move(r->metrics[slot])});
           } else {
             m.chunks.push_back({r->index, r->start, r->frames, std::move(r->metrics[slot])});
           }
@@ -417,7 +418,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   if (error) std::rethrow_exception(error);
   throw_if_interrupted();
   report.input_frames = source_frames;
-  report.output_frames = source_frames + plan.output_grow;
+  report.output_frames = plan.output_length(source_frames);
   if (const std::string s = backend->summary(); !s.empty()) log(s);
   // The hybrid backend knows only now which device(s) did the work.
   report.backend = backend->name();

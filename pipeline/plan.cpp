@@ -133,6 +133,19 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
   plan.back = back;
   plan.ahead = ahead;
   plan.chunk_frames = config.execution.chunk_frames;
+  // chunk_frames bounds memory: behind a down-sampler a chunk of output
+  // frames reads down/up times as many, so the chunk shrinks until no
+  // signal's window is longer than chunk_frames (plus halos). Live mode
+  // reads blocks of source frames and keeps its chunk as set.
+  for (std::size_t j = plan.stages.size(); j-- > 0;) {
+    double in_per_out = 1.0;
+    for (std::size_t i = j; i < plan.stages.size(); ++i)
+      in_per_out *= static_cast<double>(plan.stages[i].down) / static_cast<double>(plan.stages[i].up);
+    plan.in_per_out = std::max(plan.in_per_out, in_per_out);
+  }
+  if (plan.in_per_out > 1.0 && !config.execution.latency_ms)
+    plan.chunk_frames = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(config.execution.chunk_frames) / plan.in_per_out));
   plan.num_chunks = (plan.output_frames + plan.chunk_frames - 1) / plan.chunk_frames;
   // The longest windows: a chunk's windows grow with its length, and behind
   // a rate change their lengths also vary with the phase of its start (the

@@ -106,6 +106,10 @@ struct Plan {
   // the grow fields do not describe the geometry; windows(), defined_in/out()
   // and max_window do, for every plan.
   bool rate_changes = false;
+  // The most frames any signal has per output frame (> 1 behind a
+  // down-sampler): chunk_frames counts output frames, divided by this so
+  // that windows stay near execution.chunk_frames.
+  double in_per_out = 1.0;
   // The longest window each signal needs over all chunks: [j] for stage j's
   // input, [stages.size()] for the output (what buffers are sized for).
   std::vector<std::int64_t> max_window;

@@ -85,7 +85,8 @@ class CpuBackend final : public Backend {
     // An FFT stage's blocks follow the pieces (results move within 1e-6, as
     // with another chunk size), so its pieces hold at least one full group of
     // the engine's blocks.
-    piece_frames_ = kPieceFrames;
+    // In output frames: behind a down-sampler, fewer (windows stay near kPieceFrames).
+    piece_frames_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(kPieceFrames) / plan.in_per_out));
     for (const auto& step : steps_)
       if (step) piece_frames_ = std::max(piece_frames_, step->min_frames_per_call());
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,

@@ -119,15 +119,17 @@ std::string stats_csv_header() {
          "nonfinite\n";
 }
 
-std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& c) {
+std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& c, bool paired) {
   std::string o;
   char buf[512];
   for (std::size_t ch = 0; ch < c.channels.size(); ++ch) {
     const ChannelMetrics& x = c.channels[ch];
-    std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,%zu,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%lld\n",
+    char pair[96] = ",";
+    if (paired) std::snprintf(pair, sizeof pair, "%.17g,%.17g", x.dot, x.correlation());
+    std::snprintf(buf, sizeof buf, "%lld,%lld,%lld,%zu,%.17g,%.17g,%.17g,%.17g,%s,%lld\n",
                   static_cast<long long>(c.index), static_cast<long long>(c.start),
-                  static_cast<long long>(c.frames), ch, x.energy, x.rms(), x.peak, x.mean(), x.dot,
-                  x.correlation(), static_cast<long long>(x.nonfinite));
+                  static_cast<long long>(c.frames), ch, x.energy, x.rms(), x.peak, x.mean(), pair,
+                  static_cast<long long>(x.nonfinite));
     o += csv_field(stage);
     o += ',';
     o += buf;
@@ -138,7 +140,7 @@ std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& c) {
 std::string stats_csv(const RunReport& r) {
   std::string o = stats_csv_header();
   for (const auto& m : r.metrics)
-    for (const auto& c : m.chunks) o += stats_csv_rows(m.name, c);
+    for (const auto& c : m.chunks) o += stats_csv_rows(m.name, c, m.paired);
   return o;
 }
 

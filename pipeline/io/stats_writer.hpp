@@ -16,6 +16,8 @@ std::string stats_csv(const RunReport& report);
 // The CSV's header line, and the rows of one chunk of one metrics block (for
 // live mode, which writes rows as they come).
 std::string stats_csv_header();
-std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& chunk);
+// `paired` false (after a rate change): dot_input and correlation_input are
+// empty, as they are null in the JSON.
+std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& chunk, bool paired = true);
 
 }  // namespace sigstream

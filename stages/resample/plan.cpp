@@ -19,6 +19,7 @@ namespace kcpu = kernels::cpu;
 
 std::string hz(double v) {
   std::ostringstream o;
+  o.precision(12);
   o << v;
   return o.str();
 }
@@ -129,6 +130,14 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
                        " after reducing, above the limit of " + std::to_string(kMaxResampleFactor) +
                        " (expected a ratio of smaller whole numbers, e.g. a nearby rate)");
   const double out = where.sample_rate * static_cast<double>(up) / static_cast<double>(down);
+  // Audio files store rates as 32-bit integers; and no length may overflow.
+  if (out > 2147483647.0)
+    throw config_error(at + ": " + hz(where.sample_rate) + " Hz x " + std::to_string(up) + "/" +
+                       std::to_string(down) + " = " + hz(out) +
+                       " Hz is above the largest rate a file can hold, 2147483647 Hz (expected a smaller ratio)");
+  if (where.frames_in < kOpenEnd && where.frames_in > (kOpenEnd - 1) / up)
+    throw config_error(at + ": " + std::to_string(where.frames_in) + " frames x " + std::to_string(up) +
+                       " is too long a signal to resample (expected fewer frames or a smaller up)");
   if (out != std::floor(out))
     throw config_error(at + ": " + hz(where.sample_rate) + " Hz x " + std::to_string(up) + "/" + std::to_string(down) +
                        " = " + hz(out) + " Hz is not a whole number of Hz (expected a ratio that gives a whole rate: "

@@ -25,8 +25,9 @@ constexpr Key kResampleKeys[] = {
         .one_of(&enum_names<WindowKind>).defaults("kaiser:5.0"),
     Key("beta", Type::number, "Kaiser beta, with window: kaiser.").at_least(0),
     Key("half_taps_per_phase", Type::integer,
-        "Filter half-length per phase: K = 2 * this * max(up, down) + 1 taps.")
-        .defaults("10").at_least(1).at_most(1000),
+        "Filter half-length per phase: K = 2 * this * max(up, down) + 1 taps (at most 64: longer sums "
+        "in float32 leave SPEC §3's 1e-5).")
+        .defaults("10").at_least(1).at_most(64),
 };
 
 void read_resample(MapReader& r, const StageReadContext& where, StageSpec& out) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <numbers>
 #include <numeric>
 #include <string>
@@ -132,6 +133,48 @@ TEST(ResampleQa, AStreamOfUnknownLengthGivesTheFilesBytes) {
     EXPECT_EQ(file, stream) << "chunk " << chunk;
     EXPECT_GT(file.size(), 1000u);
   }
+}
+
+TEST(ResampleQa, AStreamsStatisticsCountTheOutputAndLeaveUnpairedDotsEmpty) {
+  test::TempDir dir;
+  const std::string in = dir.file("in.wav");
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, test::random_samples(30011 * 2, 4, 0.9f, 16));
+  std::vector<unsigned char> bytes = test::slurp_bytes(in);
+  test::mark_unknown_length(bytes);
+  Config c;
+  c.origin = "test";
+  c.stages = {test::metrics_stage("before"), resample_stage("r", 1, 3), test::metrics_stage("after")};
+  c.execution.backend = BackendKind::cpu;
+  c.execution.chunk_frames = 997;
+  c.source.file = dir.file("in.fifo");
+  c.sink.file = dir.file("out.wav");
+  c.stats.csv = dir.file("m.csv");
+  RunReport r;
+  {
+    test::FifoFeeder feed(*c.source.file, std::move(bytes), 5, 4099);
+    r = run_pipeline(c, RunOptions{});
+  }
+  const test::Audio a = test::read_audio(*c.sink.file);
+  EXPECT_EQ(a.frames, (30011 + 2) / 3);
+  EXPECT_EQ(r.output_frames, a.frames);
+  EXPECT_EQ(r.output_sample_rate, 16000);
+  EXPECT_EQ(r.metrics[0].totals[0].frames, 30011);  // "before" counts the input's frames
+  EXPECT_EQ(r.metrics[1].totals[0].frames, a.frames);
+  EXPECT_TRUE(r.metrics[0].paired);
+  EXPECT_FALSE(r.metrics[1].paired);
+  std::int64_t rows = 0;
+  for (const auto& row : r.metrics[0].chunks) rows += row.frames;
+  EXPECT_EQ(rows, 30011);
+  // CSV: "after" rows leave dot_input and correlation_input empty.
+  std::ifstream csv(*c.stats.csv);
+  std::string line;
+  int after = 0;
+  while (std::getline(csv, line))
+    if (line.rfind("after,", 0) == 0) {
+      ++after;
+      EXPECT_NE(line.find(",,"), std::string::npos) << line;
+    }
+  EXPECT_GT(after, 0);
 }
 
 TEST(ResampleQa, LiveModeGivesTheFilesBytes) {
