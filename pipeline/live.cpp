@@ -118,10 +118,16 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
   LiveKernels k;
   if (device >= 0) k.where = "CUDA device " + std::to_string(device) + " (FIR stages), the CPU (the rest)";
   k.per_stage.resize(plan.stages.size());
-  const LiveContext context{plan.channels, block, device};
+  double rate_ratio = 1.0;  // this stage's input rate / the source's
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
     const StageKind& kind = stage_kind(st.type);
+    // A stage's blocks last as long as the source's: behind a resampler
+    // they hold other frame counts.
+    const std::int64_t stage_block =
+        std::max<std::int64_t>(1, std::llround(static_cast<double>(block) * rate_ratio));
+    rate_ratio *= static_cast<double>(st.up) / static_cast<double>(st.down);
+    const LiveContext context{plan.channels, stage_block, device};
     if (device >= 0) {
 #ifdef SIGSTREAM_HAVE_CUDA
       k.per_stage[j] = make_cuda_live_kernel(st, context);
@@ -129,10 +135,17 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
       throw Error(ErrorKind::cuda, "live mode on CUDA: this sigstream was built without CUDA");
 #endif
     }
-    if (!k.per_stage[j] && kind.live_kernel != nullptr) k.per_stage[j] = kind.live_kernel(st, LiveContext{plan.channels, block, -1});
+    if (!k.per_stage[j] && kind.live_kernel != nullptr)
+      k.per_stage[j] = kind.live_kernel(st, LiveContext{plan.channels, stage_block, -1});
     if (k.per_stage[j]) k.notes.push_back(k.per_stage[j]->describe());
   }
   return k;
+}
+
+// The time a stage holds back (its look-ahead) at input rate `rate`; a
+// resampler counts its look-ahead in up-sampled frames.
+double lookahead_seconds(const PlannedStage& st, double rate) {
+  return static_cast<double>(st.lookahead) / (static_cast<double>(st.up) * rate);
 }
 
 struct LiveChain {
@@ -145,7 +158,10 @@ struct LiveChain {
 LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
   LiveChain chain;
   const int ch = plan.channels;
-  std::int64_t delay = 0;  // frames held back by the stages so far
+  // Time held back by the stages so far (their look-ahead), in source frames'
+  // time; a stage's `phase` is that in its own input frames.
+  double delay_s = 0.0;
+  double rate = plan.sample_rate;
   bool same_rate = true;
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
@@ -156,8 +172,9 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
       chain.ops.push_back(std::move(m));
       continue;
     }
-    chain.ops.push_back(kind.live_op(st, k.per_stage[j].get(), ch, delay));
-    delay += st.lookahead;
+    chain.ops.push_back(kind.live_op(st, k.per_stage[j].get(), ch, std::llround(delay_s * rate)));
+    delay_s += lookahead_seconds(st, rate);
+    rate = rate * static_cast<double>(st.up) / static_cast<double>(st.down);
     same_rate = same_rate && !st.changes_rate();
   }
   chain.output = std::make_unique<MetricsOp>(plan.output_slot(), ch, !plan.rate_changes);
@@ -269,15 +286,21 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     if (const auto m = k->method()) report.stages[j].method = *m;
     if (const std::string d = k->detail(); !d.empty()) report.stages[j].detail += "; " + d;
   }
-  std::int64_t delay = 0;
-  for (const PlannedStage& st : plan.stages) delay += st.lookahead;
+  double delay_s = 0.0;
+  {
+    double rate = plan.sample_rate;
+    for (const PlannedStage& st : plan.stages) {
+      delay_s += lookahead_seconds(st, rate);
+      rate = rate * static_cast<double>(st.up) / static_cast<double>(st.down);
+    }
+  }
   {
     std::ostringstream o;
     o << "live: blocks of " << block << " frames (" << static_cast<double>(block) * 1000.0 / plan.sample_rate
       << " ms at " << plan.sample_rate << " Hz) on " << kernels.where;
     for (const std::string& n : kernels.notes) o << "; " << n;
     o << "; inherent delay: the block";
-    if (delay > 0) o << " + " << delay << " frames of look-ahead (" << static_cast<double>(delay) * 1000.0 / plan.sample_rate << " ms, mode same)";
+    if (delay_s > 0) o << " + " << delay_s * 1000.0 << " ms of look-ahead (same-mode filters, resamplers)";
     o << "; compute " << warm_mean << " ms a block (max " << warm_max << ")";
     log(o.str());
     if (warm_mean > 0.5 * target)
