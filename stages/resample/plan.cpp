@@ -97,7 +97,7 @@ class ResampleOp final : public LiveOp {
     }
   }
 
-  const PlannedStage& stage_;
+  const PlannedStage stage_;  // a copy: the op may outlive the plan it was made from
   kcpu::PolyphaseTaps taps_;
   LivePlanes history_;
   std::int64_t base_ = 0;      // input frame of history_[c][0]

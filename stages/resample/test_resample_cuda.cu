@@ -45,6 +45,14 @@ TEST_P(ResampleCuda, GivesTheCpusBits) {
     c.sink.file = dir.file("cuda" + std::to_string(chunk) + ".wav");
     const RunReport gpu = run_pipeline(c, RunOptions{});
     EXPECT_EQ(test::slurp_bytes(dir.file("cpu.wav")), test::slurp_bytes(*c.sink.file)) << "chunk " << chunk;
+    EXPECT_EQ(cpu.output_frames, gpu.output_frames);
+    EXPECT_EQ(cpu.output_sample_rate, gpu.output_sample_rate);
+    for (std::size_t slot = 0; slot < cpu.metrics.size(); ++slot) {
+      EXPECT_EQ(cpu.metrics[slot].paired, gpu.metrics[slot].paired);
+      std::int64_t rows = 0;  // the chunks' rows cover the block's frames once
+      for (const auto& row : gpu.metrics[slot].chunks) rows += row.frames;
+      EXPECT_EQ(rows, gpu.metrics[slot].totals[0].frames) << "slot " << slot << ", chunk " << chunk;
+    }
     for (std::size_t slot = 0; slot < cpu.metrics.size(); ++slot)
       for (std::size_t ch = 0; ch < 3; ++ch) {
         EXPECT_EQ(cpu.metrics[slot].totals[ch].frames, gpu.metrics[slot].totals[ch].frames);
