@@ -105,7 +105,8 @@ def measure_paced(pacer: str, cmd: list[str], name: str, taps: int, seconds: flo
     r.extra = {"harness_rt": m["harness_rt"], "harness_mlock": m["harness_mlock"]}
     with open(err_path, "rb") as f:
         log = f.read().decode(errors="replace")
-    r.extra["log_tail"] = log[-1200:]
+    # sigstream's own live lines (blocks, late split, preemptions), not its metrics print.
+    r.extra["log_live"] = [line for line in log.splitlines() if "live:" in line or "warning" in line]
     if m["exit"] != 0:
         r.note = "exit %d: %s" % (m["exit"], log[-300:])
     os.unlink(err_path)
