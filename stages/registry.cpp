@@ -23,7 +23,8 @@ constexpr StageKind kKinds[] = {
      .plan = &plan_fir,
      .cpu_step = &make_fir_cpu_step,
      .live_kernel = &make_fir_live_kernel,
-     .live_op = &make_fir_live_op},
+     .live_op = &make_fir_live_op,
+     .stats = &fir_stats},
     {.type = StageType::gain,
      .name = "gain",
      .summary = "Multiplies every sample by a constant factor, given in dB or linear.",
@@ -32,7 +33,8 @@ constexpr StageKind kKinds[] = {
      .plan = &plan_gain,
      .cpu_step = &make_gain_cpu_step,
      .live_kernel = nullptr,
-     .live_op = &make_gain_live_op},
+     .live_op = &make_gain_live_op,
+     .stats = &gain_stats},
     {.type = StageType::metrics,
      .name = "metrics",
      .summary = "Measures the signal at this point of the chain (energy, RMS, peak, mean, "
@@ -52,7 +54,8 @@ constexpr StageKind kKinds[] = {
      .plan = &plan_resample,
      .cpu_step = &make_resample_cpu_step,
      .live_kernel = nullptr,
-     .live_op = &make_resample_live_op},
+     .live_op = &make_resample_live_op,
+     .stats = &resample_stats},
 };
 
 // stage_kind() indexes by the enum's value, so the table follows its order.

@@ -16,6 +16,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "stages/types.hpp"
@@ -26,6 +28,12 @@ struct Config;
 struct StageSpec;
 struct PlannedStage;
 struct StageSchema;  // pipeline/config/stage_schema.hpp: the kind's keys and reader
+struct StageReport;  // pipeline/pipeline.hpp: what a run reports of a stage
+
+// A kind's own fields of a stage in the statistics JSON (SPEC §4 `stages`),
+// in order, after `name` and `type`.
+using StatValue = std::variant<std::int64_t, double, std::string>;
+using StatFields = std::vector<std::pair<std::string, StatValue>>;
 
 // Working memory a step keeps per CPU worker (e.g. FFT buffers); made once.
 class StepScratch {
@@ -117,6 +125,8 @@ struct StageKind {
   std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage& stage, const LiveContext& context) = nullptr;
   std::unique_ptr<LiveOp> (*live_op)(const PlannedStage& stage, LiveKernel* kernel, int channels,
                                      std::int64_t phase) = nullptr;
+  // Its fields in the statistics (null: none).
+  StatFields (*stats)(const StageReport& stage) = nullptr;
 };
 
 // "stages.2 (stage 'lp')" with the config file and line, or "filter for

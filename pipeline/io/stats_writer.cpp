@@ -5,8 +5,10 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <variant>
 
 #include "core/version.hpp"
+#include "stages/registry.hpp"
 
 namespace sigstream {
 
@@ -65,20 +67,8 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
   j["stages"] = json::array();
   for (const auto& s : r.stages) {
     json st = {{"name", s.name}, {"type", to_string(s.type)}};
-    if (s.type == StageType::fir) {
-      st["taps"] = s.taps;
-      st["mode"] = to_string(s.mode);
-      st["method"] = to_string(s.method);
-      st["design"] = s.detail;
-    } else if (s.type == StageType::gain) {
-      st["linear"] = s.gain;
-    } else if (s.type == StageType::resample) {
-      st["up"] = s.up;
-      st["down"] = s.down;
-      st["sample_rate"] = rate_json(s.rate_out);
-      st["taps"] = s.taps;
-      st["design"] = s.detail;
-    }
+    if (const StageKind& kind = stage_kind(s.type); kind.stats != nullptr)
+      for (auto& [key, value] : kind.stats(s)) std::visit([&](const auto& v) { st[key] = v; }, value);
     j["stages"].push_back(st);
   }
   json metrics = json::object();

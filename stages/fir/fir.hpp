@@ -19,6 +19,8 @@ void plan_fir(const StageSpec& spec, const StagePlanContext& where, PlannedStage
 // The step for the stage's resolved method: direct (taps ascending, fma) or
 // FFT overlap-save; the float64 path is always the direct sum.
 std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage);
+// taps, mode, method, design.
+StatFields fir_stats(const StageReport& stage);
 
 // Live mode (stages/fir/live.cpp): the kernel on the CPU (direct or
 // partitioned) and the running convolution over it.

@@ -6,6 +6,7 @@
 #include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fir_fft.hpp"
 #include "pipeline/config.hpp"
+#include "pipeline/pipeline.hpp"
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/fir/fir.hpp"
@@ -112,6 +113,13 @@ void plan_fir(const StageSpec& s, const StagePlanContext& where, PlannedStage& p
   p.lookahead = p.mode == FirMode::same ? centre : 0;
   p.extra = p.mode == FirMode::full ? k - 1 : 0;
   p.frames_out = p.length_out(where.frames_in);
+}
+
+StatFields fir_stats(const StageReport& s) {
+  return {{"taps", s.taps},
+          {"mode", std::string(to_string(s.mode))},
+          {"method", std::string(to_string(s.method))},
+          {"design", s.detail}};
 }
 
 std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage) {

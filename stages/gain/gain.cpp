@@ -1,6 +1,7 @@
 #include "stages/gain/gain.hpp"
 
 #include "pipeline/config.hpp"
+#include "pipeline/pipeline.hpp"
 #include "pipeline/plan.hpp"
 
 namespace sigstream {
@@ -47,6 +48,8 @@ void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStag
   out.gain = spec.gain_linear;
   out.frames_out = where.frames_in;
 }
+
+StatFields gain_stats(const StageReport& s) { return {{"linear", s.gain}}; }
 
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage) {
   return std::make_unique<const GainStep>(stage.gain);

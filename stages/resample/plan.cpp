@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "kernels/cpu/resample.hpp"
 #include "pipeline/config.hpp"
+#include "pipeline/pipeline.hpp"
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/resample/resample.hpp"
@@ -172,6 +173,15 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
   p.lookahead = (k - 1) / 2;
   p.lookback = k - 1 - p.lookahead;
   p.frames_out = p.length_out(where.frames_in);
+}
+
+StatFields resample_stats(const StageReport& s) {
+  // Rates are whole numbers (plan_resample insists): an integer, like SPEC §4's rates.
+  return {{"up", s.up},
+          {"down", s.down},
+          {"sample_rate", static_cast<std::int64_t>(s.rate_out)},
+          {"taps", s.taps},
+          {"design", s.detail}};
 }
 
 std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& stage) {

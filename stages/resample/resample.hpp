@@ -22,6 +22,7 @@ inline constexpr std::int64_t kMaxResampleFactor = 4096;
 // Throws Error(config) naming the stage for a ratio it cannot realise.
 void plan_resample(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& stage);
+StatFields resample_stats(const StageReport& stage);  // up, down, sample_rate, taps, design
 std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* kernel, int channels,
                                               std::int64_t phase);
 
