@@ -3,6 +3,7 @@
 // on each backend by bench/ and written here next to its measurement.
 #include <algorithm>
 
+#include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fir_fft.hpp"
 #include "pipeline/plan.hpp"
 
@@ -117,11 +118,19 @@ constexpr double kCpuEndToEndFactor = 4.0;
 constexpr double kCpuOverheadNsPerSample = 1.0;  // I/O, layout, metrics per sample and thread
 
 double cpu_seconds_estimate(const Plan& plan, int threads) {
-  double ns = kCpuOverheadNsPerSample;
-  for (const PlannedStage& st : plan.stages)
-    if (st.type == StageType::fir) ns += kCpuEndToEndFactor * cpu_fir_ns(plan, st, st.method);
-  const double samples = static_cast<double>(plan.output_frames) * plan.channels;
-  return samples * ns * 1e-9 / std::max(1, threads);
+  // Each stage's work counts at its own length (a resampler changes it).
+  const auto stage_frames = [&](const PlannedStage& st) {
+    return plan.rate_changes ? static_cast<double>(st.frames_out) : static_cast<double>(plan.output_frames);
+  };
+  double ns = kCpuOverheadNsPerSample * static_cast<double>(plan.output_frames);
+  for (const PlannedStage& st : plan.stages) {
+    if (st.type == StageType::fir) ns += stage_frames(st) * kCpuEndToEndFactor * cpu_fir_ns(plan, st, st.method);
+    // The polyphase sum: ~K/up taps an output, at the direct kernel's rate.
+    if (st.type == StageType::resample)
+      ns += stage_frames(st) * kCpuEndToEndFactor * static_cast<double>(st.taps.size()) /
+            static_cast<double>(st.up) * kernels::cpu::fir_direct_ns_per_fma();
+  }
+  return ns * plan.channels * 1e-9 / std::max(1, threads);
 }
 
 bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {
