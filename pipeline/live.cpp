@@ -103,6 +103,26 @@ class MetricsOp final : public LiveOp {
   std::int64_t last_frames_ = 0;
 };
 
+// Each stage's input rate, then the output's ([stages.size()]).
+std::vector<double> input_rates(const Plan& plan) {
+  std::vector<double> r{plan.sample_rate};
+  for (const PlannedStage& st : plan.stages)
+    r.push_back(r.back() * static_cast<double>(st.up) / static_cast<double>(st.down));
+  return r;
+}
+
+// The time each stage holds back before its input (the look-ahead of the
+// stages before it), then the whole chain's ([stages.size()]); a resampler
+// counts its look-ahead in up-sampled frames.
+std::vector<double> delays_s(const Plan& plan) {
+  const std::vector<double> rates = input_rates(plan);
+  std::vector<double> d{0.0};
+  for (std::size_t j = 0; j < plan.stages.size(); ++j)
+    d.push_back(d.back() + static_cast<double>(plan.stages[j].lookahead) /
+                               (static_cast<double>(plan.stages[j].up) * rates[j]));
+  return d;
+}
+
 // The stages' live kernels (null where a kind prepares none), made once
 // and shared by the chains made from them (the warm-up chain leaves them as
 // it found them: zeros in, zeros kept).
@@ -118,15 +138,14 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
   LiveKernels k;
   if (device >= 0) k.where = "CUDA device " + std::to_string(device) + " (FIR stages), the CPU (the rest)";
   k.per_stage.resize(plan.stages.size());
-  double rate_ratio = 1.0;  // this stage's input rate / the source's
+  const std::vector<double> rates = input_rates(plan);
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
     const StageKind& kind = stage_kind(st.type);
     // A stage's blocks last as long as the source's: behind a resampler
     // they hold other frame counts.
     const std::int64_t stage_block =
-        std::max<std::int64_t>(1, std::llround(static_cast<double>(block) * rate_ratio));
-    rate_ratio *= static_cast<double>(st.up) / static_cast<double>(st.down);
+        std::max<std::int64_t>(1, std::llround(static_cast<double>(block) * rates[j] / plan.sample_rate));
     const LiveContext context{plan.channels, stage_block, device};
     if (device >= 0) {
 #ifdef SIGSTREAM_HAVE_CUDA
@@ -142,12 +161,6 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
   return k;
 }
 
-// The time a stage holds back (its look-ahead) at input rate `rate`; a
-// resampler counts its look-ahead in up-sampled frames.
-double lookahead_seconds(const PlannedStage& st, double rate) {
-  return static_cast<double>(st.lookahead) / (static_cast<double>(st.up) * rate);
-}
-
 struct LiveChain {
   std::vector<std::unique_ptr<LiveOp>> ops;
   std::vector<MetricsOp*> metrics;  // in plan order
@@ -158,10 +171,9 @@ struct LiveChain {
 LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
   LiveChain chain;
   const int ch = plan.channels;
-  // Time held back by the stages so far (their look-ahead), in source frames'
-  // time; a stage's `phase` is that in its own input frames.
-  double delay_s = 0.0;
-  double rate = plan.sample_rate;
+  // A stage's `phase`: the time the stages before it hold back, in its own input frames.
+  const std::vector<double> rates = input_rates(plan);
+  const std::vector<double> delay = delays_s(plan);
   bool same_rate = true;
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
@@ -172,9 +184,7 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
       chain.ops.push_back(std::move(m));
       continue;
     }
-    chain.ops.push_back(kind.live_op(st, k.per_stage[j].get(), ch, std::llround(delay_s * rate)));
-    delay_s += lookahead_seconds(st, rate);
-    rate = rate * static_cast<double>(st.up) / static_cast<double>(st.down);
+    chain.ops.push_back(kind.live_op(st, k.per_stage[j].get(), ch, std::llround(delay[j] * rates[j])));
     same_rate = same_rate && !st.changes_rate();
   }
   chain.output = std::make_unique<MetricsOp>(plan.output_slot(), ch, !plan.rate_changes);
@@ -286,14 +296,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     if (const auto m = k->method()) report.stages[j].method = *m;
     if (const std::string d = k->detail(); !d.empty()) report.stages[j].detail += "; " + d;
   }
-  double delay_s = 0.0;
-  {
-    double rate = plan.sample_rate;
-    for (const PlannedStage& st : plan.stages) {
-      delay_s += lookahead_seconds(st, rate);
-      rate = rate * static_cast<double>(st.up) / static_cast<double>(st.down);
-    }
-  }
+  const double delay_s = delays_s(plan).back();
   {
     std::ostringstream o;
     o << "live: blocks of " << block << " frames (" << static_cast<double>(block) * 1000.0 / plan.sample_rate

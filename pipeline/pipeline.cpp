@@ -81,8 +81,9 @@ class ChunkReader {
     ChunkJob job = chunk_job(plan_, c);
     job.frames = plan_.chunk_length(c, known_);
     if (job.frames == 0) return std::nullopt;
-    const std::int64_t lo = plan_.windows(job.start, job.frames).front().lo;
-    std::int64_t hi = plan_.windows(job.start, job.frames).front().hi;
+    const FrameWindow window = plan_.source_window(job.start, job.frames);
+    const std::int64_t lo = window.lo;
+    std::int64_t hi = window.hi;
     HostBlock block = pool_->acquire();
     block.frames = hi - lo;
     const std::size_t frame_bytes = static_cast<std::size_t>(plan_.channels) * sample_bytes(block.type);
@@ -112,7 +113,7 @@ class ChunkReader {
         if (known_ == 0) throw io_error(source_.path() + ": holds no audio frames (the stream is empty)");
         job.frames = plan_.chunk_length(c, known_);
         if (job.frames == 0) return std::nullopt;
-        hi = plan_.windows(job.start, job.frames).front().hi;
+        hi = plan_.source_window(job.start, job.frames).hi;
         block.frames = hi - lo;
       }
     }

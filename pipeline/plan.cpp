@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "core/error.hpp"
+#include "core/int_math.hpp"
 #include "stages/registry.hpp"
 
 namespace sigstream {
@@ -40,13 +41,6 @@ std::vector<double> read_taps_file(const std::string& path) {
   return taps;
 }
 
-namespace {
-
-std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept { return -floor_div(-a, b); }
-
-}  // namespace
-
 FrameWindow PlannedStage::input_window(FrameWindow out) const noexcept {
   if (up == 1 && down == 1) return {out.lo - lookback, out.hi + lookahead};
   return {ceil_div(out.lo * down - lookback, up), floor_div((out.hi - 1) * down + lookahead, up) + 1};
@@ -68,10 +62,21 @@ std::int64_t Plan::defined_in(std::size_t j, std::int64_t frames) const noexcept
   return frames;
 }
 
-std::vector<FrameWindow> Plan::windows(std::int64_t start, std::int64_t frames) const {
-  std::vector<FrameWindow> w(stages.size() + 1);
+void Plan::windows(std::int64_t start, std::int64_t frames, std::vector<FrameWindow>& w) const {
+  w.resize(stages.size() + 1);
   w[stages.size()] = {start, start + frames};
   for (std::size_t j = stages.size(); j-- > 0;) w[j] = stages[j].input_window(w[j + 1]);
+}
+
+std::vector<FrameWindow> Plan::windows(std::int64_t start, std::int64_t frames) const {
+  std::vector<FrameWindow> w;
+  windows(start, frames, w);
+  return w;
+}
+
+FrameWindow Plan::source_window(std::int64_t start, std::int64_t frames) const noexcept {
+  FrameWindow w{start, start + frames};
+  for (std::size_t j = stages.size(); j-- > 0;) w = stages[j].input_window(w);
   return w;
 }
 

@@ -137,6 +137,10 @@ struct Plan {
   // frames) covers: [j] is stage j's input window, [stages.size()] the output.
   // [0] is the source block the chunk reads (zeros outside the source).
   [[nodiscard]] std::vector<FrameWindow> windows(std::int64_t start, std::int64_t frames) const;
+  // The same into `out` (reusing its memory: for the per-chunk path).
+  void windows(std::int64_t start, std::int64_t frames, std::vector<FrameWindow>& out) const;
+  // Only [0]: the source frames the chunk reads.
+  [[nodiscard]] FrameWindow source_window(std::int64_t start, std::int64_t frames) const noexcept;
   // The frames of stage j's input that the chunk counts in a metrics block
   // there (over the chunks, a partition of the signal; before clamping to
   // its defined length).

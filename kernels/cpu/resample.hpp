@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/int_math.hpp"
+
 namespace sigstream::kernels::cpu {
 
 // The taps of h (K of them, float) sorted by phase: phase p holds
@@ -36,12 +38,7 @@ void resample_direct(const float* x, std::int64_t x_first, float* y, std::int64_
 void resample_direct_f64(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
                          std::int64_t n, const PolyphaseTaps& p);
 
-// floor(a / b) and ceil(a / b) for b > 0, any sign of a.
-[[nodiscard]] constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-[[nodiscard]] constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
-  return -floor_div(-a, b);
-}
+using sigstream::ceil_div;
+using sigstream::floor_div;
 
 }  // namespace sigstream::kernels::cpu

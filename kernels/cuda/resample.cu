@@ -24,6 +24,7 @@
 #include <string>
 
 #include "core/error.hpp"
+#include "core/int_math.hpp"
 #include "kernels/cuda/check.hpp"
 
 namespace sigstream::kernels::cuda {
@@ -34,10 +35,6 @@ constexpr int kThreads = 256;
 constexpr int kTile = 2048;
 constexpr std::size_t kSharedLimit = 96 * 1024;  // dynamic shared memory a block may ask for
 
-__host__ __device__ inline std::int64_t floor_div(std::int64_t a, std::int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
-}
-__host__ __device__ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return -floor_div(-a, b); }
 
 template <bool kTapsShared, bool kSpanShared>
 __global__ void __launch_bounds__(kThreads)

@@ -219,8 +219,8 @@ class CpuBackend final : public Backend {
     const int ch = plan.channels;
     const std::int64_t start = job.start + first;
     // This piece's source window, inside the chunk's input block.
-    const FrameWindow piece = plan.windows(start, frames).front();
-    const std::int64_t offset = piece.lo - plan.windows(job.start, job.frames).front().lo;
+    const FrameWindow piece = plan.source_window(start, frames);
+    const std::int64_t offset = piece.lo - plan.source_window(job.start, job.frames).lo;
     const std::int64_t len = piece.size();
     auto scratch = take_scratch();
     Scratch& s = *scratch;

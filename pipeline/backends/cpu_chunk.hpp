@@ -41,6 +41,7 @@ template <typename T>
 struct ChunkScratch {
   std::vector<T> a, b;
   std::vector<std::unique_ptr<StepScratch>> step;
+  std::vector<FrameWindow> windows;
 };
 
 // Runs every stage on `src`: planar, the chunk's source window
@@ -59,7 +60,8 @@ std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::i
                                  const std::vector<const T*>& src, ChunkScratch<T>& scratch,
                                  OnMetrics&& on_metrics, std::vector<std::int64_t>* stage_ns = nullptr) {
   const auto ch = static_cast<std::size_t>(plan.channels);
-  const std::vector<FrameWindow> w = plan.windows(start, frames);
+  plan.windows(start, frames, scratch.windows);
+  const std::vector<FrameWindow>& w = scratch.windows;
   std::int64_t stride = 0;
   for (const FrameWindow& v : w) stride = std::max(stride, v.size());
   scratch.a.resize(ch * static_cast<std::size_t>(stride));

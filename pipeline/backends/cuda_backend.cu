@@ -365,7 +365,7 @@ class CudaBackend final : public Backend {
     if (in.channels != plan_.channels || in.type != plan_.input_type)
       throw bad("input block has " + std::to_string(in.channels) +
                 " channels of another sample type than the plan's");
-    const std::int64_t want = plan_.windows(job.start, job.frames).front().size();
+    const std::int64_t want = plan_.source_window(job.start, job.frames).size();
     if (in.frames != want)
       throw bad("input block holds " + std::to_string(in.frames) + " frames, expected " + std::to_string(want) +
                 " (the chunk's source window: chunk + halo)");
@@ -400,7 +400,7 @@ class CudaBackend final : public Backend {
 
     const float* src = lane.d_src.data();
     const float* cur = src;
-    lane.windows = p.windows(lane.start, lane.frames);
+    p.windows(lane.start, lane.frames, lane.windows);  // no allocation after the first chunk
     const std::vector<FrameWindow>& w = lane.windows;
     float* planes[2] = {lane.d_ping.data(), lane.d_pong.data()};
     int next = 0;

@@ -7,6 +7,11 @@ Standard library only. Every case runs in a fresh temporary directory used as
 the working directory; nothing is written into the source tree. One line is
 printed per case, then "N passed, M failed". Exit 1 on any failure, 0
 otherwise, 77 when the binary is missing (skipped).
+
+Over 600 lines on purpose: it is the contract of the general commands (run,
+filter, design, info, devices, schema: exit codes, messages, no partial
+outputs), one case per rule on one set of helpers; batch and streams have
+files of their own (test_batch_cli.py, test_streams.py).
 """
 
 import array
