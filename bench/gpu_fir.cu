@@ -115,7 +115,7 @@ Limits measure_limits(cudaStream_t s, int reps, const cudaDeviceProp& p) {
 }
 
 using FirLauncher = void (*)(const float*, std::int64_t, const float*, int, float*, int,
-                             std::int64_t, std::int64_t, cudaStream_t);
+                             std::int64_t, std::int64_t, cudaStream_t, kc::FirInputSpan);
 struct NamedPolicy {
   std::string description;
   FirLauncher launch;
@@ -162,7 +162,7 @@ void bench_fir(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
   for (int k : taps) {
     for (const NamedPolicy& p : policies(all_policies)) {
       const double ms = median_ms(s, reps, [&] {
-        p.launch(x.data(), n, h.data(), k, y.data(), 1, 0, 0, s);
+        p.launch(x.data(), n, h.data(), k, y.data(), 1, 0, 0, s, kc::FirInputSpan{});
       });
       const double sec = ms * 1e-3;
       const double gsps = static_cast<double>(n) / sec * 1e-9;

@@ -61,27 +61,31 @@ double cpu_fir_ns(const Plan& plan, const PlannedStage& st, FirMethod method) {
   return call_ns / static_cast<double>(n);
 }
 
-FirMethod automatic_cpu(const Plan& plan, const PlannedStage& st) {
+FirMethod automatic_cpu(int k, std::int64_t frames) {
   if (!kernels::cpu::FirFft::available()) return FirMethod::direct;
-  // Short chunks: an FFT call only pays off over enough outputs (at K = 4095
-  // from ~2000 frames); the model sees the chunk's frames per call.
-  return cpu_fir_ns(plan, st, FirMethod::fft) < kCpuFftMinGain * cpu_fir_ns(plan, st, FirMethod::direct)
+  // Short calls: an FFT call only pays off over enough outputs (at K = 4095
+  // from ~2000 frames); the model sees the frames per call.
+  return kernels::cpu::FirFft::fft_cost_ns(k, frames) <
+                 kCpuFftMinGain * kernels::cpu::FirFft::direct_cost_ns(k, frames)
              ? FirMethod::fft
              : FirMethod::direct;
 }
 
-FirMethod automatic_cuda(const Plan& plan, const PlannedStage& st) {
-  const auto k = static_cast<std::int64_t>(st.taps_f32.size());
-  const std::int64_t frames = frames_per_call(plan, st);
+FirMethod automatic_cuda(std::int64_t k, std::int64_t frames, int channels) {
   // A call shorter than a few filter lengths leaves an FFT block mostly overlap.
   if (frames < 4 * k) return FirMethod::direct;
   if (k >= kCudaAlwaysFftTaps) return FirMethod::fft;
-  const double samples = static_cast<double>(frames) * plan.channels;
+  const double samples = static_cast<double>(frames) * channels;
   return static_cast<double>(k) >= kCudaCrossoverBase + kCudaCrossoverScale / samples ? FirMethod::fft
                                                                                       : FirMethod::direct;
 }
 
 }  // namespace
+
+FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels) {
+  const std::int64_t frames = std::max<std::int64_t>(1, frames_per_call);
+  return cuda ? automatic_cuda(taps, frames, channels) : automatic_cpu(taps, frames);
+}
 
 void resolve_methods(Plan& plan, const std::string& backend) {
   for (PlannedStage& st : plan.stages) {
@@ -92,7 +96,8 @@ void resolve_methods(Plan& plan, const std::string& backend) {
         st.method = st.requested;
         break;
       case FirMethod::automatic:
-        st.method = backend == "cuda" ? automatic_cuda(plan, st) : automatic_cpu(plan, st);
+        st.method = automatic_fir_method(backend == "cuda", static_cast<int>(st.taps_f32.size()),
+                                         frames_per_call(plan, st), plan.channels);
         break;
     }
   }

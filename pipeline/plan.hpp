@@ -174,6 +174,10 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits);
 // measured for that backend (pipeline/method_rule.cpp, with the measurements;
 // bench/ repeats them).
 void resolve_methods(Plan& plan, const std::string& backend);
+// The rule behind `method: auto` for one FIR of `taps` taps run in calls of
+// `frames_per_call` frames over `channels` channels (CPU: per channel; CUDA:
+// all channels in one launch). Never FirMethod::automatic.
+FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels);
 
 // Seconds the CPU backend should take for `plan` on `threads` threads (direct
 // FIR), and whether that is less than a CUDA start costs: backend auto then

@@ -175,26 +175,27 @@ __device__ __forceinline__ int line_offset(const float* p) {
   return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) >> 2) & 3u);
 }
 
-// Copies src[0 .. len) into s_x[sh .. sh + len) (src[j] for j >= avail as 0)
-// with 16-byte loads; returns sh.
+// Copies src[0 .. len) into s_x[sh .. sh + len) (src[j] for j < lo or
+// j >= avail as 0: only src[lo .. avail) is read) with 16-byte loads; returns sh.
 template <int Threads>
-__device__ __forceinline__ int load_window(const float* __restrict__ src, std::int64_t avail,
-                                           int len, float* s_x) {
+__device__ __forceinline__ int load_window(const float* __restrict__ src, std::int64_t lo64,
+                                           std::int64_t avail, int len, float* s_x) {
   const int sh = line_offset(src);
   const int valid = avail < len ? static_cast<int>(avail) : len;
+  const int lo = lo64 > 0 ? (lo64 < len ? static_cast<int>(lo64) : len) : 0;
   const auto* src4 = reinterpret_cast<const float4*>(src - sh);
   auto* s4 = reinterpret_cast<float4*>(s_x);
   const int nv = (sh + len + 3) >> 2;
   for (int v = static_cast<int>(threadIdx.x); v < nv; v += Threads) {
     const int j0 = 4 * v - sh;
     float4 val;
-    if (j0 >= 0 && j0 + 4 <= valid) {
+    if (j0 >= lo && j0 + 4 <= valid) {
       val = __ldg(src4 + v);
     } else {
-      val.x = (j0 + 0 >= 0 && j0 + 0 < valid) ? __ldg(src + j0 + 0) : 0.0f;
-      val.y = (j0 + 1 >= 0 && j0 + 1 < valid) ? __ldg(src + j0 + 1) : 0.0f;
-      val.z = (j0 + 2 >= 0 && j0 + 2 < valid) ? __ldg(src + j0 + 2) : 0.0f;
-      val.w = (j0 + 3 >= 0 && j0 + 3 < valid) ? __ldg(src + j0 + 3) : 0.0f;
+      val.x = (j0 + 0 >= lo && j0 + 0 < valid) ? __ldg(src + j0 + 0) : 0.0f;
+      val.y = (j0 + 1 >= lo && j0 + 1 < valid) ? __ldg(src + j0 + 1) : 0.0f;
+      val.z = (j0 + 2 >= lo && j0 + 2 < valid) ? __ldg(src + j0 + 2) : 0.0f;
+      val.w = (j0 + 3 >= lo && j0 + 3 < valid) ? __ldg(src + j0 + 3) : 0.0f;
     }
     s4[v] = val;
   }
@@ -222,29 +223,33 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 // load_window, asynchronously: issues the copies (the caller commits and
-// waits). Only bytes inside [src, src + min(avail, len)) are read.
+// waits). Only bytes inside [src + lo, src + min(avail, len)) are read;
+// `safe` is a readable address given to the zero-filling copies (which read
+// nothing: src itself may lie outside the allocation when lo > 0).
 template <int Threads>
-__device__ __forceinline__ int load_window_async(const float* __restrict__ src,
-                                                 std::int64_t avail, int len, float* s_x) {
+__device__ __forceinline__ int load_window_async(const float* __restrict__ src, std::int64_t lo64,
+                                                 std::int64_t avail, int len, float* s_x,
+                                                 const float* safe) {
   const int sh = line_offset(src);
   const int valid = avail < len ? static_cast<int>(avail) : len;
+  const int lo = lo64 > 0 ? (lo64 < len ? static_cast<int>(lo64) : len) : 0;
   const float* src_line = src - sh;
   const int nv = (sh + len + 3) >> 2;
   for (int v = static_cast<int>(threadIdx.x); v < nv; v += Threads) {
     const int j0 = 4 * v - sh;
-    if (j0 >= 0 && j0 + 4 <= valid) {
+    if (j0 >= lo && j0 + 4 <= valid) {
       cp_async16(s_x + 4 * v, src_line + 4 * v, 16);
-    } else if (j0 >= valid) {
-      cp_async16(s_x + 4 * v, src, 0);  // zeros; nothing is read
+    } else if (j0 >= valid || j0 + 4 <= lo) {
+      cp_async16(s_x + 4 * v, safe, 0);  // zeros; nothing is read
     } else {
-      // The lines holding src[0] and src[valid - 1]: the floats outside
-      // [src, src + valid) are not ours to read (they may lie outside the
-      // allocation or be uninitialised).
+      // The lines holding src[lo] and src[valid - 1]: the floats outside
+      // [src + lo, src + valid) are not ours to read (they may lie outside
+      // the allocation or be uninitialised).
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int j = j0 + e;
-        const bool in = j >= 0 && j < valid;
-        cp_async4(s_x + 4 * v + e, in ? src + j : src, in ? 4 : 0);
+        const bool in = j >= lo && j < valid;
+        cp_async4(s_x + 4 * v + e, in ? src + j : safe, in ? 4 : 0);
       }
     }
   }
@@ -282,7 +287,8 @@ template <typename P>
 __global__ void __launch_bounds__(P::kThreads)
     fir_direct_tiled_kernel(const float* __restrict__ d_x, std::int64_t n,
                             const float* __restrict__ d_h, int taps, int tap_tile,
-                            float* __restrict__ d_y, std::int64_t x_stride, std::int64_t y_stride) {
+                            float* __restrict__ d_y, std::int64_t x_stride, std::int64_t y_stride,
+                            std::int64_t x_lead, std::int64_t x_end) {
   constexpr int R = P::kOutputsPerThread;
   constexpr int T = P::kTile;
   extern __shared__ float4 smem4[];
@@ -291,9 +297,9 @@ __global__ void __launch_bounds__(P::kThreads)
 
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.x) * T;
-  const float* x = d_x + static_cast<std::int64_t>(blockIdx.y) * x_stride;
+  // x[j], j in [0, n + taps - 1): the virtual input (data[j - x_lead] for j in [x_lead, x_end), else 0).
+  const float* x = d_x + static_cast<std::int64_t>(blockIdx.y) * x_stride - x_lead;
   float* y = d_y + static_cast<std::int64_t>(blockIdx.y) * y_stride;
-  const std::int64_t x_len = n + taps - 1;
 
   float acc[R];
 #pragma unroll
@@ -304,7 +310,7 @@ __global__ void __launch_bounds__(P::kThreads)
     if (k0 > 0) __syncthreads();
     for (int j = tid; j < nt; j += P::kThreads) s_h[j] = __ldg(d_h + k0 + j);
     const std::int64_t g0 = i0 + taps - k0 - nt;  // input of output i0 for tap k0 + nt - 1
-    const int sh = load_window<P::kThreads>(x + g0, x_len - g0, T + nt - 1, s_x);
+    const int sh = load_window<P::kThreads>(x + g0, x_lead - g0, x_end - g0, T + nt - 1, s_x);
     __syncthreads();
     accumulate<P>(s_x + sh + tid * R + (nt - 1), s_h, nt, acc);
   }
@@ -318,7 +324,8 @@ __global__ void __launch_bounds__(P::kThreads)
     fir_direct_streaming_kernel(const float* __restrict__ d_x, std::int64_t n,
                                 const float* __restrict__ d_h, int taps, int tap_tile,
                                 float* __restrict__ d_y, std::int64_t x_stride,
-                                std::int64_t y_stride, std::int64_t tiles) {
+                                std::int64_t y_stride, std::int64_t tiles, std::int64_t x_lead,
+                                std::int64_t x_end) {
   constexpr int R = P::kOutputsPerThread;
   constexpr int T = P::kTile;
   extern __shared__ float4 smem4[];
@@ -327,14 +334,15 @@ __global__ void __launch_bounds__(P::kThreads)
   float* const buffer0 = s_h + tap_tile;
 
   const int tid = static_cast<int>(threadIdx.x);
-  const float* x = d_x + static_cast<std::int64_t>(blockIdx.y) * x_stride;
+  // The virtual input as in the tiled kernel; `safe` is the channel's first sample.
+  const float* safe = d_x + static_cast<std::int64_t>(blockIdx.y) * x_stride;
+  const float* x = safe - x_lead;
   float* y = d_y + static_cast<std::int64_t>(blockIdx.y) * y_stride;
-  const std::int64_t x_len = n + taps - 1;
   const int len = T + taps - 1;
 
   for (int j = tid; j < taps; j += P::kThreads) s_h[j] = __ldg(d_h + j);
   std::int64_t t = blockIdx.x;
-  int sh = load_window_async<P::kThreads>(x + t * T, x_len - t * T, len, buffer0);
+  int sh = load_window_async<P::kThreads>(x + t * T, x_lead - t * T, x_end - t * T, len, buffer0, safe);
   cp_async_commit();
   for (int i = 0; t < tiles; ++i, t += gridDim.x) {
     float* cur = buffer0 + (i & 1) * buffer_floats;
@@ -342,7 +350,8 @@ __global__ void __launch_bounds__(P::kThreads)
     const std::int64_t tn = t + gridDim.x;
     __syncthreads();
     int sh_next = 0;
-    if (tn < tiles) sh_next = load_window_async<P::kThreads>(x + tn * T, x_len - tn * T, len, next);
+    if (tn < tiles)
+      sh_next = load_window_async<P::kThreads>(x + tn * T, x_lead - tn * T, x_end - tn * T, len, next, safe);
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
@@ -405,7 +414,7 @@ std::string describe_fir_policy() {
 template <typename P>
 void fir_direct_with_policy(const float* d_x, std::int64_t n, const float* d_h, int taps,
                             float* d_y, int channels, std::int64_t x_stride,
-                            std::int64_t y_stride, cudaStream_t stream) {
+                            std::int64_t y_stride, cudaStream_t stream, FirInputSpan span) {
   auto bad = [](const std::string& m) {
     return Error(ErrorKind::invalid_argument, "fir_direct: " + m);
   };
@@ -419,6 +428,10 @@ void fir_direct_with_policy(const float* d_x, std::int64_t n, const float* d_h, 
     throw bad("y_stride " + std::to_string(y_stride) + " < n " + std::to_string(n));
   const std::int64_t tiles = (n + P::kTile - 1) / P::kTile;
   if (tiles > 0x7fffffff) throw bad("n too large (" + std::to_string(n) + ")");
+  const std::int64_t x_lead = span.len < 0 ? 0 : span.lead;
+  const std::int64_t x_end = span.len < 0 ? n + taps - 1 : span.lead + span.len;
+  if (x_lead < 0 || x_end < x_lead)
+    throw bad("input span lead " + std::to_string(span.lead) + ", len " + std::to_string(span.len));
 
   if (taps <= P::kTapTile) {
     const int tap_tile = round_up(taps, 16);
@@ -435,23 +448,24 @@ void fir_direct_with_policy(const float* d_x, std::int64_t n, const float* d_h, 
     const std::int64_t blocks = (tiles + waves - 1) / waves;
     const dim3 grid(static_cast<unsigned>(blocks), static_cast<unsigned>(channels));
     fir_direct_streaming_kernel<P><<<grid, P::kThreads, smem, stream>>>(
-        d_x, n, d_h, taps, tap_tile, d_y, x_stride, y_stride, tiles);
+        d_x, n, d_h, taps, tap_tile, d_y, x_stride, y_stride, tiles, x_lead, x_end);
     SIGSTREAM_CUDA_CHECK_LAUNCH("fir_direct_streaming_kernel");
   } else {
     const int tap_tile = P::kTapTile;
     const std::size_t smem = static_cast<std::size_t>(2 * tap_tile + P::kTile + 8) * sizeof(float);
     allow_shared(fir_direct_tiled_kernel<P>, smem);
     const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(channels));
-    fir_direct_tiled_kernel<P><<<grid, P::kThreads, smem, stream>>>(d_x, n, d_h, taps, tap_tile,
-                                                                     d_y, x_stride, y_stride);
+    fir_direct_tiled_kernel<P><<<grid, P::kThreads, smem, stream>>>(
+        d_x, n, d_h, taps, tap_tile, d_y, x_stride, y_stride, x_lead, x_end);
     SIGSTREAM_CUDA_CHECK_LAUNCH("fir_direct_tiled_kernel");
   }
 }
 
 void fir_direct(const float* d_x, std::int64_t n, const float* d_h, int taps, float* d_y,
-                int channels, std::int64_t x_stride, std::int64_t y_stride, cudaStream_t stream) {
+                int channels, std::int64_t x_stride, std::int64_t y_stride, cudaStream_t stream,
+                FirInputSpan span) {
   fir_direct_with_policy<FirDirectDefaultPolicy>(d_x, n, d_h, taps, d_y, channels, x_stride,
-                                                 y_stride, stream);
+                                                 y_stride, stream, span);
 }
 
 std::string fir_direct_policy() {
@@ -462,7 +476,7 @@ std::string fir_direct_policy() {
 #define SIGSTREAM_FIR_POLICY_INSTANTIATE(P)                                                  \
   template void fir_direct_with_policy<P>(const float*, std::int64_t, const float*, int,     \
                                           float*, int, std::int64_t, std::int64_t,           \
-                                          cudaStream_t);                                     \
+                                          cudaStream_t, FirInputSpan);                       \
   template std::string describe_fir_policy<P>();
 SIGSTREAM_FIR_POLICY_INSTANTIATE(FirBenchPolicy0)
 SIGSTREAM_FIR_POLICY_INSTANTIATE(FirBenchPolicy1)

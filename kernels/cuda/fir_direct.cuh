@@ -45,6 +45,18 @@ struct FirDirectPolicy {
 // per scheduler).
 using FirDirectDefaultPolicy = FirDirectPolicy<256, 15, 32, 2048, true>;
 
+// Where the input samples are. By default (lead 0, len -1) channel c holds
+// all n + taps - 1 samples the contract reads. Otherwise it holds only `len`
+// samples at d_x + c * x_stride, which are the contract's inputs lead ..
+// lead + len - 1; the inputs before and after them are zeros, and nothing
+// outside those len samples is read. A clip without padding is filtered in
+// place this way: causal is {taps - 1, N}, full {taps - 1, N}, same
+// {taps - 1 - (taps - 1) / 2, N}.
+struct FirInputSpan {
+  std::int64_t lead = 0;
+  std::int64_t len = -1;
+};
+
 // Launches the direct FIR on `stream` (asynchronous; no synchronisation).
 //   d_x:       channel c's input at d_x + c * x_stride, n + taps - 1 samples
 //              (the taps - 1 samples before output 0, then n more).
@@ -56,7 +68,8 @@ using FirDirectDefaultPolicy = FirDirectPolicy<256, 15, 32, 2048, true>;
 // Any float alignment of d_x/d_y/strides works; 16-byte alignment is faster.
 // Throws Error(invalid_argument) for bad arguments, Error(cuda) for a failed launch.
 void fir_direct(const float* d_x, std::int64_t n, const float* d_h, int taps, float* d_y,
-                int channels, std::int64_t x_stride, std::int64_t y_stride, cudaStream_t stream);
+                int channels, std::int64_t x_stride, std::int64_t y_stride, cudaStream_t stream,
+                FirInputSpan span = {});
 
 // What fir_direct runs (policy and kernel choice), for logs.
 [[nodiscard]] std::string fir_direct_policy();
@@ -66,7 +79,7 @@ void fir_direct(const float* d_x, std::int64_t n, const float* d_h, int taps, fl
 template <typename Policy>
 void fir_direct_with_policy(const float* d_x, std::int64_t n, const float* d_h, int taps,
                             float* d_y, int channels, std::int64_t x_stride,
-                            std::int64_t y_stride, cudaStream_t stream);
+                            std::int64_t y_stride, cudaStream_t stream, FirInputSpan span = {});
 template <typename Policy>
 [[nodiscard]] std::string describe_fir_policy();
 
@@ -81,7 +94,7 @@ using FirBenchPolicy5 = FirDirectPolicy<256, 11, 32, 2048, true>;
 #define SIGSTREAM_FIR_POLICY_EXTERN(P)                                                         \
   extern template void fir_direct_with_policy<P>(const float*, std::int64_t, const float*, int, \
                                                  float*, int, std::int64_t, std::int64_t,       \
-                                                 cudaStream_t);                                 \
+                                                 cudaStream_t, FirInputSpan);                   \
   extern template std::string describe_fir_policy<P>();
 SIGSTREAM_FIR_POLICY_EXTERN(FirBenchPolicy0)
 SIGSTREAM_FIR_POLICY_EXTERN(FirBenchPolicy1)

@@ -75,15 +75,18 @@ std::int64_t next_pow2(std::int64_t v) {
 
 // Row q0 + blockIdx.y: x[c][s*B + j], j in [0, L), as L/2 float2 pairs; a
 // block covers kThreads * kItems pairs, all loads issued before the stores.
+// x[c][i] is data[c][i - x_lead] for i in [x_lead, x_len), else 0.
 __global__ void __launch_bounds__(kThreads)
-    fft_gather_kernel(const float* __restrict__ d_x, std::int64_t x_stride, std::int64_t x_len,
+    fft_gather_kernel(const float* __restrict__ d_x, std::int64_t x_stride, std::int64_t x_lead,
+                      std::int64_t x_len,
                       std::int64_t seg_per_channel, int block, int fft, std::int64_t q0,
                       float* __restrict__ rows, int row_stride) {
   const std::int64_t q = q0 + blockIdx.y;
   const std::int64_t c = q / seg_per_channel;
   const std::int64_t s = q - c * seg_per_channel;
-  const float* src = d_x + c * x_stride + s * block;
-  const std::int64_t avail = x_len - s * block;  // > 0: a segment starts inside the input
+  const float* src = d_x + c * x_stride - x_lead + s * block;  // virtual: read only in [lo, avail)
+  const std::int64_t avail = x_len - s * block;
+  const std::int64_t lo = x_lead - s * block;
   auto* dst = reinterpret_cast<float2*>(rows + static_cast<std::int64_t>(blockIdx.y) * row_stride);
   const int pairs = fft / 2;
   const int base = static_cast<int>(blockIdx.x) * kThreads * kItems + static_cast<int>(threadIdx.x);
@@ -91,8 +94,8 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int u = 0; u < kItems; ++u) {
     const int j = 2 * (base + u * kThreads);
-    v[u].x = j < avail && j < fft ? __ldg(src + j) : 0.0f;
-    v[u].y = j + 1 < avail && j < fft ? __ldg(src + j + 1) : 0.0f;
+    v[u].x = j >= lo && j < avail && j < fft ? __ldg(src + j) : 0.0f;
+    v[u].y = j + 1 >= lo && j + 1 < avail && j < fft ? __ldg(src + j + 1) : 0.0f;
   }
 #pragma unroll
   for (int u = 0; u < kItems; ++u)
@@ -283,7 +286,8 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
 }
 
 void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
-                 std::int64_t x_stride, std::int64_t y_stride, cudaStream_t stream) {
+                 std::int64_t x_stride, std::int64_t y_stride, cudaStream_t stream,
+                 FirInputSpan span) {
   if (!valid()) throw bad_argument("run() on an empty FftFir");
   if (n < 0 || n > max_n_)
     throw bad_argument("n must be in 0.." + std::to_string(max_n_) + " (got " +
@@ -298,7 +302,10 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
 
   const std::int64_t seg_per_channel = (n + block_ - 1) / block_;
   const std::int64_t total = seg_per_channel * channels;
-  const std::int64_t x_len = n + taps_ - 1;
+  const std::int64_t x_lead = span.len < 0 ? 0 : span.lead;
+  const std::int64_t x_len = span.len < 0 ? n + taps_ - 1 : span.lead + span.len;
+  if (x_lead < 0 || x_len < x_lead)
+    throw bad_argument("input span lead " + std::to_string(span.lead) + ", len " + std::to_string(span.len));
   const int nbins = fft_ / 2 + 1;
   auto* bins = bins_.size() > 0 ? reinterpret_cast<cufftComplex*>(bins_.data())
                                 : reinterpret_cast<cufftComplex*>(segments_.data());
@@ -308,7 +315,7 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
     const auto active = static_cast<unsigned>(std::min<std::int64_t>(group_, total - q0));
     if ((skip_ & 1u) == 0) {
       fft_gather_kernel<<<dim3(row_blocks(fft_ / 2), active), kThreads, 0, stream>>>(
-          d_x, x_stride, x_len, seg_per_channel, block_, fft_, q0, segments_.data(), real_stride_);
+          d_x, x_stride, x_lead, x_len, seg_per_channel, block_, fft_, q0, segments_.data(), real_stride_);
       SIGSTREAM_CUDA_CHECK_LAUNCH("fft_gather_kernel");
     }
     if ((skip_ & 2u) == 0) SIGSTREAM_CUFFT_TRY(cufft().exec_r2c(r2c_.get(), segments_.data(), bins));

@@ -20,6 +20,7 @@
 #include <cufft.h>
 
 #include "kernels/cuda/cufft_api.hpp"
+#include "kernels/cuda/fir_direct.cuh"  // FirInputSpan
 
 #include <cstddef>
 #include <cstdint>
@@ -106,9 +107,11 @@ class FftFir {
   //   d_y:      channel c's output at d_y + c * y_stride, n samples; must not
   //             overlap the input.
   //   channels: 0 .. max_channels.
+  //   span:     where the input samples are, as for fir_direct (default: all
+  //             n + taps - 1 of them).
   // Throws Error(invalid_argument) for bad arguments, Error(cuda) on failure.
   void run(const float* d_x, std::int64_t n, float* d_y, int channels, std::int64_t x_stride,
-           std::int64_t y_stride, cudaStream_t stream);
+           std::int64_t y_stride, cudaStream_t stream, FirInputSpan span = {});
 
   [[nodiscard]] bool valid() const noexcept { return taps_ > 0; }
   [[nodiscard]] int taps() const noexcept { return taps_; }

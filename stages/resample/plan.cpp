@@ -149,30 +149,33 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
   note << "resample " << hz(where.sample_rate) << " -> "
        << hz(where.sample_rate * static_cast<double>(up) / static_cast<double>(down)) << " Hz (up " << up
        << ", down " << down << ")";
-  if (up == 1 && down == 1) {
-    p.taps = {1.0};  // resample_poly copies the signal
-  } else {
-    const std::int64_t m = std::max(up, down);
-    const std::int64_t half = static_cast<std::int64_t>(r.half_taps_per_phase) * m;
-    DesignSpec d;
-    d.kind = FilterKind::lowpass;
-    d.cutoff_hz = {1.0 / static_cast<double>(m)};  // of Nyquist = 1 at rate 2
-    d.taps = static_cast<int>(2 * half + 1);
-    d.window = r.window;
-    try {
-      p.taps = design_fir(d, 2.0);
-    } catch (const Error& e) {
-      throw Error(e.kind(), at + ": " + e.what());
-    }
-    for (double& t : p.taps) t *= static_cast<double>(up);
-    note << ", " << p.taps.size() << " taps, " << to_string(r.window);
+  try {
+    p.taps = resample_filter(up, down, r.half_taps_per_phase, r.window);
+  } catch (const Error& e) {
+    throw Error(e.kind(), at + ": " + e.what());
   }
+  if (p.taps.size() > 1) note << ", " << p.taps.size() << " taps, " << to_string(r.window);
   p.taps_f32.assign(p.taps.begin(), p.taps.end());
   p.design_note = note.str();
   const auto k = static_cast<std::int64_t>(p.taps.size());
   p.lookahead = (k - 1) / 2;
   p.lookback = k - 1 - p.lookahead;
   p.frames_out = p.length_out(where.frames_in);
+}
+
+std::vector<double> resample_filter(std::int64_t up, std::int64_t down, int half_taps_per_phase,
+                                    const WindowSpec& window) {
+  if (up == 1 && down == 1) return {1.0};  // resample_poly copies the signal
+  const std::int64_t m = std::max(up, down);
+  const std::int64_t half = static_cast<std::int64_t>(half_taps_per_phase) * m;
+  DesignSpec d;
+  d.kind = FilterKind::lowpass;
+  d.cutoff_hz = {1.0 / static_cast<double>(m)};  // of Nyquist = 1 at rate 2
+  d.taps = static_cast<int>(2 * half + 1);
+  d.window = window;
+  std::vector<double> taps = design_fir(d, 2.0);
+  for (double& t : taps) t *= static_cast<double>(up);
+  return taps;
 }
 
 StatFields resample_stats(const StageReport& s) {

@@ -7,6 +7,7 @@
 // zero-stuffed samples are never evaluated, and both give the same bits.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "stages/stage.hpp"
 
@@ -22,7 +23,12 @@ inline constexpr std::int64_t kMaxResampleFactor = 4096;
 // Throws Error(config) naming the stage for a ratio it cannot realise.
 void plan_resample(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& stage);
-StatFields resample_stats(const StageReport& stage);  // up, down, sample_rate, taps, design
+StatFields resample_stats(const StageReport& stage);
+// resample_poly's filter for a reduced up/down: firwin(2·h·max(up, down) + 1,
+// 1/max(up, down) of Nyquist, window) times up, h = half_taps_per_phase;
+// {1} when up = down = 1. Throws the design's Error for a bad window.
+[[nodiscard]] std::vector<double> resample_filter(std::int64_t up, std::int64_t down, int half_taps_per_phase,
+                                                  const WindowSpec& window);  // up, down, sample_rate, taps, design
 std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* kernel, int channels,
                                               std::int64_t phase);
 

@@ -109,7 +109,7 @@ class CudaStreamFixture : public ::testing::Test {
 // FIR direct
 
 using FirLauncher = void (*)(const float*, std::int64_t, const float*, int, float*, int,
-                             std::int64_t, std::int64_t, cudaStream_t);
+                             std::int64_t, std::int64_t, cudaStream_t, kc::FirInputSpan);
 
 struct FirCase {
   std::int64_t n;
@@ -150,7 +150,7 @@ void check_fir_case(const FirCase& c, cudaStream_t stream, FirLauncher launch,
   auto d_h = to_device(h);
   auto d_y = to_device(y_init);
   launch(d_x.data() + c.x_offset, c.n, d_h.data(), c.taps, d_y.data() + c.y_offset, c.channels,
-         x_stride, y_stride, stream);
+         x_stride, y_stride, stream, kc::FirInputSpan{});
   SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(stream));
   const std::vector<float> y = to_host(d_y);
 
@@ -306,6 +306,50 @@ TEST_F(FirDirectTest, CloseToFloat64Reference) {
     const double tol = 1e-6 * std::max(1.0, std::sqrt(k / 1024.0));
     EXPECT_LE(rel, tol) << "relative L2 error " << rel;
   }
+}
+
+// A clip without padding (FirInputSpan): the contract's other inputs are
+// zeros and nothing around the clip is read. The clips sit between NaNs, so
+// a read outside them would spread a NaN into the outputs; the reference
+// filters an explicitly zero-padded copy.
+TEST_F(FirDirectTest, InputSpanFiltersAClipInPlace) {
+  std::uint32_t seed = 900;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int k : {1, 2, 3, 31, 64, 255, 1023, 2047, 2049, 4097})
+    for (std::int64_t len : {1, 5, 37, 1919, 4100, 30011}) {
+      const int rows = 3;
+      const std::int64_t stride = len + 7;
+      // mode: causal (lead K-1, n = len), same (lead K-1-(K-1)/2, n = len), full (lead K-1, n = len+K-1)
+      for (int mode = 0; mode < 3; ++mode) {
+        SCOPED_TRACE("K=" + std::to_string(k) + " len=" + std::to_string(len) + " mode=" + std::to_string(mode));
+        const std::int64_t lead = mode == 1 ? (k - 1) - (k - 1) / 2 : k - 1;
+        const std::int64_t n = mode == 2 ? len + k - 1 : len;
+        std::vector<float> x(static_cast<std::size_t>(3 + rows * stride), nan);
+        const std::vector<float> data = random_floats(static_cast<std::size_t>(rows * len), seed++);
+        for (int r = 0; r < rows; ++r)
+          std::copy_n(data.begin() + r * len, len, x.begin() + 3 + r * stride);
+        const std::vector<float> h = random_floats(static_cast<std::size_t>(k), seed++);
+        auto d_x = to_device(x);
+        auto d_h = to_device(h);
+        kc::DeviceBuffer<float> d_y(static_cast<std::size_t>(rows * n));
+        kc::fir_direct(d_x.data() + 3, n, d_h.data(), k, d_y.data(), rows, stride, n, s(),
+                       kc::FirInputSpan{lead, len});
+        sync();
+        const std::vector<float> y = to_host(d_y);
+        std::vector<float> padded(static_cast<std::size_t>(n + k - 1));
+        std::vector<float> ref(static_cast<std::size_t>(n));
+        for (int r = 0; r < rows; ++r) {
+          std::fill(padded.begin(), padded.end(), 0.0f);
+          for (std::int64_t i = 0; i < len && lead + i < n + k - 1; ++i)
+            padded[static_cast<std::size_t>(lead + i)] = data[static_cast<std::size_t>(r * len + i)];
+          kernels::cpu::fir_direct(padded.data(), n, h.data(), k, ref.data());
+          for (std::int64_t i = 0; i < n; ++i)
+            ASSERT_TRUE(same_float(y[static_cast<std::size_t>(r * n + i)], ref[static_cast<std::size_t>(i)]))
+                << "row " << r << " output " << i << ": gpu " << y[static_cast<std::size_t>(r * n + i)]
+                << " cpu " << ref[static_cast<std::size_t>(i)];
+        }
+      }
+    }
 }
 
 TEST_F(FirDirectTest, ZeroLengthLaunchesNothing) {

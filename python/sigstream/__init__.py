@@ -1,0 +1,388 @@
+"""sigstream from Python (SPEC §9): FIR filtering, resampling and metrics on
+NumPy arrays and, in place on the GPU, on CuPy and PyTorch arrays; chunked
+streams; and the CLI's YAML pipelines with their statistics as dicts.
+
+    >>> import numpy as np, sigstream
+    >>> h = sigstream.design("lowpass", 1000.0, 16000.0, taps=255)
+    >>> y = sigstream.filter(np.random.default_rng(0).standard_normal(16000), h)
+
+Arrays: the last axis (or ``axis``) holds the samples; the leading axes are a
+batch (clips or channels), all filtered in one call. NumPy in gives NumPy
+out; a CuPy array or CUDA tensor gives the same kind on the same device,
+computed there without a host copy, on the caller's current stream
+(asynchronous, like the library's own operations). float32 is computed as is;
+float64 is computed in float32 (SPEC §3) and returned as float64; other real
+dtypes are cast and returned as float32.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Union
+
+import numpy as np
+
+from . import _core
+from ._arrays import Batch, as_batch, as_taps
+from .errors import (
+    KINDS,
+    ConfigError,
+    CudaError,
+    Error,
+    InputError,
+    InternalError,
+    VerificationError,
+)
+
+__version__: str = _core.__version__
+__all__ = [
+    "ConfigError",
+    "CudaError",
+    "Error",
+    "InputError",
+    "InternalError",
+    "Stream",
+    "VerificationError",
+    "batch",
+    "cuda_available",
+    "design",
+    "filter",
+    "metrics",
+    "resample",
+    "run",
+]
+
+_core.set_error_types(KINDS)
+
+ArrayLike = Any  # numpy.ndarray, cupy.ndarray, torch.Tensor, or a sequence of numbers
+PathOrConfig = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+_MODES = ("causal", "same", "full", "valid")
+_METHODS = ("auto", "direct", "fft")
+_BACKENDS = ("auto", "cpu", "cuda")
+
+
+def cuda_available() -> bool:
+    """Whether this build has the CUDA backend and a CUDA device is present."""
+    return bool(_core.has_cuda) and _core.cuda_device_count() > 0
+
+
+def design(
+    kind: str,
+    cutoff_hz: float | Sequence[float],
+    rate: float,
+    taps: int = 255,
+    window: str | tuple[str, float] = "hamming",
+) -> np.ndarray:
+    """Windowed-sinc FIR taps as ``scipy.signal.firwin`` designs them (SPEC §2), float64.
+
+    kind: "lowpass", "highpass", "bandpass" or "bandstop"; cutoff_hz one
+    frequency, or two (low, high) for the band kinds; window a name
+    ("hamming", "hann", "blackman", "rectangular") or "kaiser:BETA" / ("kaiser", BETA).
+    """
+    cutoffs = [float(c) for c in (cutoff_hz if isinstance(cutoff_hz, (list, tuple, np.ndarray)) else [cutoff_hz])]
+    return np.asarray(_core.design(kind, cutoffs, float(rate), int(taps), _window(window)), dtype=np.float64)
+
+
+def _window(window: str | tuple[str, float]) -> str:
+    if isinstance(window, tuple):
+        if len(window) != 2:
+            raise ValueError(f"window tuple must be (name, parameter), got {window!r}")
+        return f"{window[0]}:{float(window[1])!r}"
+    return str(window)
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {', '.join(repr(c) for c in choices)} (got {value!r})")
+
+
+def _check_backend(b: Batch, backend: str, what: str) -> None:
+    _check_choice("backend", backend, _BACKENDS)
+    if b.on_gpu and backend == "cpu":
+        raise ValueError(f"{what}: a GPU array is computed on its GPU; use backend='auto' or 'cuda' "
+                         "(or move it to the host first)")
+
+
+def filter(  # noqa: A001 - the name users look for (scipy.signal has lfilter, torchaudio filtfilt, ...)
+    x: ArrayLike,
+    taps: ArrayLike,
+    mode: str = "causal",
+    method: str = "auto",
+    backend: str = "auto",
+    axis: int = -1,
+) -> Any:
+    """FIR-filter x with taps along ``axis`` (SPEC §3).
+
+    mode: "causal" (= scipy.signal.lfilter(taps, 1, x), the default), "same"
+    (= scipy.signal.convolve(x, taps, "same")), "full" or "valid" (numpy.convolve's).
+    method: "direct" (exact, the CLI's bits on either backend), "fft"
+    (overlap-save) or "auto" (the CLI's rule). backend: "auto" computes where
+    the array lives; "cuda" sends a NumPy array through the GPU and back.
+    """
+    _check_choice("mode", mode, _MODES)
+    _check_choice("method", method, _METHODS)
+    b = as_batch(x, axis, "filter")
+    _check_backend(b, backend, "filter")
+    h = as_taps(taps)
+    n_out = _core.fir_length(mode, int(b.rows.shape[1]), len(h))
+    out = b.empty(n_out)
+    if backend == "cuda" and not b.on_gpu:
+        if not _core.has_cuda:
+            raise CudaError("this sigstream was built without CUDA: backend='cuda' needs a build with the CUDA toolkit")
+        _core.fir_host_on_cuda(b.rows, h, mode, method, out)
+    else:
+        _core.fir(b.rows, h, mode, method, out, b.stream())
+    return b.restore(out)
+
+
+def resample(
+    x: ArrayLike,
+    up: int,
+    down: int,
+    axis: int = -1,
+    window: str | tuple[str, float] = ("kaiser", 5.0),
+    half_taps_per_phase: int = 10,
+    backend: str = "auto",
+) -> Any:
+    """``scipy.signal.resample_poly(x, up, down, axis, window)`` (SPEC §7): ceil(n·up/down) samples.
+
+    The polyphase filter never evaluates the zero-stuffed samples; CPU and GPU
+    give the same bits.
+    """
+    b = as_batch(x, axis, "resample")
+    _check_backend(b, backend, "resample")
+    if backend == "cuda" and not b.on_gpu:
+        raise ValueError("resample: backend='cuda' takes GPU arrays (move a NumPy array with cupy.asarray first)")
+    r = _core.Resampler(int(up), int(down), int(half_taps_per_phase), _window(window))
+    out = b.empty(r.length(int(b.rows.shape[1])))
+    _core.resample(b.rows, r, out, b.stream())
+    return b.restore(out)
+
+
+def metrics(x: ArrayLike, reference: ArrayLike | None = None, axis: int = -1) -> dict[str, Any]:
+    """SPEC §4's metrics of x along ``axis``, per row of the batch.
+
+    Returns a dict of NumPy arrays shaped like x without ``axis`` (floats for
+    1-D x): energy, rms, peak, mean, nonfinite and, with a reference signal of
+    the same shape (the source), dot_input and correlation_input; "frames" is
+    the samples per row. Sums are float64, NaN/Inf samples are counted in
+    nonfinite and enter the sums as 0. Waits for the GPU (the values are host
+    numbers).
+    """
+    b = as_batch(x, axis, "metrics")
+    ref_rows = None
+    if reference is not None:
+        r = as_batch(reference, axis, "metrics reference")
+        if r.lib != b.lib or tuple(r.rows.shape) != tuple(b.rows.shape):
+            raise ValueError("metrics: reference must be the same kind of array as x, with the same shape")
+        ref_rows = r.rows
+    raw = _core.metrics(b.rows, ref_rows, b.stream())
+    frames = int(raw["frames"])
+    energy = np.asarray(raw["energy"])
+    source_energy = np.asarray(raw["source_energy"])
+    dot = np.asarray(raw["dot"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rms = np.sqrt(energy / frames) if frames > 0 else np.zeros_like(energy)
+        mean = np.asarray(raw["sum"]) / frames if frames > 0 else np.zeros_like(energy)
+        denom = np.sqrt(source_energy * energy)
+        corr = np.where((source_energy > 0) & (energy > 0), dot / np.where(denom > 0, denom, 1.0), 0.0)
+    out: dict[str, Any] = {
+        "energy": energy,
+        "rms": rms,
+        "peak": np.asarray(raw["peak"]),
+        "mean": mean,
+        "nonfinite": np.asarray(raw["nonfinite"], dtype=np.int64),
+    }
+    if ref_rows is not None:
+        out["dot_input"] = dot
+        out["correlation_input"] = corr
+    shape = b.batch_shape
+    result: dict[str, Any] = {k: (v.reshape(shape) if shape else v.reshape(()).item()) for k, v in out.items()}
+    result["frames"] = frames
+    return result
+
+
+class Stream:
+    """Chunk-by-chunk FIR filtering with the state carried between calls.
+
+    ``process(chunk)`` returns the outputs the chunk completes and ``flush()``
+    the rest; concatenated, they are ``filter`` of the whole signal, bit for
+    bit with method "direct" (the default), within SPEC §3 with "fft". A chunk
+    is shaped like the signal (the batch axes first, samples last, or along
+    ``axis``), of any length (0 included); every chunk has the same batch
+    shape, ``channels`` rows in all, and the same kind of array (NumPy, CuPy,
+    PyTorch) on the same device.
+    """
+
+    def __init__(
+        self,
+        taps: ArrayLike,
+        channels: int = 1,
+        mode: str = "causal",
+        method: str = "direct",
+        backend: str = "auto",
+        axis: int = -1,
+    ) -> None:
+        _check_choice("mode", mode, _MODES)
+        _check_choice("method", method, _METHODS)
+        _check_choice("backend", backend, _BACKENDS)
+        if int(channels) < 1:
+            raise ValueError(f"channels must be >= 1 (got {channels})")
+        self._taps = as_taps(taps)
+        self._channels = int(channels)
+        self._mode = mode
+        self._method = method
+        self._backend = backend
+        self._axis = axis
+        k = len(self._taps)
+        d = (k - 1) // 2
+        # Outputs of the causal stream to drop at the start, zeros to feed at the end.
+        self._skip = {"causal": 0, "same": d, "full": 0, "valid": k - 1}[mode]
+        self._tail = {"causal": 0, "same": d, "full": k - 1, "valid": 0}[mode]
+        self._history: Any = None  # the last K-1 input samples, rows x (K-1)
+        self._first: Batch | None = None
+        self._flushed = False
+
+    def _start(self, b: Batch) -> None:
+        rows = int(b.rows.shape[0])
+        if rows != self._channels:
+            raise ValueError(f"Stream: a chunk has {rows} rows (channels), the stream was made for {self._channels}")
+        self._first = b
+        self._history = b.empty(len(self._taps) - 1)
+        self._fill_zero(self._history)
+
+    @staticmethod
+    def _fill_zero(a: Any) -> None:
+        if hasattr(a, "zero_"):
+            a.zero_()
+        else:
+            a.fill(0)
+
+    def _concat(self, a: Any, c: Any) -> Any:
+        assert self._first is not None
+        if self._first.lib == "torch":
+            import torch
+
+            return torch.cat((a, c), dim=1)
+        if self._first.lib == "numpy":
+            return np.concatenate((a, c), axis=1)
+        import cupy
+
+        return cupy.concatenate((a, c), axis=1)
+
+    def _run(self, rows: Any) -> Any:
+        """Causal outputs for the new samples in rows (history prepended), minus the ones still to skip."""
+        assert self._first is not None
+        b = self._first
+        k = len(self._taps)
+        joined = self._concat(self._history, rows)
+        n_new = int(rows.shape[1])
+        self._history = joined[:, n_new:] if k > 1 else joined[:, :0]
+        out = b.empty(n_new)
+        if n_new > 0:
+            if self._backend == "cuda" and not b.on_gpu:
+                _core.fir_host_on_cuda(joined, self._taps, "valid", self._method, out)
+            else:
+                _core.fir(joined, self._taps, "valid", self._method, out, b.stream())
+        if self._skip > 0:
+            drop = min(self._skip, n_new)
+            self._skip -= drop
+            out = out[:, drop:]
+        return out
+
+    def process(self, chunk: ArrayLike) -> Any:
+        """The outputs this chunk completes (shaped like the chunk; fewer samples at the start of "same"/"valid")."""
+        if self._flushed:
+            raise ValueError("Stream: process() after flush(); make a new Stream")
+        b = as_batch(chunk, self._axis, "Stream.process")
+        if self._first is None:
+            _check_backend(b, self._backend, "Stream")
+            self._start(b)
+        else:
+            first = self._first
+            if b.lib != first.lib or b.batch_shape != first.batch_shape or b.device != first.device:
+                raise ValueError("Stream: every chunk must be the same kind of array, on the same device, with the "
+                                 f"same batch shape {first.batch_shape} (got {b.lib}, {b.batch_shape})")
+        return self._restore(b, self._run(b.rows))
+
+    def flush(self) -> Any:
+        """The outputs after the last sample ("same": the last (K-1)//2; "full": K-1; else none)."""
+        if self._flushed:
+            raise ValueError("Stream: flush() called twice")
+        self._flushed = True
+        if self._first is None:
+            raise ValueError("Stream: flush() before any chunk (the stream does not know its array kind yet)")
+        zeros = self._first.empty(self._tail)
+        self._fill_zero(zeros)
+        return self._restore(self._first, self._run(zeros))
+
+    @staticmethod
+    def _restore(b: Batch, out: Any) -> Any:
+        if b.lib in ("numpy", "cupy") and out.shape[1] > 0 and out.strides[1] != 4:
+            out = out.copy()
+        return b.restore(out)
+
+
+def _config_text(config: PathOrConfig) -> tuple[str, str]:
+    """(YAML text, origin for messages) of a config path or dict."""
+    if isinstance(config, Mapping):
+        # JSON is YAML: the dict goes through the same reader as a file.
+        try:
+            return json.dumps(config), "<dict>"
+        except TypeError as e:
+            raise ConfigError(f"<dict>: the config holds a value that is not plain data ({e})") from None
+    path = os.fspath(config)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read(), path
+    except OSError as e:
+        raise InputError(f"{path}: cannot read the config ({e.strerror})") from None
+
+
+def run(config: PathOrConfig, overrides: Iterable[str] = (), verify: bool = False, quiet: bool = False) -> dict[str, Any]:
+    """Run a pipeline (a YAML path or the same as a dict; SPEC §2) and return its statistics (SPEC §4).
+
+    overrides: "key.path=value" strings, as the CLI's ``--set``. Messages go
+    to stderr as in the CLI (none with quiet=True). Raises ConfigError,
+    InputError, CudaError or VerificationError with the CLI's messages.
+    """
+    text, origin = _config_text(config)
+    return json.loads(_core.run(text, origin, [str(o) for o in overrides], bool(verify), bool(quiet)))
+
+
+def batch(
+    config: PathOrConfig,
+    inputs: Iterable[str | os.PathLike[str]] = (),
+    overrides: Iterable[str] = (),
+    out_dir: str | os.PathLike[str] | None = None,
+    keep_going: bool = True,
+    force: bool = False,
+    verify: bool = False,
+    quiet: bool = False,
+) -> dict[str, Any]:
+    """Run a batch config over many files (``sigstream batch``) and return its summary as a dict.
+
+    inputs: files, folders or globs added to the config's ``batch.inputs``.
+    The summary is the CLI's batch_summary.json (also written to out_dir): a
+    file that fails is reported in it ("files": "status" and "error") and,
+    unless keep_going=False, the others still run; "exit_code" is the CLI's
+    exit status (1 when a file failed).
+    """
+    text, origin = _config_text(config)
+    summary_json, code = _core.batch(
+        text,
+        origin,
+        [str(o) for o in overrides],
+        [os.fspath(i) for i in inputs],
+        None if out_dir is None else os.fspath(out_dir),
+        bool(keep_going),
+        bool(force),
+        bool(verify),
+        bool(quiet),
+    )
+    summary: dict[str, Any] = json.loads(summary_json)
+    summary.setdefault("exit_code", code)
+    return summary

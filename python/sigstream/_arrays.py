@@ -1,0 +1,200 @@
+"""Arrays in and out: NumPy on the host, CuPy and PyTorch (or any DLPack array
+with an array-API namespace) on the GPU, without copies where none is needed.
+
+The compiled core takes 2-D float32 arrays (rows x samples, unit stride along
+a row). ``Batch`` turns the caller's array into that view: the processed
+axis moved last, the leading axes flattened into rows, other dtypes cast to
+float32. The output is allocated by the input's own library on the input's
+device (so PyTorch's caching allocator and CuPy's memory pool hand it out,
+stream-ordered on the current stream), filled in place, and given back in the
+caller's shape and dtype.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+# dtypes that come back as they went in; everything else real comes back float32.
+_KEEP = ("float32", "float64")
+
+
+def _lib(x: Any) -> str:
+    """'numpy', 'torch', 'cupy' or 'dlpack' (another GPU array library)."""
+    if isinstance(x, np.ndarray):
+        return "numpy"
+    module = type(x).__module__
+    if module.startswith("torch"):
+        return "torch"
+    if module.startswith("cupy"):
+        return "cupy"
+    if hasattr(x, "__dlpack__") and hasattr(x, "__dlpack_device__"):
+        device_type, _ = x.__dlpack_device__()
+        if device_type == 1:  # kDLCPU
+            return "numpy"
+        if device_type == 2:  # kDLCUDA
+            return "dlpack"
+        raise TypeError(f"sigstream takes host or CUDA arrays; this {type(x).__name__} lives on DLPack device type {device_type}")
+    return "numpy"  # lists, scalars, anything np.asarray takes
+
+
+def _dtype_name(x: Any, lib: str) -> str:
+    if lib == "torch":
+        return str(x.dtype).removeprefix("torch.")
+    return str(np.dtype(x.dtype)) if lib != "dlpack" else str(x.dtype)
+
+
+@dataclass
+class Batch:
+    """A signal array seen as rows of samples (see the module's docstring)."""
+
+    lib: str
+    rows: Any  # 2-D float32 array of `lib`, unit stride along axis 1
+    batch_shape: tuple[int, ...]
+    axis: int  # the processed axis of the caller's array (non-negative)
+    ndim: int
+    dtype: str  # the caller's dtype name
+    device: Any  # torch.device / cupy Device id / None for the host
+
+    @property
+    def on_gpu(self) -> bool:
+        return self.lib != "numpy"
+
+    def stream(self) -> int:
+        """The caller's current CUDA stream on the array's device (0 on the host)."""
+        if self.lib == "torch":
+            import torch
+
+            return int(torch.cuda.current_stream(self.device).cuda_stream)
+        if self.lib == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                return int(cupy.cuda.get_current_stream().ptr)
+        return 0  # the legacy default stream, which orders with every blocking stream
+
+    def empty(self, n: int) -> Any:
+        """A 2-D float32 output of len(rows) x n on the same device."""
+        rows = int(self.rows.shape[0])
+        if self.lib == "numpy":
+            return np.empty((rows, n), dtype=np.float32)
+        if self.lib == "torch":
+            import torch
+
+            return torch.empty((rows, n), dtype=torch.float32, device=self.device)
+        if self.lib == "cupy":
+            import cupy
+
+            with cupy.cuda.Device(self.device):
+                return cupy.empty((rows, n), dtype=cupy.float32)
+        xp = self.rows.__array_namespace__()
+        return xp.empty((rows, n), dtype=xp.float32, device=self.rows.device)
+
+    def restore(self, out: Any) -> Any:
+        """out (rows x n) in the caller's shape, axis and dtype."""
+        n = int(out.shape[1])
+        out = out.reshape(self.batch_shape + (n,))
+        if self.axis != self.ndim - 1:
+            out = _moveaxis(out, self.lib, -1, self.axis)
+        if self.dtype == "float64":
+            out = out.double() if self.lib == "torch" else out.astype("float64")
+        return out
+
+
+def _moveaxis(x: Any, lib: str, source: int, destination: int) -> Any:
+    if lib == "torch":
+        return x.movedim(source, destination)
+    if lib in ("numpy", "cupy"):
+        return x.swapaxes(source, destination) if x.ndim == 2 else _xp(x, lib).moveaxis(x, source, destination)
+    return x.__array_namespace__().moveaxis(x, source, destination)
+
+
+def _xp(x: Any, lib: str) -> Any:
+    if lib == "numpy":
+        return np
+    if lib == "cupy":
+        return sys.modules["cupy"]
+    return x.__array_namespace__()
+
+
+def as_batch(x: Any, axis: int, what: str) -> Batch:
+    """The caller's array as rows (see Batch); raises TypeError/ValueError on arrays it cannot take."""
+    lib = _lib(x)
+    if lib == "numpy" and not isinstance(x, np.ndarray):
+        x = np.asarray(x)
+    dtype = _dtype_name(x, lib)
+    if "complex" in dtype:
+        raise TypeError(f"{what}: complex input ({dtype}) is not supported; filter the real and imaginary parts separately")
+    if not dtype.startswith(("float", "bfloat", "int", "uint")):
+        raise TypeError(f"{what}: expected a real numeric array, got dtype {dtype}")
+    ndim = int(x.ndim)
+    if ndim == 0:
+        raise ValueError(f"{what}: expected an array of samples, got a 0-d array (a scalar)")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{what}: axis {axis} is out of range for an array of {ndim} dimensions")
+    axis %= ndim
+    device: Any = None
+    if lib == "torch":
+        if x.device.type != "cuda":
+            if x.device.type != "cpu":
+                raise TypeError(f"{what}: torch tensors on {x.device.type} are not supported (CPU or CUDA only)")
+            # A CPU tensor: through NumPy, without a copy, and back to torch at the end.
+            return _torch_cpu_batch(x, axis, what)
+        device = x.device
+        if x.dtype != _torch().float32:
+            x = x.float()
+        if axis != ndim - 1:
+            x = x.movedim(axis, -1)
+        rows = x.reshape(-1, x.shape[-1])
+        if rows.shape[1] > 1 and rows.stride(1) != 1:
+            rows = rows.contiguous()
+    else:
+        if lib == "cupy":
+            device = x.device.id
+        if dtype != "float32":
+            x = x.astype("float32")
+        if axis != ndim - 1:
+            x = _moveaxis(x, lib, axis, -1)
+        rows = x.reshape(-1, x.shape[-1]) if ndim != 2 else x
+        if rows.shape[1] > 1 and rows.strides[1] != 4 and lib in ("numpy", "cupy"):
+            rows = _xp(x, lib).ascontiguousarray(rows)
+    batch_shape = tuple(int(s) for s in x.shape[:-1])
+    return Batch(lib, rows, batch_shape, axis, ndim, dtype, device)
+
+
+def _torch() -> Any:
+    return sys.modules["torch"]
+
+
+class _TorchCpuBatch(Batch):
+    """A CPU tensor computed through a NumPy view; results go back as tensors."""
+
+    def restore(self, out: Any) -> Any:
+        return _torch().from_numpy(np.ascontiguousarray(super().restore(out)))
+
+
+def _torch_cpu_batch(x: Any, axis: int, what: str) -> Batch:
+    b = as_batch(x.detach().numpy(), axis, what)
+    return _TorchCpuBatch(b.lib, b.rows, b.batch_shape, b.axis, b.ndim, b.dtype, b.device)
+
+
+def as_taps(taps: Any) -> list[float]:
+    """Taps from any 1-D array (host or GPU) or sequence, as Python floats (float64)."""
+    lib = _lib(taps)
+    if lib == "torch":
+        taps = taps.detach().cpu().numpy()
+    elif lib == "cupy":
+        taps = taps.get()
+    elif lib == "dlpack":
+        raise TypeError(f"taps: pass them as a NumPy array or a list (got a GPU {type(taps).__name__})")
+    h = np.asarray(taps, dtype=np.float64)
+    if h.ndim != 1:
+        raise ValueError(f"taps must be 1-D, got shape {h.shape}")
+    if h.size == 0:
+        raise ValueError("taps must not be empty")
+    if not np.all(np.isfinite(h)):
+        raise ValueError("taps must be finite (found NaN or Inf)")
+    return h.tolist()

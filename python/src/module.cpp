@@ -1,0 +1,317 @@
+// sigstream._core: the nanobind binding under the Python package (python/sigstream).
+// Thin on purpose: arrays arrive here 2-D float32 (rows x samples, unit
+// stride along a row) and already allocated for the output, on the device
+// the Python layer checked; this file turns them into array_ops calls with
+// the GIL released, and sigstream::Error into the Python exception classes
+// the package registers (set_error_types).
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <array>
+#include <cstdint>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "array_ops.hpp"
+#include "core/error.hpp"
+#include "core/version.hpp"
+#include "pipeline/batch.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/io/stats_writer.hpp"
+#include "pipeline/pipeline.hpp"
+#ifdef SIGSTREAM_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/check.hpp"
+#endif
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace sigstream::py {
+namespace {
+
+// A 2-D float32 array on any device: rows along axis 0, samples along axis 1.
+using Array = nb::ndarray<float, nb::ndim<2>>;
+using ConstArray = nb::ndarray<const float, nb::ndim<2>>;
+
+// The Python classes for each ErrorKind (set once by the package).
+std::array<PyObject*, 8> g_error_types{};
+
+enum class Where { cpu, cuda };
+
+template <typename A>
+Where where(const A& a, const char* what) {
+  if (a.device_type() == nb::device::cpu::value) return Where::cpu;
+  if (a.device_type() == nb::device::cuda::value) return Where::cuda;
+  throw nb::value_error((std::string(what) + ": arrays must be in host memory or on a CUDA device").c_str());
+}
+
+template <typename A>
+std::int64_t row_stride(const A& a, const char* what) {
+  if (a.shape(1) > 1 && a.stride(1) != 1)
+    throw nb::value_error((std::string(what) + ": samples must be contiguous along the last axis").c_str());
+  return a.shape(0) > 1 ? a.stride(0) : static_cast<std::int64_t>(a.shape(1));
+}
+
+Rows rows_of(const ConstArray& x) {
+  return Rows{x.data(), static_cast<std::int64_t>(x.shape(0)), static_cast<std::int64_t>(x.shape(1)),
+              row_stride(x, "input")};
+}
+
+OutRows out_of(const Array& y, std::int64_t rows, std::int64_t n) {
+  if (static_cast<std::int64_t>(y.shape(0)) != rows || static_cast<std::int64_t>(y.shape(1)) != n)
+    throw nb::value_error("output: wrong shape");
+  return OutRows{y.data(), row_stride(y, "output")};
+}
+
+void same_device(const ConstArray& x, const Array& y) {
+  if (x.device_type() != y.device_type() || x.device_id() != y.device_id())
+    throw nb::value_error("input and output must be on the same device");
+}
+
+#ifdef SIGSTREAM_HAVE_CUDA
+// Makes the array's device current for the call, and restores the caller's.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int device) {
+    SIGSTREAM_CUDA_TRY(cudaGetDevice(&previous_));
+    if (device != previous_) SIGSTREAM_CUDA_TRY(cudaSetDevice(device));
+  }
+  ~DeviceGuard() { static_cast<void>(cudaSetDevice(previous_)); }
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+#endif
+
+[[noreturn, maybe_unused]] void no_cuda() {
+  throw Error(ErrorKind::cuda, "this sigstream was built without CUDA (no nvcc at build time): GPU arrays need a "
+                               "build with the CUDA toolkit");
+}
+
+void fir(const ConstArray& x, const std::vector<double>& taps, const std::string& mode, const std::string& method,
+         const Array& y, std::uintptr_t stream) {
+  const Mode m = parse_mode(mode);
+  const FirMethod fm = parse_method(method);
+  same_device(x, y);
+  const Rows in = rows_of(x);
+  const OutRows out = out_of(y, in.rows, fir_shape(m, in.n, static_cast<int>(taps.size())).n_out);
+  const Where w = where(x, "filter");
+  nb::gil_scoped_release release;
+  if (w == Where::cpu) return fir_cpu(in, taps, m, fm, out);
+#ifdef SIGSTREAM_HAVE_CUDA
+  const DeviceGuard guard(x.device_id());
+  fir_cuda(in, taps, m, fm, out, stream);
+#else
+  static_cast<void>(stream);
+  no_cuda();
+#endif
+}
+
+void fir_host_on_cuda(const ConstArray& x, const std::vector<double>& taps, const std::string& mode,
+                      const std::string& method, const Array& y) {
+  const Mode m = parse_mode(mode);
+  const FirMethod fm = parse_method(method);
+  if (where(x, "filter") != Where::cpu || where(y, "filter") != Where::cpu)
+    throw nb::value_error("fir_host_on_cuda takes host arrays");
+  const Rows in = rows_of(x);
+  const OutRows out = out_of(y, in.rows, fir_shape(m, in.n, static_cast<int>(taps.size())).n_out);
+  nb::gil_scoped_release release;
+#ifdef SIGSTREAM_HAVE_CUDA
+  fir_cuda_host(in, taps, m, fm, out);
+#else
+  no_cuda();
+#endif
+}
+
+void resample(const ConstArray& x, const Resampler& r, const Array& y, std::uintptr_t stream) {
+  same_device(x, y);
+  const Rows in = rows_of(x);
+  const OutRows out = out_of(y, in.rows, resampled_length(r, in.n));
+  const Where w = where(x, "resample");
+  nb::gil_scoped_release release;
+  if (w == Where::cpu) return resample_cpu(in, r, out);
+#ifdef SIGSTREAM_HAVE_CUDA
+  const DeviceGuard guard(x.device_id());
+  resample_cuda(in, r, out, stream);
+#else
+  static_cast<void>(stream);
+  no_cuda();
+#endif
+}
+
+// Per row: energy, sum, peak, dot, source_energy, nonfinite, frames.
+nb::dict metrics(const ConstArray& y, std::optional<ConstArray> reference, std::uintptr_t stream) {
+  const Rows in = rows_of(y);
+  const float* ref = nullptr;
+  std::int64_t ref_stride = 0;
+  if (reference) {
+    if (reference->device_type() != y.device_type() || reference->device_id() != y.device_id())
+      throw nb::value_error("metrics: x and reference must be on the same device");
+    if (reference->shape(0) != y.shape(0) || reference->shape(1) != y.shape(1))
+      throw nb::value_error("metrics: x and reference must have the same shape");
+    ref = reference->data();
+    ref_stride = row_stride(*reference, "reference");
+  }
+  const Where w = where(y, "metrics");
+  std::vector<ChannelMetrics> m;
+  {
+    nb::gil_scoped_release release;
+    if (w == Where::cpu) {
+      m = metrics_cpu(in, ref, ref_stride);
+    } else {
+#ifdef SIGSTREAM_HAVE_CUDA
+      const DeviceGuard guard(y.device_id());
+      m = metrics_cuda(in, ref, ref_stride, stream);
+#else
+      static_cast<void>(stream);
+      no_cuda();
+#endif
+    }
+  }
+  std::vector<double> energy, sum, peak, dot, source_energy;
+  std::vector<std::int64_t> nonfinite;
+  for (const ChannelMetrics& c : m) {
+    energy.push_back(c.energy);
+    sum.push_back(c.sum);
+    peak.push_back(c.peak);
+    dot.push_back(c.dot);
+    source_energy.push_back(c.source_energy);
+    nonfinite.push_back(c.nonfinite);
+  }
+  nb::dict d;
+  d["energy"] = energy;
+  d["sum"] = sum;
+  d["peak"] = peak;
+  d["dot"] = dot;
+  d["source_energy"] = source_energy;
+  d["nonfinite"] = nonfinite;
+  d["frames"] = in.n;
+  return d;
+}
+
+std::function<void(const std::string&)> logger(bool quiet) {
+  if (quiet) return nullptr;
+  return [](const std::string& m) {
+    nb::gil_scoped_acquire acquire;  // sys.stderr may be redirected (pytest, notebooks)
+    nb::module_::import_("sys").attr("stderr").attr("write")("sigstream: " + m + "\n");
+  };
+}
+
+std::string run(const std::string& yaml, const std::string& origin, const std::vector<std::string>& overrides,
+                bool verify, bool quiet) {
+  const Config config = parse_config(yaml, origin, overrides, ConfigUse::run);
+  RunOptions o;
+  o.verify = verify;
+  o.progress = false;
+  o.log = logger(quiet);
+  nb::gil_scoped_release release;
+  const RunReport report = run_pipeline(config, o);
+  if (report.verification.ran && !report.verification.passed)
+    throw Error(ErrorKind::verification, "verification failed: relative L2 error " +
+                                             std::to_string(report.verification.rel_l2_error) + " above " +
+                                             std::to_string(report.verification.tolerance));
+  return stats_json(report);
+}
+
+std::tuple<std::string, int> batch(const std::string& yaml, const std::string& origin,
+                                   const std::vector<std::string>& overrides, const std::vector<std::string>& inputs,
+                                   std::optional<std::string> out_dir, bool keep_going, bool force, bool verify,
+                                   bool quiet) {
+  const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
+  BatchOptions bo;
+  bo.extra_inputs = inputs;
+  bo.out_dir = out_dir;
+  bo.keep_going = keep_going;
+  bo.force = force;
+  bo.verify = verify;
+  bo.quiet = quiet;
+  bo.progress = false;
+  bo.config_path = origin;
+  // Failures are reported even when quiet, as in the CLI.
+  bo.log = logger(false);
+  nb::gil_scoped_release release;
+  const BatchSummary summary = run_batch(config, bo);
+  return {batch_summary_json(summary, batch_config_fingerprint(config, summary.backend)), summary.exit_code()};
+}
+
+}  // namespace
+}  // namespace sigstream::py
+
+NB_MODULE(_core, m) {
+  using namespace sigstream;
+  using namespace sigstream::py;
+  m.doc() = "sigstream's compiled core (use the sigstream package, not this module)";
+  m.attr("__version__") = kVersion;
+#ifdef SIGSTREAM_HAVE_CUDA
+  m.attr("has_cuda") = true;
+  m.def("cuda_device_count", &cuda_device_count);
+  m.def("last_cuda_launch", [] {
+    const LastLaunch l = last_cuda_launch();
+    return std::make_tuple(reinterpret_cast<std::uintptr_t>(l.x), reinterpret_cast<std::uintptr_t>(l.y), l.method);
+  });
+#else
+  m.attr("has_cuda") = false;
+  m.def("cuda_device_count", [] { return 0; });
+#endif
+
+  m.def("set_error_types", [](nb::dict types) {
+    // kind name -> class; kept for the life of the process.
+    const std::pair<const char*, ErrorKind> kinds[] = {
+        {"config", ErrorKind::config}, {"invalid_argument", ErrorKind::invalid_argument},
+        {"io", ErrorKind::io},         {"cuda", ErrorKind::cuda},
+        {"verification", ErrorKind::verification}, {"interrupted", ErrorKind::interrupted},
+        {"output_closed", ErrorKind::output_closed}, {"internal", ErrorKind::internal}};
+    for (const auto& [name, kind] : kinds) {
+      if (!types.contains(name)) continue;
+      nb::object t = types[name];
+      PyObject*& slot = g_error_types[static_cast<std::size_t>(kind)];
+      Py_XDECREF(slot);
+      slot = t.release().ptr();
+    }
+  });
+  nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const Error& e) {
+      PyObject* type = g_error_types[static_cast<std::size_t>(e.kind())];
+      PyErr_SetString(type != nullptr ? type : PyExc_RuntimeError, e.what());
+    }
+  });
+
+  m.def("design", &design, "kind"_a, "cutoff_hz"_a, "rate"_a, "taps"_a, "window"_a);
+  m.def("fir_length", [](const std::string& mode, std::int64_t n, int taps) {
+    return fir_shape(parse_mode(mode), n, taps).n_out;
+  });
+  m.def("resolve_method", [](const std::string& method, bool cuda, int taps, std::int64_t n_out, std::int64_t rows) {
+    return std::string(to_string(resolve_method(parse_method(method), cuda, taps, n_out, rows)));
+  });
+  m.def("fir", &fir, "x"_a.noconvert(), "taps"_a, "mode"_a, "method"_a, "out"_a.noconvert(), "stream"_a);
+  m.def("fir_host_on_cuda", &fir_host_on_cuda, "x"_a.noconvert(), "taps"_a, "mode"_a, "method"_a,
+        "out"_a.noconvert());
+
+  nb::class_<Resampler>(m, "Resampler")
+      .def(nb::new_([](std::int64_t up, std::int64_t down, int half, const std::string& window) {
+             return make_resampler(up, down, half, window);
+           }),
+           "up"_a, "down"_a, "half_taps_per_phase"_a, "window"_a)
+      .def_ro("up", &Resampler::up)
+      .def_ro("down", &Resampler::down)
+      .def_prop_ro("taps", [](const Resampler& r) { return r.taps; })
+      .def("length", [](const Resampler& r, std::int64_t n) { return resampled_length(r, n); });
+  m.def("resample", &resample, "x"_a.noconvert(), "resampler"_a, "out"_a.noconvert(), "stream"_a);
+  m.def("metrics", &metrics, "x"_a.noconvert(), "reference"_a.noconvert().none(), "stream"_a);
+  m.def("run", &run, "yaml"_a, "origin"_a, "overrides"_a, "verify"_a, "quiet"_a);
+  m.def("batch", &batch, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a, "out_dir"_a.none(), "keep_going"_a,
+        "force"_a, "verify"_a, "quiet"_a);
+}
