@@ -4,3 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
+# The Python package: pip install . and its pytest suite.
+scripts/python-test.sh

@@ -12,6 +12,7 @@ caller's shape and dtype.
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import dataclass
 from typing import Any
@@ -148,7 +149,7 @@ def as_batch(x: Any, axis: int, what: str) -> Batch:
             x = x.float()
         if axis != ndim - 1:
             x = x.movedim(axis, -1)
-        rows = x.reshape(-1, x.shape[-1])
+        rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
         if rows.shape[1] > 1 and rows.stride(1) != 1:
             rows = rows.contiguous()
     else:
@@ -158,7 +159,7 @@ def as_batch(x: Any, axis: int, what: str) -> Batch:
             x = x.astype("float32")
         if axis != ndim - 1:
             x = _moveaxis(x, lib, axis, -1)
-        rows = x.reshape(-1, x.shape[-1]) if ndim != 2 else x
+        rows = x.reshape(math.prod(x.shape[:-1]), x.shape[-1]) if ndim != 2 else x
         if rows.shape[1] > 1 and rows.strides[1] != 4 and lib in ("numpy", "cupy"):
             rows = _xp(x, lib).ascontiguousarray(rows)
     batch_shape = tuple(int(s) for s in x.shape[:-1])

@@ -71,7 +71,9 @@ struct Caches {
     std::vector<double> taps;
     bool operator<(const TapsKey& o) const { return std::tie(device, taps) < std::tie(o.device, o.taps); }
   };
-  std::map<TapsKey, std::shared_ptr<kc::DeviceBuffer<float>>> taps;
+  struct Uploaded;
+  // Taps per (device, filter), with the stream that uploaded them.
+  std::map<TapsKey, std::pair<std::shared_ptr<Uploaded>, cudaStream_t>> taps;
   // FftFir per (device, taps, FFT size), with the largest calls it was built for.
   struct Fft {
     std::int64_t max_n;
@@ -103,20 +105,47 @@ void trim(Map& map, std::size_t limit, int device) {
   for (auto it = map.begin(); it != map.end();) it = it->first.device == device ? map.erase(it) : std::next(it);
 }
 
-// The taps on the current device (uploaded once per distinct filter).
-std::shared_ptr<kc::DeviceBuffer<float>> device_taps(const std::vector<double>& h) {
+// A filter's taps on one device. Uploaded in stream order (cudaMallocAsync and
+// an asynchronous copy from `host`, which lives as long as the entry), so a
+// call with new taps does not wait for the GPU either. Freed only after a
+// device synchronisation (trim), never at exit (the caches are never destroyed).
+struct DeviceTaps {
+  std::vector<float> host;
+  float* d = nullptr;
+  DeviceTaps() = default;
+  DeviceTaps(const DeviceTaps&) = delete;
+  DeviceTaps& operator=(const DeviceTaps&) = delete;
+  ~DeviceTaps() {
+    if (d != nullptr) static_cast<void>(cudaFree(d));
+  }
+};
+
+struct Caches::Uploaded {
+  std::shared_ptr<DeviceTaps> taps;
+  kc::Event uploaded;
+};
+
+// The taps on the current device, queued on `stream` the first time.
+std::shared_ptr<DeviceTaps> device_taps(const std::vector<double>& h, cudaStream_t stream) {
   Caches& c = caches();
   const int device = current_device();
   std::lock_guard lock(c.mutex);
   Caches::TapsKey key{device, h};
   auto it = c.taps.find(key);
-  if (it != c.taps.end()) return it->second;
+  if (it != c.taps.end()) {
+    // First used on another stream: this one waits for the upload.
+    if (it->second.second != stream) SIGSTREAM_CUDA_TRY(cudaStreamWaitEvent(stream, it->second.first->uploaded.get(), 0));
+    return it->second.first->taps;
+  }
   trim(c.taps, 64, device);  // many one-off filters: start again
-  const std::vector<float> f(h.begin(), h.end());
-  auto buf = std::make_shared<kc::DeviceBuffer<float>>(f.size());
-  SIGSTREAM_CUDA_TRY(cudaMemcpy(buf->data(), f.data(), buf->bytes(), cudaMemcpyHostToDevice));
-  c.taps.emplace(std::move(key), buf);
-  return buf;
+  auto t = std::make_shared<DeviceTaps>();
+  t->host.assign(h.begin(), h.end());
+  SIGSTREAM_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&t->d), t->host.size() * sizeof(float), stream));
+  SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(t->d, t->host.data(), t->host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
+  auto entry = std::make_shared<Caches::Uploaded>(Caches::Uploaded{t, kc::Event::create()});
+  entry->uploaded.record(stream);
+  c.taps.emplace(std::move(key), std::make_pair(entry, stream));
+  return t;
 }
 
 std::shared_ptr<Shared<kc::FftFir>> fft_fir(const std::vector<double>& h, std::int64_t n, std::int64_t rows) {
@@ -181,10 +210,10 @@ void fir_cuda(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod 
     }
     fir->release(stream);
   } else {
-    auto taps = device_taps(h);
+    auto taps = device_taps(h, stream);
     for (std::int64_t r0 = 0; r0 < x.rows; r0 += kMaxRowsPerLaunch) {
       const int rows = static_cast<int>(std::min(kMaxRowsPerLaunch, x.rows - r0));
-      kc::fir_direct(x.x + r0 * x.stride, shape.n_out, taps->data(), k, y.y + r0 * y.stride, rows, x.stride,
+      kc::fir_direct(x.x + r0 * x.stride, shape.n_out, taps->d, k, y.y + r0 * y.stride, rows, x.stride,
                      y.stride, stream, span);
     }
   }
@@ -204,7 +233,7 @@ void resample_cuda(const Rows& x, const Resampler& r, OutRows y, std::uintptr_t 
   const std::int64_t lo = floor_div(delay, r.up) - longest + 1;
   const std::int64_t hi = floor_div((m_out - 1) * r.down + delay, r.up) + 1;
   const std::int64_t pitch = (hi - lo + 31) / 32 * 32;
-  auto taps = device_taps(r.taps);
+  auto taps = device_taps(r.taps, stream);
   auto pad = scratch(static_cast<std::size_t>(pitch * x.rows));
   pad->acquire(stream);
   float* d_pad = pad->value.data();
@@ -217,7 +246,7 @@ void resample_cuda(const Rows& x, const Resampler& r, OutRows y, std::uintptr_t 
                                          static_cast<std::size_t>(b - a) * sizeof(float),
                                          static_cast<std::size_t>(x.rows), cudaMemcpyDeviceToDevice, stream));
   kc::DevicePolyphase filter;
-  filter.d_taps = taps->data();
+  filter.d_taps = taps->d;
   filter.taps = static_cast<int>(k);
   filter.up = static_cast<int>(r.up);
   filter.down = static_cast<int>(r.down);
