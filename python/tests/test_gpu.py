@@ -112,6 +112,11 @@ def test_runs_on_the_callers_stream_asynchronously(lib: str, rng: np.random.Gene
 
         src = torch.from_numpy(host).cuda()
         s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            # Once first: PyTorch's allocator takes new memory for a new stream with
+            # cudaMalloc, which waits for the device; the second time it reuses it.
+            del_me = sigstream.filter(src * 1.0, h, method="direct")
+            del del_me
         torch.cuda.synchronize()
         with torch.cuda.stream(s):
             torch.cuda._sleep(200_000_000)  # keeps s busy ~0.1 s: x is written only after it
@@ -125,6 +130,8 @@ def test_runs_on_the_callers_stream_asynchronously(lib: str, rng: np.random.Gene
 
         src = cupy.asarray(host)
         s = cupy.cuda.Stream(non_blocking=True)
+        with s:  # once first, as for PyTorch: the memory pool then has the blocks
+            sigstream.filter(src * 1.0, h, method="direct")
         cupy.cuda.Device().synchronize()
         with s:
             # A long chain of work on s before x is written (cupy has no sleep kernel).
