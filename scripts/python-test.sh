@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 py=/usr/bin/python3
 [ -x "$py" ] || py=python3
-venv=build/pyenv
+venv="$PWD/build/pyenv"
 if [ ! -x "$venv/bin/python" ]; then
   "$py" -m venv --system-site-packages "$venv"
 fi
