@@ -23,7 +23,7 @@ def rng() -> np.random.Generator:
 def cli_path() -> str | None:
     """The sigstream CLI of this checkout (SIGSTREAM_CLI, build/sigstream, or PATH)."""
     env = os.environ.get("SIGSTREAM_CLI")
-    if env:
+    if env and os.access(env, os.X_OK):
         return env
     built = REPO / "build" / "sigstream"
     if built.exists():
