@@ -403,6 +403,14 @@ void allow_shared(Kernel kernel, std::size_t bytes) {
 
 }  // namespace
 
+FirInputRange input_range(const FirInputSpan& span, std::int64_t n, int taps, const char* who) {
+  if (span.len < 0) return {0, n + taps - 1};
+  if (span.lead < 0)
+    throw Error(ErrorKind::invalid_argument, std::string(who) + ": input span lead " + std::to_string(span.lead) +
+                                                 " must be >= 0");
+  return {span.lead, span.lead + span.len};
+}
+
 template <typename P>
 std::string describe_fir_policy() {
   return std::to_string(P::kThreads) + " threads x " + std::to_string(P::kOutputsPerThread) +
@@ -428,10 +436,7 @@ void fir_direct_with_policy(const float* d_x, std::int64_t n, const float* d_h, 
     throw bad("y_stride " + std::to_string(y_stride) + " < n " + std::to_string(n));
   const std::int64_t tiles = (n + P::kTile - 1) / P::kTile;
   if (tiles > 0x7fffffff) throw bad("n too large (" + std::to_string(n) + ")");
-  const std::int64_t x_lead = span.len < 0 ? 0 : span.lead;
-  const std::int64_t x_end = span.len < 0 ? n + taps - 1 : span.lead + span.len;
-  if (x_lead < 0 || x_end < x_lead)
-    throw bad("input span lead " + std::to_string(span.lead) + ", len " + std::to_string(span.len));
+  const auto [x_lead, x_end] = input_range(span, n, taps, "fir_direct");
 
   if (taps <= P::kTapTile) {
     const int tap_tile = round_up(taps, 16);

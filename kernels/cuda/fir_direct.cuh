@@ -57,6 +57,15 @@ struct FirInputSpan {
   std::int64_t len = -1;
 };
 
+// The contract's inputs [lead, end) a span says hold data, for n outputs of
+// `taps` taps (the default span: all n + taps - 1). Throws
+// Error(invalid_argument), prefixed with `who`, for a negative lead or length.
+struct FirInputRange {
+  std::int64_t lead = 0;
+  std::int64_t end = 0;
+};
+[[nodiscard]] FirInputRange input_range(const FirInputSpan& span, std::int64_t n, int taps, const char* who);
+
 // Launches the direct FIR on `stream` (asynchronous; no synchronisation).
 //   d_x:       channel c's input at d_x + c * x_stride, n + taps - 1 samples
 //              (the taps - 1 samples before output 0, then n more).

@@ -302,10 +302,7 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
 
   const std::int64_t seg_per_channel = (n + block_ - 1) / block_;
   const std::int64_t total = seg_per_channel * channels;
-  const std::int64_t x_lead = span.len < 0 ? 0 : span.lead;
-  const std::int64_t x_len = span.len < 0 ? n + taps_ - 1 : span.lead + span.len;
-  if (x_lead < 0 || x_len < x_lead)
-    throw bad_argument("input span lead " + std::to_string(span.lead) + ", len " + std::to_string(span.len));
+  const auto [x_lead, x_len] = input_range(span, n, taps_, "fir_fft");
   const int nbins = fft_ / 2 + 1;
   auto* bins = bins_.size() > 0 ? reinterpret_cast<cufftComplex*>(bins_.data())
                                 : reinterpret_cast<cufftComplex*>(segments_.data());

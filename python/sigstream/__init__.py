@@ -129,13 +129,16 @@ def filter(  # noqa: A001 - the name users look for (scipy.signal has lfilter, t
     h = as_taps(taps)
     n_out = _core.fir_length(mode, int(b.rows.shape[1]), len(h))
     out = b.empty(n_out)
-    if backend == "cuda" and not b.on_gpu:
-        if not _core.has_cuda:
-            raise CudaError("this sigstream was built without CUDA: backend='cuda' needs a build with the CUDA toolkit")
-        _core.fir_host_on_cuda(b.rows, h, mode, method, out)
-    else:
-        _core.fir(b.rows, h, mode, method, out, b.stream())
+    _fir_into(b, b.rows, h, mode, method, backend, out)
     return b.restore(out)
+
+
+def _fir_into(b: Batch, rows: Any, taps: list[float], mode: str, method: str, backend: str, out: Any) -> None:
+    """FIR of rows (arrays of b's kind) into out: where they live, or a host batch through the GPU."""
+    if backend == "cuda" and not b.on_gpu:
+        _core.fir_host_on_cuda(rows, taps, mode, method, out)  # CudaError from a build without CUDA
+    else:
+        _core.fir(rows, taps, mode, method, out, b.stream())
 
 
 def resample(
@@ -180,25 +183,8 @@ def metrics(x: ArrayLike, reference: ArrayLike | None = None, axis: int = -1) ->
             raise ValueError("metrics: reference must be the same kind of array as x, with the same shape")
         ref_rows = r.rows
     raw = _core.metrics(b.rows, ref_rows, b.stream())
-    frames = int(raw["frames"])
-    energy = np.asarray(raw["energy"])
-    source_energy = np.asarray(raw["source_energy"])
-    dot = np.asarray(raw["dot"])
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rms = np.sqrt(energy / frames) if frames > 0 else np.zeros_like(energy)
-        mean = np.asarray(raw["sum"]) / frames if frames > 0 else np.zeros_like(energy)
-        denom = np.sqrt(source_energy * energy)
-        corr = np.where((source_energy > 0) & (energy > 0), dot / np.where(denom > 0, denom, 1.0), 0.0)
-    out: dict[str, Any] = {
-        "energy": energy,
-        "rms": rms,
-        "peak": np.asarray(raw["peak"]),
-        "mean": mean,
-        "nonfinite": np.asarray(raw["nonfinite"], dtype=np.int64),
-    }
-    if ref_rows is not None:
-        out["dot_input"] = dot
-        out["correlation_input"] = corr
+    frames = int(raw.pop("frames"))
+    out = {k: np.asarray(v, dtype=np.int64 if k == "nonfinite" else np.float64) for k, v in raw.items()}
     shape = b.batch_shape
     result: dict[str, Any] = {k: (v.reshape(shape) if shape else v.reshape(()).item()) for k, v in out.items()}
     result["frames"] = frames
@@ -283,10 +269,7 @@ class Stream:
         self._history = joined[:, n_new:] if k > 1 else joined[:, :0]
         out = b.empty(n_new)
         if n_new > 0:
-            if self._backend == "cuda" and not b.on_gpu:
-                _core.fir_host_on_cuda(joined, self._taps, "valid", self._method, out)
-            else:
-                _core.fir(joined, self._taps, "valid", self._method, out, b.stream())
+            _fir_into(b, joined, self._taps, "valid", self._method, self._backend, out)
         if self._skip > 0:
             drop = min(self._skip, n_new)
             self._skip -= drop

@@ -108,9 +108,7 @@ class Batch:
 def _moveaxis(x: Any, lib: str, source: int, destination: int) -> Any:
     if lib == "torch":
         return x.movedim(source, destination)
-    if lib in ("numpy", "cupy"):
-        return x.swapaxes(source, destination) if x.ndim == 2 else _xp(x, lib).moveaxis(x, source, destination)
-    return x.__array_namespace__().moveaxis(x, source, destination)
+    return _xp(x, lib).moveaxis(x, source, destination)
 
 
 def _xp(x: Any, lib: str) -> Any:

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -97,6 +98,21 @@ const float* window_of(const float* row, std::int64_t n, std::int64_t lead, std:
   return scratch.data();
 }
 
+// The FFT filter of these taps, built once (its spectra cost K log K, which
+// a stream's chunks or a loop of calls with one filter should not pay each
+// time). FirFft::apply is const: one object serves every thread.
+std::shared_ptr<const kernels::cpu::FirFft> cpu_fft(const std::vector<double>& h, const std::vector<float>& hf) {
+  static std::mutex mutex;
+  static std::map<std::vector<double>, std::shared_ptr<const kernels::cpu::FirFft>> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(h);
+  if (it != cache.end()) return it->second;
+  if (cache.size() >= 16) cache.clear();  // many one-off filters: start again
+  auto fir = std::make_shared<const kernels::cpu::FirFft>(hf.data(), static_cast<int>(hf.size()));
+  cache.emplace(h, fir);
+  return fir;
+}
+
 }  // namespace
 
 Mode parse_mode(std::string_view t) {
@@ -141,8 +157,8 @@ void fir_cpu(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod m
   const std::vector<float> hf(h.begin(), h.end());
   const FirShape shape = fir_shape(mode, x.n, k);
   const FirMethod m = resolve_method(method, false, k, shape.n_out, x.rows);
-  std::unique_ptr<kernels::cpu::FirFft> fft;
-  if (m == FirMethod::fft) fft = std::make_unique<kernels::cpu::FirFft>(hf.data(), k);
+  std::shared_ptr<const kernels::cpu::FirFft> fft;
+  if (m == FirMethod::fft) fft = cpu_fft(h, hf);
   const double fma = static_cast<double>(x.rows) * static_cast<double>(shape.n_out) *
                      (m == FirMethod::fft ? 64.0 : static_cast<double>(k));
   for_pieces(x.rows, shape.n_out, fma, [&](std::int64_t r, std::int64_t first, std::int64_t last) {
@@ -182,16 +198,22 @@ Resampler make_resampler(std::int64_t up, std::int64_t down, int half_taps_per_p
 
 std::int64_t resampled_length(const Resampler& r, std::int64_t n) { return ceil_div(n * r.up, r.down); }
 
-void resample_cpu(const Rows& x, const Resampler& r, OutRows y) {
+ResampleWindow resample_window(const Resampler& r, std::int64_t n) {
   const auto k = static_cast<std::int64_t>(r.taps.size());
-  const std::int64_t delay = (k - 1) / 2;
+  ResampleWindow w;
+  w.delay = (k - 1) / 2;
+  w.m_out = resampled_length(r, n);
+  w.lo = floor_div(w.delay, r.up) - ceil_div(k, r.up) + 1;
+  w.hi = w.m_out > 0 ? floor_div((w.m_out - 1) * r.down + w.delay, r.up) + 1 : w.lo;
+  return w;
+}
+
+void resample_cpu(const Rows& x, const Resampler& r, OutRows y) {
+  const ResampleWindow w = resample_window(r, x.n);
   const kernels::cpu::PolyphaseTaps p =
-      kernels::cpu::make_polyphase(r.taps, static_cast<int>(r.up), static_cast<int>(r.down), delay);
-  const std::int64_t m_out = resampled_length(r, x.n);
+      kernels::cpu::make_polyphase(r.taps, static_cast<int>(r.up), static_cast<int>(r.down), w.delay);
+  const std::int64_t m_out = w.m_out, lo = w.lo, hi = w.hi;
   if (m_out == 0 || x.rows == 0) return;
-  // Every input frame the outputs read, zeros outside the row: [lo, hi).
-  const std::int64_t lo = floor_div(delay, r.up) - p.longest_phase() + 1;
-  const std::int64_t hi = floor_div((m_out - 1) * r.down + delay, r.up) + 1;
   std::vector<std::vector<float>> padded(static_cast<std::size_t>(x.rows));
   const double fma = static_cast<double>(x.rows) * static_cast<double>(m_out) * static_cast<double>(p.longest_phase());
   // Pad each row once (pieces of a row share it), then resample the pieces.

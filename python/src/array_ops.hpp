@@ -62,6 +62,16 @@ struct Resampler {
 [[nodiscard]] Resampler make_resampler(std::int64_t up, std::int64_t down, int half_taps_per_phase,
                                        std::string_view window);
 [[nodiscard]] std::int64_t resampled_length(const Resampler& r, std::int64_t n);
+// What resampling n frames reads: the filter's delay (K-1)/2 (zero phase),
+// the m_out outputs, and the input frames [lo, hi) they touch (zeros
+// outside [0, n)); the longest phase has ceil(K / up) taps.
+struct ResampleWindow {
+  std::int64_t delay = 0;
+  std::int64_t m_out = 0;
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+};
+[[nodiscard]] ResampleWindow resample_window(const Resampler& r, std::int64_t n);
 void resample_cpu(const Rows& x, const Resampler& r, OutRows y);
 
 // SPEC §4's metrics of each row (reference: the same shape, or null).

@@ -57,30 +57,42 @@ struct Shared {
   }
 };
 
-struct FftKey {
+// A filter on a device; fft = 0 for its taps alone.
+struct FilterKey {
   int device;
-  std::vector<double> taps;
   int fft;
-  bool operator<(const FftKey& o) const { return std::tie(device, fft, taps) < std::tie(o.device, o.fft, o.taps); }
+  std::vector<double> taps;
+  bool operator<(const FilterKey& o) const { return std::tie(device, fft, taps) < std::tie(o.device, o.fft, o.taps); }
+};
+
+// A filter's taps on one device. Uploaded in stream order (cudaMallocAsync and
+// an asynchronous copy from `host`, which lives as long as the entry), so a
+// call with new taps does not wait for the GPU either; other streams wait for
+// `uploaded`. Freed only after a device synchronisation (trim), never at exit
+// (the caches are never destroyed).
+struct DeviceTaps {
+  std::vector<float> host;
+  float* d = nullptr;
+  kc::Event uploaded = kc::Event::create();
+  cudaStream_t stream = nullptr;  // the upload's
+  DeviceTaps() = default;
+  DeviceTaps(const DeviceTaps&) = delete;
+  DeviceTaps& operator=(const DeviceTaps&) = delete;
+  ~DeviceTaps() {
+    if (d != nullptr) static_cast<void>(cudaFree(d));
+  }
 };
 
 struct Caches {
   std::mutex mutex;
-  struct TapsKey {
-    int device;
-    std::vector<double> taps;
-    bool operator<(const TapsKey& o) const { return std::tie(device, taps) < std::tie(o.device, o.taps); }
-  };
-  struct Uploaded;
-  // Taps per (device, filter), with the stream that uploaded them.
-  std::map<TapsKey, std::pair<std::shared_ptr<Uploaded>, cudaStream_t>> taps;
+  std::map<FilterKey, std::shared_ptr<DeviceTaps>> taps;
   // FftFir per (device, taps, FFT size), with the largest calls it was built for.
   struct Fft {
     std::int64_t max_n;
     int max_rows;
     std::shared_ptr<Shared<kc::FftFir>> fir;
   };
-  std::map<FftKey, Fft> fft;
+  std::map<FilterKey, Fft> fft;
   std::map<int, std::shared_ptr<Shared<kc::DeviceBuffer<float>>>> scratch;
   LastLaunch last;
 };
@@ -105,46 +117,26 @@ void trim(Map& map, std::size_t limit, int device) {
   for (auto it = map.begin(); it != map.end();) it = it->first.device == device ? map.erase(it) : std::next(it);
 }
 
-// A filter's taps on one device. Uploaded in stream order (cudaMallocAsync and
-// an asynchronous copy from `host`, which lives as long as the entry), so a
-// call with new taps does not wait for the GPU either. Freed only after a
-// device synchronisation (trim), never at exit (the caches are never destroyed).
-struct DeviceTaps {
-  std::vector<float> host;
-  float* d = nullptr;
-  DeviceTaps() = default;
-  DeviceTaps(const DeviceTaps&) = delete;
-  DeviceTaps& operator=(const DeviceTaps&) = delete;
-  ~DeviceTaps() {
-    if (d != nullptr) static_cast<void>(cudaFree(d));
-  }
-};
-
-struct Caches::Uploaded {
-  std::shared_ptr<DeviceTaps> taps;
-  kc::Event uploaded;
-};
-
 // The taps on the current device, queued on `stream` the first time.
 std::shared_ptr<DeviceTaps> device_taps(const std::vector<double>& h, cudaStream_t stream) {
   Caches& c = caches();
   const int device = current_device();
   std::lock_guard lock(c.mutex);
-  Caches::TapsKey key{device, h};
+  FilterKey key{device, 0, h};
   auto it = c.taps.find(key);
   if (it != c.taps.end()) {
-    // First used on another stream: this one waits for the upload.
-    if (it->second.second != stream) SIGSTREAM_CUDA_TRY(cudaStreamWaitEvent(stream, it->second.first->uploaded.get(), 0));
-    return it->second.first->taps;
+    // Uploaded on another stream: this one waits for the upload.
+    if (it->second->stream != stream) SIGSTREAM_CUDA_TRY(cudaStreamWaitEvent(stream, it->second->uploaded.get(), 0));
+    return it->second;
   }
   trim(c.taps, 64, device);  // many one-off filters: start again
   auto t = std::make_shared<DeviceTaps>();
   t->host.assign(h.begin(), h.end());
+  t->stream = stream;
   SIGSTREAM_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&t->d), t->host.size() * sizeof(float), stream));
   SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(t->d, t->host.data(), t->host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
-  auto entry = std::make_shared<Caches::Uploaded>(Caches::Uploaded{t, kc::Event::create()});
-  entry->uploaded.record(stream);
-  c.taps.emplace(std::move(key), std::make_pair(entry, stream));
+  t->uploaded.record(stream);
+  c.taps.emplace(std::move(key), t);
   return t;
 }
 
@@ -155,7 +147,7 @@ std::shared_ptr<Shared<kc::FftFir>> fft_fir(const std::vector<double>& h, std::i
   const int channels = static_cast<int>(std::min(rows, kMaxRowsPerLaunch));
   const int fft = kc::fft_size_for(k, n);
   std::lock_guard lock(c.mutex);
-  FftKey key{device, h, fft};
+  FilterKey key{device, fft, h};
   auto it = c.fft.find(key);
   if (it != c.fft.end() && it->second.max_n >= n && it->second.max_rows >= channels) return it->second.fir;
   // A larger call than the cached plans cover: grow them (the old ones may
@@ -224,14 +216,11 @@ void fir_cuda(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod 
 void resample_cuda(const Rows& x, const Resampler& r, OutRows y, std::uintptr_t stream_handle) {
   auto* stream = reinterpret_cast<cudaStream_t>(stream_handle);
   const auto k = static_cast<std::int64_t>(r.taps.size());
-  const std::int64_t delay = (k - 1) / 2;
-  const std::int64_t m_out = resampled_length(r, x.n);
-  if (m_out == 0 || x.rows == 0) return;
   // The polyphase kernel reads a window around each output: give it the rows
   // zero-padded on the device, frames [lo, hi) (a device-to-device copy).
-  const int longest = static_cast<int>(ceil_div(k, r.up));
-  const std::int64_t lo = floor_div(delay, r.up) - longest + 1;
-  const std::int64_t hi = floor_div((m_out - 1) * r.down + delay, r.up) + 1;
+  const ResampleWindow w = resample_window(r, x.n);
+  const std::int64_t delay = w.delay, m_out = w.m_out, lo = w.lo, hi = w.hi;
+  if (m_out == 0 || x.rows == 0) return;
   const std::int64_t pitch = (hi - lo + 31) / 32 * 32;
   auto taps = device_taps(r.taps, stream);
   auto pad = scratch(static_cast<std::size_t>(pitch * x.rows));

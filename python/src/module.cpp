@@ -99,23 +99,35 @@ class DeviceGuard {
                                "build with the CUDA toolkit");
 }
 
+// Runs cpu() for a host array, else gpu() with the array's device current;
+// the GIL released either way.
+template <typename Cpu, typename Gpu>
+auto compute(Where w, int device, Cpu&& cpu, [[maybe_unused]] Gpu&& gpu) {
+  nb::gil_scoped_release release;
+  if (w == Where::cpu) return cpu();
+#ifdef SIGSTREAM_HAVE_CUDA
+  const DeviceGuard guard(device);
+  return gpu();
+#else
+  static_cast<void>(device);
+  no_cuda();
+#endif
+}
+
 void fir(const ConstArray& x, const std::vector<double>& taps, const std::string& mode, const std::string& method,
-         const Array& y, std::uintptr_t stream) {
+         const Array& y, [[maybe_unused]] std::uintptr_t stream) {
   const Mode m = parse_mode(mode);
   const FirMethod fm = parse_method(method);
   same_device(x, y);
   const Rows in = rows_of(x);
   const OutRows out = out_of(y, in.rows, fir_shape(m, in.n, static_cast<int>(taps.size())).n_out);
-  const Where w = where(x, "filter");
-  nb::gil_scoped_release release;
-  if (w == Where::cpu) return fir_cpu(in, taps, m, fm, out);
+  compute(
+      where(x, "filter"), x.device_id(), [&] { fir_cpu(in, taps, m, fm, out); },
+      [&] {
 #ifdef SIGSTREAM_HAVE_CUDA
-  const DeviceGuard guard(x.device_id());
-  fir_cuda(in, taps, m, fm, out, stream);
-#else
-  static_cast<void>(stream);
-  no_cuda();
+        fir_cuda(in, taps, m, fm, out, stream);
 #endif
+      });
 }
 
 void fir_host_on_cuda(const ConstArray& x, const std::vector<double>& taps, const std::string& mode,
@@ -134,24 +146,22 @@ void fir_host_on_cuda(const ConstArray& x, const std::vector<double>& taps, cons
 #endif
 }
 
-void resample(const ConstArray& x, const Resampler& r, const Array& y, std::uintptr_t stream) {
+void resample(const ConstArray& x, const Resampler& r, const Array& y, [[maybe_unused]] std::uintptr_t stream) {
   same_device(x, y);
   const Rows in = rows_of(x);
   const OutRows out = out_of(y, in.rows, resampled_length(r, in.n));
-  const Where w = where(x, "resample");
-  nb::gil_scoped_release release;
-  if (w == Where::cpu) return resample_cpu(in, r, out);
+  compute(
+      where(x, "resample"), x.device_id(), [&] { resample_cpu(in, r, out); },
+      [&] {
 #ifdef SIGSTREAM_HAVE_CUDA
-  const DeviceGuard guard(x.device_id());
-  resample_cuda(in, r, out, stream);
-#else
-  static_cast<void>(stream);
-  no_cuda();
+        resample_cuda(in, r, out, stream);
 #endif
+      });
 }
 
-// Per row: energy, sum, peak, dot, source_energy, nonfinite, frames.
-nb::dict metrics(const ConstArray& y, std::optional<ConstArray> reference, std::uintptr_t stream) {
+// Per row, SPEC §4's names: energy, rms, peak, mean, nonfinite, and with a
+// reference dot_input and correlation_input; frames.
+nb::dict metrics(const ConstArray& y, std::optional<ConstArray> reference, [[maybe_unused]] std::uintptr_t stream) {
   const Rows in = rows_of(y);
   const float* ref = nullptr;
   std::int64_t ref_stride = 0;
@@ -163,39 +173,37 @@ nb::dict metrics(const ConstArray& y, std::optional<ConstArray> reference, std::
     ref = reference->data();
     ref_stride = row_stride(*reference, "reference");
   }
-  const Where w = where(y, "metrics");
-  std::vector<ChannelMetrics> m;
-  {
-    nb::gil_scoped_release release;
-    if (w == Where::cpu) {
-      m = metrics_cpu(in, ref, ref_stride);
-    } else {
+  const std::vector<ChannelMetrics> m = compute(
+      where(y, "metrics"), y.device_id(), [&] { return metrics_cpu(in, ref, ref_stride); },
+      [&]() -> std::vector<ChannelMetrics> {
 #ifdef SIGSTREAM_HAVE_CUDA
-      const DeviceGuard guard(y.device_id());
-      m = metrics_cuda(in, ref, ref_stride, stream);
+        return metrics_cuda(in, ref, ref_stride, stream);
 #else
-      static_cast<void>(stream);
-      no_cuda();
+        return {};
 #endif
-    }
-  }
-  std::vector<double> energy, sum, peak, dot, source_energy;
+      });
+  // Columns over the rows; rms, mean and correlation as ChannelMetrics defines them.
+  std::vector<double> energy, rms, peak, mean, dot, correlation;
   std::vector<std::int64_t> nonfinite;
   for (const ChannelMetrics& c : m) {
     energy.push_back(c.energy);
-    sum.push_back(c.sum);
+    rms.push_back(c.rms());
     peak.push_back(c.peak);
+    mean.push_back(c.mean());
     dot.push_back(c.dot);
-    source_energy.push_back(c.source_energy);
+    correlation.push_back(c.correlation());
     nonfinite.push_back(c.nonfinite);
   }
   nb::dict d;
   d["energy"] = energy;
-  d["sum"] = sum;
+  d["rms"] = rms;
   d["peak"] = peak;
-  d["dot"] = dot;
-  d["source_energy"] = source_energy;
+  d["mean"] = mean;
   d["nonfinite"] = nonfinite;
+  if (reference) {
+    d["dot_input"] = dot;
+    d["correlation_input"] = correlation;
+  }
   d["frames"] = in.n;
   return d;
 }
