@@ -215,18 +215,37 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
               static_cast<long long>(n), reps);
   std::printf("%-12s %6s %10s %12s %10s %10s %8s %7s %6s\n", "method", "taps", "time ms",
               "Gsamples/s", "%bw in+out", "%bw passes", "L", "block", "group");
-  for (int k : taps) {
-    kc::FftFir f(hh.data(), k, n, 1);
-    const double ms = median_ms(s, reps, [&] { f.run(x.data(), n, y.data(), 1, 0, 0, s); });
-    const double sec = ms * 1e-3;
-    const double io = (static_cast<double>(n + k - 1) + static_cast<double>(n)) * 4.0;
-    std::printf("%-12s %6d %10.3f %12.2f %9.1f%% %9.1f%% %8d %7d %6d\n", "fft", k, ms,
-                static_cast<double>(n) / sec * 1e-9, 100.0 * io / sec / lim.bytes_per_s,
-                100.0 * fft_pass_bytes(f, n, 1) / sec / lim.bytes_per_s, f.fft_size(), f.block(),
-                f.group_segments());
-  }
+  for (int k : taps)
+    for (const kc::FftEngine engine : {kc::FftEngine::cufft, kc::FftEngine::automatic}) {
+      kc::FftFirOptions o;
+      o.engine = engine;
+      kc::FftFir f(hh.data(), k, n, 1, o);
+      if (engine == kc::FftEngine::automatic && f.engine() == kc::FftEngine::cufft) continue;
+      const double ms = median_ms(s, reps, [&] { f.run(x.data(), n, y.data(), 1, 0, 0, s); });
+      const double sec = ms * 1e-3;
+      const double io = (static_cast<double>(n + k - 1) + static_cast<double>(n)) * 4.0;
+      const bool fused = f.engine() == kc::FftEngine::fused;
+      // The fused kernel's passes are its input and output (overlaps from L2).
+      const double passes = fused ? io : fft_pass_bytes(f, n, 1);
+      std::printf("%-12s %6d %10.3f %12.2f %9.1f%% %9.1f%% %8d %7d %6d\n",
+                  fused ? "fft (fused)" : "fft (cufft)", k, ms, static_cast<double>(n) / sec * 1e-9,
+                  100.0 * io / sec / lim.bytes_per_s, 100.0 * passes / sec / lim.bytes_per_s,
+                  f.fft_size(), f.block(), f.group_segments());
+    }
   if (!tune) return;
-  std::printf("\nFFT size and group tuning (N = %lld, 1 channel): ms\n", static_cast<long long>(n));
+  std::printf("\nFused FFT size tuning (N = %lld, 1 channel): ms\n", static_cast<long long>(n));
+  for (int k : taps)
+    for (int l = 1024; l <= 65536; l *= 2) {
+      if (l < k + 1 || !kc::fused_fft_available(l)) continue;
+      kc::FftFirOptions o;
+      o.fft_size = l;
+      o.engine = kc::FftEngine::fused;
+      const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
+      std::printf("fused K=%-6d L=%-8d block=%-7d %9.3f ms%s\n", k, t.fft, t.block, t.ms,
+                  l == kc::fft_size_for(k, n, true) ? "  (default)" : "");
+    }
+  std::printf("\nFFT size and group tuning, cuFFT engine (N = %lld, 1 channel): ms\n",
+              static_cast<long long>(n));
   for (int k : taps) {
     if (k < 255) continue;
     int k2 = 1;
@@ -238,6 +257,7 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
       if (l > (1 << 20) || l < 2 * k) continue;
       kc::FftFirOptions o;
       o.fft_size = static_cast<int>(l);
+      o.engine = kc::FftEngine::cufft;
       const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
       std::printf("tune K=%-6d L=%-8d block=%-7d group=%-6d group_MB=%-5d %9.3f ms\n", k, t.fft,
                   t.block, t.group, static_cast<int>(kc::fft_default_group_bytes() >> 20), t.ms);
@@ -248,6 +268,7 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
       kc::FftFirOptions o;
       o.fft_size = best.fft;
       o.group_bytes = static_cast<std::int64_t>(mb) << 20;
+      o.engine = kc::FftEngine::cufft;
       const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
       std::printf("tune K=%-6d L=%-8d block=%-7d group=%-6d group_MB=%-5d %9.3f ms\n", k, t.fft,
                   t.block, t.group, mb, t.ms);
@@ -261,6 +282,7 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
       o.fft_size = best.fft;
       o.group_bytes = static_cast<std::int64_t>(best_mb) << 20;
       o.in_place = false;
+      o.engine = kc::FftEngine::cufft;
       const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
       std::printf("tune K=%-6d L=%-8d block=%-7d group=%-6d group_MB=%-5d %9.3f ms out of place\n",
                   k, t.fft, t.block, t.group, best_mb, t.ms);
@@ -273,6 +295,7 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
       o.fft_size = best.fft;
       o.group_bytes = static_cast<std::int64_t>(best_mb) << 20;
       o.skip_passes = 1u << p;
+      o.engine = kc::FftEngine::cufft;
       const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
       std::printf(" %s %.3f", names[p], best.ms - t.ms);
     }

@@ -4,8 +4,11 @@
 # bench/python_batch.py. Expects the bundle made here:
 #   ../shared/tools/gpu-bundle build/sigstream build/tests/sigstream_cuda_tests
 #   cp -r build-py312/python/sigstream .gpu/py/; pip install --target .gpu/pylib pytest
+#   (strip the binaries and `tar -cf - .gpu | xz > .gpu.txz` when .gpu passes 64 MiB)
 # Logs go to $OUT (or ./out-round).
 set -uo pipefail
+# The bundle may come as one xz tarball (.gpu.txz: under the 64 MiB carry limit).
+if [[ -f .gpu.txz && ! -d .gpu ]]; then tar -xJf .gpu.txz; fi
 out=${OUT:-out-round}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}

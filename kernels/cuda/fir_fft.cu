@@ -1,4 +1,12 @@
-// FIR convolution by FFT overlap-save with cuFFT.
+// FIR convolution by FFT overlap-save: one cuFFTDx kernel (fir_fft_fused.cu)
+// where it runs, else cuFFT in five passes.
+//
+// Engines. The fused engine reads each segment, transforms, multiplies and
+//   transforms back in one thread block and writes its outputs: the input is
+//   read from DRAM about once and the output written once. It runs the
+//   powers of two 1024 .. 65536 on compute capability 9.0 (the architecture
+//   built for); FftFirOptions::engine forces either. The rest of this note
+//   describes the cuFFT engine, the fallback.
 //
 // Strategy
 // --------
@@ -51,6 +59,7 @@
 
 #include "core/error.hpp"
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/fir_fft_fused.cuh"
 
 namespace sigstream::kernels::cuda {
 
@@ -172,19 +181,38 @@ CufftPlan CufftPlan::create() {
 
 std::int64_t fft_default_group_bytes() { return std::int64_t{1} << 30; }
 
-int fft_size_for(int taps, std::int64_t max_n) {
+bool fused_fft_available(int fft) { return detail::fused_fft_supported(fft); }
+
+int fft_size_for(int taps, std::int64_t max_n, bool fused) {
   if (taps < 1) throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
   const std::int64_t k2 = next_pow2(taps);
-  // Measured on an H100 (bench_gpu_fir --fft-tune, 2^26 samples, one group):
-  // best L per K: 4096-8192 (a tie) for K = 255, 16384 for 1023 .. 4095,
-  // 65536 for 16383 (1.62 ms against 1.91 at 32768 and 2.5-2.7 at 131072+).
-  // L = 16 K for short filters, 4 K from 2048 taps on; 2^a 3^b sizes were
-  // 1.3x-2x slower and out-of-place transforms 1.2x-1.4x slower.
+  // cuFFT engine, measured on an H100 (bench_gpu_fir --fft-tune, 2^26
+  // samples, one group): best L per K: 4096-8192 (a tie) for K = 255, 16384
+  // for 1023 .. 4095, 65536 for 16383 (1.62 ms against 1.91 at 32768 and
+  // 2.5-2.7 at 131072+). L = 16 K for short filters, 4 K from 2048 taps on;
+  // 2^a 3^b sizes were 1.3x-2x slower and out-of-place transforms 1.2x-1.4x
+  // slower.
+  // Fused engine: its cost is the FFT arithmetic and shared-memory exchange
+  // per new output, L log L / (L - K + 1), and larger L hold fewer blocks per
+  // SM. Measured on an H100 (bench_gpu_fir --fft-tune, 2^26 samples), ms:
+  //   K = 255:   L = 1024 0.340, 4096 0.326, 8192 0.388, 16384 0.674
+  //   K = 1023:  L = 2048 0.784, 4096 0.395, 8192 0.419, 16384 0.698
+  //   K = 4095:  L = 8192 0.666, 16384 0.845, 32768 0.654, 65536 1.528
+  //   K = 16383: L = 32768 0.999, 65536 1.785 (65536 spills registers)
+  // L = 4 K (at least 4096) to 2048 taps, then 2 K (short calls waste less
+  // of a segment than at the tie 8 K).
   const std::int64_t preferred =
-      k2 <= 1024 ? std::max<std::int64_t>(4096, 16 * k2) : std::max<std::int64_t>(16384, 4 * k2);
+      fused ? std::min<std::int64_t>(65536, k2 <= 2048 ? std::max<std::int64_t>(4096, 4 * k2) : 2 * k2)
+      : k2 <= 1024 ? std::max<std::int64_t>(4096, 16 * k2)
+                   : std::max<std::int64_t>(16384, 4 * k2);
   const std::int64_t cover = std::max<std::int64_t>(kMinFft, next_pow2(std::max<std::int64_t>(
                                                                  max_n, 1) + taps - 1));
-  return static_cast<int>(std::min<std::int64_t>({preferred, cover, kMaxFft}));
+  return static_cast<int>(std::min<std::int64_t>({std::max<std::int64_t>(preferred, k2), cover, kMaxFft}));
+}
+
+int fft_size_automatic(int taps, std::int64_t max_n) {
+  const int fused = fft_size_for(taps, max_n, true);
+  return fused >= taps && fused_fft_available(fused) ? fused : fft_size_for(taps, max_n);
 }
 
 FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channels,
@@ -194,7 +222,22 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   if (max_n < 1) throw bad_argument("max_n must be >= 1 (got " + std::to_string(max_n) + ")");
   if (max_channels < 1 || max_channels > 65535)
     throw bad_argument("channels must be in 1..65535 (got " + std::to_string(max_channels) + ")");
-  const int fft = options.fft_size > 0 ? options.fft_size : fft_size_for(taps, max_n);
+  // The engine: fused where it runs the length asked for (or its own
+  // preferred length), else cuFFT with cuFFT's preferred length.
+  int fft = options.fft_size;
+  bool fused = false;
+  if (options.engine != FftEngine::cufft) {
+    const int fused_fft = fft > 0 ? fft : fft_size_for(taps, max_n, true);
+    fused = fused_fft >= taps && detail::fused_fft_supported(fused_fft);
+    if (fused) fft = fused_fft;
+    if (!fused && options.engine == FftEngine::fused)
+      throw bad_argument(detail::fused_fft_built()
+                             ? "the fused engine runs powers of two 1024..65536 >= taps on a "
+                               "compute capability 9.0 device (FFT size " +
+                                   std::to_string(fused_fft) + ")"
+                             : std::string("this build has no fused engine (no cuFFTDx headers)"));
+  }
+  if (fft <= 0) fft = fft_size_for(taps, max_n);
   if (fft < taps || fft % 2 != 0 || fft > kMaxFft)
     throw bad_argument("FFT size " + std::to_string(fft) + " must be even, >= taps (" +
                        std::to_string(taps) + ") and <= " + std::to_string(kMaxFft));
@@ -216,12 +259,24 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   taps_ = taps;
   fft_ = fft;
   block_ = block;
-  group_ = static_cast<int>(group);
+  group_ = fused ? 0 : static_cast<int>(group);
   max_n_ = max_n;
   max_channels_ = max_channels;
   skip_ = options.skip_passes;
+  fused_ = fused;
   real_stride_ = real_stride;
   complex_stride_ = complex_stride;
+  spectrum_ = DeviceBuffer<float2>(static_cast<std::size_t>(nbins));
+  if (fused) detail::fused_fft_prepare(fft);
+  else make_cufft_plans(options.in_place);
+  compute_spectrum(h_taps);
+}
+
+void FftFir::make_cufft_plans(bool in_place) {
+  const int fft = fft_;
+  const int real_stride = real_stride_;
+  const int complex_stride = complex_stride_;
+  const long long group = group_;
 
   // Batched plans: row r's reals at r * real_stride, its bins at r * complex_stride.
   long long n_fft = fft;
@@ -242,9 +297,15 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   SIGSTREAM_CUFFT_TRY(cufft().set_work_area(r2c_.get(), work_.data()));
   SIGSTREAM_CUFFT_TRY(cufft().set_work_area(c2r_.get(), work_.data()));
   segments_ = DeviceBuffer<float>(static_cast<std::size_t>(group) * static_cast<std::size_t>(real_stride));
-  if (!options.in_place)
+  if (!in_place)
     bins_ = DeviceBuffer<float2>(static_cast<std::size_t>(group) * static_cast<std::size_t>(complex_stride));
-  spectrum_ = DeviceBuffer<float2>(static_cast<std::size_t>(nbins));
+}
+
+void FftFir::compute_spectrum(const float* h_taps) {
+  const int fft = fft_;
+  const int taps = taps_;
+  const int nbins = fft / 2 + 1;
+  long long n_fft = fft;
 
   // The taps' spectrum, once, in float64: D2Z of the zero-padded taps. The
   // upload is pageable: copy on our stream and wait (the lanes' non-blocking
@@ -278,8 +339,10 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   fft_spectrum_kernel<<<(nbins + kThreads - 1) / kThreads, kThreads, 0, stream.get()>>>(
       d_bins.data(), spectrum_.data(), nbins, 1.0 / fft);
   SIGSTREAM_CUDA_CHECK_LAUNCH("fft_spectrum_kernel");
-  // Rows a partial last group leaves alone are transformed anyway: start finite.
-  SIGSTREAM_CUDA_TRY(cudaMemsetAsync(segments_.data(), 0, segments_.bytes(), stream.get()));
+  // cuFFT engine: rows a partial last group leaves alone are transformed
+  // anyway: start finite.
+  if (segments_.size() > 0)
+    SIGSTREAM_CUDA_TRY(cudaMemsetAsync(segments_.data(), 0, segments_.bytes(), stream.get()));
   if (bins_.size() > 0)
     SIGSTREAM_CUDA_TRY(cudaMemsetAsync(bins_.data(), 0, bins_.bytes(), stream.get()));
   stream.synchronize();
@@ -303,6 +366,12 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
   const std::int64_t seg_per_channel = (n + block_ - 1) / block_;
   const std::int64_t total = seg_per_channel * channels;
   const auto [x_lead, x_len] = input_range(span, n, taps_, "fir_fft");
+  if (fused_) {
+    detail::fused_fft_run({d_x, x_stride, x_lead, x_len, seg_per_channel, total, block_, taps_,
+                           fft_, spectrum_.data(), n, d_y, y_stride},
+                          stream);
+    return;
+  }
   const int nbins = fft_ / 2 + 1;
   auto* bins = bins_.size() > 0 ? reinterpret_cast<cufftComplex*>(bins_.data())
                                 : reinterpret_cast<cufftComplex*>(segments_.data());
@@ -338,9 +407,11 @@ std::size_t FftFir::device_bytes() const noexcept {
 
 std::string FftFir::describe() const {
   std::ostringstream o;
-  o << "fft overlap-save L=" << fft_ << " (" << block_ << " outputs/segment), " << group_
-    << " segments per cuFFT call" << (bins_.size() > 0 ? "" : " (in place)") << ", "
-    << (device_bytes() + (1 << 19)) / (1 << 20) << " MB";
+  o << "fft overlap-save L=" << fft_ << " (" << block_ << " outputs/segment), ";
+  if (fused_) o << "one fused cuFFTDx kernel";
+  else
+    o << group_ << " segments per cuFFT call" << (bins_.size() > 0 ? "" : " (in place)");
+  o << ", " << (device_bytes() + (1 << 19)) / (1 << 20) << " MB";
   return o.str();
 }
 

@@ -62,6 +62,13 @@ class CufftPlan {
   bool valid_ = false;
 };
 
+// How an FftFir computes its segments.
+enum class FftEngine {
+  automatic,  // fused where fused_fft_available() says so for the FFT length, else cufft
+  cufft,      // five passes a group: gather, cuFFT R2C, multiply, cuFFT C2R, scatter
+  fused,      // one kernel (cuFFTDx): Error(invalid_argument) where unavailable
+};
+
 // Tuning of an FftFir. Zeros pick the measured defaults.
 struct FftFirOptions {
   // FFT length L (even, >= taps; 2^a 3^b 5^c 7^d is fast). 0: fft_size_for().
@@ -74,13 +81,26 @@ struct FftFirOptions {
   bool in_place = true;
   // Benchmarks only (results are wrong): bit p skips pass p of each group
   // (0 gather, 1 R2C, 2 multiply, 3 C2R, 4 scatter), to time the others.
+  // The cuFFT engine only.
   unsigned skip_passes = 0;
+  FftEngine engine = FftEngine::automatic;
 };
+
+// Whether the fused engine runs FFT length `fft` on the current device (a
+// build with cuFFTDx, a compiled size, a compute capability 9.0 device).
+[[nodiscard]] bool fused_fft_available(int fft);
 
 // The FFT length FftFir picks for `taps` taps and at most `max_n` outputs per
 // channel and call: the measured best ratio of FFT work to the L - K + 1 new
 // outputs per segment, no longer than one segment covering max_n + K - 1.
-[[nodiscard]] int fft_size_for(int taps, std::int64_t max_n);
+// `fused`: the length for the fused engine (which may not run it: check
+// fused_fft_available()).
+[[nodiscard]] int fft_size_for(int taps, std::int64_t max_n, bool fused = false);
+
+// The FFT length an FftFir with FftEngine::automatic and fft_size 0 takes on
+// the current device: fft_size_for(.., true) where the fused engine runs it,
+// else fft_size_for(.., false).
+[[nodiscard]] int fft_size_automatic(int taps, std::int64_t max_n);
 
 // Default segment-buffer bytes (FftFirOptions::group_bytes = 0).
 [[nodiscard]] std::int64_t fft_default_group_bytes();
@@ -118,14 +138,19 @@ class FftFir {
   [[nodiscard]] int fft_size() const noexcept { return fft_; }
   // New outputs per segment: fft_size() - taps() + 1.
   [[nodiscard]] int block() const noexcept { return block_; }
-  // Segments (over all channels) per cuFFT execution.
+  // Segments (over all channels) per cuFFT execution (0 for the fused engine).
   [[nodiscard]] int group_segments() const noexcept { return group_; }
+  // The engine that runs (never automatic).
+  [[nodiscard]] FftEngine engine() const noexcept { return fused_ ? FftEngine::fused : FftEngine::cufft; }
   // Device bytes held (segment buffer, work area, spectrum).
   [[nodiscard]] std::size_t device_bytes() const noexcept;
   // For logs: "fft L=16384 (12290 outputs/segment), 511 segments/call, ...".
   [[nodiscard]] std::string describe() const;
 
  private:
+  void make_cufft_plans(bool in_place);
+  void compute_spectrum(const float* h_taps);
+
   int taps_ = 0;
   int fft_ = 0;
   int block_ = 0;
@@ -133,6 +158,7 @@ class FftFir {
   std::int64_t max_n_ = 0;
   int max_channels_ = 0;
   unsigned skip_ = 0;
+  bool fused_ = false;
   int real_stride_ = 0;     // floats between rows of reals
   int complex_stride_ = 0;  // bins between rows of bins
   CufftPlan r2c_;

@@ -145,7 +145,7 @@ std::shared_ptr<Shared<kc::FftFir>> fft_fir(const std::vector<double>& h, std::i
   const int device = current_device();
   const int k = static_cast<int>(h.size());
   const int channels = static_cast<int>(std::min(rows, kMaxRowsPerLaunch));
-  const int fft = kc::fft_size_for(k, n);
+  const int fft = kc::fft_size_automatic(k, n);
   std::lock_guard lock(c.mutex);
   FilterKey key{device, fft, h};
   auto it = c.fft.find(key);

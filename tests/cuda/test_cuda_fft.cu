@@ -110,13 +110,20 @@ struct FftCase {
   int x_offset = 1;              // floats before channel 0's input (misaligned)
   int y_offset = 3;
   bool in_place = true;
+  kc::FftEngine engine = kc::FftEngine::automatic;
 };
+
+const char* engine_name(kc::FftEngine e) {
+  return e == kc::FftEngine::fused ? "fused" : e == kc::FftEngine::cufft ? "cufft" : "automatic";
+}
+// Both engines: cuFFT, and the fused kernel where it runs (else cuFFT again).
+constexpr kc::FftEngine kEngines[] = {kc::FftEngine::cufft, kc::FftEngine::automatic};
 
 std::string describe(const FftCase& c) {
   return "n=" + std::to_string(c.n) + " K=" + std::to_string(c.taps) + " ch=" +
          std::to_string(c.channels) + " L=" + std::to_string(c.fft_size) + " group_bytes=" +
          std::to_string(c.group_bytes) + " max_n=" + std::to_string(c.max_n) +
-         (c.in_place ? "" : " out-of-place");
+         (c.in_place ? "" : " out-of-place") + " " + engine_name(c.engine);
 }
 
 // FftFir on one case against fir_direct (same inputs, same float taps) and a
@@ -141,7 +148,9 @@ void check_fft_case(const FftCase& c, cudaStream_t stream, std::uint32_t seed) {
   o.fft_size = c.fft_size;
   o.group_bytes = c.group_bytes;
   o.in_place = c.in_place;
+  o.engine = c.engine;
   kc::FftFir fir(hh.data(), c.taps, c.max_n > 0 ? c.max_n : c.n, c.channels, o);
+  if (c.engine != kc::FftEngine::automatic) EXPECT_EQ(fir.engine(), c.engine);
   fir.run(d_x.data() + c.x_offset, c.n, d_y.data() + c.y_offset, c.channels, x_stride, y_stride,
           stream);
   kc::fir_direct(d_x.data() + c.x_offset, c.n, d_h.data(), c.taps, d_direct.data() + c.y_offset,
@@ -174,8 +183,9 @@ void check_fft_case(const FftCase& c, cudaStream_t stream, std::uint32_t seed) {
     // at 16384 taps): fft and direct agree to 1e-6 beyond that.
     EXPECT_LE(e_dir, kTolerance + e_dir_ref) << "fft vs direct (direct vs float64: " << e_dir_ref << ")";
     if (ch == 0)
-      std::printf("[fft] %-70s L=%6d  fft-ref %.2e  direct-ref %.2e  fft-direct %.2e\n",
-                  describe(c).c_str(), fir.fft_size(), e_ref, e_dir_ref, e_dir);
+      std::printf("[fft] %-80s L=%6d %-5s fft-ref %.2e  direct-ref %.2e  fft-direct %.2e\n",
+                  describe(c).c_str(), fir.fft_size(), engine_name(fir.engine()), e_ref,
+                  e_dir_ref, e_dir);
   }
   for (int i = 0; i < c.y_offset; ++i) EXPECT_TRUE(is_poison(y[static_cast<std::size_t>(i)]));
 }
@@ -211,10 +221,12 @@ TEST_F(FftFirTest, NamedTapCountsAgainstDirectAndFloat64) {
       {50001, 16383, 1, 0, 0, 0, 1, 3, false},
   };
   std::uint32_t seed = 10;
-  for (const FftCase& c : cases) {
-    check_fft_case(c, s(), seed++);
-    if (HasFatalFailure()) return;
-  }
+  for (const kc::FftEngine engine : kEngines)
+    for (FftCase c : cases) {
+      c.engine = engine;
+      check_fft_case(c, s(), seed++);
+      if (HasFatalFailure()) return;
+    }
 }
 
 TEST_F(FftFirTest, RandomTapCountsChannelsAndGroups) {
@@ -245,8 +257,11 @@ TEST_F(FftFirTest, RandomTapCountsChannelsAndGroups) {
     }
     if (c.fft_size > 0 && (c.n + c.fft_size - c.taps) / (c.fft_size - c.taps + 1) * c.channels > 1000)
       c.group_bytes = 0;  // keep the number of groups (launches) reasonable
-    check_fft_case(c, s(), 100 + static_cast<std::uint32_t>(t));
-    if (HasFatalFailure()) return;
+    for (const kc::FftEngine engine : kEngines) {
+      c.engine = engine;
+      check_fft_case(c, s(), 100 + static_cast<std::uint32_t>(t));
+      if (HasFatalFailure()) return;
+    }
   }
 }
 
@@ -255,8 +270,11 @@ TEST_F(FftFirTest, ReusedForShorterCallsAndFewerChannels) {
   const std::int64_t max_n = 50000;
   const int max_ch = 4;
   const auto hh = random_floats(taps, 5, 0.05f);
+  for (const kc::FftEngine engine : kEngines) {
+  SCOPED_TRACE(engine_name(engine));
   kc::FftFirOptions o;
   o.group_bytes = 3 * (4096 + 2) * 4;  // several groups
+  o.engine = engine;
   kc::FftFir fir(hh.data(), taps, max_n, max_ch, o);
   ASSERT_EQ(fir.taps(), taps);
   ASSERT_GE(fir.fft_size(), taps);
@@ -288,6 +306,7 @@ TEST_F(FftFirTest, ReusedForShorterCallsAndFewerChannels) {
         ASSERT_TRUE(is_poison(got[i])) << "channel " << c << " written at " << i;
     }
   }
+  }
 }
 
 // A clip without padding (FirInputSpan), between NaNs: equal to the direct
@@ -311,7 +330,11 @@ TEST_F(FftFirTest, InputSpanFiltersAClipInPlace) {
         const std::vector<float> h = random_floats(static_cast<std::size_t>(k), seed++);
         auto d_x = to_device(x);
         kc::DeviceBuffer<float> d_y(static_cast<std::size_t>(rows * n));
-        kc::FftFir fir(h.data(), k, n, rows);
+        for (const kc::FftEngine engine : kEngines) {
+        SCOPED_TRACE(engine_name(engine));
+        kc::FftFirOptions o;
+        o.engine = engine;
+        kc::FftFir fir(h.data(), k, n, rows, o);
         fir.run(d_x.data() + 2, n, d_y.data(), rows, stride, n, s(), kc::FirInputSpan{lead, len});
         SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(s()));
         const std::vector<float> y = to_host(d_y);
@@ -335,8 +358,42 @@ TEST_F(FftFirTest, InputSpanFiltersAClipInPlace) {
           }
           EXPECT_LE(std::sqrt(err2 / static_cast<double>(n)), 1e-6 * l1) << "row " << r;
         }
+        }
       }
     }
+}
+
+// The fused engine is the default where it runs (a compute capability 9.0
+// device), reads a huge grid of short segments right (more blocks than a
+// grid's y dimension holds), and asking for it where it cannot run is an
+// error, not a silent fallback.
+TEST_F(FftFirTest, FusedEngineWhereAvailable) {
+  const std::vector<float> h = random_floats(1023, 31, 0.03f);
+  if (!kc::fused_fft_available(4096)) {
+    kc::FftFirOptions o;
+    o.engine = kc::FftEngine::fused;
+    EXPECT_THROW(kc::FftFir(h.data(), 1023, 100000, 1, o), Error);
+    GTEST_SKIP() << "no fused engine on this device or build";
+  }
+  kc::FftFir automatic(h.data(), 1023, 1 << 20, 2);
+  EXPECT_EQ(automatic.engine(), kc::FftEngine::fused) << automatic.describe();
+  EXPECT_EQ(automatic.group_segments(), 0);
+  EXPECT_NE(automatic.describe().find("fused"), std::string::npos) << automatic.describe();
+  for (const int bad : {96 * 32, 512, 1 << 17}) {  // not compiled: 3 * 2^p, too short, too long
+    kc::FftFirOptions o;
+    o.engine = kc::FftEngine::fused;
+    o.fft_size = bad;
+    EXPECT_THROW(kc::FftFir(h.data(), 300, 1 << 20, 1, o), Error) << bad;
+  }
+  // 66000 segments (L = 1024, K = 15: 1010 outputs each) in one call: a
+  // one-dimensional grid past the 65535 rows a cuFFT group holds.
+  FftCase c{};
+  c.taps = 15;
+  c.channels = 1;
+  c.n = 1010LL * 65999 + 7;
+  c.fft_size = 1024;
+  c.engine = kc::FftEngine::fused;
+  check_fft_case(c, s(), 77);
 }
 
 TEST_F(FftFirTest, BadArgumentsAreErrors) {
