@@ -32,8 +32,13 @@ void ThreadPool::work() {
 }
 
 int hardware_threads() noexcept {
-  const unsigned n = std::thread::hardware_concurrency();
-  return n == 0 ? 1 : static_cast<int>(n);
+  // Asked once: glibc answers by reading /sys (microseconds), which a small
+  // call from Python would pay every time.
+  static const int threads = [] {
+    const unsigned n = std::thread::hardware_concurrency();
+    return n == 0 ? 1 : static_cast<int>(n);
+  }();
+  return threads;
 }
 
 }  // namespace sigstream

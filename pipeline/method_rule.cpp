@@ -28,8 +28,8 @@ namespace {
 // to the CUDA direct kernel and across chunkings) for little cost.
 constexpr double kCpuFftMinGain = 0.8;
 
-// CUDA, measured with bench_gpu_fir on an H100 (2026-11-22; bench/RESULTS.md),
-// direct ms / fft ms per call:
+// CUDA, measured with bench_gpu_fir on an H100, direct ms / fft ms per call.
+// With cuFFT's five passes (2026-11-22; bench/RESULTS.md):
 //
 //     K        1 ch x 2^26     2 ch x 1M frames   2 ch x 16k frames
 //    255      0.775 / 0.998     0.042 / 0.039      0.014 / 0.026
@@ -38,12 +38,31 @@ constexpr double kCpuFftMinGain = 0.8;
 //   2047      5.42  / 1.06      0.248 / 0.051      0.049 / 0.030
 //   4095     10.54  / 1.20      0.410 / 0.052      0.090 / 0.030
 //
-// The FFT's cost is nearly flat in K but has a fixed part per call that small
-// calls cannot amortise, so the crossover moves up as the samples per call
-// (N = frames x channels) shrink: FFT when K >= 384 + 2^25 / N, and always
-// from 4096 taps (the direct kernel then has too little parallel work per tap).
+// FFT when K >= 384 + 2^25 / N (N = frames x channels per call), always from
+// 4096 taps. With the fused cuFFTDx kernel (2026-11-24, the default where it
+// is built):
+//
+//     K        1 ch x 2^26     2 ch x 1M frames   2 ch x 16k frames
+//     63      0.287 / 0.313     0.021 / 0.020      0.010 / 0.013
+//    127      0.454 / 0.317     0.028 / 0.022      0.012 / 0.013
+//    255      0.774 / 0.324     0.043 / 0.022      0.015 / 0.013
+//   1023      2.716 / 0.394     0.129 / 0.025      0.029 / 0.012
+//
+// FFT when K >= 96 + 2^22 / N. The FFT's cost is nearly flat in K but has a
+// fixed part per call that small calls cannot amortise, so the crossover
+// moves up as the samples per call shrink. The fused rule is taken where the
+// build has cuFFTDx (SIGSTREAM_CUDA_FFT_FUSED); the fused kernel runs on
+// compute capability 9.0, the architecture the build targets.
+#ifndef SIGSTREAM_CUDA_FFT_FUSED
+#define SIGSTREAM_CUDA_FFT_FUSED 0
+#endif
+#if SIGSTREAM_CUDA_FFT_FUSED
+constexpr std::int64_t kCudaCrossoverBase = 96;
+constexpr double kCudaCrossoverScale = 4194304.0;  // 2^22 samples
+#else
 constexpr std::int64_t kCudaCrossoverBase = 384;
 constexpr double kCudaCrossoverScale = 33554432.0;  // 2^25 samples
+#endif
 constexpr std::int64_t kCudaAlwaysFftTaps = 4096;
 
 // The frames one call of the stage's kernel computes: a chunk, or the whole
@@ -81,6 +100,8 @@ FirMethod automatic_cuda(std::int64_t k, std::int64_t frames, int channels) {
 }
 
 }  // namespace
+
+bool cuda_fir_rule_is_fused() noexcept { return SIGSTREAM_CUDA_FFT_FUSED != 0; }
 
 FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels) {
   const std::int64_t frames = std::max<std::int64_t>(1, frames_per_call);

@@ -179,6 +179,10 @@ void resolve_methods(Plan& plan, const std::string& backend);
 // all channels in one launch). Never FirMethod::automatic.
 FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels);
 
+// Whether the CUDA rule above is the fused FFT kernel's (a build with
+// cuFFTDx) or cuFFT's: their crossovers differ (pipeline/method_rule.cpp).
+[[nodiscard]] bool cuda_fir_rule_is_fused() noexcept;
+
 // Seconds the CPU backend should take for `plan` on `threads` threads (direct
 // FIR), and whether that is less than a CUDA start costs: backend auto then
 // uses the CPU without starting the driver (rule and measurements in

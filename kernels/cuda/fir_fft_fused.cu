@@ -9,8 +9,8 @@
 // positions K - 1 .. L - 1. The taps' spectrum (L/2 + 1 bins, 8 bytes each)
 // is read through the read-only cache by every block: it stays in L2.
 //
-// cuFFTDx's descriptions take the suggested elements per thread and one FFT
-// per block for SM 9.0 (the only architecture this project builds for, see
+// cuFFTDx's descriptions take the measured best elements per thread (kEpt)
+// and one FFT per block for SM 9.0 (the only architecture this project builds for, see
 // CMakeLists.txt); other devices use the cuFFT path. The headers come from
 // the nvidia-mathdx wheel (scripts/fetch-mathdx.sh); without them this file
 // builds the stubs at the bottom and FftFir keeps to cuFFT.
@@ -27,21 +27,36 @@
 #include <algorithm>
 #include <mutex>
 #include <type_traits>
+#include <vector>
 
 namespace sigstream::kernels::cuda::detail {
 
 namespace {
 
+// Elements per thread for each L (0: cuFFTDx's suggestion), measured on an
+// H100 with bench_gpu_fused_tune (2^26 samples, K = L/4, ms): L = 2048
+// suggested 64 (32 threads) 0.583, 16 0.397; 16384 suggested 64 0.842, 32
+// 0.665; 32768 suggested 64 0.721, 32 0.688; at 1024, 4096 and 8192 the
+// suggestion was fastest (8 and 16 were 5-60% slower).
+template <unsigned L>
+constexpr unsigned kEpt = L == 2048 ? 16 : L == 16384 || L == 32768 ? 32 : 0;
+
+// The dynamic shared-memory limit is a per-device attribute of the kernel:
+// raised once per device and size.
 template <unsigned L>
 void prepare_size() {
-  static std::once_flag once;
-  static cudaError_t status = cudaSuccess;
-  std::call_once(once, [] {
-    status = cudaFuncSetAttribute(fused_fft_fir_kernel<L>,
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(FusedFft<L>::shared_bytes));
-  });
-  SIGSTREAM_CUDA_TRY(status);
+  static std::mutex mutex;
+  static std::vector<bool> done;
+  int device = 0;
+  SIGSTREAM_CUDA_TRY(cudaGetDevice(&device));
+  const std::lock_guard lock(mutex);
+  const auto d = static_cast<std::size_t>(device);
+  if (d < done.size() && done[d]) return;
+  SIGSTREAM_CUDA_TRY(cudaFuncSetAttribute(fused_fft_fir_kernel<L, kEpt<L>>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(FusedFft<L, kEpt<L>>::shared_bytes)));
+  if (d >= done.size()) done.resize(d + 1, false);
+  done[d] = true;
 }
 
 template <unsigned L>
@@ -51,7 +66,8 @@ void run_size(const FusedFftCall& a, cudaStream_t stream) {
   constexpr std::int64_t kMaxGrid = 0x7fffffff;
   for (std::int64_t q0 = 0; q0 < a.segments; q0 += kMaxGrid) {
     const auto blocks = static_cast<unsigned>(std::min(kMaxGrid, a.segments - q0));
-    fused_fft_fir_kernel<L><<<blocks, FusedFft<L>::threads, FusedFft<L>::shared_bytes, stream>>>(
+    using Shape = FusedFft<L, kEpt<L>>;
+    fused_fft_fir_kernel<L, kEpt<L>><<<blocks, Shape::threads, Shape::shared_bytes, stream>>>(
         a.d_x, a.x_stride, a.x_lead, a.x_len, a.seg_per_channel, a.block, a.taps, a.spectrum, a.n,
         a.d_y, a.y_stride, q0);
     SIGSTREAM_CUDA_CHECK_LAUNCH("fused_fft_fir_kernel");

@@ -20,8 +20,8 @@ namespace sigstream::kernels::cuda::detail {
 // device. Throws Error(cuda) if the device cannot be queried.
 [[nodiscard]] bool fused_fft_supported(int fft);
 
-// Raises the kernel's dynamic shared-memory limit for `fft` (once per
-// process and size; thread-safe). Throws Error(cuda) on failure.
+// Raises the kernel's dynamic shared-memory limit for `fft` on the current
+// device (once per device and size; thread-safe). Throws Error(cuda) on failure.
 void fused_fft_prepare(int fft);
 
 // Segment q of the call (channel c = q / seg_per_channel, s = q % it) for q

@@ -25,7 +25,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _core
-from ._arrays import Batch, as_batch, as_taps
+from ._arrays import Batch, as_batch, as_taps, fast_fir
 from .errors import (
     KINDS,
     ConfigError,
@@ -124,16 +124,19 @@ def filter(  # noqa: A001 - the name users look for (scipy.signal has lfilter, t
     """
     _check_choice("mode", mode, _MODES)
     _check_choice("method", method, _METHODS)
+    done = fast_fir(x, taps, mode, method, backend, axis, _core)
+    if done is not None:
+        return done
     b = as_batch(x, axis, "filter")
     _check_backend(b, backend, "filter")
     h = as_taps(taps)
-    n_out = _core.fir_length(mode, int(b.rows.shape[1]), len(h))
+    n_out = _core.fir_length(mode, int(b.rows.shape[1]), h.shape[0])
     out = b.empty(n_out)
     _fir_into(b, b.rows, h, mode, method, backend, out)
     return b.restore(out)
 
 
-def _fir_into(b: Batch, rows: Any, taps: list[float], mode: str, method: str, backend: str, out: Any) -> None:
+def _fir_into(b: Batch, rows: Any, taps: np.ndarray, mode: str, method: str, backend: str, out: Any) -> None:
     """FIR of rows (arrays of b's kind) into out: where they live, or a host batch through the GPU."""
     if backend == "cuda" and not b.on_gpu:
         _core.fir_host_on_cuda(rows, taps, mode, method, out)  # CudaError from a build without CUDA

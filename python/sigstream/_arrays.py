@@ -180,8 +180,8 @@ def _torch_cpu_batch(x: Any, axis: int, what: str) -> Batch:
     return _TorchCpuBatch(b.lib, b.rows, b.batch_shape, b.axis, b.ndim, b.dtype, b.device)
 
 
-def as_taps(taps: Any) -> list[float]:
-    """Taps from any 1-D array (host or GPU) or sequence, as Python floats (float64)."""
+def as_taps(taps: Any) -> np.ndarray:
+    """Taps from any 1-D array (host or GPU) or sequence, as a contiguous float64 NumPy array."""
     lib = _lib(taps)
     if lib == "torch":
         taps = taps.detach().cpu().numpy()
@@ -189,11 +189,77 @@ def as_taps(taps: Any) -> list[float]:
         taps = taps.get()
     elif lib == "dlpack":
         raise TypeError(f"taps: pass them as a NumPy array or a list (got a GPU {type(taps).__name__})")
-    h = np.asarray(taps, dtype=np.float64)
+    h = np.ascontiguousarray(taps, dtype=np.float64)
     if h.ndim != 1:
         raise ValueError(f"taps must be 1-D, got shape {h.shape}")
     if h.size == 0:
         raise ValueError("taps must not be empty")
     if not np.all(np.isfinite(h)):
         raise ValueError("taps must be finite (found NaN or Inf)")
-    return h.tolist()
+    return h
+
+
+def fast_fir(x: Any, taps: Any, mode: str, method: str, backend: str, axis: int, core: Any) -> Any:
+    """filter() for the common case, or None: a C-contiguous 1-D/2-D float32 array
+    (NumPy, a CUDA torch.Tensor or a CuPy array) filtered along its last axis, with
+    float64 NumPy taps (or a list) and backend "auto". It skips the general path's views and
+    conversions (the call overhead is most of a short clip's time); the result is
+    the same bits.
+    """
+    if backend != "auto":
+        return None
+    if type(taps) is list:
+        taps = np.array(taps, dtype=np.float64)
+    if type(taps) is not np.ndarray or taps.dtype != np.float64 or taps.ndim != 1 or not taps.flags.c_contiguous:
+        return None  # the core checks that they are non-empty and finite
+    kind = type(x)
+    if kind is np.ndarray:
+        ndim = x.ndim
+        if x.dtype != np.float32 or not 1 <= ndim <= 2 or axis not in (-1, ndim - 1) or not x.flags.c_contiguous:
+            return None
+        rows = x if ndim == 2 else x.reshape(1, -1)
+        out = np.empty((rows.shape[0], core.fir_length(mode, rows.shape[1], taps.shape[0])), dtype=np.float32)
+        core.fir(rows, taps, mode, method, out, 0)
+        return out if ndim == 2 else out.reshape(-1)
+    torch = sys.modules.get("torch")
+    if torch is not None and kind is torch.Tensor:
+        ndim = x.dim()
+        if not x.is_cuda or x.dtype is not torch.float32 or not 1 <= ndim <= 2 or axis not in (-1, ndim - 1):
+            return None
+        if not x.is_contiguous() or x.requires_grad:
+            return None
+        n = x.shape[-1]
+        count = x.shape[0] if ndim == 2 else 1
+        n_out = core.fir_length(mode, n, taps.shape[0])
+        device = x.device
+        out = torch.empty((count, n_out) if ndim == 2 else (n_out,), dtype=torch.float32, device=device)
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        stream = _torch_stream(torch, index)
+        if count and n_out:
+            core.fir_device_pointers(x.data_ptr(), count, n, n, out.data_ptr(), n_out, index, taps, mode, method, stream)
+        return out
+    cupy = sys.modules.get("cupy")
+    if cupy is not None and kind is cupy.ndarray:
+        ndim = x.ndim
+        if x.dtype != np.float32 or not 1 <= ndim <= 2 or axis not in (-1, ndim - 1) or not x.flags.c_contiguous:
+            return None
+        n = x.shape[-1]
+        count = x.shape[0] if ndim == 2 else 1
+        n_out = core.fir_length(mode, n, taps.shape[0])
+        device = x.device.id
+        if device != cupy.cuda.runtime.getDevice():
+            return None  # the general path switches devices
+        out = cupy.empty((count, n_out) if ndim == 2 else (n_out,), dtype=cupy.float32)
+        if count and n_out:
+            stream = cupy.cuda.get_current_stream().ptr
+            core.fir_device_pointers(x.data.ptr, count, n, n, out.data.ptr, n_out, device, taps, mode, method, stream)
+        return out
+    return None
+
+
+def _torch_stream(torch: Any, index: int) -> int:
+    """The current CUDA stream's handle on device `index`, without building a Stream object."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # noqa: SLF001 - what torch's own Triton glue uses
+    if raw is not None:
+        return int(raw(index))
+    return int(torch.cuda.current_stream(index).cuda_stream)

@@ -13,6 +13,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <iostream>
 #include <optional>
@@ -41,6 +42,18 @@ namespace {
 // A 2-D float32 array on any device: rows along axis 0, samples along axis 1.
 using Array = nb::ndarray<float, nb::ndim<2>>;
 using ConstArray = nb::ndarray<const float, nb::ndim<2>>;
+
+// Taps: a float64 vector in host memory (the package passes NumPy arrays:
+// no per-element conversion of a Python list).
+using Taps = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+std::vector<double> taps_of(const Taps& t) {
+  if (t.shape(0) == 0) throw nb::value_error("taps must not be empty");
+  std::vector<double> h(t.data(), t.data() + t.shape(0));
+  for (const double v : h)
+    if (!std::isfinite(v)) throw nb::value_error("taps must be finite (found NaN or Inf)");
+  return h;
+}
 
 // The Python classes for each ErrorKind (set once by the package).
 std::array<PyObject*, 8> g_error_types{};
@@ -114,8 +127,9 @@ auto compute(Where w, int device, Cpu&& cpu, [[maybe_unused]] Gpu&& gpu) {
 #endif
 }
 
-void fir(const ConstArray& x, const std::vector<double>& taps, const std::string& mode, const std::string& method,
+void fir(const ConstArray& x, const Taps& t, const std::string& mode, const std::string& method,
          const Array& y, [[maybe_unused]] std::uintptr_t stream) {
+  const std::vector<double> taps = taps_of(t);
   const Mode m = parse_mode(mode);
   const FirMethod fm = parse_method(method);
   same_device(x, y);
@@ -130,8 +144,32 @@ void fir(const ConstArray& x, const std::vector<double>& taps, const std::string
       });
 }
 
-void fir_host_on_cuda(const ConstArray& x, const std::vector<double>& taps, const std::string& mode,
+// The GPU fast path's entry (sigstream.filter on a contiguous float32 CUDA
+// tensor or CuPy array): raw device pointers the package took from the
+// caller's array and its freshly allocated output, so no DLPack export is
+// paid per call. rows x n inputs at x + r * x_stride, outputs likewise.
+void fir_device_pointers([[maybe_unused]] std::uintptr_t x, [[maybe_unused]] std::int64_t rows,
+                         [[maybe_unused]] std::int64_t n, [[maybe_unused]] std::int64_t x_stride,
+                         [[maybe_unused]] std::uintptr_t y, [[maybe_unused]] std::int64_t y_stride,
+                         [[maybe_unused]] int device, const Taps& t, const std::string& mode,
+                         const std::string& method, [[maybe_unused]] std::uintptr_t stream) {
+  const std::vector<double> taps = taps_of(t);
+  const Mode m = parse_mode(mode);
+  const FirMethod fm = parse_method(method);
+  if (rows < 0 || n < 0 || x == 0 || y == 0) throw nb::value_error("fir_device_pointers: bad arguments");
+  compute(
+      Where::cuda, device, [] {},
+      [&] {
+#ifdef SIGSTREAM_HAVE_CUDA
+        fir_cuda(Rows{reinterpret_cast<const float*>(x), rows, n, x_stride}, taps, m, fm,
+                 OutRows{reinterpret_cast<float*>(y), y_stride}, stream);
+#endif
+      });
+}
+
+void fir_host_on_cuda(const ConstArray& x, const Taps& t, const std::string& mode,
                       const std::string& method, const Array& y) {
+  const std::vector<double> taps = taps_of(t);
   const Mode m = parse_mode(mode);
   const FirMethod fm = parse_method(method);
   if (where(x, "filter") != Where::cpu || where(y, "filter") != Where::cpu)
@@ -304,8 +342,10 @@ NB_MODULE(_core, m) {
   m.def("resolve_method", [](const std::string& method, bool cuda, int taps, std::int64_t n_out, std::int64_t rows) {
     return std::string(to_string(resolve_method(parse_method(method), cuda, taps, n_out, rows)));
   });
-  m.def("fir", &fir, "x"_a.noconvert(), "taps"_a, "mode"_a, "method"_a, "out"_a.noconvert(), "stream"_a);
-  m.def("fir_host_on_cuda", &fir_host_on_cuda, "x"_a.noconvert(), "taps"_a, "mode"_a, "method"_a,
+  m.def("fir", &fir, "x"_a.noconvert(), "taps"_a.noconvert(), "mode"_a, "method"_a, "out"_a.noconvert(), "stream"_a);
+  m.def("fir_device_pointers", &fir_device_pointers, "x"_a, "rows"_a, "n"_a, "x_stride"_a, "y"_a, "y_stride"_a,
+        "device"_a, "taps"_a.noconvert(), "mode"_a, "method"_a, "stream"_a);
+  m.def("fir_host_on_cuda", &fir_host_on_cuda, "x"_a.noconvert(), "taps"_a.noconvert(), "mode"_a, "method"_a,
         "out"_a.noconvert());
 
   nb::class_<Resampler>(m, "Resampler")

@@ -164,3 +164,27 @@ def test_same_bits_as_the_cli(tmp_path: Path, rng: np.random.Generator) -> None:
                    check=True)
     from_cli = np.fromfile(raw_out, dtype=np.float32).reshape(-1, 2).T
     np.testing.assert_array_equal(sigstream.filter(x, h, method="direct"), from_cli)
+
+
+@pytest.mark.parametrize("mode", ["causal", "same", "full", "valid"])
+@pytest.mark.parametrize("method", ["direct", "fft"])
+def test_fast_path_gives_the_general_paths_bits(rng: np.random.Generator, mode: str, method: str) -> None:
+    """C-contiguous float32 rows with float64 taps take a shorter path (no views, no conversions);
+    a strided view of the same samples takes the general one: the same bits, and the same errors."""
+    from sigstream import _core
+    from sigstream._arrays import fast_fir
+
+    x = rng.standard_normal((3, 5003)).astype(np.float32)
+    wide = np.zeros((3, 2 * 5003), np.float32)
+    wide[:, ::2] = x
+    h = rng.standard_normal(101)
+    assert fast_fir(x, h, mode, method, "auto", -1, _core) is not None
+    assert fast_fir(wide[:, ::2], h, mode, method, "auto", -1, _core) is None
+    general = sigstream.filter(wide[:, ::2], h, mode=mode, method=method)
+    np.testing.assert_array_equal(sigstream.filter(x, h, mode=mode, method=method), general)
+    np.testing.assert_array_equal(sigstream.filter(x[1], list(h), mode=mode, method=method), general[1])
+    np.testing.assert_allclose(general, reference(x, h, mode), rtol=0, atol=1e-4)
+    with pytest.raises(ValueError, match="taps must not be empty"):
+        sigstream.filter(x, np.array([], np.float64), mode=mode, method=method)
+    with pytest.raises(ValueError, match="finite"):
+        sigstream.filter(x, np.array([1.0, np.nan]), mode=mode, method=method)

@@ -175,3 +175,21 @@ def test_numpy_through_cuda_backend(rng: np.random.Generator) -> None:
     y = sigstream.filter(x, h, backend="cuda", method="direct")
     assert isinstance(y, np.ndarray)
     np.testing.assert_array_equal(y, sigstream.filter(x, h, method="direct"))
+
+
+@pytest.mark.parametrize("method", ["direct", "fft"])
+def test_fast_path_gives_the_general_paths_bits(lib: str, rng: np.random.Generator, method: str) -> None:
+    """A contiguous float32 CUDA array along its last axis takes the pointer fast path; the same
+    samples along axis 0 of the transpose take the general (DLPack) path: the same bits."""
+    from sigstream import _core
+    from sigstream._arrays import fast_fir
+
+    x = rng.standard_normal((4, 30011)).astype(np.float32)
+    h = rng.standard_normal(1023)
+    g = to_gpu(lib, x)
+    assert fast_fir(g, h, "same", method, "auto", -1, _core) is not None
+    fast = to_host(lib, sigstream.filter(g, h, mode="same", method=method))
+    general = to_host(lib, sigstream.filter(to_gpu(lib, x.T.copy()), h, mode="same", method=method, axis=0)).T
+    np.testing.assert_array_equal(fast, general)
+    one = to_host(lib, sigstream.filter(g[2], h, mode="same", method=method))
+    np.testing.assert_array_equal(one, general[2])

@@ -160,11 +160,20 @@ TEST(FftPipeline, AutoRulePicksByTapsAndChunk) {
   EXPECT_EQ(resolved(31, FirMethod::fft, "cpu"), FirMethod::fft);
   EXPECT_EQ(resolved(4095, FirMethod::direct, "cpu"), FirMethod::direct);
   EXPECT_EQ(resolved(4095, FirMethod::fft, "cpu", 1), FirMethod::fft);
-  // CUDA: FFT when K >= 384 + 2^25 / (frames per call x channels), always from 4096.
   EXPECT_EQ(resolved(31, FirMethod::automatic, "cuda"), FirMethod::direct);
-  EXPECT_EQ(resolved(255, FirMethod::automatic, "cuda"), FirMethod::direct);
-  EXPECT_EQ(resolved(511, FirMethod::automatic, "cuda"), FirMethod::fft);   // 1M frames: crossover ~416
-  EXPECT_EQ(resolved(1023, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::direct);  // 16k: ~2432
+  if (cuda_fir_rule_is_fused()) {
+    // Fused FFT kernel: FFT when K >= 96 + 2^22 / (frames per call x channels).
+    EXPECT_EQ(resolved(63, FirMethod::automatic, "cuda"), FirMethod::direct);  // 1M frames: crossover ~100
+    EXPECT_EQ(resolved(127, FirMethod::automatic, "cuda"), FirMethod::fft);
+    EXPECT_EQ(resolved(255, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::direct);  // 16k: ~352
+    EXPECT_EQ(resolved(511, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::fft);
+  } else {
+    // cuFFT: FFT when K >= 384 + 2^25 / (frames per call x channels).
+    EXPECT_EQ(resolved(255, FirMethod::automatic, "cuda"), FirMethod::direct);
+    EXPECT_EQ(resolved(511, FirMethod::automatic, "cuda"), FirMethod::fft);  // 1M frames: crossover ~416
+    EXPECT_EQ(resolved(1023, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::direct);  // 16k: ~2432
+  }
+  // Always from 4096 taps, unless the call is shorter than a few filter lengths.
   EXPECT_EQ(resolved(4095, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::fft);
   EXPECT_EQ(resolved(4095, FirMethod::automatic, "cuda"), FirMethod::fft);
   EXPECT_EQ(resolved(4095, FirMethod::automatic, "cuda", 1000), FirMethod::direct);
