@@ -81,10 +81,11 @@ def time_torch(fn):
 ours = {}  # K -> (ms, method)
 if args.sigstream:
     # bench_gpu_fir's FIR rows: method, taps, median ms, Gsamples/s, a percentage. "auto" is
-    # the direct kernel's default policy, "fft" the FFT method; other rows (--policies) are
-    # direct policies that do not run by default, so they do not count.
+    # the direct kernel's default policy, "fft (fused)" / "fft (cufft)" the FFT method's two
+    # engines; other rows (--policies) are direct policies that do not run by default, so they
+    # do not count.
     for line in open(args.sigstream):
-        m = re.match(r"\s*(auto|fft)\s+(\d+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+%", line)
+        m = re.match(r"\s*(auto|fft(?: \((?:fused|cufft)\))?)\s+(\d+)\s+([\d.]+)\s+[\d.]+\s+[\d.]+%", line)
         if m:
             k, ms, how = int(m.group(2)), float(m.group(3)), ("direct" if m.group(1) == "auto" else "fft")
             if k not in ours or ms < ours[k][0]:

@@ -199,6 +199,15 @@ def as_taps(taps: Any) -> np.ndarray:
     return h
 
 
+def fir_length(mode: str, n: int, k: int) -> int:
+    """Outputs of SPEC §3's modes for n inputs and k taps (the core's fir_length, without a call)."""
+    if mode == "full":
+        return n + k - 1
+    if mode == "valid":
+        return max(n - k + 1, 0)
+    return n  # causal, same
+
+
 def fast_fir(x: Any, taps: Any, mode: str, method: str, backend: str, axis: int, core: Any) -> Any:
     """filter() for the common case, or None: a C-contiguous 1-D/2-D float32 array
     (NumPy, a CUDA torch.Tensor or a CuPy array) filtered along its last axis, with
@@ -218,38 +227,39 @@ def fast_fir(x: Any, taps: Any, mode: str, method: str, backend: str, axis: int,
         if x.dtype != np.float32 or not 1 <= ndim <= 2 or axis not in (-1, ndim - 1) or not x.flags.c_contiguous:
             return None
         rows = x if ndim == 2 else x.reshape(1, -1)
-        out = np.empty((rows.shape[0], core.fir_length(mode, rows.shape[1], taps.shape[0])), dtype=np.float32)
+        out = np.empty((rows.shape[0], fir_length(mode, rows.shape[1], taps.shape[0])), dtype=np.float32)
         core.fir(rows, taps, mode, method, out, 0)
         return out if ndim == 2 else out.reshape(-1)
     torch = sys.modules.get("torch")
     if torch is not None and kind is torch.Tensor:
-        ndim = x.dim()
-        if not x.is_cuda or x.dtype is not torch.float32 or not 1 <= ndim <= 2 or axis not in (-1, ndim - 1):
+        if x.dtype is not torch.float32 or not x.is_cuda or x.requires_grad or not x.is_contiguous():
             return None
-        if not x.is_contiguous() or x.requires_grad:
+        shape = x.shape
+        ndim = len(shape)
+        if not 1 <= ndim <= 2 or axis not in (-1, ndim - 1):
             return None
-        n = x.shape[-1]
-        count = x.shape[0] if ndim == 2 else 1
-        n_out = core.fir_length(mode, n, taps.shape[0])
-        device = x.device
-        out = torch.empty((count, n_out) if ndim == 2 else (n_out,), dtype=torch.float32, device=device)
-        index = device.index if device.index is not None else torch.cuda.current_device()
-        stream = _torch_stream(torch, index)
+        n = shape[-1]
+        count = shape[0] if ndim == 2 else 1
+        n_out = fir_length(mode, n, taps.shape[0])
+        out = x.new_empty((count, n_out) if ndim == 2 else (n_out,))
         if count and n_out:
-            core.fir_device_pointers(x.data_ptr(), count, n, n, out.data_ptr(), n_out, index, taps, mode, method, stream)
+            index = x.get_device()
+            core.fir_device_pointers(x.data_ptr(), count, n, n, out.data_ptr(), n_out, index, taps, mode, method,
+                                     _torch_stream(torch, index))
         return out
     cupy = sys.modules.get("cupy")
     if cupy is not None and kind is cupy.ndarray:
         ndim = x.ndim
         if x.dtype != np.float32 or not 1 <= ndim <= 2 or axis not in (-1, ndim - 1) or not x.flags.c_contiguous:
             return None
-        n = x.shape[-1]
-        count = x.shape[0] if ndim == 2 else 1
-        n_out = core.fir_length(mode, n, taps.shape[0])
         device = x.device.id
         if device != cupy.cuda.runtime.getDevice():
             return None  # the general path switches devices
-        out = cupy.empty((count, n_out) if ndim == 2 else (n_out,), dtype=cupy.float32)
+        shape = x.shape
+        n = shape[-1]
+        count = shape[0] if ndim == 2 else 1
+        n_out = fir_length(mode, n, taps.shape[0])
+        out = cupy.empty((count, n_out) if ndim == 2 else (n_out,), dtype=np.float32)
         if count and n_out:
             stream = cupy.cuda.get_current_stream().ptr
             core.fir_device_pointers(x.data.ptr, count, n, n, out.data.ptr, n_out, device, taps, mode, method, stream)

@@ -94,15 +94,18 @@ void same_device(const ConstArray& x, const Array& y) {
 // Makes the array's device current for the call, and restores the caller's.
 class DeviceGuard {
  public:
-  explicit DeviceGuard(int device) {
+  explicit DeviceGuard(int device) : device_(device) {
     SIGSTREAM_CUDA_TRY(cudaGetDevice(&previous_));
     if (device != previous_) SIGSTREAM_CUDA_TRY(cudaSetDevice(device));
   }
-  ~DeviceGuard() { static_cast<void>(cudaSetDevice(previous_)); }
+  ~DeviceGuard() {
+    if (device_ != previous_) static_cast<void>(cudaSetDevice(previous_));
+  }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
  private:
+  int device_ = 0;
   int previous_ = 0;
 };
 #endif

@@ -188,3 +188,13 @@ def test_fast_path_gives_the_general_paths_bits(rng: np.random.Generator, mode: 
         sigstream.filter(x, np.array([], np.float64), mode=mode, method=method)
     with pytest.raises(ValueError, match="finite"):
         sigstream.filter(x, np.array([1.0, np.nan]), mode=mode, method=method)
+
+
+def test_fir_length_matches_the_core() -> None:
+    from sigstream import _core
+    from sigstream._arrays import fir_length
+
+    for mode in ("causal", "same", "full", "valid"):
+        for n in (0, 1, 2, 7, 100):
+            for k in (1, 2, 7, 101):
+                assert fir_length(mode, n, k) == _core.fir_length(mode, n, k), (mode, n, k)
