@@ -50,19 +50,15 @@ constexpr double kCpuFftMinGain = 0.8;
 //
 // FFT when K >= 96 + 2^22 / N. The FFT's cost is nearly flat in K but has a
 // fixed part per call that small calls cannot amortise, so the crossover
-// moves up as the samples per call shrink. The fused rule is taken where the
-// build has cuFFTDx (SIGSTREAM_CUDA_FFT_FUSED); the fused kernel runs on
-// compute capability 9.0, the architecture the build targets.
-#ifndef SIGSTREAM_CUDA_FFT_FUSED
-#define SIGSTREAM_CUDA_FFT_FUSED 0
-#endif
-#if SIGSTREAM_CUDA_FFT_FUSED
-constexpr std::int64_t kCudaCrossoverBase = 96;
-constexpr double kCudaCrossoverScale = 4194304.0;  // 2^22 samples
-#else
-constexpr std::int64_t kCudaCrossoverBase = 384;
-constexpr double kCudaCrossoverScale = 33554432.0;  // 2^25 samples
-#endif
+// moves up as the samples per call shrink. Which rule applies is the
+// caller's to say (CudaFftEngine): the fused kernel's where it runs (a build
+// with cuFFTDx, a compute capability 9.0 device), else cuFFT's.
+struct CudaCrossover {
+  std::int64_t base;
+  double scale;  // samples
+};
+constexpr CudaCrossover kCudaCufftCrossover{384, 33554432.0};  // 2^25
+constexpr CudaCrossover kCudaFusedCrossover{96, 4194304.0};    // 2^22
 constexpr std::int64_t kCudaAlwaysFftTaps = 4096;
 
 // The frames one call of the stage's kernel computes: a chunk, or the whole
@@ -90,25 +86,25 @@ FirMethod automatic_cpu(int k, std::int64_t frames) {
              : FirMethod::direct;
 }
 
-FirMethod automatic_cuda(std::int64_t k, std::int64_t frames, int channels) {
+FirMethod automatic_cuda(std::int64_t k, std::int64_t frames, int channels, CudaFftEngine engine) {
+  const CudaCrossover rule = engine == CudaFftEngine::fused ? kCudaFusedCrossover : kCudaCufftCrossover;
   // A call shorter than a few filter lengths leaves an FFT block mostly overlap.
   if (frames < 4 * k) return FirMethod::direct;
   if (k >= kCudaAlwaysFftTaps) return FirMethod::fft;
   const double samples = static_cast<double>(frames) * channels;
-  return static_cast<double>(k) >= kCudaCrossoverBase + kCudaCrossoverScale / samples ? FirMethod::fft
-                                                                                      : FirMethod::direct;
+  return static_cast<double>(k) >= static_cast<double>(rule.base) + rule.scale / samples ? FirMethod::fft
+                                                                                         : FirMethod::direct;
 }
 
 }  // namespace
 
-bool cuda_fir_rule_is_fused() noexcept { return SIGSTREAM_CUDA_FFT_FUSED != 0; }
-
-FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels) {
+FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels,
+                               CudaFftEngine engine) {
   const std::int64_t frames = std::max<std::int64_t>(1, frames_per_call);
-  return cuda ? automatic_cuda(taps, frames, channels) : automatic_cpu(taps, frames);
+  return cuda ? automatic_cuda(taps, frames, channels, engine) : automatic_cpu(taps, frames);
 }
 
-void resolve_methods(Plan& plan, const std::string& backend) {
+void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engine) {
   for (PlannedStage& st : plan.stages) {
     if (st.type != StageType::fir) continue;
     switch (st.requested) {
@@ -118,7 +114,7 @@ void resolve_methods(Plan& plan, const std::string& backend) {
         break;
       case FirMethod::automatic:
         st.method = automatic_fir_method(backend == "cuda", static_cast<int>(st.taps_f32.size()),
-                                         frames_per_call(plan, st), plan.channels);
+                                         frames_per_call(plan, st), plan.channels, engine);
         break;
     }
   }

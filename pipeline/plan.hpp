@@ -169,19 +169,20 @@ struct SourceInfo {
 // (e.g. a cutoff at or above this source's Nyquist) naming the stage.
 Plan make_plan(const Config& config, const SourceInfo& source, int output_bits);
 
+// Which FFT the CUDA backend runs (kernels/cuda/fir_fft.cuh): the fused
+// cuFFTDx kernel or cuFFT's passes. Their crossovers with direct differ.
+enum class CudaFftEngine { cufft, fused };
+
 // Decides, for each fir stage, the method that runs on `backend` ("cpu" or
 // "cuda"): `direct` and `fft` are kept as asked; `automatic` follows the rule
 // measured for that backend (pipeline/method_rule.cpp, with the measurements;
-// bench/ repeats them).
-void resolve_methods(Plan& plan, const std::string& backend);
+// bench/ repeats them), on CUDA for `engine` (what the device runs).
+void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engine = CudaFftEngine::cufft);
 // The rule behind `method: auto` for one FIR of `taps` taps run in calls of
 // `frames_per_call` frames over `channels` channels (CPU: per channel; CUDA:
-// all channels in one launch). Never FirMethod::automatic.
-FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels);
-
-// Whether the CUDA rule above is the fused FFT kernel's (a build with
-// cuFFTDx) or cuFFT's: their crossovers differ (pipeline/method_rule.cpp).
-[[nodiscard]] bool cuda_fir_rule_is_fused() noexcept;
+// all channels in one launch, FFT by `engine`). Never FirMethod::automatic.
+FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels,
+                               CudaFftEngine engine = CudaFftEngine::cufft);
 
 // Seconds the CPU backend should take for `plan` on `threads` threads (direct
 // FIR), and whether that is less than a CUDA start costs: backend auto then

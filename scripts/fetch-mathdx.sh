@@ -3,8 +3,9 @@
 # from PyPI (pinned, sha256-checked), of which only include/cufftdx* and
 # include/commondx are kept, in third_party/mathdx-VERSION (ignored by git).
 # CMake finds them there (SIGSTREAM_MATHDX_DIR). Without them the build still
-# works and the FFT method runs on cuFFT alone, so a failed download warns
-# and exits 0.
+# works and the FFT method runs on cuFFT alone, so a failed download (no
+# network, no pip) warns and exits 0; a wheel whose sha256 differs is an
+# error (exit 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=25.6.0
@@ -36,5 +37,6 @@ with zipfile.ZipFile(wheel) as z:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(z.read(name))
 PY
+rm -rf "$dest"  # a stale or partial folder without the headers
 mv "$dest.partial" "$dest"
 echo "fetch-mathdx: cuFFTDx headers in $dest"

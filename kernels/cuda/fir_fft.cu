@@ -183,6 +183,8 @@ std::int64_t fft_default_group_bytes() { return std::int64_t{1} << 30; }
 
 bool fused_fft_available(int fft) { return detail::fused_fft_supported(fft); }
 
+bool fused_fft_built() noexcept { return detail::fused_fft_built(); }
+
 int fft_size_for(int taps, std::int64_t max_n, bool fused) {
   if (taps < 1) throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
   const std::int64_t k2 = next_pow2(taps);
@@ -210,9 +212,24 @@ int fft_size_for(int taps, std::int64_t max_n, bool fused) {
   return static_cast<int>(std::min<std::int64_t>({std::max<std::int64_t>(preferred, k2), cover, kMaxFft}));
 }
 
+namespace {
+
+// Whether the fused kernel runs length `fft` for `taps`: a length it runs,
+// and (unless the caller chose the length) a filter of at most 32768 taps,
+// whose preferred length 2 K' (K' the taps' power of two) yields at least K
+// new outputs a segment; longer filters take cuFFT's longer transforms
+// (at 65536 taps the longest fused length would leave one output a segment).
+bool fused_for(int taps, int fft, bool length_chosen) {
+  if (fft < taps) return false;
+  if (!length_chosen && next_pow2(taps) > 32768) return false;
+  return fused_fft_available(fft);
+}
+
+}  // namespace
+
 int fft_size_automatic(int taps, std::int64_t max_n) {
   const int fused = fft_size_for(taps, max_n, true);
-  return fused >= taps && fused_fft_available(fused) ? fused : fft_size_for(taps, max_n);
+  return fused_for(taps, fused, false) ? fused : fft_size_for(taps, max_n);
 }
 
 FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channels,
@@ -228,7 +245,7 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   bool fused = false;
   if (options.engine != FftEngine::cufft) {
     const int fused_fft = fft > 0 ? fft : fft_size_for(taps, max_n, true);
-    fused = fused_fft >= taps && detail::fused_fft_supported(fused_fft);
+    fused = fused_for(taps, fused_fft, fft > 0 || options.engine == FftEngine::fused);
     if (fused) fft = fused_fft;
     if (!fused && options.engine == FftEngine::fused)
       throw bad_argument(detail::fused_fft_built()

@@ -71,7 +71,8 @@ enum class FftEngine {
 
 // Tuning of an FftFir. Zeros pick the measured defaults.
 struct FftFirOptions {
-  // FFT length L (even, >= taps; 2^a 3^b 5^c 7^d is fast). 0: fft_size_for().
+  // FFT length L (even, >= taps; 2^a 3^b 5^c 7^d is fast). 0: fft_size_automatic()
+  // for the automatic engine, fft_size_for(.., engine == fused) otherwise.
   int fft_size = 0;
   // Bytes of segments transformed per cuFFT call (the segment buffer, at
   // most every segment of a max_n call). 0: fft_default_group_bytes().
@@ -89,6 +90,10 @@ struct FftFirOptions {
 // Whether the fused engine runs FFT length `fft` on the current device (a
 // build with cuFFTDx, a compiled size, a compute capability 9.0 device).
 [[nodiscard]] bool fused_fft_available(int fft);
+// Whether this build holds the fused engine (the cuFFTDx headers were found),
+// and whether it runs on a device of compute capability major.minor.
+[[nodiscard]] bool fused_fft_built() noexcept;
+[[nodiscard]] constexpr bool fused_fft_runs_on(int major, int minor) noexcept { return major == 9 && minor == 0; }
 
 // The FFT length FftFir picks for `taps` taps and at most `max_n` outputs per
 // channel and call: the measured best ratio of FFT work to the L - K + 1 new
@@ -144,7 +149,8 @@ class FftFir {
   [[nodiscard]] FftEngine engine() const noexcept { return fused_ ? FftEngine::fused : FftEngine::cufft; }
   // Device bytes held (segment buffer, work area, spectrum).
   [[nodiscard]] std::size_t device_bytes() const noexcept;
-  // For logs: "fft L=16384 (12290 outputs/segment), 511 segments/call, ...".
+  // For logs: "fft overlap-save L=4096 (3074 outputs/segment), one fused cuFFTDx kernel, 0 MB"
+  // or "... L=16384 (12290 outputs/segment), 511 segments per cuFFT call (in place), 40 MB".
   [[nodiscard]] std::string describe() const;
 
  private:

@@ -16,6 +16,8 @@
 // builds the stubs at the bottom and FftFir keeps to cuFFT.
 #include "kernels/cuda/fir_fft_fused.cuh"
 
+#include "kernels/cuda/fir_fft.cuh"  // fused_fft_runs_on
+
 #include <string>
 
 #include "core/error.hpp"
@@ -25,6 +27,7 @@
 #include "kernels/cuda/fir_fft_fused_kernel.cuh"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <type_traits>
 #include <vector>
@@ -98,11 +101,21 @@ bool fused_fft_built() noexcept { return true; }
 
 bool fused_fft_supported(int fft) {
   if (!with_size(fft, [](auto) {})) return false;
-  int device = 0, major = 0, minor = 0;
+  // The device's answer, asked once per device (a Python call asks per call).
+  constexpr int kDevices = 64;
+  static std::atomic<int> known[kDevices] = {};  // 0 unknown, 1 no, 2 yes
+  int device = 0;
   SIGSTREAM_CUDA_TRY(cudaGetDevice(&device));
+  if (device < kDevices) {
+    const int k = known[device].load(std::memory_order_relaxed);
+    if (k != 0) return k == 2;
+  }
+  int major = 0, minor = 0;
   SIGSTREAM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   SIGSTREAM_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-  return major == 9 && minor == 0;
+  const bool yes = fused_fft_runs_on(major, minor);
+  if (device < kDevices) known[device].store(yes ? 2 : 1, std::memory_order_relaxed);
+  return yes;
 }
 
 void fused_fft_prepare(int fft) {

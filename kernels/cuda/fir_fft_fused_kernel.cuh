@@ -53,17 +53,18 @@ __global__ void __launch_bounds__(FusedFft<L, EPT>::threads)
   const std::int64_t c = q / seg_per_channel;
   const std::int64_t s = q - c * seg_per_channel;
   const std::int64_t start = s * block;
-  const float* src = d_x + c * x_stride - x_lead + start;  // virtual: read only in [lo, avail)
-  const std::int64_t lo = x_lead - start;
+  const float* row = d_x + c * x_stride;  // virtual x[i] is row[i - x_lead], i in [x_lead, x_len)
+  const std::int64_t lo = x_lead - start;  // segment positions e in [lo, avail) hold data
   const std::int64_t avail = x_len - start;
+  const std::int64_t shift = start - x_lead;  // row index of segment position 0
   const unsigned t = threadIdx.x;
 
   complex_type v[R2C::storage_size];
 #pragma unroll
   for (unsigned i = 0; i < R2C::input_ept; ++i) {
     const std::int64_t e = 2 * static_cast<std::int64_t>(t + i * R2C::stride);
-    v[i].x = e >= lo && e < avail ? __ldg(src + e) : 0.0f;
-    v[i].y = e + 1 >= lo && e + 1 < avail ? __ldg(src + e + 1) : 0.0f;
+    v[i].x = e >= lo && e < avail ? __ldg(row + (shift + e)) : 0.0f;
+    v[i].y = e + 1 >= lo && e + 1 < avail ? __ldg(row + (shift + e + 1)) : 0.0f;
   }
   R2C().execute(v, smem);
 #pragma unroll

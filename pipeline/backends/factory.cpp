@@ -8,6 +8,7 @@
 #include "pipeline/pipeline.hpp"
 
 #ifdef SIGSTREAM_HAVE_CUDA
+#include "kernels/cuda/fir_fft.cuh"
 #include "pipeline/backends/cuda_backend.hpp"
 #endif
 
@@ -64,6 +65,20 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
 
 namespace {
 
+// The FFT the CUDA backend runs on `device` (the automatic method's crossover
+// depends on it); device < 0: the build's, without asking the driver (a
+// compute capability 9.0 device, what the build targets).
+CudaFftEngine cuda_fft_engine([[maybe_unused]] int device) {
+#ifdef SIGSTREAM_HAVE_CUDA
+  if (!kernels::cuda::fused_fft_built()) return CudaFftEngine::cufft;
+  if (device < 0) return CudaFftEngine::fused;
+  for (const DeviceDescription& d : list_devices())
+    if (d.ordinal == device)
+      return kernels::cuda::fused_fft_runs_on(d.major, d.minor) ? CudaFftEngine::fused : CudaFftEngine::cufft;
+#endif
+  return CudaFftEngine::cufft;
+}
+
 // Whether every fir stage of a resolved plan runs direct: the only FIR
 // method that is bit-identical on the CPU and CUDA (FFT libraries differ).
 bool all_direct(const Plan& plan) {
@@ -79,7 +94,7 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
   // The backend asked for (or auto's plain choice), with its own methods.
   auto as_asked = [&] {
     std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
-    resolve_methods(plan, backend->name());
+    resolve_methods(plan, backend->name(), cuda_fft_engine(device));
     return backend;
   };
   // Without the NVIDIA driver's device node there is nothing to wait for:
@@ -104,8 +119,11 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
     return make_cpu_backend();
   }
   // CPU and GPU together only where both give the same bits.
+  // (The build's FFT engine, as the driver is not asked yet: where the device
+  // turns out to run cuFFT instead, whose crossover is higher, a plan direct
+  // under this rule is direct under that one too.)
   Plan on_cuda = plan;
-  resolve_methods(on_cuda, "cuda");
+  resolve_methods(on_cuda, "cuda", cuda_fft_engine(-1));
   if (!all_direct(on_cpu) || !all_direct(on_cuda)) return as_asked();
   plan = std::move(on_cuda);
   // The CPU works while the GPU starts (see make_hybrid_backend).

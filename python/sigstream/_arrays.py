@@ -221,7 +221,10 @@ def fast_fir(x: Any, taps: Any, mode: str, method: str, backend: str, axis: int,
     if backend != "auto":
         return None
     if type(taps) is list:
-        taps = np.array(taps, dtype=np.float64)
+        try:
+            taps = np.array(taps, dtype=np.float64)
+        except (TypeError, ValueError):
+            return None  # the general path reports the array's errors first, then the taps'
     if type(taps) is not np.ndarray or taps.dtype is not _F64 or taps.ndim != 1 or not taps.flags.c_contiguous:
         return None  # the core checks that they are non-empty and finite
     kind = type(x)
@@ -242,14 +245,16 @@ def fast_fir(x: Any, taps: Any, mode: str, method: str, backend: str, axis: int,
         if not 1 <= ndim <= 2 or axis not in (-1, ndim - 1):
             return None
         n = shape[-1]
+        if n == 0:
+            return None  # no input pointer to hand over: the general path
         count = shape[0] if ndim == 2 else 1
         n_out = fir_length(mode, n, taps.shape[0])
         # empty_like is torch's cheapest allocation (~1 us less than new_empty on the H100 host).
         out = torch.empty_like(x) if n_out == n else x.new_empty((count, n_out) if ndim == 2 else (n_out,))
-        if count and n_out:
-            index = x.get_device()
-            core.fir_device_pointers(x.data_ptr(), count, n, n, out.data_ptr(), n_out, index, taps, mode, method,
-                                     _torch_stream(torch, index))
+        index = x.get_device()
+        # Called for empty batches too: the core checks the taps either way.
+        core.fir_device_pointers(x.data_ptr(), count, n, n, out.data_ptr(), n_out, index, taps, mode, method,
+                                 _torch_stream(torch, index))
         return out
     cupy = sys.modules.get("cupy")
     if cupy is not None and kind is cupy.ndarray:
@@ -261,12 +266,13 @@ def fast_fir(x: Any, taps: Any, mode: str, method: str, backend: str, axis: int,
             return None  # the general path switches devices
         shape = x.shape
         n = shape[-1]
+        if n == 0:
+            return None  # no input pointer to hand over: the general path
         count = shape[0] if ndim == 2 else 1
         n_out = fir_length(mode, n, taps.shape[0])
         out = cupy.empty((count, n_out) if ndim == 2 else (n_out,), dtype=np.float32)
-        if count and n_out:
-            stream = cupy.cuda.get_current_stream().ptr
-            core.fir_device_pointers(x.data.ptr, count, n, n, out.data.ptr, n_out, device, taps, mode, method, stream)
+        stream = cupy.cuda.get_current_stream().ptr
+        core.fir_device_pointers(x.data.ptr, count, n, n, out.data.ptr, n_out, device, taps, mode, method, stream)
         return out
     return None
 

@@ -145,10 +145,12 @@ FirShape fir_shape(Mode mode, std::int64_t n, int taps) {
   return {};
 }
 
-FirMethod resolve_method(FirMethod requested, bool cuda, int taps, std::int64_t n_out, std::int64_t rows) {
+FirMethod resolve_method(FirMethod requested, bool cuda, int taps, std::int64_t n_out, std::int64_t rows,
+                         CudaFftEngine engine) {
   if (requested != FirMethod::automatic) return requested;
   // A GPU launch covers the batch (channels = rows, at most 65535 a launch).
-  return automatic_fir_method(cuda, taps, n_out, cuda ? static_cast<int>(std::min<std::int64_t>(rows, 65535)) : 1);
+  return automatic_fir_method(cuda, taps, n_out, cuda ? static_cast<int>(std::min<std::int64_t>(rows, 65535)) : 1,
+                              engine);
 }
 
 void fir_cpu(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod method, OutRows y) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/channel_metrics.hpp"
+#include "pipeline/plan.hpp"  // CudaFftEngine
 #include "stages/types.hpp"
 
 namespace sigstream::py {
@@ -44,8 +45,12 @@ struct OutRows {
 
 // The method `automatic` resolves to for this call (the CLI's rule,
 // pipeline/method_rule.cpp: a call is a row on the CPU, the batch on the GPU).
+// The FFT the current CUDA device runs (fused cuFFTDx kernel or cuFFT), for
+// resolve_method. Defined in array_ops_cuda.cpp (CUDA builds only).
+[[nodiscard]] CudaFftEngine cuda_fft_engine();
+
 [[nodiscard]] FirMethod resolve_method(FirMethod requested, bool cuda, int taps, std::int64_t n_out,
-                                       std::int64_t rows);
+                                       std::int64_t rows, CudaFftEngine engine = CudaFftEngine::cufft);
 
 // CPU: y row r = the mode's output of x row r with taps h (float64, rounded
 // to float32 as the CLI does). Rows run on the shared thread pool when the

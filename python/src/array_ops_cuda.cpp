@@ -184,13 +184,17 @@ std::shared_ptr<Shared<kc::DeviceBuffer<float>>> scratch(std::size_t count) {
 
 }  // namespace
 
+CudaFftEngine cuda_fft_engine() {
+  return kc::fused_fft_available(4096) ? CudaFftEngine::fused : CudaFftEngine::cufft;
+}
+
 void fir_cuda(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod method, OutRows y,
               std::uintptr_t stream_handle) {
   if (h.empty()) throw Error(ErrorKind::invalid_argument, "taps must not be empty");
   const int k = static_cast<int>(h.size());
   const FirShape shape = fir_shape(mode, x.n, k);
   if (x.rows == 0 || shape.n_out == 0) return;
-  const FirMethod m = resolve_method(method, true, k, shape.n_out, x.rows);
+  const FirMethod m = resolve_method(method, true, k, shape.n_out, x.rows, cuda_fft_engine());
   auto* stream = reinterpret_cast<cudaStream_t>(stream_handle);
   const kc::FirInputSpan span{shape.lead, x.n};
   if (m == FirMethod::fft) {

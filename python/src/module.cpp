@@ -159,7 +159,9 @@ void fir_device_pointers([[maybe_unused]] std::uintptr_t x, [[maybe_unused]] std
   const std::vector<double> taps = taps_of(t);
   const Mode m = parse_mode(mode);
   const FirMethod fm = parse_method(method);
-  if (rows < 0 || n < 0 || x == 0 || y == 0) throw nb::value_error("fir_device_pointers: bad arguments");
+  if (rows < 0 || n < 0) throw nb::value_error("fir_device_pointers: bad arguments");
+  if (rows == 0 || fir_shape(m, n, static_cast<int>(taps.size())).n_out == 0) return;  // nothing to compute
+  if (x == 0 || y == 0) throw nb::value_error("fir_device_pointers: null pointer");
   compute(
       Where::cuda, device, [] {},
       [&] {
@@ -343,7 +345,11 @@ NB_MODULE(_core, m) {
     return fir_shape(parse_mode(mode), n, taps).n_out;
   });
   m.def("resolve_method", [](const std::string& method, bool cuda, int taps, std::int64_t n_out, std::int64_t rows) {
-    return std::string(to_string(resolve_method(parse_method(method), cuda, taps, n_out, rows)));
+    CudaFftEngine engine = CudaFftEngine::cufft;
+#ifdef SIGSTREAM_HAVE_CUDA
+    if (cuda) engine = cuda_fft_engine();
+#endif
+    return std::string(to_string(resolve_method(parse_method(method), cuda, taps, n_out, rows, engine)));
   });
   m.def("fir", &fir, "x"_a.noconvert(), "taps"_a.noconvert(), "mode"_a, "method"_a, "out"_a.noconvert(), "stream"_a);
   m.def("fir_device_pointers", &fir_device_pointers, "x"_a, "rows"_a, "n"_a, "x_stride"_a, "y"_a, "y_stride"_a,

@@ -193,3 +193,18 @@ def test_fast_path_gives_the_general_paths_bits(lib: str, rng: np.random.Generat
     np.testing.assert_array_equal(fast, general)
     one = to_host(lib, sigstream.filter(g[2], h, mode="same", method=method))
     np.testing.assert_array_equal(one, general[2])
+
+
+def test_fast_path_edges(lib: str, rng: np.random.Generator) -> None:
+    """Empty batches and outputs still check the taps; results have the general path's shapes."""
+    h = rng.standard_normal(31)
+    empty_rows = to_gpu(lib, np.zeros((0, 100), np.float32))
+    assert tuple(sigstream.filter(empty_rows, h).shape) == (0, 100)
+    with pytest.raises(ValueError, match="finite"):
+        sigstream.filter(empty_rows, np.array([np.nan]))
+    with pytest.raises(ValueError, match="taps must not be empty"):
+        sigstream.filter(to_gpu(lib, np.ones(50, np.float32)), [])
+    short = to_gpu(lib, rng.standard_normal(10).astype(np.float32))
+    assert tuple(sigstream.filter(short, h, mode="valid").shape) == (0,)
+    with pytest.raises(TypeError, match="real numeric"):
+        sigstream.filter(np.array(["a"]), ["x"])  # the array's error first, as on the general path

@@ -379,6 +379,17 @@ TEST_F(FftFirTest, FusedEngineWhereAvailable) {
   EXPECT_EQ(automatic.engine(), kc::FftEngine::fused) << automatic.describe();
   EXPECT_EQ(automatic.group_segments(), 0);
   EXPECT_NE(automatic.describe().find("fused"), std::string::npos) << automatic.describe();
+  // Over 32768 taps the automatic engine takes cuFFT's longer transforms (the
+  // longest fused length would leave few outputs a segment); asked for, fused runs.
+  const std::vector<float> long_taps = random_floats(40000, 32, 0.005f);
+  EXPECT_EQ(kc::FftFir(long_taps.data(), 40000, 1 << 20, 1).engine(), kc::FftEngine::cufft);
+  kc::FftFirOptions forced;
+  forced.engine = kc::FftEngine::fused;
+  kc::FftFir forced_fir(long_taps.data(), 40000, 1 << 20, 1, forced);
+  EXPECT_EQ(forced_fir.engine(), kc::FftEngine::fused);
+  EXPECT_EQ(forced_fir.fft_size(), 65536);
+  EXPECT_EQ(kc::fft_size_automatic(1023, 1 << 20), 4096);
+  EXPECT_EQ(kc::fft_size_automatic(40000, 1 << 20), kc::fft_size_for(40000, 1 << 20));
   for (const int bad : {96 * 32, 512, 1 << 17}) {  // not compiled: 3 * 2^p, too short, too long
     kc::FftFirOptions o;
     o.engine = kc::FftEngine::fused;

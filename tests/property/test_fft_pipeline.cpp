@@ -130,7 +130,7 @@ TEST(FftPipeline, EveryTapCountOnALongerSignal) {
 
 // Plans a one-stage fir of K taps and resolves its method for `backend`.
 FirMethod resolved(int k, FirMethod requested, const std::string& backend, std::int64_t chunk = 1 << 20,
-                   std::int64_t frames = 480000) {
+                   std::int64_t frames = 480000, CudaFftEngine engine = CudaFftEngine::cufft) {
   Config c;
   c.source.synth = noise_synth(frames, 1, 1);
   c.stages = {fir_stage("f", test::random_taps(k, 1), FirMode::causal, requested)};
@@ -140,7 +140,7 @@ FirMethod resolved(int k, FirMethod requested, const std::string& backend, std::
   si.channels = 1;
   si.frames = frames;
   Plan plan = make_plan(c, si, 0);
-  resolve_methods(plan, backend);
+  resolve_methods(plan, backend, engine);
   return plan.stages.at(0).method;
 }
 
@@ -161,18 +161,19 @@ TEST(FftPipeline, AutoRulePicksByTapsAndChunk) {
   EXPECT_EQ(resolved(4095, FirMethod::direct, "cpu"), FirMethod::direct);
   EXPECT_EQ(resolved(4095, FirMethod::fft, "cpu", 1), FirMethod::fft);
   EXPECT_EQ(resolved(31, FirMethod::automatic, "cuda"), FirMethod::direct);
-  if (cuda_fir_rule_is_fused()) {
-    // Fused FFT kernel: FFT when K >= 96 + 2^22 / (frames per call x channels).
-    EXPECT_EQ(resolved(63, FirMethod::automatic, "cuda"), FirMethod::direct);  // 1M frames: crossover ~100
-    EXPECT_EQ(resolved(127, FirMethod::automatic, "cuda"), FirMethod::fft);
-    EXPECT_EQ(resolved(255, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::direct);  // 16k: ~352
-    EXPECT_EQ(resolved(511, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::fft);
-  } else {
-    // cuFFT: FFT when K >= 384 + 2^25 / (frames per call x channels).
-    EXPECT_EQ(resolved(255, FirMethod::automatic, "cuda"), FirMethod::direct);
-    EXPECT_EQ(resolved(511, FirMethod::automatic, "cuda"), FirMethod::fft);  // 1M frames: crossover ~416
-    EXPECT_EQ(resolved(1023, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::direct);  // 16k: ~2432
-  }
+  // cuFFT: FFT when K >= 384 + 2^25 / (frames per call x channels).
+  EXPECT_EQ(resolved(255, FirMethod::automatic, "cuda"), FirMethod::direct);
+  EXPECT_EQ(resolved(511, FirMethod::automatic, "cuda"), FirMethod::fft);  // 1M frames: crossover ~416
+  EXPECT_EQ(resolved(1023, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::direct);  // 16k: ~2432
+  // The fused FFT kernel: FFT when K >= 96 + 2^22 / (frames per call x channels).
+  const auto fused = [](int k, std::int64_t chunk) {
+    return resolved(k, FirMethod::automatic, "cuda", chunk, 1 << 20, CudaFftEngine::fused);
+  };
+  EXPECT_EQ(fused(63, 1 << 20), FirMethod::direct);  // 1M frames: crossover ~100
+  EXPECT_EQ(fused(127, 1 << 20), FirMethod::fft);
+  EXPECT_EQ(fused(255, 16384), FirMethod::direct);  // 16k: ~352
+  EXPECT_EQ(fused(511, 16384), FirMethod::fft);
+  EXPECT_EQ(fused(4095, 1000), FirMethod::direct);  // shorter than a few filter lengths
   // Always from 4096 taps, unless the call is shorter than a few filter lengths.
   EXPECT_EQ(resolved(4095, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::fft);
   EXPECT_EQ(resolved(4095, FirMethod::automatic, "cuda"), FirMethod::fft);
