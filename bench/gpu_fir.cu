@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "bench/gpu_timing.cuh"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_direct.cuh"
 #include "kernels/cuda/fir_fft.cuh"
@@ -72,22 +73,7 @@ __global__ void __launch_bounds__(kPeakThreads) fma_peak_kernel(float* out, floa
 }
 
 // Median of `reps` timings (ms) of `work` on `stream`, after one warm-up.
-double median_ms(cudaStream_t stream, int reps, const std::function<void()>& work) {
-  auto start = kc::Event::create(true);
-  auto stop = kc::Event::create(true);
-  work();
-  SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(stream));
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    start.record(stream);
-    work();
-    stop.record(stream);
-    stop.synchronize();
-    ms.push_back(stop.elapsed_ms_since(start));
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using sigstream::bench::median_ms;
 
 struct Limits {
   double fma_per_s = 0;  // FP32 FMA (not flops)

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu_timing.cuh"
 #include "core/error.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_fft_fused_kernel.cuh"
@@ -32,23 +33,7 @@ using namespace sigstream;
 namespace kc = sigstream::kernels::cuda;
 namespace kd = sigstream::kernels::cuda::detail;
 
-template <typename F>
-double median_ms(cudaStream_t s, int reps, F&& work) {
-  auto start = kc::Event::create(true);
-  auto stop = kc::Event::create(true);
-  work();
-  SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(s));
-  std::vector<double> ms;
-  for (int i = 0; i < reps; ++i) {
-    start.record(s);
-    work();
-    stop.record(s);
-    stop.synchronize();
-    ms.push_back(stop.elapsed_ms_since(start));
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
+using sigstream::bench::median_ms;
 
 struct Signal {
   std::int64_t n;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/gpu_timing.cuh"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/resample.cuh"
 #include "kernels/cuda/resources.hpp"
@@ -29,24 +30,6 @@ namespace kc = sigstream::kernels::cuda;
 
 namespace {
 
-template <typename F>
-double median_ms(F&& f, int reps, cudaStream_t s) {
-  const kc::Event a = kc::Event::create(true), b = kc::Event::create(true);
-  for (int i = 0; i < 3; ++i) f();
-  SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(s));
-  std::vector<float> t;
-  for (int i = 0; i < reps; ++i) {
-    a.record(s);
-    f();
-    b.record(s);
-    SIGSTREAM_CUDA_TRY(cudaEventSynchronize(b.get()));
-    float ms = 0;
-    SIGSTREAM_CUDA_TRY(cudaEventElapsedTime(&ms, a.get(), b.get()));
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 }  // namespace
 
@@ -95,13 +78,13 @@ int main(int argc, char** argv) {
       SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps.data(), st.taps_f32.data(), d_taps.bytes(), cudaMemcpyHostToDevice, s));
       const kc::DevicePolyphase f{d_taps.data(), static_cast<int>(st.taps_f32.size()), static_cast<int>(st.up),
                                   static_cast<int>(st.down), st.lookahead, st.lookback};
-      const double kernel = median_ms(
-          [&] { kc::resample(d_x.data(), -halo, 0, d_y.data(), 0, 0, n_out, 1, f, s); }, reps, s);
+      const double kernel = sigstream::bench::median_ms(
+          s, reps, [&] { kc::resample(d_x.data(), -halo, 0, d_y.data(), 0, 0, n_out, 1, f, s); });
       const std::size_t copy_bytes = static_cast<std::size_t>(n + n_out) * sizeof(float) / 2;
       kc::DeviceBuffer<std::byte> a(copy_bytes), b(copy_bytes);
-      const double copy = median_ms(
-          [&] { SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), copy_bytes, cudaMemcpyDeviceToDevice, s)); },
-          reps, s);
+      const double copy = sigstream::bench::median_ms(s, reps, [&] {
+        SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), copy_bytes, cudaMemcpyDeviceToDevice, s));
+      });
       const double gbs = static_cast<double>(n + n_out) * sizeof(float) / (kernel * 1e-3) / 1e9;
       std::printf("{\"pair\": \"%g->%g\", \"up\": %lld, \"down\": %lld, \"taps\": %zu, \"n_in\": %lld, \"n_out\": %lld, "
                   "\"kernel_ms\": %.4f, \"copy_floor_ms\": %.4f, \"x_floor\": %.2f, \"gb_per_s\": %.0f}\n",
