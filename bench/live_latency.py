@@ -11,6 +11,7 @@ sigstream the statistics' own latency_ms.
 
   bench/live_latency.py --bin build/sigstream --seconds 120 --taps 4095 --peers sigstream,brutefir,ffmpeg,sox
   bench/live_latency.py --bin .gpu/bin/sigstream --channels 32 --taps 65536 --backend cuda --seconds 600
+  bench/live_latency.py ... --pacer-cpus 0-1 --filter-cpus 2-3   (the clock and the filter on their own cores)
 
 The clock is bench_live_pace (bench/live_pace.cpp: C++, absolute-deadline
 writes, real-time priority where granted), found next to --bin or given with
@@ -90,12 +91,20 @@ def consume(fd: int, stdin_fd: int, conn) -> None:
     conn.close()
 
 
+# CPU lists for taskset (empty: no pinning); set from the command line.
+PIN = {"pacer": "", "filter": ""}
+
+
 def measure_paced(pacer: str, cmd: list[str], name: str, taps: int, seconds: float, channels: int, rate: int,
                   block: int, stats_path: str | None = None) -> Result:
     """One run through the C++ pacer (bench/live_pace.cpp)."""
     err_path = os.path.join(tempfile.gettempdir(), "live-latency-%d.err" % os.getpid())
-    out = subprocess.run([pacer, "--seconds", str(seconds), "--rate", str(rate), "--channels", str(channels),
-                          "--block", str(block), "--stderr", err_path, "--", *cmd],
+    # Optional CPU pinning (--pacer-cpus, --filter-cpus): taskset around the pacer, and
+    # around the filter it starts (an exec'd taskset overrides the affinity it inherits).
+    pin_pacer = ["taskset", "-c", PIN["pacer"]] if PIN["pacer"] else []
+    pin_filter = ["taskset", "-c", PIN["filter"]] if PIN["filter"] else []
+    out = subprocess.run([*pin_pacer, pacer, "--seconds", str(seconds), "--rate", str(rate), "--channels",
+                          str(channels), "--block", str(block), "--stderr", err_path, "--", *pin_filter, *cmd],
                          check=True, stdout=subprocess.PIPE, text=True).stdout
     m = json.loads(out)
     r = Result(name, taps)
@@ -205,7 +214,13 @@ def main() -> int:
     ap.add_argument("--sox-taps", default="255,4095,65536", help="SoX runs these (its latency grows with K)")
     ap.add_argument("--json", default="", help="write the results here too")
     ap.add_argument("--pacer", default="", help="bench_live_pace binary (default: next to --bin); 'none': Python")
+    ap.add_argument("--pacer-cpus", default="", help="taskset CPU list for the pacer (C++ clock only), e.g. 0-1")
+    ap.add_argument("--filter-cpus", default="", help="taskset CPU list for the filter under test, e.g. 2-3")
     args = ap.parse_args()
+    PIN["pacer"], PIN["filter"] = args.pacer_cpus, args.filter_cpus
+    if (args.pacer_cpus or args.filter_cpus) and not shutil.which("taskset"):
+        print("--pacer-cpus/--filter-cpus need taskset (util-linux)", file=sys.stderr)
+        return 2
     pacer = find_pacer(args.pacer, args.bin)
     print("clock: %s" % (pacer or "Python producer + consumer process"), flush=True)
     block = max(1, round(args.latency * args.rate / 1000))
