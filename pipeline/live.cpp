@@ -360,6 +360,10 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
 
   LatencyHistogram latency, compute;  // added latency; of it, the stages' part (read to output ready)
   std::int64_t late = 0, late_in_compute = 0, source_frames = 0, out_frames = 0, out_chunks = 0;
+  // What a late write did in the kernel: slept (a voluntary switch: a lock,
+  // a page allocation, a full pipe) or faulted pages in; and the slowest write.
+  std::int64_t late_write_slept = 0, late_write_faulted = 0;
+  double write_max_ms = 0.0;
   // Preemptions of this thread (involuntary context switches): what a late
   // block without real-time priority most often is.
   rusage usage0{};
@@ -398,7 +402,15 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
         out_block.frames = n;
         for (int c = 0; c < ch; ++c) out_ptrs[static_cast<std::size_t>(c)] = y[static_cast<std::size_t>(c)].data();
         report.clipped_samples += kernels::cpu::interleave(out_ptrs.data(), n, plan.output_bits, out_block);
+        rusage before{}, after{};
+        const bool watched = have_usage && getrusage(RUSAGE_THREAD, &before) == 0;
+        const auto write_start = Clock::now();
         sink->write(out_block);
+        write_max_ms = std::max(write_max_ms, ms_since(write_start));
+        if (watched && getrusage(RUSAGE_THREAD, &after) == 0 && compute_ms <= target && ms_since(arrived) > target) {
+          late_write_slept += after.ru_nvcsw > before.ru_nvcsw ? 1 : 0;
+          late_write_faulted += after.ru_minflt + after.ru_majflt > before.ru_minflt + before.ru_majflt ? 1 : 0;
+        }
       }
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - arrived).count();
       latency.add(ms);
@@ -434,7 +446,11 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     o << "live: " << out_chunks << " blocks, added latency p50 " << lr.p50 << " ms, p99 " << lr.p99 << " ms, max "
       << lr.max << " ms; " << late << " late (over " << target << " ms); the stages' part p99 " << lr.compute_p99
       << " ms, max " << lr.compute_max << " ms";
-    if (late > 0) o << " (" << late_in_compute << " of the late blocks late in the stages, the rest in the write)";
+    if (late > 0)
+      o << " (" << late_in_compute << " of the late blocks late in the stages, the rest in the write; of those, "
+        << late_write_slept << " slept in the kernel during the write and " << late_write_faulted
+        << " faulted pages in)";
+    if (sink) o << "; the slowest write " << write_max_ms << " ms";
     rusage usage1{};
     if (have_usage && getrusage(RUSAGE_THREAD, &usage1) == 0)
       o << "; the live thread was preempted " << usage1.ru_nivcsw - usage0.ru_nivcsw << " times";
