@@ -6,14 +6,7 @@
 
 #include "core/error.hpp"
 
-#if SIGSTREAM_HAVE_POCKETFFT
-#include "kernels/cpu/fft_pocketfft_prelude.hpp"
-namespace {
-#define aligned_alloc sigstream::kernels::cpu::fft::pocketfft_aligned_alloc
-#include SIGSTREAM_POCKETFFT_HEADER
-#undef aligned_alloc
-}  // namespace
-#endif
+#include "kernels/cpu/pocketfft_local.hpp"
 
 namespace sigstream::kernels::cpu {
 
