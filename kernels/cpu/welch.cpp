@@ -97,8 +97,10 @@ std::vector<double> Welch::density(std::span<const double> power, std::int64_t s
 }
 
 std::vector<double> Welch::frequencies(double rate) const {
+  // As numpy.fft.rfftfreq(nfft, 1 / rate) rounds: k * (1 / (nfft * (1 / rate))).
+  const double step = 1.0 / (static_cast<double>(nfft()) * (1.0 / rate));
   std::vector<double> f(static_cast<std::size_t>(bins()));
-  for (std::size_t k = 0; k < f.size(); ++k) f[k] = static_cast<double>(k) * rate / nfft();
+  for (std::size_t k = 0; k < f.size(); ++k) f[k] = static_cast<double>(k) * step;
   return f;
 }
 

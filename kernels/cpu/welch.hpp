@@ -47,7 +47,7 @@ class Welch {
   // bin but DC (and Nyquist for even nfft) doubled. Zeros when segments == 0.
   [[nodiscard]] std::vector<double> density(std::span<const double> power, std::int64_t segments,
                                             double rate) const;
-  // The bins' frequencies, k * rate / nfft.
+  // The bins' frequencies, k * rate / nfft (rounded as numpy.fft.rfftfreq does).
   [[nodiscard]] std::vector<double> frequencies(double rate) const;
 
  private:

@@ -52,6 +52,7 @@ __all__ = [
     "metrics",
     "resample",
     "run",
+    "spectrum",
 ]
 
 _core.set_error_types(KINDS)
@@ -192,6 +193,38 @@ def metrics(x: ArrayLike, reference: ArrayLike | None = None, axis: int = -1) ->
     result: dict[str, Any] = {k: (v.reshape(shape) if shape else v.reshape(()).item()) for k, v in out.items()}
     result["frames"] = frames
     return result
+
+
+def spectrum(
+    x: ArrayLike,
+    rate: float,
+    nfft: int = 4096,
+    overlap: float = 0.5,
+    window: str | tuple[str, float] = "hann",
+    axis: int = -1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Welch's power spectral density along ``axis`` (SPEC §8): ``(freq_hz, psd)``.
+
+    Equals ``scipy.signal.welch(x, rate, window, nperseg=nfft,
+    noverlap=int(nfft * overlap), detrend=False, scaling='density', axis=axis)``:
+    segments of nfft samples every nfft - noverlap, the window periodic
+    (``get_window``'s default), one-sided density in units²/Hz, summed in
+    float64; psd has the frequency axis where ``axis`` was. x is computed in
+    float32 (SPEC §3). Host (NumPy) arrays for now: the GPU's Welch is not
+    built yet, and GPU arrays raise TypeError.
+    """
+    nfft = int(nfft)
+    if not 0.0 <= float(overlap) < 1.0:
+        raise ValueError(f"spectrum: overlap must be in [0, 1) (got {overlap!r})")
+    b = as_batch(x, axis, "spectrum")
+    if b.on_gpu:
+        raise TypeError("spectrum: takes host (NumPy) arrays in this version; the GPU's Welch is not built yet "
+                        "(move the array to the host first, e.g. x.get() or x.cpu().numpy())")
+    freq, psd = _core.spectrum(b.rows, float(rate), nfft, int(nfft * float(overlap)), _window(window))
+    psd = psd.reshape(b.batch_shape + (psd.shape[1],))
+    if b.axis != b.ndim - 1:
+        psd = np.moveaxis(psd, -1, b.axis)
+    return freq, psd
 
 
 class Stream:

@@ -4,6 +4,7 @@
 #include "array_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -19,6 +20,7 @@
 #include "kernels/cpu/fir_fft.hpp"
 #include "kernels/cpu/reduce.hpp"
 #include "kernels/cpu/resample.hpp"
+#include "kernels/cpu/welch.hpp"
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/resample/resample.hpp"
@@ -239,6 +241,40 @@ std::vector<ChannelMetrics> metrics_cpu(const Rows& y, const float* reference, s
              [&](std::int64_t r, std::int64_t, std::int64_t) {
                out[static_cast<std::size_t>(r)] = kernels::cpu::channel_metrics(
                    y.x + r * y.stride, reference ? reference + r * reference_stride : nullptr, y.n);
+             });
+  return out;
+}
+
+Spectrum spectrum_cpu(const Rows& x, double rate, int nfft, int noverlap, std::string_view window) {
+  if (!(rate > 0.0) || !std::isfinite(rate)) throw bad("rate must be a positive number of Hz");
+  if (nfft < 1) throw bad("nfft must be >= 1 (got " + std::to_string(nfft) + ")");
+  if (noverlap < 0 || noverlap >= nfft)
+    throw bad("the overlap must leave a hop of at least one sample (noverlap " + std::to_string(noverlap) +
+              ", nfft " + std::to_string(nfft) + ")");
+  if (x.rows > 0 && x.n < nfft)
+    throw bad("the signal has " + std::to_string(x.n) + " samples, fewer than nfft = " + std::to_string(nfft) +
+              " (one segment)");
+  WindowSpec spec;
+  try {
+    spec = parse_window(window);
+  } catch (const Error& e) {
+    throw bad(e.what());
+  }
+  // get_window(..., fftbins=True): the symmetric window one longer, less its last point.
+  std::vector<double> w = make_window(spec, nfft + 1);
+  w.pop_back();
+  const kernels::cpu::Welch welch(w, nfft - noverlap);
+  Spectrum out;
+  out.bins = welch.bins();
+  out.freq_hz = welch.frequencies(rate);
+  out.psd.assign(static_cast<std::size_t>(x.rows * out.bins), 0.0);
+  const std::int64_t segments = x.rows > 0 ? (x.n - nfft) / welch.hop() + 1 : 0;
+  for_pieces(x.rows, 1, static_cast<double>(x.rows) * static_cast<double>(segments) * nfft * 8.0,
+             [&](std::int64_t r, std::int64_t, std::int64_t) {
+               std::vector<double> power(static_cast<std::size_t>(out.bins), 0.0);
+               const std::int64_t count = welch.add(x.x + r * x.stride, 0, x.n, 0, x.n, power);
+               const std::vector<double> d = welch.density(power, count, rate);
+               std::copy(d.begin(), d.end(), out.psd.begin() + r * out.bins);
              });
   return out;
 }

@@ -83,6 +83,17 @@ void resample_cpu(const Rows& x, const Resampler& r, OutRows y);
 [[nodiscard]] std::vector<ChannelMetrics> metrics_cpu(const Rows& y, const float* reference,
                                                       std::int64_t reference_stride);
 
+// Welch's PSD of each row (kernels/cpu/welch): scipy.signal.welch(row, rate,
+// window, nperseg=nfft, noverlap, detrend=False, scaling='density'), the
+// window periodic as get_window makes it. `psd` holds rows x (nfft/2 + 1)
+// values, row-major. Throws Error(invalid_argument) for bad arguments.
+struct Spectrum {
+  std::vector<double> freq_hz;
+  std::vector<double> psd;
+  std::int64_t bins = 0;
+};
+[[nodiscard]] Spectrum spectrum_cpu(const Rows& x, double rate, int nfft, int noverlap, std::string_view window);
+
 // Taps as firwin designs them (stages/design): kind lowpass/highpass/
 // bandpass/bandstop, cutoffs in Hz, window "hamming", "kaiser:8.6", ...
 [[nodiscard]] std::vector<double> design(std::string_view kind, const std::vector<double>& cutoff_hz,

@@ -251,6 +251,27 @@ nb::dict metrics(const ConstArray& y, std::optional<ConstArray> reference, [[may
   return d;
 }
 
+// Welch's PSD per row of a host array: (freq_hz, psd rows x bins), both float64 NumPy.
+nb::tuple spectrum(const ConstArray& x, double rate, int nfft, int noverlap, const std::string& window) {
+  if (where(x, "spectrum") != Where::cpu)
+    throw nb::type_error("spectrum: takes host (NumPy) arrays in this version; the GPU's Welch is not built yet "
+                         "(move the array to the host first, e.g. x.get() or x.cpu().numpy())");
+  const Rows in = rows_of(x);
+  Spectrum s;
+  {
+    nb::gil_scoped_release release;
+    s = spectrum_cpu(in, rate, nfft, noverlap, window);
+  }
+  auto numpy = [](std::vector<double>&& v, std::initializer_list<std::size_t> shape) {
+    auto* owned = new std::vector<double>(std::move(v));
+    nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+    return nb::ndarray<nb::numpy, double>(owned->data(), shape, owner);
+  };
+  const auto bins = static_cast<std::size_t>(s.bins);
+  return nb::make_tuple(numpy(std::move(s.freq_hz), {bins}),
+                        numpy(std::move(s.psd), {static_cast<std::size_t>(in.rows), bins}));
+}
+
 std::function<void(const std::string&)> logger(bool quiet) {
   if (quiet) return nullptr;
   return [](const std::string& m) {
@@ -340,6 +361,7 @@ NB_MODULE(_core, m) {
     }
   });
 
+  m.def("spectrum", &spectrum, "x"_a.noconvert(), "rate"_a, "nfft"_a, "noverlap"_a, "window"_a);
   m.def("design", &design, "kind"_a, "cutoff_hz"_a, "rate"_a, "taps"_a, "window"_a);
   m.def("fir_length", [](const std::string& mode, std::int64_t n, int taps) {
     return fir_shape(parse_mode(mode), n, taps).n_out;

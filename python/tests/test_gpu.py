@@ -208,3 +208,10 @@ def test_fast_path_edges(lib: str, rng: np.random.Generator) -> None:
     assert tuple(sigstream.filter(short, h, mode="valid").shape) == (0,)
     with pytest.raises(TypeError, match="real numeric"):
         sigstream.filter(np.array(["a"]), ["x"])  # the array's error first, as on the general path
+
+
+def test_spectrum_refuses_gpu_arrays_with_a_clear_error(lib: str, rng: np.random.Generator) -> None:
+    """The GPU's Welch is not built yet: a GPU array is a TypeError that says how to proceed, never a
+    silent host copy."""
+    with pytest.raises(TypeError, match="host"):
+        sigstream.spectrum(to_gpu(lib, rng.standard_normal(5000).astype(np.float32)), 8000.0, nfft=256)
