@@ -64,7 +64,8 @@ void prepare_size() {
 
 template <unsigned L>
 void run_size(const FusedFftCall& a, cudaStream_t stream) {
-  prepare_size<L>();
+  // (fused_fft_prepare() raised the shared-memory limit when the FftFir was
+  // made, on the device it runs on.)
   // One block per segment; grids past 2^31 - 1 blocks go in pieces.
   constexpr std::int64_t kMaxGrid = 0x7fffffff;
   for (std::int64_t q0 = 0; q0 < a.segments; q0 += kMaxGrid) {

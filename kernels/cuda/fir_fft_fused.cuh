@@ -28,7 +28,8 @@ void fused_fft_prepare(int fft);
 // in [0, segments): x is channel c's virtual input, data[c][i - x_lead] for
 // i in [x_lead, x_len), zeros elsewhere; the segment transforms x[s*B ..
 // s*B + L) and writes y[c][s*B + j], j < min(B, n - s*B). `spectrum` holds
-// L/2 + 1 bins of the taps, scaled by 1/L. Asynchronous on `stream`.
+// L/2 + 1 bins of the taps, scaled by 1/L. Asynchronous on `stream`, on the
+// current device, for which fused_fft_prepare(fft) must have run.
 struct FusedFftCall {
   const float* d_x;
   std::int64_t x_stride;

@@ -17,6 +17,7 @@ dtypes are cast and returned as float32.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -25,7 +26,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _core
-from ._arrays import Batch, as_batch, as_taps, fast_fir
+from ._arrays import Batch, as_batch, as_taps, fast_fir, fir_length
 from .errors import (
     KINDS,
     ConfigError,
@@ -131,7 +132,7 @@ def filter(  # noqa: A001 - the name users look for (scipy.signal has lfilter, t
     b = as_batch(x, axis, "filter")
     _check_backend(b, backend, "filter")
     h = as_taps(taps)
-    n_out = _core.fir_length(mode, int(b.rows.shape[1]), h.shape[0])
+    n_out = fir_length(mode, int(b.rows.shape[1]), h.shape[0])
     out = b.empty(n_out)
     _fir_into(b, b.rows, h, mode, method, backend, out)
     return b.restore(out)
@@ -163,10 +164,16 @@ def resample(
     _check_backend(b, backend, "resample")
     if backend == "cuda" and not b.on_gpu:
         raise ValueError("resample: backend='cuda' takes GPU arrays (move a NumPy array with cupy.asarray first)")
-    r = _core.Resampler(int(up), int(down), int(half_taps_per_phase), _window(window))
+    r = _resampler(int(up), int(down), int(half_taps_per_phase), _window(window))
     out = b.empty(r.length(int(b.rows.shape[1])))
     _core.resample(b.rows, r, out, b.stream())
     return b.restore(out)
+
+
+@functools.lru_cache(maxsize=32)
+def _resampler(up: int, down: int, half_taps_per_phase: int, window: str) -> Any:
+    """The designed polyphase filter, made once per ratio and window (read-only; errors are not cached)."""
+    return _core.Resampler(up, down, half_taps_per_phase, window)
 
 
 def metrics(x: ArrayLike, reference: ArrayLike | None = None, axis: int = -1) -> dict[str, Any]:
@@ -211,15 +218,12 @@ def spectrum(
     (``get_window``'s default), one-sided density in units²/Hz, summed in
     float64; psd has the frequency axis where ``axis`` was. x is computed in
     float32 (SPEC §3). Host (NumPy) arrays for now: the GPU's Welch is not
-    built yet, and GPU arrays raise TypeError.
+    built yet, and the core raises TypeError for GPU arrays.
     """
     nfft = int(nfft)
     if not 0.0 <= float(overlap) < 1.0:
         raise ValueError(f"spectrum: overlap must be in [0, 1) (got {overlap!r})")
     b = as_batch(x, axis, "spectrum")
-    if b.on_gpu:
-        raise TypeError("spectrum: takes host (NumPy) arrays in this version; the GPU's Welch is not built yet "
-                        "(move the array to the host first, e.g. x.get() or x.cpu().numpy())")
     freq, psd = _core.spectrum(b.rows, float(rate), nfft, int(nfft * float(overlap)), _window(window))
     psd = psd.reshape(b.batch_shape + (psd.shape[1],))
     if b.axis != b.ndim - 1:

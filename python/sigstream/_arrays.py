@@ -19,8 +19,6 @@ from typing import Any
 
 import numpy as np
 
-# dtypes that come back as they went in; everything else real comes back float32.
-_KEEP = ("float32", "float64")
 # NumPy's (and CuPy's) builtin dtype descriptors are singletons: identity is the cheapest test.
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
@@ -70,9 +68,9 @@ class Batch:
     def stream(self) -> int:
         """The caller's current CUDA stream on the array's device (0 on the host)."""
         if self.lib == "torch":
-            import torch
-
-            return int(torch.cuda.current_stream(self.device).cuda_stream)
+            torch = _torch()
+            index = self.device.index if self.device.index is not None else torch.cuda.current_device()
+            return _torch_stream(torch, index)
         if self.lib == "cupy":
             import cupy
 

@@ -23,6 +23,8 @@
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <utility>
+#include <span>
 
 #include "core/error.hpp"
 #include "core/int_math.hpp"
@@ -42,27 +44,58 @@ namespace {
 
 constexpr std::int64_t kMaxRowsPerLaunch = 65535;  // gridDim.y
 
-// Shared by every stream: the event of its last use orders the next one.
+// Shared by every stream: the event of its last use orders the next one, and
+// `in_use` keeps two host threads (the GIL is released) from enqueueing work
+// on it at once. Waiting on an event never recorded returns at once.
 template <typename T>
 struct Shared {
+  explicit Shared(T v) : value(std::move(v)) {}
   T value;
   kc::Event last_use = kc::Event::create();
-  bool used = false;
-  void acquire(cudaStream_t s) {
-    if (used) SIGSTREAM_CUDA_TRY(cudaStreamWaitEvent(s, last_use.get(), 0));
-  }
-  void release(cudaStream_t s) {
-    last_use.record(s);
-    used = true;
-  }
+  std::mutex in_use;
 };
 
-// A filter on a device; fft = 0 for its taps alone.
+// Holds a Shared for one enqueue on `stream`: after the work queued before on
+// any stream, and recorded as its last use when the scope ends.
+template <typename T>
+class SharedUse {
+ public:
+  SharedUse(Shared<T>& shared, cudaStream_t stream) : shared_(shared), lock_(shared.in_use), stream_(stream) {
+    SIGSTREAM_CUDA_TRY(cudaStreamWaitEvent(stream, shared.last_use.get(), 0));
+  }
+  ~SharedUse() { static_cast<void>(cudaEventRecord(shared_.last_use.get(), stream_)); }
+  SharedUse(const SharedUse&) = delete;
+  SharedUse& operator=(const SharedUse&) = delete;
+
+ private:
+  Shared<T>& shared_;
+  std::lock_guard<std::mutex> lock_;
+  cudaStream_t stream_;
+};
+
+// A filter on a device; fft = 0 for its taps alone. The caches look keys up
+// by a view of the caller's taps (no copy on a hit) and store a copy.
+struct FilterKeyView {
+  int device;
+  int fft;
+  std::span<const double> taps;
+};
 struct FilterKey {
   int device;
   int fft;
   std::vector<double> taps;
-  bool operator<(const FilterKey& o) const { return std::tie(device, fft, taps) < std::tie(o.device, o.fft, o.taps); }
+  [[nodiscard]] FilterKeyView view() const { return {device, fft, taps}; }
+};
+struct FilterKeyLess {
+  using is_transparent = void;
+  static bool less(const FilterKeyView& a, const FilterKeyView& b) {
+    if (a.device != b.device) return a.device < b.device;
+    if (a.fft != b.fft) return a.fft < b.fft;
+    return std::lexicographical_compare(a.taps.begin(), a.taps.end(), b.taps.begin(), b.taps.end());
+  }
+  bool operator()(const FilterKey& a, const FilterKey& b) const { return less(a.view(), b.view()); }
+  bool operator()(const FilterKey& a, const FilterKeyView& b) const { return less(a.view(), b); }
+  bool operator()(const FilterKeyView& a, const FilterKey& b) const { return less(a, b.view()); }
 };
 
 // A filter's taps on one device. Uploaded in stream order (cudaMallocAsync and
@@ -85,14 +118,14 @@ struct DeviceTaps {
 
 struct Caches {
   std::mutex mutex;
-  std::map<FilterKey, std::shared_ptr<DeviceTaps>> taps;
+  std::map<FilterKey, std::shared_ptr<DeviceTaps>, FilterKeyLess> taps;
   // FftFir per (device, taps, FFT size), with the largest calls it was built for.
   struct Fft {
     std::int64_t max_n;
     int max_rows;
     std::shared_ptr<Shared<kc::FftFir>> fir;
   };
-  std::map<FilterKey, Fft> fft;
+  std::map<FilterKey, Fft, FilterKeyLess> fft;
   std::map<int, std::shared_ptr<Shared<kc::DeviceBuffer<float>>>> scratch;
   LastLaunch last;
 };
@@ -122,8 +155,7 @@ std::shared_ptr<DeviceTaps> device_taps(const std::vector<double>& h, cudaStream
   Caches& c = caches();
   const int device = current_device();
   std::lock_guard lock(c.mutex);
-  FilterKey key{device, 0, h};
-  auto it = c.taps.find(key);
+  auto it = c.taps.find(FilterKeyView{device, 0, h});
   if (it != c.taps.end()) {
     // Uploaded on another stream: this one waits for the upload.
     if (it->second->stream != stream) SIGSTREAM_CUDA_TRY(cudaStreamWaitEvent(stream, it->second->uploaded.get(), 0));
@@ -136,7 +168,7 @@ std::shared_ptr<DeviceTaps> device_taps(const std::vector<double>& h, cudaStream
   SIGSTREAM_CUDA_TRY(cudaMallocAsync(reinterpret_cast<void**>(&t->d), t->host.size() * sizeof(float), stream));
   SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(t->d, t->host.data(), t->host.size() * sizeof(float), cudaMemcpyHostToDevice, stream));
   t->uploaded.record(stream);
-  c.taps.emplace(std::move(key), t);
+  c.taps.emplace(FilterKey{device, 0, h}, t);
   return t;
 }
 
@@ -147,8 +179,7 @@ std::shared_ptr<Shared<kc::FftFir>> fft_fir(const std::vector<double>& h, std::i
   const int channels = static_cast<int>(std::min(rows, kMaxRowsPerLaunch));
   const int fft = kc::fft_size_automatic(k, n);
   std::lock_guard lock(c.mutex);
-  FilterKey key{device, fft, h};
-  auto it = c.fft.find(key);
+  auto it = c.fft.find(FilterKeyView{device, fft, h});
   if (it != c.fft.end() && it->second.max_n >= n && it->second.max_rows >= channels) return it->second.fir;
   // A larger call than the cached plans cover: grow them (the old ones may
   // still run: wait for their last use before they go).
@@ -164,8 +195,8 @@ std::shared_ptr<Shared<kc::FftFir>> fft_fir(const std::vector<double>& h, std::i
   const std::vector<float> f(h.begin(), h.end());
   kc::FftFirOptions options;
   options.fft_size = fft;
-  auto fir = std::make_shared<Shared<kc::FftFir>>(Shared<kc::FftFir>{kc::FftFir(f.data(), k, max_n, max_rows, options)});
-  c.fft[key] = Caches::Fft{max_n, max_rows, fir};
+  auto fir = std::make_shared<Shared<kc::FftFir>>(kc::FftFir(f.data(), k, max_n, max_rows, options));
+  c.fft[FilterKey{device, fft, h}] = Caches::Fft{max_n, max_rows, fir};
   return fir;
 }
 
@@ -177,7 +208,7 @@ std::shared_ptr<Shared<kc::DeviceBuffer<float>>> scratch(std::size_t count) {
   auto& s = c.scratch[device];
   if (!s || s->value.size() < count) {
     if (s) s->last_use.synchronize();  // the old buffer may still be read
-    s = std::make_shared<Shared<kc::DeviceBuffer<float>>>(Shared<kc::DeviceBuffer<float>>{kc::DeviceBuffer<float>(count)});
+    s = std::make_shared<Shared<kc::DeviceBuffer<float>>>(kc::DeviceBuffer<float>(count));
   }
   return s;
 }
@@ -194,17 +225,18 @@ void fir_cuda(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod 
   const int k = static_cast<int>(h.size());
   const FirShape shape = fir_shape(mode, x.n, k);
   if (x.rows == 0 || shape.n_out == 0) return;
-  const FirMethod m = resolve_method(method, true, k, shape.n_out, x.rows, cuda_fft_engine());
+  const FirMethod m = method == FirMethod::automatic
+                          ? resolve_method(method, true, k, shape.n_out, x.rows, cuda_fft_engine())
+                          : method;
   auto* stream = reinterpret_cast<cudaStream_t>(stream_handle);
   const kc::FirInputSpan span{shape.lead, x.n};
   if (m == FirMethod::fft) {
     auto fir = fft_fir(h, shape.n_out, x.rows);
-    fir->acquire(stream);
+    const SharedUse use(*fir, stream);
     for (std::int64_t r0 = 0; r0 < x.rows; r0 += kMaxRowsPerLaunch) {
       const int rows = static_cast<int>(std::min(kMaxRowsPerLaunch, x.rows - r0));
       fir->value.run(x.x + r0 * x.stride, shape.n_out, y.y + r0 * y.stride, rows, x.stride, y.stride, stream, span);
     }
-    fir->release(stream);
   } else {
     auto taps = device_taps(h, stream);
     for (std::int64_t r0 = 0; r0 < x.rows; r0 += kMaxRowsPerLaunch) {
@@ -228,7 +260,7 @@ void resample_cuda(const Rows& x, const Resampler& r, OutRows y, std::uintptr_t 
   const std::int64_t pitch = (hi - lo + 31) / 32 * 32;
   auto taps = device_taps(r.taps, stream);
   auto pad = scratch(static_cast<std::size_t>(pitch * x.rows));
-  pad->acquire(stream);
+  const SharedUse use(*pad, stream);
   float* d_pad = pad->value.data();
   SIGSTREAM_CUDA_TRY(cudaMemsetAsync(d_pad, 0, static_cast<std::size_t>(pitch * x.rows) * sizeof(float), stream));
   const std::int64_t a = std::max<std::int64_t>(lo, 0);
@@ -249,7 +281,6 @@ void resample_cuda(const Rows& x, const Resampler& r, OutRows y, std::uintptr_t 
     const int rows = static_cast<int>(std::min(kMaxRowsPerLaunch, x.rows - r0));
     kc::resample(d_pad + r0 * pitch, lo, pitch, y.y + r0 * y.stride, 0, y.stride, m_out, rows, filter, stream);
   }
-  pad->release(stream);
 }
 
 std::vector<ChannelMetrics> metrics_cuda(const Rows& y, const float* reference, std::int64_t reference_stride,

@@ -120,25 +120,13 @@ RunResult run(Backend& backend, const Plan& plan, const HostBlock& source, int s
   o.keep_float_output = true;
   backend.prepare(plan, o);
   RunResult out;
-  auto take = [&] {
-    ChunkResult r = backend.retire();
+  test::run_all_chunks(backend, plan, source, [&](ChunkResult r) {
     EXPECT_EQ(r.index, static_cast<std::int64_t>(out.chunks.size()));
     const auto* p = reinterpret_cast<const std::byte*>(r.output.data.get());
     EXPECT_EQ(r.output.frames, r.frames);
     out.output.insert(out.output.end(), p, p + r.output.bytes());
     out.chunks.push_back(std::move(r));
-  };
-  int in_flight = 0;
-  for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
-    ChunkJob job = test::make_chunk_job(backend, plan, source, c);
-    while (in_flight >= backend.depth()) {
-      take();
-      --in_flight;
-    }
-    backend.submit(std::move(job));
-    ++in_flight;
-  }
-  while (in_flight-- > 0) take();
+  });
   return out;
 }
 

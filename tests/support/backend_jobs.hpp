@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "pipeline/backends/backend.hpp"
 #include "pipeline/plan.hpp"
@@ -33,6 +34,24 @@ inline ChunkJob make_chunk_job(Backend& backend, const Plan& plan, const HostBlo
                 static_cast<std::size_t>(b - a) * frame_bytes);
   job.input = std::move(block);
   return job;
+}
+
+// Runs every chunk of `plan` through a prepared `backend` the way the
+// pipeline does (at most depth() chunks in flight) and hands each result to
+// take(ChunkResult) in retirement order.
+template <typename Take>
+void run_all_chunks(Backend& backend, const Plan& plan, const HostBlock& source, Take&& take) {
+  int in_flight = 0;
+  for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
+    ChunkJob job = make_chunk_job(backend, plan, source, c);
+    while (in_flight >= backend.depth()) {
+      take(backend.retire());
+      --in_flight;
+    }
+    backend.submit(std::move(job));
+    ++in_flight;
+  }
+  while (in_flight-- > 0) take(backend.retire());
 }
 
 }  // namespace sigstream::test

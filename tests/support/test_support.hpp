@@ -145,4 +145,19 @@ inline double rel_l2(const std::vector<double>& ref, const std::vector<double>& 
   return r > 0 ? std::sqrt(e / r) : std::sqrt(e);
 }
 
+// The same over n samples: float64 reference, float32 result (or both float32).
+inline double rel_l2(const double* ref, const float* got, std::int64_t n) {
+  double e = 0, r = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double d = static_cast<double>(got[i]) - ref[i];
+    e += d * d;
+    r += ref[i] * ref[i];
+  }
+  return r > 0 ? std::sqrt(e / r) : std::sqrt(e);
+}
+inline double rel_l2(const float* ref, const float* got, std::int64_t n) {
+  const std::vector<double> r(ref, ref + n);
+  return rel_l2(r.data(), got, n);
+}
+
 }  // namespace sigstream::test
