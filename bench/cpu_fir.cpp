@@ -7,6 +7,8 @@
 //   BM_FirFftSize/K/N       FFT kernel with the block size forced to N (size sweep)
 //   BM_FirShort/K/n/method  one call of n outputs (method 0 direct, 1 FFT): short chunks
 //   BM_FftEngine/N/count    one engine call of `count` blocks of N points (pass widths)
+//   BM_Resample/up/down     the polyphase resampler (resample_poly's filter, h = 10), one
+//                           call of 2^20 outputs, as a chunk of the default size sees it
 // Results and the rule derived from them: bench/RESULTS-cpu-crossover.md.
 #include <benchmark/benchmark.h>
 
@@ -16,6 +18,8 @@
 #include "kernels/cpu/fft_engine.hpp"
 #include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fir_fft.hpp"
+#include "kernels/cpu/resample.hpp"
+#include "stages/resample/resample.hpp"
 
 namespace {
 
@@ -147,6 +151,34 @@ void BM_FftEngine(benchmark::State& state) {
 BENCHMARK(BM_FftEngine)
     ->ArgsProduct({{2048, 32768}, {1, 2, 4, 5, 8}})
     ->Unit(benchmark::kMicrosecond);
+
+void BM_Resample(benchmark::State& state) {
+  const int up = static_cast<int>(state.range(0));
+  const int down = static_cast<int>(state.range(1));
+  sigstream::WindowSpec window;
+  window.kind = sigstream::WindowKind::kaiser;
+  window.beta = 5.0;
+  const std::vector<double> h = sigstream::resample_filter(up, down, 10, window);
+  const auto k = static_cast<std::int64_t>(h.size());
+  const auto p = sigstream::kernels::cpu::make_polyphase(h, up, down, (k - 1) / 2);
+  const std::int64_t n = std::int64_t{1} << 20;
+  const std::int64_t lookback = k - 1 - p.delay;
+  const std::int64_t x_first = sigstream::kernels::cpu::ceil_div(-lookback, up);
+  const std::int64_t x_end = sigstream::kernels::cpu::floor_div((n - 1) * down + p.delay, up) + 1;
+  Data d(1, x_end - x_first);
+  std::vector<float> y(static_cast<std::size_t>(n));
+  for (auto _ : state) {
+    sigstream::kernels::cpu::resample_direct(d.x.data(), x_first, y.data(), 0, n, p);
+    benchmark::DoNotOptimize(y.data());
+  }
+  // FMAs: K/up taps per output.
+  state.counters["GFMA/s"] = benchmark::Counter(static_cast<double>(n) * static_cast<double>(k) / up * 1e-9,
+                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["ns/output"] = benchmark::Counter(static_cast<double>(n) * 1e-9,
+                                                   benchmark::Counter::kIsIterationInvariantRate |
+                                                       benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_Resample)->Args({160, 147})->Args({147, 160})->Args({1, 3})->Args({6, 1})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
