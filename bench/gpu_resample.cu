@@ -4,7 +4,9 @@
 //
 //   bench_gpu_resample [--log2n 26] [--reps 30] [--pairs 48000:44100,44100:48000,48000:16000]
 //
-// Per pair: median kernel time (CUDA events, after a warm-up), and the copy
+// Per pair: median kernel time (CUDA events, after a warm-up) of the kernel
+// the launcher picks and of the class-tile and blocked kernels forced (each
+// falls back where it cannot run), and the copy
 // floor: a device-to-device cudaMemcpy moving as many bytes as the resampler
 // must (the input read once, the output written once: (in + out) / 2 bytes
 // copied), with the kernel's share of it. One JSON object per line.
@@ -78,8 +80,13 @@ int main(int argc, char** argv) {
       SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps.data(), st.taps_f32.data(), d_taps.bytes(), cudaMemcpyHostToDevice, s));
       const kc::DevicePolyphase f{d_taps.data(), static_cast<int>(st.taps_f32.size()), static_cast<int>(st.up),
                                   static_cast<int>(st.down), st.lookahead, st.lookback};
-      const double kernel = sigstream::bench::median_ms(
-          s, reps, [&] { kc::resample(d_x.data(), -halo, 0, d_y.data(), 0, 0, n_out, 1, f, s); });
+      auto time_kernel = [&](kc::ResampleKernel which) {
+        return sigstream::bench::median_ms(
+            s, reps, [&] { kc::resample(d_x.data(), -halo, 0, d_y.data(), 0, 0, n_out, 1, f, s, which); });
+      };
+      const double kernel = time_kernel(kc::ResampleKernel::automatic);
+      const double tiles = time_kernel(kc::ResampleKernel::class_tiles);
+      const double blocked = time_kernel(kc::ResampleKernel::blocked);
       const std::size_t copy_bytes = static_cast<std::size_t>(n + n_out) * sizeof(float) / 2;
       kc::DeviceBuffer<std::byte> a(copy_bytes), b(copy_bytes);
       const double copy = sigstream::bench::median_ms(s, reps, [&] {
@@ -87,9 +94,11 @@ int main(int argc, char** argv) {
       });
       const double gbs = static_cast<double>(n + n_out) * sizeof(float) / (kernel * 1e-3) / 1e9;
       std::printf("{\"pair\": \"%g->%g\", \"up\": %lld, \"down\": %lld, \"taps\": %zu, \"n_in\": %lld, \"n_out\": %lld, "
-                  "\"kernel_ms\": %.4f, \"copy_floor_ms\": %.4f, \"x_floor\": %.2f, \"gb_per_s\": %.0f}\n",
+                  "\"kernel_ms\": %.4f, \"class_tiles_ms\": %.4f, \"blocked_ms\": %.4f, \"copy_floor_ms\": %.4f, "
+                  "\"x_floor\": %.2f, \"gb_per_s\": %.0f}\n",
                   from, to, static_cast<long long>(st.up), static_cast<long long>(st.down), st.taps.size(),
-                  static_cast<long long>(n), static_cast<long long>(n_out), kernel, copy, kernel / copy, gbs);
+                  static_cast<long long>(n), static_cast<long long>(n_out), kernel, tiles, blocked, copy, kernel / copy,
+                  gbs);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

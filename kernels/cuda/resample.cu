@@ -1,4 +1,12 @@
-// Strategy. A block of 256 threads computes a tile of up to 2048 consecutive
+// Three kernels, tried in this order by resample() below:
+//   - class tiles (up >= 16, where a block's tile fits in shared memory): a
+//     warp shares its phases, inputs reused from registers across 4 phases
+//     and 8 outputs each; the main path of the common pairs (44.1k <-> 48k);
+//   - blocked (up <= 1024): 8 outputs of one phase a thread;
+//   - one output at a time (the rest: large ratios, long filters), below.
+// Each is described above its code. All give the CPU's bits.
+//
+// The one-output-at-a-time kernel. A block of 256 threads computes a tile of up to 2048 consecutive
 // outputs of one channel (blockIdx.y); thread i takes outputs i, i + 256, ...
 // so that neighbouring threads write neighbouring outputs (coalesced stores)
 // and read neighbouring inputs; from one output to its next, the newest input
@@ -19,6 +27,8 @@
 // the up-sampled signal are never touched: per output, only ceil(K/up) or
 // floor(K/up) taps. The work is ~K/up FMAs per output: memory-bound.
 #include "kernels/cuda/resample.cuh"
+
+#include <cuda_pipeline.h>
 
 #include <algorithm>
 #include <string>
@@ -89,6 +99,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// dst[i] = src[i], i < count, by a block of `threads`, with cp.async (every
+// copy of a thread in flight at once; the caller commits and waits).
+__device__ __forceinline__ void stage(float* dst, const float* __restrict__ src, int count, int threads) {
+  for (int i = static_cast<int>(threadIdx.x); i < count; i += threads)
+    __pipeline_memcpy_async(dst + i, src + i, sizeof(float));
+}
+
 // The blocked kernel (the main path, up <= 1024): thread q of a block of S
 // threads, S the smallest multiple of up that is >= 256, computes the kRows
 // outputs base + q + r*S, r < kRows. S being a multiple of up, they share
@@ -115,11 +132,13 @@ __global__ void __launch_bounds__(1024)
   float* yc = y + c * y_stride + tile0;
   float* h = smem;
   float* span = smem + k;
-  for (int i = threadIdx.x; i < k; i += s_threads) h[i] = taps[i];
   const std::int64_t m0 = y_first + tile0;
   const std::int64_t lo = ceil_div(m0 * down - lookback, up);
   const std::int64_t hi = floor_div((m0 + tile_n - 1) * down + delay, up) + 1;
-  for (std::int64_t i = threadIdx.x; i < hi - lo; i += s_threads) span[i] = xc[lo - x_first + i];
+  stage(h, taps, k, s_threads);
+  stage(span, xc + (lo - x_first), static_cast<int>(hi - lo), s_threads);
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
   __syncthreads();
   const int q = static_cast<int>(threadIdx.x);
   if (q >= tile_n) return;
@@ -154,6 +173,211 @@ __global__ void __launch_bounds__(1024)
     if (r < rows) yc[q + static_cast<std::int64_t>(r) * s_threads] = acc[r];
 }
 
+// The class-tiled kernel (the main path where up >= 16 and its tile fits):
+// outputs y_first + c + k*up form class c (one phase, one set of taps); a
+// block takes 32 consecutive classes, c0 ..., and kKb consecutive k of each.
+// Warp w computes classes c0 + 4w + a (a < kA) for k = k0 + lane + 32r
+// (r < kR): all lanes of a warp share their classes, so a tap is one
+// broadcast load, and the classes' inputs are near each other: output
+// (c, k)'s tap t reads frame N_c + k*down - t (N_c the class's newest), so
+// one input value in a register feeds the kA classes (a different tap of
+// each) of a row. Per input step: kR input loads and at most kA tap loads
+// for kA*kR FMAs (the blocked kernel: 9 loads per 8 FMAs). The block's
+// inputs are staged in shared memory as tile[u][kk] = x[B0 + u + kk*down],
+// u < U (a frame may sit in two cells when U > down): the lanes of a warp
+// read consecutive cells, free of bank conflicts for any ratio. The outputs
+// go through shared memory (the input tile's space, after a barrier) so
+// that the stores to y are 32 consecutive frames. Each output sums its taps
+// in ascending order from 0.f with fmaf: the CPU's bits.
+constexpr int kA = 4;             // classes per warp
+constexpr int kR = 8;             // outputs per class and lane
+constexpr int kClassWarps = 8;    // a block: 8 warps, 32 classes
+constexpr int kBlockClasses = kA * kClassWarps;
+constexpr int kKb = 32 * kR;      // k per block and class
+constexpr int kTileStride = kKb + 1;  // odd: the staging stores (a warp over u) hit distinct banks
+constexpr int kOutStride = kBlockClasses + 1;
+static_assert(kKb % (kClassWarps * 8) == 0, "the staging loop takes 8 rows of kk per warp");
+
+struct ClassTileShape {
+  int longest = 0;  // taps of the longest phase
+  int u_max = 0;    // U: the input rows a block's tile holds
+  std::size_t shared = 0;
+};
+
+// U for the worst block: the classes' newest frames spread over at most
+// ceil(31 * down / up) + 1 frames, plus the longest phase's taps.
+ClassTileShape class_tile_shape(const DevicePolyphase& f) {
+  ClassTileShape s;
+  s.longest = (f.taps + f.up - 1) / f.up;
+  const std::int64_t spread = ((kBlockClasses - 1) * static_cast<std::int64_t>(f.down) + f.up - 1) / f.up + 1;
+  const std::int64_t u = spread + s.longest;
+  const std::int64_t tile = std::max<std::int64_t>(u * kTileStride, static_cast<std::int64_t>(kKb) * kOutStride);
+  s.u_max = static_cast<int>(std::min<std::int64_t>(u, 1 << 20));
+  s.shared = static_cast<std::size_t>(tile + static_cast<std::int64_t>(kBlockClasses) * s.longest) * sizeof(float);
+  return s;
+}
+
+// One step of a warp's classes: the kR inputs of tile row D_max - s (xs,
+// this lane's column), each times the tap of every class that has one at s
+// (kCheck: some may not; the checks are uniform over the warp).
+template <bool kCheck>
+__device__ __forceinline__ void class_step(float (&acc)[kA][kR], const float* xs, const float* const (&hp)[kA],
+                                           const int (&g)[kA], const int (&len)[kA], int s) {
+  float xv[kR];
+#pragma unroll
+  for (int r = 0; r < kR; ++r) xv[r] = xs[32 * r];
+#pragma unroll
+  for (int a = 0; a < kA; ++a) {
+    if (!kCheck || (s >= g[a] && s < g[a] + len[a])) {
+      const float ht = hp[a][s];
+#pragma unroll
+      for (int r = 0; r < kR; ++r) acc[a][r] = fmaf(ht, xv[r], acc[a][r]);
+    }
+  }
+}
+
+__global__ void __launch_bounds__(kClassWarps * 32, 3)
+    resample_classes_kernel(const float* __restrict__ x, std::int64_t x_first, std::int64_t x_stride,
+                            float* __restrict__ y, std::int64_t y_first, std::int64_t y_stride, std::int64_t n,
+                            const float* __restrict__ taps, int k, int up, int down, std::int64_t delay,
+                            int longest, int class_groups) {
+  extern __shared__ float smem[];
+  float* hs = smem;                                   // [kBlockClasses][longest], phase-sorted
+  float* tile = smem + kBlockClasses * longest;       // [U][kTileStride], later [kKb][kOutStride]
+  const int c = static_cast<int>(blockIdx.y);
+  const int group = static_cast<int>(blockIdx.x % static_cast<unsigned>(class_groups));
+  const std::int64_t k0 = static_cast<std::int64_t>(blockIdx.x / static_cast<unsigned>(class_groups)) * kKb;
+  const int c0 = group * kBlockClasses;
+  if (k0 * up + c0 >= n) return;  // no output of this block exists (the whole block leaves)
+  const int classes = min(kBlockClasses, up - c0);
+  const float* xc = x + c * x_stride;
+  float* yc = y + c * y_stride;
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int warp = static_cast<int>(threadIdx.x) >> 5;
+  // Class c0's newest frame at k = 0 (one 64-bit division), and the block's
+  // first frame B0: the oldest that class c0 reads at k0 (later classes'
+  // newest are later). Class j of the block: a_j = a_c0 + j*down, so its
+  // newest is N_c0 + (phi_c0 + j*down) div up and its phase the remainder
+  // (32-bit: phi_c0 + 31*down fits).
+  const std::int64_t a_c0 = (y_first + c0) * down + delay;
+  const std::int64_t n_c0 = floor_div(a_c0, up);
+  const int phi_c0 = static_cast<int>(a_c0 - n_c0 * up);
+  const std::int64_t b0 = n_c0 + k0 * down - (longest - 1);
+  const int u_rows = (phi_c0 + (classes - 1) * down) / up + longest;
+  // The newest frame this block's valid outputs read; the tile holds 0 past it
+  // and before x_first (cells no valid output reads).
+  const std::int64_t m_last = y_first + min(n - 1, (k0 + kKb - 1) * up + c0 + classes - 1);
+  const std::int64_t hi = floor_div(m_last * down + delay, up);
+  // Taps, phase-sorted: hs[j * longest + t] = h[phi_j + t*up] for the block's
+  // class j. This and the tile below are copied with cp.async (no register
+  // round trip: all of a thread's copies in flight at once, where loads
+  // through registers came a few at a time and the block waited on memory
+  // latency); one wait before the barrier.
+  for (int j = warp; j < classes; j += kClassWarps) {
+    const int phi = (phi_c0 + j * down) % up;
+    for (int t = lane; t < longest; t += 32) {
+      if (phi + t * up < k)
+        __pipeline_memcpy_async(hs + j * longest + t, taps + phi + t * up, sizeof(float));
+      else
+        hs[j * longest + t] = 0.0f;
+    }
+  }
+  // The input tile: a warp per kk, its lanes over u (consecutive frames).
+  // Offsets from b0 in 32 bits: the tile spans (kKb - 1) * down + U frames.
+  {
+    constexpr int kStage = 8;
+    const float* xb = xc + (b0 - x_first);  // frame b0 (read only at x_first and later)
+    const int lo_off = x_first > b0 ? static_cast<int>(x_first - b0) : 0;  // <= longest
+    const std::int64_t span = hi - b0 - lo_off;  // cells [lo_off, lo_off + span] are read
+    const int q_step = kClassWarps * down;  // frames between a thread's rows kk and kk + kClassWarps
+    // Every cell readable (all blocks but the signal's first and last): no checks.
+    const bool interior = lo_off == 0 && static_cast<std::int64_t>(kKb - 1) * down + u_rows - 1 <= span;
+    const auto in_span = static_cast<unsigned>(span < 0x7fffffff ? span : 0x7fffffff);
+    for (int kk0 = warp; kk0 < kKb; kk0 += kClassWarps * kStage) {
+      for (int u = lane; u < u_rows; u += 32) {
+        const int off0 = kk0 * down + u;
+        const float* p = xb + off0;
+        float* cell = tile + u * kTileStride + kk0;
+        if (interior) {
+#pragma unroll
+          for (int q = 0; q < kStage; ++q) __pipeline_memcpy_async(cell + q * kClassWarps, p + q * q_step, sizeof(float));
+        } else {
+#pragma unroll
+          for (int q = 0; q < kStage; ++q) {
+            if (static_cast<unsigned>(off0 + q * q_step - lo_off) <= in_span)
+              __pipeline_memcpy_async(cell + q * kClassWarps, p + q * q_step, sizeof(float));
+            else
+              cell[q * kClassWarps] = 0.0f;
+          }
+        }
+      }
+    }
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncthreads();
+  float acc[kA][kR];
+#pragma unroll
+  for (int a = 0; a < kA; ++a)
+#pragma unroll
+    for (int r = 0; r < kR; ++r) acc[a][r] = 0.0f;
+  const int j0 = warp * kA;  // this warp's first class within the block
+  if (j0 < classes) {
+    // Class j0 + a: tap t reads tile row D_a - t, D_a = N_a - N_c0 + longest - 1.
+    // Over steps s = D_max - u: class a's tap is s - g_a, g_a = D_max - D_a
+    // (class j0 has the earliest newest frame: the largest g).
+    int g[kA], len[kA];
+    int d_max = 0;
+#pragma unroll
+    for (int a = 0; a < kA; ++a) {
+      const int q = phi_c0 + min(j0 + a, classes - 1) * down;
+      const int phi = q % up;
+      g[a] = q / up + longest - 1;  // D_a for now
+      len[a] = j0 + a < classes ? k / up + (phi < k % up ? 1 : 0) : 0;
+      d_max = max(d_max, g[a]);
+    }
+    int s_end = 0, all_from = 0, all_to = 1 << 30;  // every class has a tap at s in [all_from, all_to)
+    const float* hp[kA];  // class a's tap of step s: hp[a][s]
+#pragma unroll
+    for (int a = 0; a < kA; ++a) {
+      g[a] = d_max - g[a];
+      hp[a] = hs + (j0 + a) * longest - g[a];
+      s_end = max(s_end, g[a] + len[a]);
+      all_from = max(all_from, g[a]);
+      all_to = min(all_to, g[a] + len[a]);  // a class without outputs (len 0) leaves this empty
+    }
+    const float* xs = tile + lane + d_max * kTileStride;  // tile row D_max - s at step s
+    if (all_from >= all_to) {  // a partial warp, or classes too far apart: every step checked
+      for (int s = 0; s < s_end; ++s) class_step<true>(acc, xs - s * kTileStride, hp, g, len, s);
+    } else {
+      for (int s = 0; s < all_from; ++s) class_step<true>(acc, xs - s * kTileStride, hp, g, len, s);
+      for (int s = all_from; s < all_to; ++s) class_step<false>(acc, xs - s * kTileStride, hp, g, len, s);
+      for (int s = all_to; s < s_end; ++s) class_step<true>(acc, xs - s * kTileStride, hp, g, len, s);
+    }
+  }
+  __syncthreads();  // the tile's inputs are read: its space takes the outputs
+  float* out = tile;  // [kKb][kOutStride]: out[kk * kOutStride + j]
+#pragma unroll
+  for (int a = 0; a < kA; ++a)
+#pragma unroll
+    for (int r = 0; r < kR; ++r) out[(lane + 32 * r) * kOutStride + j0 + a] = acc[a][r];
+  __syncthreads();
+  // Row kk of the block's outputs: classes c0 .. c0 + classes - 1 at k0 + kk,
+  // consecutive frames of y.
+  // Outputs left from this row on (n - m), and the row's place in y: a
+  // count in 32 bits and a pointer stepped by 8 rows at a time.
+  if (lane < classes) {
+    const std::int64_t m0 = (k0 + warp) * up + c0 + lane;  // relative to y_first
+    const int row_step = kClassWarps * up;
+    // This lane's rows: those before n (all kKb / kClassWarps but in the last k-block).
+    const int rows = static_cast<int>(min(static_cast<std::int64_t>(kKb / kClassWarps), (n - m0 + row_step - 1) / row_step));
+    float* yrow = yc + m0;
+    const float* orow = out + warp * kOutStride + lane;
+#pragma unroll 4
+    for (int i = 0; i < rows; ++i) yrow[static_cast<std::int64_t>(i) * row_step] = orow[i * kClassWarps * kOutStride];
+  }
+}
+
 template <bool kTapsShared, bool kSpanShared>
 void launch(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
             std::int64_t y_stride, std::int64_t n, int channels, const DevicePolyphase& f, std::size_t shared,
@@ -175,7 +399,7 @@ void launch(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float
 
 void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
               std::int64_t y_stride, std::int64_t n, int channels, const DevicePolyphase& f,
-              cudaStream_t stream) {
+              cudaStream_t stream, ResampleKernel kernel) {
   if (n < 0 || channels < 1 || channels > 65535 || f.taps < 1 || f.up < 1 || f.down < 1 || f.delay < 0 ||
       f.lookback < 0 || f.d_taps == nullptr || d_x == nullptr || d_y == nullptr)
     throw Error(ErrorKind::invalid_argument,
@@ -184,7 +408,25 @@ void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, flo
                     std::to_string(f.down) + ")");
   if (n == 0) return;
   const std::size_t taps_bytes = static_cast<std::size_t>(f.taps) * sizeof(float);
-  if (f.up <= 1024) {
+  const bool any = kernel == ResampleKernel::automatic;
+  if ((any && f.up >= kBlockClasses / 2) || kernel == ResampleKernel::class_tiles) {
+    const ClassTileShape shape = class_tile_shape(f);
+    const std::int64_t class_groups = (f.up + kBlockClasses - 1) / kBlockClasses;
+    const std::int64_t k_blocks = ((n + f.up - 1) / f.up + kKb - 1) / kKb;
+    if (shape.shared <= kSharedLimit && class_groups * k_blocks <= 0x7fffffff) {
+      if (shape.shared > 48 * 1024)
+        SIGSTREAM_CUDA_TRY(cudaFuncSetAttribute(&resample_classes_kernel,
+                                                cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                static_cast<int>(shape.shared)));
+      const dim3 grid(static_cast<unsigned>(class_groups * k_blocks), static_cast<unsigned>(channels));
+      resample_classes_kernel<<<grid, kClassWarps * 32, shape.shared, stream>>>(
+          d_x, x_first, x_stride, d_y, y_first, y_stride, n, f.d_taps, f.taps, f.up, f.down, f.delay, shape.longest,
+          static_cast<int>(class_groups));
+      SIGSTREAM_CUDA_CHECK_LAUNCH("resample_classes_kernel");
+      return;
+    }
+  }
+  if (f.up <= 1024 && kernel != ResampleKernel::simple) {
     const int threads = static_cast<int>((kThreads + f.up - 1) / f.up * f.up);
     const std::int64_t tile = static_cast<std::int64_t>(threads) * kRows;
     const std::int64_t span = ((tile - 1) * static_cast<std::int64_t>(f.down) + f.delay + f.lookback) / f.up + 2;

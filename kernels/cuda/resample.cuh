@@ -24,6 +24,11 @@ struct DevicePolyphase {
   std::int64_t lookback = 0;  // K - 1 - delay
 };
 
+// Which kernel runs (resample.cu): automatic picks by ratio and fit; the
+// others are for benchmarks and tests, and fall back to the next one where
+// they cannot run (class tiles -> blocked -> one output at a time).
+enum class ResampleKernel { automatic, class_tiles, blocked, simple };
+
 // Enqueues output frames [y_first, y_first + n) of `channels` planes
 // (channel c at d_y + c * y_stride) from d_x (element 0 is input frame
 // x_first, channel c at d_x + c * x_stride), which must hold every input
@@ -32,6 +37,6 @@ struct DevicePolyphase {
 // for a failed launch.
 void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
               std::int64_t y_stride, std::int64_t n, int channels, const DevicePolyphase& filter,
-              cudaStream_t stream);
+              cudaStream_t stream, ResampleKernel kernel = ResampleKernel::automatic);
 
 }  // namespace sigstream::kernels::cuda
