@@ -99,11 +99,19 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-// dst[i] = src[i], i < count, by a block of `threads`, with cp.async (every
-// copy of a thread in flight at once; the caller commits and waits).
+// dst[i] = src[i], i < count, by a block of `threads`: four loads in flight
+// per thread before their stores (one at a time, the copy waits on latency;
+// cp.async measured slower here: 48k -> 16k 0.256 against 0.235 ms).
 __device__ __forceinline__ void stage(float* dst, const float* __restrict__ src, int count, int threads) {
-  for (int i = static_cast<int>(threadIdx.x); i < count; i += threads)
-    __pipeline_memcpy_async(dst + i, src + i, sizeof(float));
+  int i = static_cast<int>(threadIdx.x);
+  for (; i + 3 * threads < count; i += 4 * threads) {
+    const float a = src[i], b = src[i + threads], c = src[i + 2 * threads], d = src[i + 3 * threads];
+    dst[i] = a;
+    dst[i + threads] = b;
+    dst[i + 2 * threads] = c;
+    dst[i + 3 * threads] = d;
+  }
+  for (; i < count; i += threads) dst[i] = src[i];
 }
 
 // The blocked kernel (the main path, up <= 1024): thread q of a block of S
@@ -137,8 +145,6 @@ __global__ void __launch_bounds__(1024)
   const std::int64_t hi = floor_div((m0 + tile_n - 1) * down + delay, up) + 1;
   stage(h, taps, k, s_threads);
   stage(span, xc + (lo - x_first), static_cast<int>(hi - lo), s_threads);
-  __pipeline_commit();
-  __pipeline_wait_prior(0);
   __syncthreads();
   const int q = static_cast<int>(threadIdx.x);
   if (q >= tile_n) return;
