@@ -67,12 +67,22 @@ struct ResampleSpec {
   int half_taps_per_phase = 10;  // K = 2 * this * max(up, down) + 1
 };
 
+// A metrics stage's spectrum (SPEC §8): Welch's PSD per channel, as
+// scipy.signal.welch(x, fs, window, nperseg=nfft, noverlap=floor(nfft *
+// overlap), detrend=False, scaling='density').
+struct SpectrumSpec {
+  int nfft = 4096;
+  double overlap = 0.5;  // [0, 1): the segments' overlap as a fraction of nfft
+  WindowSpec window{WindowKind::hann, 0.0};
+};
+
 struct StageSpec {
   StageType type = StageType::fir;
   std::string name;      // defaults to "<type><index>", e.g. "fir0", "gain1"
   FirSpec fir;           // type == fir
   double gain_linear = 1.0;  // type == gain (db converted: 10^(db/20))
   ResampleSpec resample;     // type == resample
+  std::optional<SpectrumSpec> spectrum;  // type == metrics, when it asks for one
   int line = 0;          // 1-based YAML position of the stage, for messages
 };
 

@@ -18,6 +18,7 @@
 #include "core/error.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/reduce.hpp"
+#include "kernels/cpu/welch.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/audio_sink.hpp"
 #include "stages/registry.hpp"
@@ -69,6 +70,14 @@ class MetricsOp final : public LiveOp {
   // `paired`: no rate change before it, so it pairs with the source frame
   // by frame (else it keeps no source frames and its dot is null).
   MetricsOp(int slot, int channels, bool paired) : slot_(slot), paired_(paired), source_(channels) {}
+  // With a spectrum (the stage's planned window and hop): the Welch sums of
+  // the segments that end in each block, from the block and the nfft - 1
+  // frames kept before it.
+  void add_spectrum(const PlannedStage& st, int channels) {
+    welch_ = std::make_unique<const kernels::cpu::Welch>(st.spectrum_window, st.spectrum_hop);
+    history_.assign(static_cast<std::size_t>(channels), {});
+    sums_.power.assign(static_cast<std::size_t>(channels * welch_->bins()), 0.0);
+  }
   void push(const Planes& in, std::int64_t n, Planes& out) override {
     measure(in, n);
     for (std::size_t c = 0; c < in.size(); ++c) append(out[c], in[c].data(), n);
@@ -80,7 +89,9 @@ class MetricsOp final : public LiveOp {
       last_[c] = kernels::cpu::channel_metrics(in[c].data(), paired_ ? source_.take(c, n) : nullptr, n);
     if (paired_) source_.pop(n);
     last_frames_ = n;
+    if (welch_ && n > 0) measure_spectrum(in, n);
   }
+  [[nodiscard]] const SpectrumSums& spectrum() const { return sums_; }
   void finish(Planes& /*out*/) override {}
   // Takes the source frames of a step (nothing if it is not paired).
   void feed(const Planes& src, std::int64_t n) {
@@ -96,11 +107,31 @@ class MetricsOp final : public LiveOp {
   }
 
  private:
+  void measure_spectrum(const Planes& in, std::int64_t n) {
+    const auto bins = static_cast<std::size_t>(welch_->bins());
+    const auto keep = static_cast<std::size_t>(welch_->nfft() - 1);
+    std::int64_t segments = 0;
+    for (std::size_t c = 0; c < in.size(); ++c) {
+      std::vector<float>& h = history_[c];  // frames [seen_ - h.size(), seen_), then the block
+      const auto before = static_cast<std::int64_t>(h.size());
+      h.insert(h.end(), in[c].data(), in[c].data() + n);
+      segments = welch_->add(h.data(), seen_ - before, before + n, seen_, seen_ + n,
+                             std::span<double>(sums_.power.data() + c * bins, bins));
+      if (h.size() > keep) h.erase(h.begin(), h.end() - static_cast<std::ptrdiff_t>(keep));
+    }
+    sums_.segments += segments;
+    seen_ += n;
+  }
+
   int slot_;
   bool paired_;
   SourceQueue source_;
   std::vector<ChannelMetrics> last_;
   std::int64_t last_frames_ = 0;
+  std::unique_ptr<const kernels::cpu::Welch> welch_;  // null: no spectrum
+  std::vector<std::vector<float>> history_;
+  std::int64_t seen_ = 0;  // frames measured so far
+  SpectrumSums sums_;
 };
 
 // Each stage's input rate, then the output's ([stages.size()]).
@@ -180,6 +211,7 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
     const StageKind& kind = stage_kind(st.type);
     if (kind.observer) {
       auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch, same_rate);
+      if (!st.spectrum_window.empty()) m->add_spectrum(st, ch);
       chain.metrics.push_back(m.get());
       chain.ops.push_back(std::move(m));
       continue;
@@ -455,6 +487,11 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     if (have_usage && getrusage(RUSAGE_THREAD, &usage1) == 0)
       o << "; the live thread was preempted " << usage1.ru_nivcsw - usage0.ru_nivcsw << " times";
     log(o.str());
+  }
+  {
+    std::vector<SpectrumSums> sums(plan.metric_names.size());
+    for (const MetricsOp* m : chain.metrics) sums[static_cast<std::size_t>(m->slot())] = m->spectrum();
+    finish_spectra(plan, sums, report);
   }
   report.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   if (json_file) write_all(*json_file, stats_json(report));

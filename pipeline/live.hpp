@@ -22,6 +22,7 @@
 
 #include "pipeline/io/audio_sink.hpp"
 #include "pipeline/io/source.hpp"
+#include "pipeline/backends/backend.hpp"
 #include "pipeline/pipeline.hpp"
 
 namespace sigstream {
@@ -33,6 +34,10 @@ namespace sigstream {
 // blocks), shared by the chunk flow and live mode (pipeline.cpp).
 RunReport new_report(const Source& source, const Config& config, const Plan& plan,
                      const std::optional<SinkFormat>& sink_format);
+
+// The spectra of the metrics blocks that have one, from their Welch power
+// sums (sums[slot], merged over the whole run), into report.metrics[slot].
+void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, RunReport& report);
 
 // The part of run_pipeline that live mode runs instead of the chunk flow:
 // `config` has execution.latency_ms set, `plan` was made with chunks of

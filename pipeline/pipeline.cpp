@@ -16,6 +16,7 @@
 #include "core/thread_pool.hpp"
 #include "core/trace.hpp"
 #include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/welch.hpp"
 #include "pipeline/backends/cpu_chunk.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/audio_sink.hpp"
@@ -161,7 +162,8 @@ VerifyPartial verify_chunk(const Plan& plan, const CpuSteps& steps, const ChunkR
   ChunkScratch<double> scratch;
   const auto ref = run_stages<double>(
       plan, steps, r.start, r.frames, r.source_frames, planes, scratch,
-      [](const PlannedStage&, const std::vector<const double*>&, const std::vector<const double*>&, std::int64_t) {});
+      [](const PlannedStage&, const std::vector<const double*>&, const std::vector<const double*>&, std::int64_t,
+         std::int64_t) {});
   VerifyPartial v;
   for (int c = 0; c < ch; ++c) {
     const double* y = ref[static_cast<std::size_t>(c)];
@@ -225,6 +227,31 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
   return report;
 }
 
+void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, RunReport& report) {
+  for (const PlannedStage& st : plan.stages) {
+    if (st.spectrum_window.empty()) continue;
+    const auto slot = static_cast<std::size_t>(st.metrics_slot);
+    const kernels::cpu::Welch welch(st.spectrum_window, st.spectrum_hop);
+    const auto bins = static_cast<std::size_t>(welch.bins());
+    SpectrumReport s;
+    s.nfft = welch.nfft();
+    s.overlap_frames = welch.nfft() - welch.hop();
+    s.window = st.spectrum_window_name;
+    s.sample_rate = st.spectrum_rate;
+    s.freq_hz = welch.frequencies(st.spectrum_rate);
+    const SpectrumSums* sum = slot < sums.size() && !sums[slot].power.empty() ? &sums[slot] : nullptr;
+    s.segments = sum ? sum->segments : 0;
+    for (int c = 0; c < plan.channels; ++c) {
+      const std::vector<double> zeros(bins, 0.0);
+      const std::span<const double> power =
+          sum ? std::span<const double>(sum->power.data() + static_cast<std::size_t>(c) * bins, bins)
+              : std::span<const double>(zeros);
+      s.psd.push_back(welch.density(power, s.segments, st.spectrum_rate));
+    }
+    report.metrics[slot].spectrum = std::move(s);
+  }
+}
+
 RunReport run_pipeline(const Config& config, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   auto log = [&](const std::string& m) {
@@ -278,6 +305,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RunReport report = new_report(*source, config, plan, sink_format);
+  std::vector<SpectrumSums> spectra(plan.metric_names.size());  // merged in chunk order by the writer
   report.threads = bo.threads > 0 ? bo.threads : hardware_threads();
 
   // Every output gets its temporary file now, so an unwritable path fails
@@ -352,6 +380,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         for (std::size_t slot = 0; slot < report.metrics.size(); ++slot) {
           MetricsReport& m = report.metrics[slot];
           for (std::size_t c = 0; c < m.totals.size(); ++c) m.totals[c].merge(r->metrics[slot][c]);
+          if (slot < r->spectra.size()) spectra[slot].merge(r->spectra[slot]);
           if (plan.rate_changes) {
             // The block's own frames: a block on the other side of a rate
             // change counts other frames than the chunk's output.
@@ -425,6 +454,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   report.backend = backend->name();
   report.device = backend->device_name();
 
+  finish_spectra(plan, spectra, report);
   report.stage_ms = backend->stage_ms();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.setup_s = setup_s;

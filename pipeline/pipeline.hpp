@@ -34,6 +34,17 @@ struct ChunkMetricsRow {
   std::vector<ChannelMetrics> channels;
 };
 
+// A metrics block's spectrum (SPEC §8): Welch's one-sided PSD per channel.
+struct SpectrumReport {
+  int nfft = 0;
+  int overlap_frames = 0;  // nfft - hop
+  std::string window;
+  double sample_rate = 0.0;  // the block's own rate
+  std::int64_t segments = 0;  // 0: the signal is shorter than nfft (psd all zero, null in the JSON)
+  std::vector<double> freq_hz;
+  std::vector<std::vector<double>> psd;  // [channel][bin], units^2/Hz
+};
+
 struct MetricsReport {
   std::string name;
   std::vector<ChannelMetrics> totals;
@@ -41,6 +52,7 @@ struct MetricsReport {
   // False after a rate change: the source has other frames there, so
   // dot_input and correlation_input are undefined (null in the JSON).
   bool paired = true;
+  std::optional<SpectrumReport> spectrum;  // a block that asked for one
 };
 
 struct StageReport {

@@ -47,6 +47,14 @@ struct PlannedStage {
   double gain = 1.0;
   // metrics: index into Plan::metric_names
   int metrics_slot = -1;
+  // metrics with a spectrum: Welch segments of spectrum_window.size() frames
+  // (the periodic window's values), spectrum_hop apart on the global frame
+  // grid, at spectrum_rate Hz; the stage looks back nfft - 1 frames so that
+  // a chunk holds every segment that ends in its frames.
+  std::vector<double> spectrum_window;  // empty: no spectrum
+  int spectrum_hop = 0;
+  double spectrum_rate = 0.0;
+  std::string spectrum_window_name;  // e.g. "hann", for the statistics
   // geometry
   std::int64_t lookback = 0;   // frames of input before an output frame it needs
   std::int64_t lookahead = 0;  // frames of input after it

@@ -1,5 +1,7 @@
 #include "kernels/cpu/welch.hpp"
 
+#include "core/welch_segments.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -55,14 +57,10 @@ std::int64_t Welch::add(const float* x, std::int64_t first, std::int64_t n, std:
                         std::int64_t own_hi, std::span<double> power) const {
   const std::int64_t nfft = static_cast<std::int64_t>(window_.size());
   if (power.size() < static_cast<std::size_t>(bins())) throw bad("power holds fewer than bins() values");
-  // Segments j >= 0 with j*hop >= first, j*hop + nfft <= first + n, and last
-  // frame j*hop + nfft - 1 in [own_lo, own_hi).
-  const std::int64_t lo_start = std::max({first, own_lo - nfft + 1, std::int64_t{0}});
-  const std::int64_t hi_start = std::min(first + n - nfft, own_hi - nfft);  // inclusive
-  if (hi_start < lo_start) return 0;
-  const std::int64_t j0 = floor_div(lo_start + hop_ - 1, hop_);
-  const std::int64_t j1 = floor_div(hi_start, hop_);
-  if (j1 < j0) return 0;
+  const WelchSegments segs = welch_segments(first, n, own_lo, own_hi, nfft, hop_);
+  if (segs.count == 0) return 0;
+  const std::int64_t j0 = segs.first;
+  const std::int64_t j1 = segs.first + segs.count - 1;
 #if SIGSTREAM_HAVE_POCKETFFT
   std::vector<double> buf(static_cast<std::size_t>(nfft));
   const std::size_t half = static_cast<std::size_t>(nfft) / 2;

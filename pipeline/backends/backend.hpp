@@ -36,6 +36,22 @@ inline ChunkJob chunk_job(const Plan& plan, std::int64_t c) {
   return job;
 }
 
+// A metrics block's Welch power sums over some frames (SPEC §8): per
+// channel, the float64 sum of |DFT(window * segment)|^2 over the segments
+// those frames own (kernels/cpu/welch.hpp: a segment belongs to the chunk
+// that holds its last frame), and how many segments. Chunks merge in order.
+struct SpectrumSums {
+  std::vector<double> power;  // [channel * bins + bin]; empty: no spectrum (or none yet)
+  std::int64_t segments = 0;
+
+  void merge(const SpectrumSums& o) {
+    if (o.power.empty()) return;
+    if (power.empty()) power.assign(o.power.size(), 0.0);
+    for (std::size_t i = 0; i < power.size(); ++i) power[i] += o.power[i];
+    segments += o.segments;
+  }
+};
+
 struct ChunkResult {
   std::int64_t index = 0;
   std::int64_t start = 0;
@@ -44,6 +60,9 @@ struct ChunkResult {
   HostBlock output;  // `frames` frames, interleaved, in plan.output_type (quantized, clipped)
   // metrics[slot][channel] for plan.metric_names[slot]
   std::vector<std::vector<ChannelMetrics>> metrics;
+  // spectra[slot]: the spectrum sums of the blocks that have one (empty
+  // elsewhere, and all empty when no block has one).
+  std::vector<SpectrumSums> spectra;
   std::int64_t clipped = 0;
   // Planar float output before quantization ([channel][frame]), filled only
   // when BackendOptions::keep_float_output (for --verify).

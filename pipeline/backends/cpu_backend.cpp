@@ -7,6 +7,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <span>
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
@@ -14,6 +15,7 @@
 #include "kernels/cpu/fft_engine.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/reduce.hpp"
+#include "kernels/cpu/welch.hpp"
 #include "pipeline/backends/backend.hpp"
 #include "pipeline/backends/cpu_chunk.hpp"
 
@@ -78,6 +80,12 @@ class CpuBackend final : public Backend {
     pool_ = std::make_unique<ThreadPool>(threads);
     stage_ns_.assign(plan.stages.size(), 0);
     steps_ = make_cpu_steps(plan);
+    welch_.clear();
+    welch_.resize(plan.metric_names.size());
+    for (const PlannedStage& st : plan.stages)
+      if (!st.spectrum_window.empty())
+        welch_[static_cast<std::size_t>(st.metrics_slot)] =
+            std::make_unique<const kernels::cpu::Welch>(st.spectrum_window, st.spectrum_hop);
     // Chunks run as pieces of a fixed size, taken from neither the thread
     // count nor the CPU, so for given methods the output and the statistics'
     // sums are the same on every machine. With direct stages only, pieces
@@ -111,6 +119,7 @@ class CpuBackend final : public Backend {
     state->job = std::move(job);
     state->left = pieces;
     state->metrics.resize(static_cast<std::size_t>(pieces));
+    state->spectra.resize(static_cast<std::size_t>(pieces));
     state->result = start_result(state->job);
     std::future<ChunkResult> done = state->done.get_future();
     std::int64_t queued = 0;
@@ -189,6 +198,7 @@ class CpuBackend final : public Backend {
     r.frames = job.frames;
     r.source_frames = job.source_frames;
     r.metrics.assign(plan_->metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
+    r.spectra.assign(plan_->metric_names.size(), SpectrumSums{});
     r.output = outputs_->take(*this);
     r.output.frames = job.frames;
     if (options_.keep_float_output) {
@@ -200,17 +210,18 @@ class CpuBackend final : public Backend {
 
   ChunkResult run(ChunkJob job) {
     ChunkResult r = start_result(job);
-    r.clipped = compute(job, 0, job.frames, r, r.metrics);
+    r.clipped = compute(job, 0, job.frames, r, r.metrics, r.spectra);
     return r;
   }
 
   // Frames [first, first + frames) of the chunk (relative to its start):
   // writes their output samples into r.output (and r.output_f32), the
-  // metrics of exactly those frames into `metrics`; returns the clip count.
+  // metrics of exactly those frames into `metrics` (and the spectrum sums of
+  // the segments they own into `spectra`); returns the clip count.
   // A piece is a chunk of its own (its halo lies inside the chunk's input
   // block), so every output sample is computed as in any other chunking.
   std::int64_t compute(const ChunkJob& job, std::int64_t first, std::int64_t frames, ChunkResult& r,
-                       std::vector<std::vector<ChannelMetrics>>& metrics) {
+                       std::vector<std::vector<ChannelMetrics>>& metrics, std::vector<SpectrumSums>& spectra) {
     // After SIGINT/SIGTERM the queued work is dropped, not computed: the
     // run stops within a piece's time instead of finishing every chunk in
     // flight (over a second at 4095 taps direct on 2 cores).
@@ -238,10 +249,12 @@ class CpuBackend final : public Backend {
     const std::vector<const float*> cur = run_stages<float>(
         plan, steps_, start, frames, job.source_frames, src_const, s.work,
         [&](const PlannedStage& st, const std::vector<const float*>& y, const std::vector<const float*>& x,
-            std::int64_t n) {
+            std::int64_t n, std::int64_t own_lo) {
+          const auto slot = static_cast<std::size_t>(st.metrics_slot);
           for (int c = 0; c < ch; ++c)
-            metrics[static_cast<std::size_t>(st.metrics_slot)][static_cast<std::size_t>(c)] =
+            metrics[slot][static_cast<std::size_t>(c)] =
                 kernels::cpu::channel_metrics(y[static_cast<std::size_t>(c)], x[static_cast<std::size_t>(c)], n);
+          if (welch_[slot] && n > 0) add_spectrum(*welch_[slot], y, n, own_lo, spectra[slot]);
         },
         &ns);
     {
@@ -267,6 +280,20 @@ class CpuBackend final : public Backend {
     return clipped;
   }
 
+  // The segments whose last frame is in [own_lo, own_lo + n), from y[c]
+  // (frame own_lo; the stage's look-back of nfft - 1 frames lies before it).
+  void add_spectrum(const kernels::cpu::Welch& welch, const std::vector<const float*>& y, std::int64_t n,
+                    std::int64_t own_lo, SpectrumSums& sums) const {
+    const auto bins = static_cast<std::size_t>(welch.bins());
+    const std::int64_t back = welch.nfft() - 1;
+    if (sums.power.empty()) sums.power.assign(y.size() * bins, 0.0);
+    std::int64_t segments = 0;
+    for (std::size_t c = 0; c < y.size(); ++c)
+      segments = welch.add(y[c] - back, own_lo - back, n + back, own_lo, own_lo + n,
+                           std::span<double>(sums.power.data() + c * bins, bins));
+    sums.segments += segments;
+  }
+
   // How many pieces a chunk of `frames` frames runs as (at least one).
   [[nodiscard]] std::int64_t pieces(std::int64_t frames) const {
     return std::max<std::int64_t>(1, (frames + piece_frames_ - 1) / piece_frames_);
@@ -277,6 +304,7 @@ class CpuBackend final : public Backend {
     ChunkJob job;
     ChunkResult result;
     std::vector<std::vector<std::vector<ChannelMetrics>>> metrics;  // [piece][slot][channel]
+    std::vector<std::vector<SpectrumSums>> spectra;                 // [piece][slot]
     std::atomic<std::int64_t> clipped{0};
     std::atomic<std::int64_t> left{0};
     std::mutex error_mutex;
@@ -290,7 +318,9 @@ class CpuBackend final : public Backend {
       const std::int64_t frames = std::min(piece_frames_, st.job.frames - first);
       auto& m = st.metrics[static_cast<std::size_t>(p)];
       m.assign(plan_->metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(plan_->channels)));
-      st.clipped += compute(st.job, first, frames, st.result, m);
+      auto& sp = st.spectra[static_cast<std::size_t>(p)];
+      sp.assign(plan_->metric_names.size(), SpectrumSums{});
+      st.clipped += compute(st.job, first, frames, st.result, m, sp);
     } catch (...) {
       std::lock_guard lock(st.error_mutex);
       if (!st.error) st.error = std::current_exception();
@@ -307,6 +337,8 @@ class CpuBackend final : public Backend {
         for (std::size_t slot = 0; slot < piece.size(); ++slot)
           for (std::size_t c = 0; c < piece[slot].size(); ++c)
             st.result.metrics[slot][c].merge(piece[slot][c]);
+      for (const auto& piece : st.spectra)
+        for (std::size_t slot = 0; slot < piece.size(); ++slot) st.result.spectra[slot].merge(piece[slot]);
       st.result.clipped = st.clipped.load();
       st.done.set_value(std::move(st.result));
     } catch (...) {
@@ -328,6 +360,7 @@ class CpuBackend final : public Backend {
   std::vector<std::unique_ptr<Scratch>> scratch_;
   mutable std::mutex stats_mutex_;
   std::vector<std::int64_t> stage_ns_;
+  std::vector<std::unique_ptr<const kernels::cpu::Welch>> welch_;  // [slot]: the blocks with a spectrum
   CpuSteps steps_;  // per stage (null for observers), shared by the workers
   std::shared_ptr<OutputBlocks> outputs_;
 };

@@ -47,10 +47,11 @@ struct ChunkScratch {
 // Runs every stage on `src`: planar, the chunk's source window
 // (plan.windows(start, frames)[0]) of a source `source_frames` long (see
 // ChunkJob::source_frames). For each observer (metrics) stage j,
-// `on_metrics(stage, y, x, n)` gets the n frames of the stage's input that
-// the chunk counts (y[c], Plan::owned clamped to the defined length) and the
-// source at the same frames (x[c]; null after a rate change, where the
-// source has other frames). Returns the output planes ([start, start +
+// `on_metrics(stage, y, x, n, first)` gets the n frames of the stage's input
+// that the chunk counts (y[c], from frame `first`: Plan::owned clamped to the
+// defined length; with a spectrum, the stage's look-back before them is
+// there too) and the source at the same frames (x[c]; null after a rate
+// change, where the source has other frames). Returns the output planes ([start, start +
 // frames)), which point into `scratch` (or are `src` when no stage
 // transforms). If `stage_ns` is given, each stage's time is added to its
 // entry (nanoseconds).
@@ -87,7 +88,10 @@ std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::i
         y_at[c] = cur[c] + (own.lo - w[j].lo);
         x_at[c] = same_rate ? src[c] + (own.lo - w[0].lo) : nullptr;
       }
-      on_metrics(st, y_at, x_at, n);
+      on_metrics(st, y_at, x_at, n, own.lo);
+      // It passes its input on: from the frame the next stage's window starts
+      // at (later, by its look-back, when it has a spectrum).
+      for (std::size_t c = 0; c < ch; ++c) cur[c] += w[j + 1].lo - w[j].lo;
       charge();
       continue;
     }

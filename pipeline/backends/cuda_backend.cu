@@ -34,6 +34,7 @@
 #include "kernels/cuda/layout.cuh"
 #include "kernels/cuda/metrics.cuh"
 #include "kernels/cuda/resources.hpp"
+#include "kernels/cuda/welch.cuh"
 #include "pipeline/backends/chunk_math.hpp"
 #include "stages/cuda_steps.cuh"
 
@@ -87,6 +88,15 @@ struct Lane {
   kc::PinnedBuffer<float> h_float;  // planar float output (keep_float_output)
   std::vector<kc::Event> marks;     // timing: before each stage, after the last
   std::vector<std::unique_ptr<CudaStageStep>> steps;  // per stage (null for observers)
+  // Per metrics slot with a spectrum: its Welch step, its power sums
+  // ([channel][bin], on the device and copied back) and the chunk's segments.
+  struct Spectrum {
+    std::unique_ptr<kc::DeviceWelch> welch;
+    kc::DeviceBuffer<double> d_power;
+    kc::PinnedBuffer<double> h_power;
+    std::int64_t segments = 0;
+  };
+  std::vector<Spectrum> spectra;  // [slot]
   std::vector<FrameWindow> windows;  // the chunk's windows (Plan::windows), per signal
   kc::Event done;
   // The chunk in flight.
@@ -275,6 +285,13 @@ class CudaBackend final : public Backend {
         for (std::size_t c = 0; c < static_cast<std::size_t>(ch); ++c)
           r.metrics[slot][c] = to_channel_metrics(lane.h_metrics[slot * static_cast<std::size_t>(ch) + c]);
       r.clipped = static_cast<std::int64_t>(lane.h_clipped[0]);
+      r.spectra.assign(r.metrics.size(), SpectrumSums{});
+      for (std::size_t slot = 0; slot < lane.spectra.size(); ++slot) {
+        const Lane::Spectrum& sp = lane.spectra[slot];
+        if (!sp.welch) continue;
+        r.spectra[slot].power.assign(sp.h_power.data(), sp.h_power.data() + sp.h_power.size());
+        r.spectra[slot].segments = sp.segments;
+      }
       if (options_.keep_float_output) {
         r.output_f32.resize(static_cast<std::size_t>(ch));
         for (int c = 0; c < ch; ++c) {
@@ -340,6 +357,19 @@ class CudaBackend final : public Backend {
       for (std::size_t j = 0; j <= p.stages.size(); ++j)
         lane.marks.push_back(kc::Event::create(/*timing=*/true));
       lane.done = kc::Event::create(/*timing=*/false, /*blocking_sync=*/true);
+      lane.spectra.clear();
+      lane.spectra.resize(slots);
+      for (std::size_t j = 0; j < p.stages.size(); ++j) {
+        const PlannedStage& st = p.stages[j];
+        if (st.spectrum_window.empty()) continue;
+        Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
+        // A chunk's call holds at most the stage's longest input window.
+        sp.welch = std::make_unique<kc::DeviceWelch>(
+            st.spectrum_window, st.spectrum_hop, kc::DeviceWelch::segments_for(p.max_window[j], st.spectrum_hop),
+            p.channels);
+        sp.d_power = kc::DeviceBuffer<double>(ch * static_cast<std::size_t>(sp.welch->bins()));
+        sp.h_power = kc::PinnedBuffer<double>(sp.d_power.size());
+      }
       lane.steps.clear();
       for (std::size_t j = 0; j < p.stages.size(); ++j) {
         const PlannedStage& st = p.stages[j];
@@ -415,6 +445,16 @@ class CudaBackend final : public Backend {
           const std::int64_t n = frames_inside(own.lo, own.size(), p.defined_in(j, lane.source_frames));
           kc::channel_metrics(cur + (own.lo - w[j].lo), P, same_rate ? src + (own.lo - w[0].lo) : nullptr, P, n,
                               ch, lane.d_partials.data(), lane.d_metrics.data() + st.metrics_slot * ch, s);
+          Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
+          if (sp.welch) {  // the segments ending in its frames; its look-back lies before them
+            const std::int64_t back = sp.welch->nfft() - 1;
+            sp.segments = sp.welch->sums(cur + (own.lo - w[j].lo) - back, P, own.lo - back, n + back, own.lo,
+                                         own.lo + n, sp.d_power.data(), s);
+            SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(sp.h_power.data(), sp.d_power.data(), sp.d_power.bytes(),
+                                               cudaMemcpyDeviceToHost, s));
+          }
+          // It passes its input on, from where the next stage's window starts.
+          cur += w[j + 1].lo - w[j].lo;
           return;
         }
         const std::int64_t first = w[j + 1].lo;

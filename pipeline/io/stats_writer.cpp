@@ -27,6 +27,19 @@ nlohmann::ordered_json channel_json(const ChannelMetrics& m, bool paired) {
           {"nonfinite", m.nonfinite}};
 }
 
+// A block's spectrum: its settings, then freq_hz and psd[channel][bin]
+// (psd null when no segment fit: a signal shorter than nfft).
+nlohmann::ordered_json spectrum_json(const SpectrumReport& s) {
+  nlohmann::ordered_json o = {{"nfft", s.nfft},
+                              {"overlap_frames", s.overlap_frames},
+                              {"window", s.window},
+                              {"sample_rate", s.sample_rate},
+                              {"segments", s.segments},
+                              {"freq_hz", s.freq_hz}};
+  o["psd"] = s.segments > 0 ? nlohmann::ordered_json(s.psd) : nlohmann::ordered_json(nullptr);
+  return o;
+}
+
 nlohmann::ordered_json channels_json(const std::vector<ChannelMetrics>& ms, bool paired) {
   auto a = nlohmann::ordered_json::array();
   for (const auto& m : ms) a.push_back(channel_json(m, paired));
@@ -78,6 +91,7 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
       chunks.push_back({{"index", c.index}, {"start_frame", c.start}, {"frames", c.frames},
                         {"channels", channels_json(c.channels, m.paired)}});
     metrics[m.name] = {{"totals", {{"channels", channels_json(m.totals, m.paired)}}}, {"chunks", chunks}};
+    if (m.spectrum) metrics[m.name]["spectrum"] = spectrum_json(*m.spectrum);
   }
   j["metrics"] = metrics;
   json stage_ms = json::object();

@@ -1,11 +1,25 @@
 #include "stages/metrics/metrics.hpp"
 
+#include <cmath>
+
 #include "pipeline/plan.hpp"
+#include "stages/design.hpp"
 
 namespace sigstream {
 
-void plan_metrics(const StageSpec& /*spec*/, const StagePlanContext& where, PlannedStage& out) {
+void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
   out.frames_out = where.frames_in;
+  if (!spec.spectrum) return;
+  const SpectrumSpec& sp = *spec.spectrum;
+  // scipy.signal.get_window(window, nfft) (fftbins=True, periodic): the
+  // symmetric window one longer, less its last point.
+  out.spectrum_window = make_window(sp.window, sp.nfft + 1);
+  out.spectrum_window.pop_back();
+  const int noverlap = static_cast<int>(std::floor(sp.nfft * sp.overlap));
+  out.spectrum_hop = sp.nfft - noverlap;
+  out.spectrum_rate = where.sample_rate;
+  out.spectrum_window_name = to_string(sp.window);
+  out.lookback = sp.nfft - 1;
 }
 
 }  // namespace sigstream

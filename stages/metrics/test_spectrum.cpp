@@ -1,0 +1,216 @@
+// QA of the metrics stage's spectrum (SPEC §8) on the CPU backend: Welch's
+// PSD against a float64 reference written here from the definition (a
+// periodic window from its formula, a direct DFT of each windowed segment,
+// the one-sided density scaling of scipy.signal.welch(detrend=False)), on
+// noise with tones, odd nfft and overlaps, a block before and after a FIR
+// and a gain; chunkings, pieces, a stream of unknown length and live mode
+// count the same segments and give the same spectrum; asking for it
+// changes no byte of the audio; a signal shorter than nfft has none.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "pipeline/pipeline.hpp"
+#include "stage_builders.hpp"
+#include "stream_support.hpp"
+#include "test_support.hpp"
+
+namespace sigstream {
+namespace {
+
+StageSpec spectrum_stage(const std::string& name, int nfft, double overlap, WindowKind window) {
+  StageSpec s = test::metrics_stage(name);
+  SpectrumSpec sp;
+  sp.nfft = nfft;
+  sp.overlap = overlap;
+  sp.window = WindowSpec{window, 0.0};
+  s.spectrum = sp;
+  return s;
+}
+
+// scipy.signal.get_window(name, n) (periodic) for hann and hamming.
+std::vector<double> periodic_window(WindowKind kind, int n) {
+  std::vector<double> w(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const double c = std::cos(2.0 * std::numbers::pi * i / n);
+    w[static_cast<std::size_t>(i)] = kind == WindowKind::hann ? 0.5 - 0.5 * c : 0.54 - 0.46 * c;
+  }
+  return w;
+}
+
+// scipy.signal.welch(x, rate, window, nperseg=nfft, noverlap, detrend=False).
+std::vector<double> welch_reference(const std::vector<double>& x, double rate, WindowKind kind, int nfft,
+                                    int noverlap) {
+  const std::vector<double> w = periodic_window(kind, nfft);
+  double s2 = 0.0;
+  for (double v : w) s2 += v * v;
+  const int bins = nfft / 2 + 1;
+  const int hop = nfft - noverlap;
+  // e^{-2 pi i m / nfft} for m = k*t mod nfft.
+  std::vector<double> cs(static_cast<std::size_t>(nfft)), sn(cs.size());
+  for (int m = 0; m < nfft; ++m) {
+    cs[static_cast<std::size_t>(m)] = std::cos(2.0 * std::numbers::pi * m / nfft);
+    sn[static_cast<std::size_t>(m)] = -std::sin(2.0 * std::numbers::pi * m / nfft);
+  }
+  std::vector<double> p(static_cast<std::size_t>(bins), 0.0);
+  std::int64_t segments = 0;
+  for (std::size_t start = 0; start + static_cast<std::size_t>(nfft) <= x.size(); start += static_cast<std::size_t>(hop)) {
+    for (int k = 0; k < bins; ++k) {
+      double re = 0.0, im = 0.0;
+      for (int t = 0; t < nfft; ++t) {
+        const double v = w[static_cast<std::size_t>(t)] * x[start + static_cast<std::size_t>(t)];
+        const auto m = static_cast<std::size_t>((static_cast<std::int64_t>(k) * t) % nfft);
+        re += v * cs[m];
+        im += v * sn[m];
+      }
+      p[static_cast<std::size_t>(k)] += re * re + im * im;
+    }
+    ++segments;
+  }
+  for (int k = 0; k < bins; ++k) {
+    const bool edge = k == 0 || (nfft % 2 == 0 && k == bins - 1);
+    p[static_cast<std::size_t>(k)] *= (edge ? 1.0 : 2.0) / (static_cast<double>(segments) * rate * s2);
+  }
+  return p;
+}
+
+double max_rel(const std::vector<double>& got, const std::vector<double>& want) {
+  double peak = 0.0, err = 0.0;
+  for (double v : want) peak = std::max(peak, std::fabs(v));
+  for (std::size_t i = 0; i < want.size(); ++i) err = std::max(err, std::fabs(got[i] - want[i]));
+  return err / peak;
+}
+
+struct Case {
+  int nfft;
+  double overlap;
+  WindowKind window;
+};
+
+class SpectrumQa : public ::testing::TestWithParam<Case> {};
+
+TEST_P(SpectrumQa, EqualsWelchAndChunkingIsInvisible) {
+  const auto [nfft, overlap, window] = GetParam();
+  const int noverlap = static_cast<int>(std::floor(nfft * overlap));
+  test::TempDir dir;
+  Config c;
+  c.origin = "test";
+  c.source.synth = test::noise_synth(20011, 2, 41);
+  c.stages = {spectrum_stage("before", nfft, overlap, window),
+              test::fir_stage("f", test::random_taps_unit_energy(31, 3), FirMode::same, FirMethod::direct),
+              test::gain_stage("g", 0.5), spectrum_stage("after", nfft, overlap, window)};
+  c.execution.backend = BackendKind::cpu;
+  c.sink.format = SampleFormat::float32;
+  const auto planes = test::source_planes(*c.source.synth);
+  std::vector<SpectrumReport> first;  // the first chunking's blocks
+  for (const std::int64_t chunk : {std::int64_t{1048576}, std::int64_t{1}, std::int64_t{997}, std::int64_t{4096}}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    c.execution.chunk_frames = chunk;
+    c.sink.file = dir.file("o.wav");
+    const RunReport r = run_pipeline(c, RunOptions{});
+    ASSERT_TRUE(r.metrics[0].spectrum && r.metrics[1].spectrum);
+    EXPECT_FALSE(r.metrics.back().spectrum) << "the output block has no spectrum";
+    const SpectrumReport& b = *r.metrics[0].spectrum;
+    const SpectrumReport& f = *r.metrics[1].spectrum;
+    EXPECT_EQ(b.segments, (20011 - nfft) / (nfft - noverlap) + 1);
+    EXPECT_EQ(f.segments, b.segments);
+    EXPECT_DOUBLE_EQ(b.freq_hz[1], 48000.0 / nfft);
+    if (first.empty()) {  // against the definition, on the source and on the output file
+      const test::Audio a = test::read_audio(*c.sink.file);
+      for (int ch = 0; ch < 2; ++ch) {
+        std::vector<double> out;
+        for (std::int64_t i = 0; i < a.frames; ++i) out.push_back(a.samples[static_cast<std::size_t>(i * 2 + ch)]);
+        const auto cc = static_cast<std::size_t>(ch);
+        const std::vector<double> want_before = welch_reference(planes[cc], 48000, window, nfft, noverlap);
+        ASSERT_EQ(b.psd[cc].size(), want_before.size());
+        EXPECT_LT(max_rel(b.psd[cc], want_before), 1e-9) << "channel " << ch;
+        EXPECT_LT(max_rel(f.psd[cc], welch_reference(out, 48000, window, nfft, noverlap)), 1e-9) << "channel " << ch;
+      }
+      first = {b, f};
+      continue;
+    }
+    for (std::size_t ch = 0; ch < 2; ++ch) {  // the same segments, summed in another order
+      EXPECT_LT(max_rel(b.psd[ch], first[0].psd[ch]), 1e-12);
+      EXPECT_LT(max_rel(f.psd[ch], first[1].psd[ch]), 1e-12);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SpectrumQa,
+                         ::testing::Values(Case{256, 0.5, WindowKind::hann}, Case{199, 0.3, WindowKind::hamming},
+                                           Case{64, 0.0, WindowKind::hann}, Case{300, 0.9, WindowKind::hann}));
+
+TEST(SpectrumQa, AskingForItChangesNoByteOfTheAudio) {
+  test::TempDir dir;
+  Config c;
+  c.origin = "test";
+  c.source.synth = test::noise_synth(30011, 2, 43);
+  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(63, 3), FirMode::causal, FirMethod::direct),
+              test::metrics_stage("m"),
+              test::fir_stage("f2", test::random_taps_unit_energy(17, 4), FirMode::full, FirMethod::fft)};
+  c.execution.backend = BackendKind::cpu;
+  c.execution.chunk_frames = 4099;
+  c.sink.file = dir.file("plain.wav");
+  const RunReport plain = run_pipeline(c, RunOptions{});
+  c.stages[1] = spectrum_stage("m", 512, 0.5, WindowKind::hann);
+  c.sink.file = dir.file("spectrum.wav");
+  const RunReport with = run_pipeline(c, RunOptions{});
+  EXPECT_EQ(test::slurp_bytes(dir.file("plain.wav")), test::slurp_bytes(dir.file("spectrum.wav")));
+  EXPECT_EQ(plain.metrics[0].totals[0].energy, with.metrics[0].totals[0].energy);
+  EXPECT_FALSE(plain.metrics[0].spectrum);
+  ASSERT_TRUE(with.metrics[0].spectrum);
+  EXPECT_EQ(with.metrics[0].spectrum->segments, (30011 - 512) / 256 + 1);
+}
+
+TEST(SpectrumQa, AStreamAndLiveModeGiveTheFilesSpectrum) {
+  test::TempDir dir;
+  const std::string in = dir.file("in.wav");
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, test::random_samples(30011 * 2, 4, 0.9f, 16));
+  Config c;
+  c.origin = "test";
+  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 5), FirMode::same, FirMethod::direct),
+              spectrum_stage("m", 1000, 0.5, WindowKind::hann)};
+  c.execution.backend = BackendKind::cpu;
+  c.execution.chunk_frames = 997;
+  c.source.file = in;
+  c.sink.file = dir.file("file.wav");
+  const RunReport file = run_pipeline(c, RunOptions{});
+  std::vector<unsigned char> bytes = test::slurp_bytes(in);
+  test::mark_unknown_length(bytes);
+  RunReport stream;
+  {
+    test::FifoFeeder feed(dir.file("in.fifo"), std::move(bytes), 5, 4099);
+    c.source.file = dir.file("in.fifo");
+    c.sink.file = dir.file("stream.wav");
+    stream = run_pipeline(c, RunOptions{});
+  }
+  c.source.file = in;
+  c.execution.latency_ms = 1.0;
+  c.sink.file = dir.file("live.wav");
+  const RunReport live = run_pipeline(c, RunOptions{});
+  ASSERT_TRUE(file.metrics[0].spectrum && stream.metrics[0].spectrum && live.metrics[0].spectrum);
+  EXPECT_EQ(file.metrics[0].spectrum->segments, (30011 - 1000) / 500 + 1);
+  for (const RunReport* r : {static_cast<const RunReport*>(&stream), &live}) {
+    EXPECT_EQ(r->metrics[0].spectrum->segments, file.metrics[0].spectrum->segments);
+    for (std::size_t ch = 0; ch < 2; ++ch)
+      EXPECT_LT(max_rel(r->metrics[0].spectrum->psd[ch], file.metrics[0].spectrum->psd[ch]), 1e-12);
+  }
+}
+
+TEST(SpectrumQa, ASignalShorterThanNfftHasNone) {
+  Config c;
+  c.origin = "test";
+  c.source.synth = test::noise_synth(100, 1, 3);
+  c.stages = {spectrum_stage("m", 256, 0.5, WindowKind::hann)};
+  c.execution.backend = BackendKind::cpu;
+  const RunReport r = run_pipeline(c, RunOptions{});
+  ASSERT_TRUE(r.metrics[0].spectrum);
+  EXPECT_EQ(r.metrics[0].spectrum->segments, 0);
+  EXPECT_EQ(r.metrics[0].spectrum->freq_hz.size(), 129u);
+}
+
+}  // namespace
+}  // namespace sigstream

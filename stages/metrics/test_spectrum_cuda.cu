@@ -1,0 +1,129 @@
+// QA of the metrics stage's spectrum on CUDA (kernels/cuda/welch.cu): the
+// CPU backend's spectrum (checked against the definition in
+// test_spectrum.cpp) to 1e-12, the same segment counts, over chunkings and
+// lanes, blocks before and after a FIR and a resampler, and a stream of
+// unknown length; asking for it changes no byte of the GPU's audio.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cuda_test_support.hpp"
+#include "pipeline/pipeline.hpp"
+#include "stage_builders.hpp"
+#include "stream_support.hpp"
+#include "test_support.hpp"
+
+namespace sigstream {
+namespace {
+
+StageSpec spectrum_stage(const std::string& name, int nfft, double overlap) {
+  StageSpec s = test::metrics_stage(name);
+  SpectrumSpec sp;
+  sp.nfft = nfft;
+  sp.overlap = overlap;
+  s.spectrum = sp;
+  return s;
+}
+
+double max_rel(const std::vector<double>& got, const std::vector<double>& want) {
+  double peak = 0.0, err = 0.0;
+  for (double v : want) peak = std::max(peak, std::fabs(v));
+  for (std::size_t i = 0; i < want.size(); ++i) err = std::max(err, std::fabs(got[i] - want[i]));
+  return err / peak;
+}
+
+void expect_same_spectra(const RunReport& cpu, const RunReport& gpu) {
+  ASSERT_EQ(cpu.metrics.size(), gpu.metrics.size());
+  for (std::size_t slot = 0; slot < cpu.metrics.size(); ++slot) {
+    ASSERT_EQ(cpu.metrics[slot].spectrum.has_value(), gpu.metrics[slot].spectrum.has_value()) << "slot " << slot;
+    if (!cpu.metrics[slot].spectrum) continue;
+    const SpectrumReport& a = *cpu.metrics[slot].spectrum;
+    const SpectrumReport& b = *gpu.metrics[slot].spectrum;
+    EXPECT_GT(a.segments, 0);
+    EXPECT_EQ(a.segments, b.segments) << "slot " << slot;
+    EXPECT_EQ(a.freq_hz, b.freq_hz);
+    for (std::size_t c = 0; c < a.psd.size(); ++c)
+      EXPECT_LT(max_rel(b.psd[c], a.psd[c]), 1e-12) << "slot " << slot << ", channel " << c;
+  }
+}
+
+TEST(SpectrumCuda, GivesTheCpusSpectrum) {
+  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  test::TempDir dir;
+  Config c;
+  c.origin = "test";
+  c.source.synth = test::noise_synth(70001, 3, 9);
+  c.stages = {spectrum_stage("before", 1024, 0.5),
+              test::fir_stage("f", test::random_taps_unit_energy(63, 3), FirMode::same, FirMethod::direct),
+              spectrum_stage("after", 999, 0.3), test::resample_stage("r", 147, 160),
+              spectrum_stage("resampled", 512, 0.75),
+              test::fir_stage("f2", test::random_taps_unit_energy(17, 4), FirMode::full, FirMethod::direct)};
+  c.sink.format = SampleFormat::float32;
+  c.execution.backend = BackendKind::cpu;
+  c.sink.file = dir.file("cpu.wav");
+  const RunReport cpu = run_pipeline(c, RunOptions{});
+  for (const std::int64_t chunk : {std::int64_t{1048576}, std::int64_t{4099}, std::int64_t{997}}) {
+    SCOPED_TRACE("chunk " + std::to_string(chunk));
+    c.execution.backend = BackendKind::cuda;
+    c.execution.chunk_frames = chunk;
+    c.execution.streams = 3;
+    c.sink.file = dir.file("cuda.wav");
+    const RunReport gpu = run_pipeline(c, RunOptions{});
+    expect_same_spectra(cpu, gpu);
+    EXPECT_EQ(test::slurp_bytes(dir.file("cpu.wav")), test::slurp_bytes(dir.file("cuda.wav")));
+  }
+}
+
+TEST(SpectrumCuda, AskingForItChangesNoByteOfTheAudio) {
+  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  test::TempDir dir;
+  Config c;
+  c.origin = "test";
+  c.source.synth = test::noise_synth(30011, 2, 43);
+  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(63, 3), FirMode::causal, FirMethod::fft),
+              test::metrics_stage("m"),
+              test::fir_stage("f2", test::random_taps_unit_energy(17, 4), FirMode::full, FirMethod::direct)};
+  c.execution.backend = BackendKind::cuda;
+  c.execution.chunk_frames = 4099;
+  c.sink.file = dir.file("plain.wav");
+  run_pipeline(c, RunOptions{});
+  c.stages[1] = spectrum_stage("m", 512, 0.5);
+  c.sink.file = dir.file("spectrum.wav");
+  const RunReport with = run_pipeline(c, RunOptions{});
+  EXPECT_EQ(test::slurp_bytes(dir.file("plain.wav")), test::slurp_bytes(dir.file("spectrum.wav")));
+  ASSERT_TRUE(with.metrics[0].spectrum);
+  EXPECT_EQ(with.metrics[0].spectrum->segments, (30011 - 512) / 256 + 1);
+}
+
+TEST(SpectrumCuda, AStreamOfUnknownLengthGivesTheFilesSpectrum) {
+  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  test::TempDir dir;
+  const std::string in = dir.file("in.wav");
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, test::random_samples(30011 * 2, 4, 0.9f, 16));
+  Config c;
+  c.origin = "test";
+  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 5), FirMode::same, FirMethod::direct),
+              spectrum_stage("m", 1000, 0.5)};
+  c.execution.backend = BackendKind::cpu;
+  c.source.file = in;
+  c.sink.file = dir.file("file.wav");
+  const RunReport file = run_pipeline(c, RunOptions{});
+  std::vector<unsigned char> bytes = test::slurp_bytes(in);
+  test::mark_unknown_length(bytes);
+  RunReport stream;
+  {
+    test::FifoFeeder feed(dir.file("in.fifo"), std::move(bytes), 5, 4099);
+    c.source.file = dir.file("in.fifo");
+    c.sink.file = dir.file("stream.wav");
+    c.execution.backend = BackendKind::cuda;
+    c.execution.chunk_frames = 997;
+    stream = run_pipeline(c, RunOptions{});
+  }
+  expect_same_spectra(file, stream);
+}
+
+}  // namespace
+}  // namespace sigstream
