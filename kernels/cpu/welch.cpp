@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <string>
 
 #include "core/error.hpp"
@@ -16,8 +17,6 @@ namespace {
 
 Error bad(const std::string& m) { return {ErrorKind::invalid_argument, "welch: " + m}; }
 
-// Floor division for a possibly negative numerator (positive d).
-std::int64_t floor_div(std::int64_t a, std::int64_t d) { return a >= 0 ? a / d : -((-a + d - 1) / d); }
 
 }  // namespace
 
@@ -62,18 +61,30 @@ std::int64_t Welch::add(const float* x, std::int64_t first, std::int64_t n, std:
   const std::int64_t j0 = segs.first;
   const std::int64_t j1 = segs.first + segs.count - 1;
 #if SIGSTREAM_HAVE_POCKETFFT
-  std::vector<double> buf(static_cast<std::size_t>(nfft));
-  const std::size_t half = static_cast<std::size_t>(nfft) / 2;
-  for (std::int64_t j = j0; j <= j1; ++j) {
-    const float* seg = x + (j * hop_ - first);
-    for (std::size_t i = 0; i < buf.size(); ++i) buf[i] = window_[i] * static_cast<double>(seg[i]);
-    plan_->fft.exec(buf.data(), 1.0, true);  // FFTPACK order: r0, r1, i1, r2, i2, ... (r(n/2) last if even)
-    power[0] += buf[0] * buf[0];
-    for (std::size_t k = 1; 2 * k < buf.size(); ++k) {
-      const double re = buf[2 * k - 1], im = buf[2 * k];
-      power[k] += re * re + im * im;
+  // Groups of segments through pocketfft's batched real transform, which
+  // runs several transforms at once in SIMD lanes (one at a time, the
+  // spectrum cost a third of a 255-tap FIR pass here); the group stays in
+  // the core's cache. Each bin's sum still adds the segments in order.
+  constexpr std::int64_t kGroup = 16;
+  const auto len = static_cast<std::size_t>(nfft);
+  const std::size_t nb = static_cast<std::size_t>(bins());
+  std::vector<double> rows(static_cast<std::size_t>(kGroup) * len);
+  std::vector<std::complex<double>> spec(static_cast<std::size_t>(kGroup) * nb);
+  for (std::int64_t g0 = j0; g0 <= j1; g0 += kGroup) {
+    const std::int64_t g = std::min(kGroup, j1 - g0 + 1);
+    for (std::int64_t s = 0; s < g; ++s) {
+      const float* seg = x + ((g0 + s) * hop_ - first);
+      double* row = rows.data() + static_cast<std::size_t>(s) * len;
+      for (std::size_t i = 0; i < len; ++i) row[i] = window_[i] * static_cast<double>(seg[i]);
     }
-    if (buf.size() % 2 == 0) power[half] += buf.back() * buf.back();
+    pocketfft::r2c<double>({static_cast<std::size_t>(g), len},
+                           {static_cast<std::ptrdiff_t>(len * sizeof(double)), sizeof(double)},
+                           {static_cast<std::ptrdiff_t>(nb * sizeof(std::complex<double>)), sizeof(std::complex<double>)},
+                           std::size_t{1}, true, rows.data(), spec.data(), 1.0, 1);
+    for (std::int64_t s = 0; s < g; ++s) {
+      const std::complex<double>* v = spec.data() + static_cast<std::size_t>(s) * nb;
+      for (std::size_t k = 0; k < nb; ++k) power[k] += v[k].real() * v[k].real() + v[k].imag() * v[k].imag();
+    }
   }
 #else
   static_cast<void>(x);
