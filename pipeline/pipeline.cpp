@@ -208,6 +208,11 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
     s.gain = st.gain;
     s.up = st.up;
     s.down = st.down;
+    if (!st.taps.empty() && (st.type == StageType::fir || st.type == StageType::resample)) {
+      std::vector<double> h = st.taps;
+      for (double& v : h) v /= static_cast<double>(st.up);
+      s.response = kernels::cpu::filter_response(h, rate * static_cast<double>(st.up));
+    }
     rate = rate * static_cast<double>(st.up) / static_cast<double>(st.down);
     s.rate_out = rate;
     report.stages.push_back(std::move(s));

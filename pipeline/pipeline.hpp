@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "pipeline/backends/backend.hpp"
+#include "kernels/cpu/response.hpp"
 #include "pipeline/config.hpp"
 #include "core/channel_metrics.hpp"
 
@@ -52,7 +53,7 @@ struct MetricsReport {
   // False after a rate change: the source has other frames there, so
   // dot_input and correlation_input are undefined (null in the JSON).
   bool paired = true;
-  std::optional<SpectrumReport> spectrum;  // a block that asked for one
+  std::optional<SpectrumReport> spectrum = std::nullopt;  // a block that asked for one
 };
 
 struct StageReport {
@@ -65,6 +66,9 @@ struct StageReport {
   double gain = 1.0;
   std::int64_t up = 1, down = 1;  // resample
   double rate_out = 0.0;          // the rate after the stage
+  // fir and resample: the filter's response (the resampler's at its
+  // up-sampled rate, divided by up: unity pass band), for figures.
+  std::optional<kernels::cpu::FilterResponse> response;
 };
 
 struct VerificationReport {

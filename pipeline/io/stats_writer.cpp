@@ -82,6 +82,10 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
     json st = {{"name", s.name}, {"type", to_string(s.type)}};
     if (const StageKind& kind = stage_kind(s.type); kind.stats != nullptr)
       for (auto& [key, value] : kind.stats(s)) std::visit([&](const auto& v) { st[key] = v; }, value);
+    if (s.response)
+      st["response"] = {{"freq_hz", s.response->freq_hz},
+                        {"magnitude_db", s.response->magnitude_db},
+                        {"group_delay_ms", s.response->group_delay_ms}};  // NaN (no phase) -> null
     j["stages"].push_back(st);
   }
   json metrics = json::object();

@@ -9,7 +9,10 @@ windows, and chunk sizes (one chunk, 1000 and 4097 frames), and checks the
 JSON's psd and freq_hz against scipy.signal.welch(x, fs, window,
 nperseg=nfft, noverlap=floor(nfft*overlap), detrend=False) of the source and
 of the float output file: psd to within 1e-6 of the largest bin (SPEC's
-bound; it is ~1e-15 here), freq_hz exactly, and the segment count.
+bound; it is ~1e-15 here), freq_hz exactly, and the segment count. The FIR
+stage's `response` (for figures) against scipy.signal.freqz and
+group_delay of firwin's taps on the same grid: 1e-9 dB and 1e-6 ms (the delay divides by |H|,
+which is ~1e-5 in the stop band).
 
 Exit codes: 0 all passed, 1 any failure, 2 usage, 77 SciPy not installed (skip).
 """
@@ -95,6 +98,21 @@ def main():
                     print(f"{'ok  ' if ok else 'FAIL'} nfft {nfft} overlap {overlap} {window} chunk {chunk} "
                           f"{name}: rel err {err:.2e}, segments {s['segments']} (want {want_segments})")
                     failures += not ok
+        # The FIR stage's response: firwin(101, 3000, fs=48000) (hamming).
+        stage = [st for st in json.load(open(stats))["stages"] if st["type"] == "fir"][0]
+        r = stage["response"]
+        h = scipy.signal.firwin(101, 3000, fs=RATE)
+        f = np.array(r["freq_hz"])
+        _, resp = scipy.signal.freqz(h, worN=f, fs=RATE)
+        _, gd = scipy.signal.group_delay((h, [1.0]), w=f, fs=RATE)
+        mag_err = float(np.max(np.abs(20 * np.log10(np.abs(resp)) - np.array(r["magnitude_db"]))))
+        got_gd = np.array([np.nan if v is None else v for v in r["group_delay_ms"]])
+        ok_gd = ~np.isnan(got_gd)
+        gd_err = float(np.max(np.abs(gd[ok_gd] / RATE * 1000 - got_gd[ok_gd])))
+        ok = mag_err < 1e-9 and gd_err < 1e-6 and ok_gd.sum() > len(f) // 2 and f[-1] == RATE / 2
+        print(f"{'ok  ' if ok else 'FAIL'} fir response: {len(f)} points, |dB| err {mag_err:.1e}, "
+              f"group delay err {gd_err:.1e} ms ({int(ok_gd.sum())} points with a phase)")
+        failures += not ok
     print(f"{failures} failure(s)")
     return 1 if failures else 0
 
