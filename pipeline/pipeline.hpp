@@ -88,6 +88,16 @@ struct LatencyReport {
   double compute_p99 = 0.0, compute_max = 0.0;  // of it, from the read to the output ready to write
 };
 
+// A short excerpt of the source and of the output over the same stretch of
+// time (SPEC §8's before/after waveforms), planar [channel][frame], as the
+// samples the stages saw (source) and the samples written (output, after
+// quantization).
+struct ExcerptReport {
+  std::int64_t source_start = 0, output_start = 0;  // first frame, each in its own rate
+  double source_rate = 0.0, output_rate = 0.0;
+  std::vector<std::vector<float>> source, output;
+};
+
 struct RunReport {
   std::string input_path, input_format;
   double sample_rate = 0.0;
@@ -108,6 +118,7 @@ struct RunReport {
   std::vector<double> stage_ms;  // per stage (same order as stages), may be empty
   VerificationReport verification;
   std::optional<LatencyReport> latency;  // live mode only
+  std::optional<ExcerptReport> excerpt;  // the chunk flow, when the signal reaches the excerpt
 };
 
 // Runs a validated config to the end: writes the sink and statistics files

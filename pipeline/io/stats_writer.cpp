@@ -1,5 +1,7 @@
 #include "pipeline/io/stats_writer.hpp"
 
+#include <charconv>
+
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -103,6 +105,27 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
     stage_ms[r.stages[i].name] = r.stage_ms[i];
   const double fps = r.wall_s > 0 ? static_cast<double>(r.output_frames) / r.wall_s : 0.0;
   j["timing"] = {{"wall_s", r.wall_s}, {"setup_s", r.setup_s}, {"frames_per_s", fps}, {"stages_ms", stage_ms}};
+  if (r.excerpt) {
+    // Each float as the double of its shortest decimal form, so the JSON
+    // prints ~9 digits a sample rather than a float widened to 17.
+    auto part = [](std::int64_t start, double rate, const std::vector<std::vector<float>>& planes) {
+      json channels = json::array();
+      for (const auto& plane : planes) {
+        json a = json::array();
+        for (const float v : plane) {
+          char buf[32];
+          const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+          double d = 0.0;
+          std::from_chars(buf, end, d);
+          a.push_back(d);
+        }
+        channels.push_back(std::move(a));
+      }
+      return json{{"start_frame", start}, {"sample_rate", rate}, {"channels", std::move(channels)}};
+    };
+    j["excerpt"] = {{"source", part(r.excerpt->source_start, r.excerpt->source_rate, r.excerpt->source)},
+                    {"output", part(r.excerpt->output_start, r.excerpt->output_rate, r.excerpt->output)}};
+  }
   if (r.latency)
     j["latency_ms"] = {{"target", r.latency->target},         {"p50", r.latency->p50},
                        {"p99", r.latency->p99},               {"max", r.latency->max},

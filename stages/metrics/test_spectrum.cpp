@@ -212,5 +212,49 @@ TEST(SpectrumQa, ASignalShorterThanNfftHasNone) {
   EXPECT_EQ(r.metrics[0].spectrum->freq_hz.size(), 129u);
 }
 
+// The figures' excerpt (RunReport::excerpt): the source and the output
+// over the same time, whatever the chunking, also across a rate change.
+TEST(FigureData, TheExcerptIsTheSourceAndTheOutputAtItsFrames) {
+  test::TempDir dir;
+  Config c;
+  c.origin = "test";
+  c.source.synth = test::noise_synth(50021, 2, 47);
+  c.execution.backend = BackendKind::cpu;
+  c.sink.format = SampleFormat::float32;
+  const auto planes = test::source_planes(*c.source.synth);
+  for (const bool resample : {false, true}) {
+    c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 3), FirMode::same, FirMethod::direct)};
+    if (resample) c.stages.push_back(test::resample_stage("r", 1, 3));
+    for (const std::int64_t chunk : {std::int64_t{1048576}, std::int64_t{997}}) {
+      SCOPED_TRACE(std::string(resample ? "resample" : "fir") + ", chunk " + std::to_string(chunk));
+      c.execution.chunk_frames = chunk;
+      c.sink.file = dir.file("o.wav");
+      const RunReport r = run_pipeline(c, RunOptions{});
+      ASSERT_TRUE(r.excerpt);
+      const ExcerptReport& e = *r.excerpt;
+      EXPECT_EQ(e.source_start, 50021 / 4);
+      EXPECT_EQ(e.source[0].size(), 1920u);  // 40 ms at 48 kHz
+      EXPECT_EQ(e.output_rate, resample ? 16000.0 : 48000.0);
+      EXPECT_EQ(e.output_start, resample ? e.source_start / 3 : e.source_start);
+      EXPECT_EQ(e.output[0].size(), resample ? 640u : 1920u);
+      const test::Audio a = test::read_audio(*c.sink.file);
+      for (std::size_t ch = 0; ch < 2; ++ch) {
+        for (std::size_t i = 0; i < e.source[ch].size(); ++i)
+          ASSERT_EQ(e.source[ch][i], static_cast<float>(planes[ch][static_cast<std::size_t>(e.source_start) + i]));
+        for (std::size_t i = 0; i < e.output[ch].size(); ++i)
+          ASSERT_EQ(e.output[ch][i],
+                    a.samples[(static_cast<std::size_t>(e.output_start) + i) * 2 + ch]);
+      }
+    }
+  }
+  c.source.synth = test::noise_synth(10, 1, 3);  // shorter than 40 ms: all of it
+  c.stages = {};
+  c.sink.file = dir.file("short.wav");
+  const RunReport r = run_pipeline(c, RunOptions{});
+  ASSERT_TRUE(r.excerpt);
+  EXPECT_EQ(r.excerpt->source_start, 0);
+  EXPECT_EQ(r.excerpt->source[0].size(), 10u);
+}
+
 }  // namespace
 }  // namespace sigstream
