@@ -2,10 +2,13 @@
 // errors to exit codes (0 ok, 1 processing failure, 2 usage/config error).
 #include <CLI/CLI.hpp>
 
+#include "app/plot.hpp"
+
 #include <charconv>
 #include <csignal>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <cstdlib>
 #include <iostream>
@@ -21,6 +24,7 @@
 #include "pipeline/batch.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
+#include "pipeline/io/stats_writer.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stages/design.hpp"
 
@@ -34,7 +38,21 @@ struct CommonFlags {
   bool quiet = false;
   bool no_progress = false;
   std::string stats;
+  std::string plot;  // run/filter --plot FIG
 };
+
+void add_plot_flag(CLI::App* cmd, CommonFlags& f) {
+  cmd->add_option("--plot", f.plot, "Also draw the run's figure (waveforms, spectra, filter responses, levels) "
+                                    "into FIG (.png, .svg, .pdf; needs matplotlib)")
+      ->type_name("FIG");
+}
+
+// A figure's name must say its format.
+void check_figure_name(const std::string& fig, const char* what) {
+  const std::string ext = std::filesystem::path(fig).extension().string();
+  if (ext != ".png" && ext != ".svg" && ext != ".pdf")
+    throw config_error(std::string(what) + ": '" + fig + "' must end in .png, .svg or .pdf (the figure's format)");
+}
 
 void add_common(CLI::App* cmd, CommonFlags& f) {
   cmd->add_option("--backend", f.backend, "Where to compute: auto (CUDA if a device exists), cpu, cuda")
@@ -227,8 +245,13 @@ void print_summary(const RunReport& r) {
   std::cerr << o.str();
 }
 
-int finish(const RunReport& r, const CommonFlags& f) {
+int finish(const RunReport& r, const CommonFlags& f, const std::optional<std::string>& stats_path = std::nullopt) {
   if (!f.quiet) print_summary(r);
+  // --plot: from the statistics file the run wrote, else from the report in memory.
+  auto draw = [&]() -> int {
+    if (f.plot.empty()) return 0;
+    return stats_path ? app::draw_figure(*stats_path, f.plot) : app::draw_figure_from_text(stats_json(r), f.plot);
+  };
   if (r.verification.ran) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "rel L2 error %.3g, max abs error %.3g vs the float64 reference (tolerance %.0e)",
@@ -239,7 +262,7 @@ int finish(const RunReport& r, const CommonFlags& f) {
     }
     if (!f.quiet) std::cerr << "sigstream: verify passed: " << buf << "\n";
   }
-  return 0;
+  return draw();
 }
 
 // Runs a config file (or the demo when `path` is empty); --backend and
@@ -249,7 +272,8 @@ int run_config(const std::string& path, std::vector<std::string> sets, const Com
   if (!f.stats.empty()) sets.push_back("stats.json=" + f.stats);
   const Config config = path.empty() ? parse_config(demo_config_text(), "<built-in demo>", sets)
                                      : load_config(path, sets);
-  return finish(run_pipeline(config, run_options(f)), f);
+  if (!f.plot.empty()) check_figure_name(f.plot, "--plot");
+  return finish(run_pipeline(config, run_options(f)), f, config.stats.json);
 }
 
 int cmd_info(const std::string& path, const std::optional<RawSpec>& raw) {
@@ -328,6 +352,7 @@ int run_main(int argc, char** argv) {
   run->add_option("CONFIG", config_path, "YAML config (SPEC §2)")->required();
   add_set_option(run, sets);
   add_common(run, common);
+  add_plot_flag(run, common);
   double run_latency = 0.0;
   add_latency_flag(run, run_latency);
 
@@ -357,6 +382,7 @@ int run_main(int argc, char** argv) {
   filter->add_option("--format", format, "same | pcm16 | pcm24 | pcm32 | float | double")
       ->check(CLI::IsMember({"same", "pcm16", "pcm24", "pcm32", "float", "double"}))->capture_default_str();
   add_common(filter, common);
+  add_plot_flag(filter, common);
 
   auto* batch = app.add_subcommand("batch", "Run a config over many files");
   std::vector<std::string> batch_inputs;
@@ -390,6 +416,11 @@ int run_main(int argc, char** argv) {
   info->add_option("FILE", info_path, "Audio file; - = standard input (read to its end)")->required();
   RawFlags info_raw;
   add_raw_flags(info, info_raw);
+  std::string plot_stats, plot_out;
+  auto* plot = app.add_subcommand("plot", "Draw a run's figure from its statistics JSON (needs matplotlib)");
+  plot->add_option("STATS", plot_stats, "Statistics JSON of a run (stats.json / --stats)")->required();
+  plot->add_option("-o,--output", plot_out, "Figure: .png, .svg or .pdf (default: STATS with .png)")
+      ->type_name("FIG");
   auto* devices = app.add_subcommand("devices", "List CUDA devices");
   auto* schema = app.add_subcommand("schema", "Print every YAML key (type, default, meaning) as markdown "
                                               "(docs/yaml-reference.md)");
@@ -478,7 +509,8 @@ int run_main(int argc, char** argv) {
       if (!common.stats.empty()) c.stats.json = common.stats;
       c.execution.backend = common.backend == "cpu" ? BackendKind::cpu : common.backend == "cuda" ? BackendKind::cuda
                                                                                        : BackendKind::automatic;
-      return finish(run_pipeline(c, run_options(common)), common);
+      if (!common.plot.empty()) check_figure_name(common.plot, "--plot");
+      return finish(run_pipeline(c, run_options(common)), common, c.stats.json);
     }
     if (*batch) {
       if (!common.backend.empty()) sets.push_back("execution.backend=" + common.backend);
@@ -502,6 +534,13 @@ int run_main(int argc, char** argv) {
     if (*design) return cmd_design(design_flags, rate);
     if (*info) return cmd_info(info_path, raw_spec(info, info_raw));
     if (*devices) return cmd_devices();
+    if (*plot) {
+      const std::string fig =
+          plot_out.empty() ? std::filesystem::path(plot_stats).replace_extension(".png").string() : plot_out;
+      check_figure_name(fig, "plot -o");
+      if (!std::filesystem::exists(plot_stats)) throw io_error(plot_stats + ": no such file");
+      return app::draw_figure(plot_stats, fig);
+    }
     if (*schema) {
       std::cout << "# YAML reference\n\nEvery key of a sigstream config (SPEC §2), printed by `sigstream schema` "
                    "from the tables the config reader validates with.\n\n"
@@ -512,9 +551,15 @@ int run_main(int argc, char** argv) {
     std::cerr << "sigstream demo: 10 s of 50 Hz + 7 kHz tones (stereo, 16 kHz) through a 255-tap\n"
                  "  1 kHz low-pass: the 7 kHz tone goes, so rms falls from 0.5 to 0.354 (0.5/sqrt 2).\n";
     const int rc = run_config("", {}, common);
-    if (rc == 0)
+    if (rc == 0) {
       std::cerr << "  details: out/demo_stats.json, out/demo_chunks.csv; the config: configs/demo.yaml\n"
                    "  (sigstream run configs/demo.yaml --set stages.1.design.cutoff_hz=3000)\n";
+      // The before/after figure; without matplotlib the demo has still filtered.
+      if (app::draw_figure("out/demo_stats.json", "out/demo.png") == 0)
+        std::cerr << "  figure: out/demo.png (the signal before and after, spectra, the filter's response)\n";
+      else
+        std::cerr << "  no figure: once matplotlib is there, `sigstream plot out/demo_stats.json` draws out/demo.png\n";
+    }
     return rc;
   } catch (const Error& e) {
     // A reader that closed our output pipe has all it wants: stop quietly.

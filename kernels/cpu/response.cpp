@@ -55,9 +55,10 @@ FilterResponse filter_response(std::span<const double> taps, double rate, int po
     const double mag = std::abs(hv);
     r.freq_hz.push_back(static_cast<double>(j) * rate / static_cast<double>(grid));
     r.magnitude_db.push_back(mag > 0.0 ? 20.0 * std::log10(mag) : -400.0);
-    // Where |H| is a tiny fraction of its peak (a zero of a stopband) the
-    // phase, and so the delay, is not defined.
-    r.group_delay_ms.push_back(mag > 1e-10 * peak ? (g[j * step] / hv).real() / rate * 1000.0
+    // Where |H| is over 120 dB below its peak (at and near a stop band's
+    // zeros) the phase, and so the delay, is undefined or lost to rounding
+    // (G/H divides by |H|).
+    r.group_delay_ms.push_back(mag > 1e-6 * peak ? (g[j * step] / hv).real() / rate * 1000.0
                                                   : std::numeric_limits<double>::quiet_NaN());
   }
   return r;

@@ -10,7 +10,7 @@ namespace sigstream::kernels::cpu {
 struct FilterResponse {
   std::vector<double> freq_hz;
   std::vector<double> magnitude_db;     // 20 log10 |H|, -400 where |H| is 0
-  std::vector<double> group_delay_ms;   // -d(phase)/d(omega); NaN where |H| is ~0 (no phase there)
+  std::vector<double> group_delay_ms;   // -d(phase)/d(omega); NaN where |H| is over 120 dB below its peak
 };
 
 // `points` + 1 frequencies k * rate / (2 * points). H is evaluated exactly

@@ -1,0 +1,252 @@
+"""Figures of a sigstream run (SPEC section 8), drawn from its statistics JSON.
+
+    python3 -m sigstream.plot STATS.json [-o FIG.png|.svg|.pdf]
+    sigstream plot STATS.json [-o FIG]              (the CLI runs this same file)
+
+    >>> from sigstream.plot import make_figure
+    >>> fig = make_figure("out/demo_stats.json")     # a matplotlib Figure
+
+Panels, each with labelled axes and units (channel 0 of each signal):
+  1. the source and the output over the same short excerpt (the JSON's
+     `excerpt`: 40 ms from a quarter into the signal), in time;
+  2. the spectrum (Welch PSD, dB) of every metrics block that has one;
+  3. each FIR stage's magnitude response (dB) and, 4., its group delay (ms),
+     and the resampler's (the JSON's stages[].response);
+  5. per-chunk rms and peak (dBFS) of every metrics block over time.
+A panel whose data the run did not record says what to add instead.
+
+This file depends on NumPy and matplotlib only (not on sigstream's compiled
+module), so that the CLI can run it with any Python that has them. Exit
+codes of main() (SPEC section 1's): 0 drawn, 1 an unreadable or bad
+statistics file, 2 usage (a figure name without .png/.svg/.pdf), 3
+matplotlib or NumPy missing (the CLI turns that into its install hint).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from typing import Any, Sequence
+
+Stats = dict[str, Any]
+
+# Levels at or below this are drawn at it (a silent chunk, an exact zero).
+FLOOR_DB = -200.0
+
+
+def load(stats: str | os.PathLike[str] | Stats) -> Stats:
+    """The statistics as a dict: a path to the JSON, or the dict itself."""
+    if isinstance(stats, dict):
+        return stats
+    with open(stats, encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict) or "metrics" not in data or "stages" not in data:
+        raise ValueError(f"{os.fspath(stats)}: not a sigstream statistics file (no 'metrics' and 'stages')")
+    return data
+
+
+def _db(values: Sequence[float | None], power: bool) -> list[float]:
+    """10 log10 (power) or 20 log10 (amplitude), floored; None (JSON null) -> NaN."""
+    k = 10.0 if power else 20.0
+    out = []
+    for v in values:
+        if v is None:
+            out.append(math.nan)
+        else:
+            out.append(k * math.log10(v) if v > 0 else FLOOR_DB)
+    return [max(x, FLOOR_DB) if not math.isnan(x) else x for x in out]
+
+
+def _note(ax: Any, text: str) -> None:
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=10, color="0.35", wrap=True)
+
+
+def _waveforms(ax: Any, s: Stats) -> None:
+    ax.set_title("Before and after: source and output over the same 40 ms")
+    ax.set_xlabel("time (ms)")
+    ax.set_ylabel("amplitude (full scale = 1)")
+    e = s.get("excerpt")
+    if not e:
+        _note(ax, "no excerpt in these statistics (live runs and signals that end early record none)")
+        return
+    for key, label, style in (("source", "source (input)", "-"), ("output", "output", "-")):
+        part = e[key]
+        rate = float(part["sample_rate"])
+        y = part["channels"][0]
+        t = [(part["start_frame"] + i) / rate * 1000.0 for i in range(len(y))]
+        ax.plot(t, y, style, label=label, linewidth=1.0 if key == "source" else 1.6)
+    ax.legend(loc="upper right", fontsize=9)
+    ax.grid(True, alpha=0.3)
+
+
+def _spectra(ax: Any, s: Stats) -> None:
+    ax.set_title("Spectra of the metrics blocks (Welch PSD, channel 0)")
+    ax.set_xlabel("frequency (Hz)")
+    ax.set_ylabel("PSD (dB re 1/Hz, full scale = 1)")
+    drawn = 0
+    for name, block in s["metrics"].items():
+        sp = block.get("spectrum")
+        if not sp or sp.get("psd") is None:
+            continue
+        ax.plot(sp["freq_hz"], _db(sp["psd"][0], power=True), label=f"{name} (nfft {sp['nfft']})", linewidth=1.2)
+        drawn += 1
+    if drawn:
+        ax.legend(loc="upper right", fontsize=9)
+        ax.grid(True, alpha=0.3)
+    else:
+        _note(ax, "no metrics block has a spectrum: add `spectrum: {}` to a metrics stage")
+
+
+def _filter_stages(s: Stats) -> list[Stats]:
+    return [st for st in s["stages"] if st.get("response")]
+
+
+def _magnitude(ax: Any, s: Stats) -> None:
+    ax.set_title("Filter magnitude response")
+    ax.set_xlabel("frequency (Hz)")
+    ax.set_ylabel("magnitude (dB)")
+    stages = _filter_stages(s)
+    for st in stages:
+        r = st["response"]
+        ax.plot(r["freq_hz"], [max(v, FLOOR_DB) for v in r["magnitude_db"]], label=f"{st['name']} ({st['type']})")
+    if stages:
+        ax.set_ylim(bottom=max(FLOOR_DB, min(min(st["response"]["magnitude_db"]) for st in stages) - 5))
+        ax.legend(loc="lower left", fontsize=9)
+        ax.grid(True, alpha=0.3)
+    else:
+        _note(ax, "no fir or resample stage")
+
+
+def _group_delay(ax: Any, s: Stats) -> None:
+    ax.set_title("Filter group delay")
+    ax.set_xlabel("frequency (Hz)")
+    ax.set_ylabel("group delay (ms)")
+    stages = _filter_stages(s)
+    for st in stages:
+        r = st["response"]
+        gd = [math.nan if v is None else v for v in r["group_delay_ms"]]
+        ax.plot(r["freq_hz"], gd, label=f"{st['name']} ({st['type']})")
+    if stages:
+        # From 0 to well above the largest typical delay: a linear-phase
+        # filter's flat line reads as flat, not as rounding noise magnified.
+        typical = [sorted(v for v in st["response"]["group_delay_ms"] if v is not None) for st in stages]
+        top = max((t[len(t) // 2] for t in typical if t), default=1.0)
+        ax.set_ylim(0.0, 1.5 * top if top > 0 else 1.0)
+        ax.legend(loc="upper right", fontsize=9)
+        ax.grid(True, alpha=0.3)
+    else:
+        _note(ax, "no fir or resample stage")
+
+
+def _levels(ax: Any, s: Stats) -> None:
+    ax.set_title("Per-chunk rms (solid) and peak (dashed), channel 0")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("level (dBFS)")
+    rates = _block_rates(s)
+    drawn = 0
+    for name, block in s["metrics"].items():
+        chunks = block.get("chunks") or []
+        if not chunks:
+            continue
+        rate = rates.get(name, float(s["input"]["sample_rate"]))
+        # Each chunk's level holds from its start to its end (the last point closes the last chunk).
+        t = [c["start_frame"] / rate for c in chunks] + [(chunks[-1]["start_frame"] + chunks[-1]["frames"]) / rate]
+        rms = [c["channels"][0]["rms"] for c in chunks] + [chunks[-1]["channels"][0]["rms"]]
+        peak = [c["channels"][0]["peak"] for c in chunks] + [chunks[-1]["channels"][0]["peak"]]
+        (line,) = ax.step(t, _db(rms, power=False), where="post", label=f"{name} rms")
+        ax.step(t, _db(peak, power=False), where="post", linestyle="--", color=line.get_color(), label=f"{name} peak")
+        drawn += 1
+    if drawn:
+        ax.legend(loc="lower right", fontsize=8, ncol=2)
+        ax.grid(True, alpha=0.3)
+    else:
+        _note(ax, "no per-chunk rows in these statistics")
+
+
+def _block_rates(s: Stats) -> dict[str, float]:
+    """Each metrics block's own rate: the input's, changed by every resampler before it."""
+    rate = float(s["input"]["sample_rate"])
+    rates = {}
+    for st in s["stages"]:
+        if st["type"] == "metrics":
+            rates[st["name"]] = rate
+        if "sample_rate" in st and st["type"] == "resample":
+            rate = float(st["sample_rate"])
+    rates["output"] = float(s["output"].get("sample_rate", rate))
+    return rates
+
+
+def make_figure(stats: str | os.PathLike[str] | Stats) -> Any:
+    """The figure of a run (a matplotlib Figure, not yet saved)."""
+    s = load(stats)
+    import matplotlib
+
+    if os.environ.get("MPLBACKEND") is None:
+        matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 15), dpi=100, layout="constrained")
+    grid = fig.add_gridspec(4, 2)
+    _waveforms(fig.add_subplot(grid[0, :]), s)
+    _spectra(fig.add_subplot(grid[1, :]), s)
+    _magnitude(fig.add_subplot(grid[2, 0]), s)
+    _group_delay(fig.add_subplot(grid[2, 1]), s)
+    _levels(fig.add_subplot(grid[3, :]), s)
+    src = s["input"].get("path", "?")
+    out = s["output"].get("path") or "(no audio output)"
+    fig.suptitle(f"sigstream: {src} -> {out}  ({s['input']['sample_rate']:g} Hz in, "
+                 f"{s['output'].get('sample_rate', s['input']['sample_rate']):g} Hz out, {s.get('backend', '?')})",
+                 fontsize=12)
+    return fig
+
+
+def plot(stats: str | os.PathLike[str] | Stats, out: str | os.PathLike[str]) -> str:
+    """Draws the figure into `out` (PNG, SVG or PDF by its extension); returns the path."""
+    ext = os.path.splitext(os.fspath(out))[1].lower()
+    if ext not in (".png", ".svg", ".pdf"):
+        raise ValueError(f"{os.fspath(out)}: the figure's extension must be .png, .svg or .pdf")
+    fig = make_figure(stats)
+    tmp = os.fspath(out) + ".part" + ext  # whole or not at all, as every sigstream output
+    fig.savefig(tmp)
+    os.replace(tmp, out)
+    return os.fspath(out)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    usage = "usage: sigstream plot STATS.json [-o FIG.png|.svg|.pdf]"
+    out = None
+    if "-o" in args:
+        i = args.index("-o")
+        if i + 1 >= len(args):
+            print(usage, file=sys.stderr)
+            return 2
+        out = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 1:
+        print(usage, file=sys.stderr)
+        return 2
+    stats = args[0]
+    if out is None:
+        out = os.path.splitext(stats)[0] + ".png"
+    try:
+        import matplotlib  # noqa: F401  (checked first: the CLI's install hint)
+        import numpy  # noqa: F401
+    except ImportError as e:
+        print(f"sigstream plot: {e}", file=sys.stderr)
+        return 3
+    if os.path.splitext(out)[1].lower() not in (".png", ".svg", ".pdf"):
+        print(f"sigstream plot: {out}: the figure's extension must be .png, .svg or .pdf", file=sys.stderr)
+        return 2
+    try:
+        path = plot(stats, out)
+    except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+        print(f"sigstream plot: {stats}: {e}", file=sys.stderr)
+        return 1
+    print(f"sigstream plot: wrote {path}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
