@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <numbers>
 #include <string>
 #include <vector>
 
@@ -17,71 +16,18 @@
 #include "stage_builders.hpp"
 #include "stream_support.hpp"
 #include "test_support.hpp"
+#include "welch_reference.hpp"
 
 namespace sigstream {
 namespace {
 
-StageSpec spectrum_stage(const std::string& name, int nfft, double overlap, WindowKind window) {
-  StageSpec s = test::metrics_stage(name);
-  SpectrumSpec sp;
-  sp.nfft = nfft;
-  sp.overlap = overlap;
-  sp.window = WindowSpec{window, 0.0};
-  s.spectrum = sp;
-  return s;
-}
-
-// scipy.signal.get_window(name, n) (periodic) for hann and hamming.
-std::vector<double> periodic_window(WindowKind kind, int n) {
-  std::vector<double> w(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) {
-    const double c = std::cos(2.0 * std::numbers::pi * i / n);
-    w[static_cast<std::size_t>(i)] = kind == WindowKind::hann ? 0.5 - 0.5 * c : 0.54 - 0.46 * c;
-  }
-  return w;
-}
+using test::max_rel_to_peak;
+using test::spectrum_stage;
 
 // scipy.signal.welch(x, rate, window, nperseg=nfft, noverlap, detrend=False).
 std::vector<double> welch_reference(const std::vector<double>& x, double rate, WindowKind kind, int nfft,
                                     int noverlap) {
-  const std::vector<double> w = periodic_window(kind, nfft);
-  double s2 = 0.0;
-  for (double v : w) s2 += v * v;
-  const int bins = nfft / 2 + 1;
-  const int hop = nfft - noverlap;
-  // e^{-2 pi i m / nfft} for m = k*t mod nfft.
-  std::vector<double> cs(static_cast<std::size_t>(nfft)), sn(cs.size());
-  for (int m = 0; m < nfft; ++m) {
-    cs[static_cast<std::size_t>(m)] = std::cos(2.0 * std::numbers::pi * m / nfft);
-    sn[static_cast<std::size_t>(m)] = -std::sin(2.0 * std::numbers::pi * m / nfft);
-  }
-  std::vector<double> p(static_cast<std::size_t>(bins), 0.0);
-  std::int64_t segments = 0;
-  for (std::size_t start = 0; start + static_cast<std::size_t>(nfft) <= x.size(); start += static_cast<std::size_t>(hop)) {
-    for (int k = 0; k < bins; ++k) {
-      double re = 0.0, im = 0.0;
-      for (int t = 0; t < nfft; ++t) {
-        const double v = w[static_cast<std::size_t>(t)] * x[start + static_cast<std::size_t>(t)];
-        const auto m = static_cast<std::size_t>((static_cast<std::int64_t>(k) * t) % nfft);
-        re += v * cs[m];
-        im += v * sn[m];
-      }
-      p[static_cast<std::size_t>(k)] += re * re + im * im;
-    }
-    ++segments;
-  }
-  for (int k = 0; k < bins; ++k) {
-    const bool edge = k == 0 || (nfft % 2 == 0 && k == bins - 1);
-    p[static_cast<std::size_t>(k)] *= (edge ? 1.0 : 2.0) / (static_cast<double>(segments) * rate * s2);
-  }
-  return p;
-}
-
-double max_rel(const std::vector<double>& got, const std::vector<double>& want) {
-  double peak = 0.0, err = 0.0;
-  for (double v : want) peak = std::max(peak, std::fabs(v));
-  for (std::size_t i = 0; i < want.size(); ++i) err = std::max(err, std::fabs(got[i] - want[i]));
-  return err / peak;
+  return test::welch_reference(x, test::periodic_window(kind, nfft), nfft - noverlap, rate);
 }
 
 struct Case {
@@ -126,15 +72,15 @@ TEST_P(SpectrumQa, EqualsWelchAndChunkingIsInvisible) {
         const auto cc = static_cast<std::size_t>(ch);
         const std::vector<double> want_before = welch_reference(planes[cc], 48000, window, nfft, noverlap);
         ASSERT_EQ(b.psd[cc].size(), want_before.size());
-        EXPECT_LT(max_rel(b.psd[cc], want_before), 1e-9) << "channel " << ch;
-        EXPECT_LT(max_rel(f.psd[cc], welch_reference(out, 48000, window, nfft, noverlap)), 1e-9) << "channel " << ch;
+        EXPECT_LT(max_rel_to_peak(b.psd[cc], want_before), 1e-9) << "channel " << ch;
+        EXPECT_LT(max_rel_to_peak(f.psd[cc], welch_reference(out, 48000, window, nfft, noverlap)), 1e-9) << "channel " << ch;
       }
       first = {b, f};
       continue;
     }
     for (std::size_t ch = 0; ch < 2; ++ch) {  // the same segments, summed in another order
-      EXPECT_LT(max_rel(b.psd[ch], first[0].psd[ch]), 1e-12);
-      EXPECT_LT(max_rel(f.psd[ch], first[1].psd[ch]), 1e-12);
+      EXPECT_LT(max_rel_to_peak(b.psd[ch], first[0].psd[ch]), 1e-12);
+      EXPECT_LT(max_rel_to_peak(f.psd[ch], first[1].psd[ch]), 1e-12);
     }
   }
 }
@@ -196,7 +142,7 @@ TEST(SpectrumQa, AStreamAndLiveModeGiveTheFilesSpectrum) {
   for (const RunReport* r : {static_cast<const RunReport*>(&stream), &live}) {
     EXPECT_EQ(r->metrics[0].spectrum->segments, file.metrics[0].spectrum->segments);
     for (std::size_t ch = 0; ch < 2; ++ch)
-      EXPECT_LT(max_rel(r->metrics[0].spectrum->psd[ch], file.metrics[0].spectrum->psd[ch]), 1e-12);
+      EXPECT_LT(max_rel_to_peak(r->metrics[0].spectrum->psd[ch], file.metrics[0].spectrum->psd[ch]), 1e-12);
   }
 }
 

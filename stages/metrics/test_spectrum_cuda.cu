@@ -15,24 +15,15 @@
 #include "stage_builders.hpp"
 #include "stream_support.hpp"
 #include "test_support.hpp"
+#include "welch_reference.hpp"
 
 namespace sigstream {
 namespace {
 
-StageSpec spectrum_stage(const std::string& name, int nfft, double overlap) {
-  StageSpec s = test::metrics_stage(name);
-  SpectrumSpec sp;
-  sp.nfft = nfft;
-  sp.overlap = overlap;
-  s.spectrum = sp;
-  return s;
-}
+using test::max_rel_to_peak;
 
-double max_rel(const std::vector<double>& got, const std::vector<double>& want) {
-  double peak = 0.0, err = 0.0;
-  for (double v : want) peak = std::max(peak, std::fabs(v));
-  for (std::size_t i = 0; i < want.size(); ++i) err = std::max(err, std::fabs(got[i] - want[i]));
-  return err / peak;
+StageSpec spectrum_stage(const std::string& name, int nfft, double overlap) {
+  return test::spectrum_stage(name, nfft, overlap, WindowKind::hann);
 }
 
 void expect_same_spectra(const RunReport& cpu, const RunReport& gpu) {
@@ -46,7 +37,7 @@ void expect_same_spectra(const RunReport& cpu, const RunReport& gpu) {
     EXPECT_EQ(a.segments, b.segments) << "slot " << slot;
     EXPECT_EQ(a.freq_hz, b.freq_hz);
     for (std::size_t c = 0; c < a.psd.size(); ++c)
-      EXPECT_LT(max_rel(b.psd[c], a.psd[c]), 1e-12) << "slot " << slot << ", channel " << c;
+      EXPECT_LT(max_rel_to_peak(b.psd[c], a.psd[c]), 1e-12) << "slot " << slot << ", channel " << c;
   }
 }
 

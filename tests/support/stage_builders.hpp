@@ -67,6 +67,17 @@ inline StageSpec metrics_stage(const std::string& name) {
   return s;
 }
 
+// A metrics stage with a spectrum (SPEC §8).
+inline StageSpec spectrum_stage(const std::string& name, int nfft, double overlap, WindowKind window) {
+  StageSpec s = metrics_stage(name);
+  SpectrumSpec sp;
+  sp.nfft = nfft;
+  sp.overlap = overlap;
+  sp.window = WindowSpec{window, 0.0};
+  s.spectrum = sp;
+  return s;
+}
+
 // Two tones (one on channel 0 only) plus seeded uniform noise at 48 kHz.
 inline SynthSpec noise_synth(std::int64_t frames, int channels, std::uint64_t seed) {
   SynthSpec s;

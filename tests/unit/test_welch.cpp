@@ -12,13 +12,12 @@
 
 #include "core/error.hpp"
 #include "kernels/cpu/welch.hpp"
+#include "welch_reference.hpp"
 
 namespace sigstream {
 namespace {
 
 using kernels::cpu::Welch;
-
-constexpr double kPi = 3.14159265358979323846;
 
 std::vector<float> noise(std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
@@ -28,48 +27,14 @@ std::vector<float> noise(std::size_t n, std::uint32_t seed) {
   return x;
 }
 
-// scipy.signal.get_window('hann', n) (fftbins=True: periodic).
-std::vector<double> periodic_hann(int n) {
-  std::vector<double> w(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) w[static_cast<std::size_t>(i)] = 0.5 - 0.5 * std::cos(2.0 * kPi * i / n);
-  return w;
+std::vector<double> periodic_hann(int n) { return test::periodic_window(WindowKind::hann, n); }
+
+std::vector<double> reference_psd(const std::vector<float>& x, const std::vector<double>& w, int hop, double fs,
+                                  std::int64_t* segments) {
+  return test::welch_reference(x, w, hop, fs, segments);
 }
 
-// Welch's PSD by definition: segments j*hop .. j*hop + nfft that fit, a direct
-// DFT of each windowed segment, |X_k|^2 averaged, / (fs * sum w^2), one-sided.
-std::vector<double> reference_psd(const std::vector<float>& x, const std::vector<double>& w, int hop,
-                                  double fs, std::int64_t* segments) {
-  const int nfft = static_cast<int>(w.size());
-  const int bins = nfft / 2 + 1;
-  std::vector<double> p(static_cast<std::size_t>(bins), 0.0);
-  std::int64_t count = 0;
-  for (std::int64_t s = 0; s + nfft <= static_cast<std::int64_t>(x.size()); s += hop, ++count)
-    for (int k = 0; k < bins; ++k) {
-      double re = 0.0, im = 0.0;
-      for (int i = 0; i < nfft; ++i) {
-        const double v = w[static_cast<std::size_t>(i)] * x[static_cast<std::size_t>(s + i)];
-        const double a = -2.0 * kPi * static_cast<double>(k) * i / nfft;
-        re += v * std::cos(a);
-        im += v * std::sin(a);
-      }
-      p[static_cast<std::size_t>(k)] += re * re + im * im;
-    }
-  *segments = count;
-  double energy = 0.0;
-  for (double v : w) energy += v * v;
-  for (int k = 0; k < bins; ++k) {
-    const bool single = k == 0 || (nfft % 2 == 0 && k == bins - 1);
-    p[static_cast<std::size_t>(k)] *= count > 0 ? (single ? 1.0 : 2.0) / (static_cast<double>(count) * fs * energy) : 0.0;
-  }
-  return p;
-}
-
-double max_rel(const std::vector<double>& got, const std::vector<double>& want) {
-  double peak = 0.0, err = 0.0;
-  for (double v : want) peak = std::max(peak, std::fabs(v));
-  for (std::size_t i = 0; i < want.size(); ++i) err = std::max(err, std::fabs(got[i] - want[i]));
-  return err / peak;
-}
+using test::max_rel_to_peak;
 
 class WelchTest : public ::testing::Test {
  protected:
@@ -103,7 +68,7 @@ TEST_F(WelchTest, EqualsTheDefinitionForWindowsOverlapsAndOddSizes) {
     const std::vector<double> want = reference_psd(x, w, c.hop, fs, &want_segments);
     EXPECT_EQ(segments, want_segments);
     EXPECT_EQ(segments, (n - c.nfft) / c.hop + 1);
-    EXPECT_LE(max_rel(welch.density(power, segments, fs), want), 1e-9);
+    EXPECT_LE(max_rel_to_peak(welch.density(power, segments, fs), want), 1e-9);
     const std::vector<double> f = welch.frequencies(fs);
     EXPECT_DOUBLE_EQ(f.back(), (welch.bins() - 1) * fs / c.nfft);
   }
@@ -132,7 +97,7 @@ TEST_F(WelchTest, ChunkedCallsOwningTheirFramesGiveTheOneShotSums) {
         c0 = c1;
       }
       EXPECT_EQ(count, want);
-      EXPECT_LE(max_rel(sum, once), 1e-12);
+      EXPECT_LE(max_rel_to_peak(sum, once), 1e-12);
     }
   }
 }
