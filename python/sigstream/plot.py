@@ -15,6 +15,10 @@ Panels, each with labelled axes and units (channel 0 of each signal):
   5. per-chunk rms and peak (dBFS) of every metrics block over time.
 A panel whose data the run did not record says what to add instead.
 
+A batch summary (batch_summary.json) gets its own figure: per file, the
+output's rms and peak (dBFS, the loudest channel), its clipped samples, and
+which files failed.
+
 This file depends on NumPy and matplotlib only (not on sigstream's compiled
 module), so that the CLI can run it with any Python that has them. Exit
 codes of main() (SPEC section 1's): 0 drawn, 1 an unreadable or bad
@@ -41,9 +45,14 @@ def load(stats: str | os.PathLike[str] | Stats) -> Stats:
         return stats
     with open(stats, encoding="utf-8") as f:
         data = json.load(f)
-    if not isinstance(data, dict) or "metrics" not in data or "stages" not in data:
-        raise ValueError(f"{os.fspath(stats)}: not a sigstream statistics file (no 'metrics' and 'stages')")
+    if not isinstance(data, dict) or not (("metrics" in data and "stages" in data) or _is_batch(data)):
+        raise ValueError(f"{os.fspath(stats)}: not a sigstream statistics file (no 'metrics' and 'stages', "
+                         "nor a batch summary's 'files')")
     return data
+
+
+def _is_batch(s: Stats) -> bool:
+    return isinstance(s.get("files"), list) and "counts" in s
 
 
 def _db(values: Sequence[float | None], power: bool) -> list[float]:
@@ -177,8 +186,52 @@ def _block_rates(s: Stats) -> dict[str, float]:
     return rates
 
 
+def _batch_figure(s: Stats, figure_class: Any) -> Any:
+    files = s["files"]
+    names = [os.path.basename(f.get("file", "?")) for f in files]
+    n = max(len(files), 1)
+    fig = figure_class(figsize=(12, max(4.0, 1.2 + 0.32 * n) * 2), dpi=100, layout="constrained")
+    levels, clips = fig.subplots(2, 1)
+    y = list(range(len(files)))
+
+    def loudest(f: Stats, key: str) -> float:
+        values = [v for v in (f.get(key) or []) if v is not None]
+        return max(values) if values else 0.0
+
+    ok = [f.get("status") == "ok" for f in files]
+    rms = _db([loudest(f, "output_rms") for f in files], power=False)
+    peak = _db([loudest(f, "output_peak") for f in files], power=False)
+    levels.barh([i - 0.2 for i in y], [max(v, -120.0) + 120.0 for v in rms], height=0.4, left=-120.0,
+                label="rms (loudest channel)")
+    levels.barh([i + 0.2 for i in y], [max(v, -120.0) + 120.0 for v in peak], height=0.4, left=-120.0,
+                label="peak (loudest channel)")
+    levels.set_title(f"Batch: {len(files)} files, {s['counts'].get('failed', 0)} failed (output levels)")
+    levels.set_xlabel("level (dBFS)")
+    levels.set_ylabel("file")
+    levels.set_yticks(y, [nm + ("" if good else "  (FAILED)") for nm, good in zip(names, ok)])
+    levels.invert_yaxis()
+    levels.set_xlim(-120.0, 6.0)
+    levels.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
+    levels.grid(True, axis="x", alpha=0.3)
+    clipped = [f.get("clipped_samples") or 0 for f in files]
+    clips.barh(y, clipped, color=["tab:red" if c else "tab:green" for c in clipped])
+    top = max(clipped, default=0)
+    clips.set_xlim(0, top * 1.15 if top > 0 else 1)
+    for i, c in enumerate(clipped):
+        clips.text(c, i, f" {c}", va="center", fontsize=9)
+    clips.set_title("Clipped output samples per file" + ("" if top > 0 else " (none)"))
+    clips.set_xlabel("clipped samples")
+    clips.set_ylabel("file")
+    clips.set_yticks(y, names)
+    clips.invert_yaxis()
+    clips.grid(True, axis="x", alpha=0.3)
+    fig.suptitle(f"sigstream batch: {s.get('out_dir', '?')} ({s.get('backend', '?')}, {s.get('wall_s', 0):.2f} s)",
+                 fontsize=12)
+    return fig
+
+
 def make_figure(stats: str | os.PathLike[str] | Stats) -> Any:
-    """The figure of a run (a matplotlib Figure, not yet saved)."""
+    """The figure of a run (a matplotlib Figure, not yet saved), or of a batch summary."""
     s = load(stats)
     import matplotlib
 
@@ -186,6 +239,8 @@ def make_figure(stats: str | os.PathLike[str] | Stats) -> Any:
         matplotlib.use("Agg")
     from matplotlib.figure import Figure
 
+    if _is_batch(s):
+        return _batch_figure(s, Figure)
     fig = Figure(figsize=(12, 15), dpi=100, layout="constrained")
     grid = fig.add_gridspec(4, 2)
     _waveforms(fig.add_subplot(grid[0, :]), s)

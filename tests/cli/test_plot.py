@@ -12,7 +12,9 @@ samples, 10 log10 of each spectrum, each filter's response, the chunks'
 levels). The files: PNG of the stated size, SVG and PDF by their headers,
 the demo's out/demo.png. Errors: a figure name without a known extension
 is exit 2, a missing or bad statistics file exit 1 (SPEC section 1); a
-Python without matplotlib is exit 2 with the install hint. Skipped (77) without matplotlib here.
+Python without matplotlib is exit 2 with the install hint. A batch summary's figure: a bar per file
+(levels from the summary, the failed file marked). Skipped (77) without
+matplotlib here.
 """
 
 import importlib.util
@@ -177,5 +179,26 @@ def test_demo_draws_its_figure():
     assert abs(10 * math.log10(p_in[k50] / after["psd"][0][k50])) < 0.1
 
 
+def test_batch_summary_figure():
+    os.symlink(os.path.join(ROOT, "data"), "data")
+    open("bad.wav", "w").write("not audio")
+    r = subprocess.run([BIN, "batch", os.path.join(ROOT, "configs", "examples", "batch.yaml"), "bad.wav",
+                        "--out-dir", "b", "--backend", "cpu", "--quiet"], capture_output=True, text=True, env=ENV)
+    assert r.returncode == 1, r.stderr  # one file failed, the others ran
+    sh("plot", "b/batch_summary.json", "-o", "batch.png")
+    assert os.path.getsize("batch.png") > 10000
+    s = json.load(open("b/batch_summary.json"))
+    levels, clips = plot.make_figure(s).get_axes()
+    labels = [t.get_text() for t in levels.get_yticklabels()]
+    assert len(labels) == len(s["files"]) and sum("(FAILED)" in t for t in labels) == 1, labels
+    ok = [f for f in s["files"] if f["status"] == "ok"]
+    i = [f["file"] for f in s["files"]].index(ok[0]["file"])
+    rms_bar = levels.patches[i]  # the rms bars come first, one per file, from -120 dBFS
+    want = 20 * math.log10(max(ok[0]["output_rms"]))
+    assert abs(rms_bar.get_x() + rms_bar.get_width() - want) < 1e-9, (rms_bar.get_width(), want)
+    assert "dBFS" in levels.get_xlabel() and "clipped" in clips.get_xlabel()
+
+
 run_cases([test_run_plot_draws_every_panel_from_the_statistics, test_plot_command_writes_svg_and_pdf,
-           test_filter_plot_without_a_stats_file, test_errors, test_demo_draws_its_figure], BIN, "sigstream-plot-")
+           test_filter_plot_without_a_stats_file, test_errors, test_demo_draws_its_figure,
+           test_batch_summary_figure], BIN, "sigstream-plot-")
