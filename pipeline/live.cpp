@@ -24,6 +24,7 @@
 #include "stages/registry.hpp"
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/backends/cuda_backend.hpp"
+#include "pipeline/excerpt.hpp"
 #include "pipeline/progress.hpp"
 
 namespace sigstream {
@@ -414,10 +415,13 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     if (csv_file) write_all(*csv_file, stats_csv_rows(rep.name, ChunkMetricsRow{index, start, n, m}, rep.paired));
   };
 
+  ExcerptCapture excerpt(plan);
   for (bool ended = false; !ended;) {
     throw_if_interrupted();
     const std::int64_t got = source.read(in_block, 0, block);
     const auto arrived = Clock::now();
+    in_block.frames = got;
+    excerpt.source_block(in_block, source_frames);
     source_frames += got;
     ended = got < block;
     if (ended && source_frames == 0) throw io_error(source.path() + ": holds no audio frames (the stream is empty)");
@@ -429,6 +433,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       compute.add(compute_ms);
       if (compute_ms > target) ++late_in_compute;
       chain.output->measure(y, n);
+      if (!sink) excerpt.output_planes(y, n, out_frames);
       if (sink) {
         if (out_block.capacity < n) out_block = make_host_block(plan.output_type, ch, n);  // tails at the end
         out_block.frames = n;
@@ -437,6 +442,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
         rusage before{}, after{};
         const bool watched = have_usage && getrusage(RUSAGE_THREAD, &before) == 0;
         const auto write_start = Clock::now();
+        excerpt.output_block(out_block, out_frames);
         sink->write(out_block);
         write_max_ms = std::max(write_max_ms, ms_since(write_start));
         if (watched && getrusage(RUSAGE_THREAD, &after) == 0 && compute_ms <= target && ms_since(arrived) > target) {
@@ -462,6 +468,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
 
   report.input_frames = source_frames;
   report.output_frames = out_frames;
+  report.excerpt = excerpt.result(source_frames, out_frames);
   LatencyReport lr;
   lr.target = target;
   lr.p50 = latency.quantile(0.50);

@@ -77,7 +77,7 @@ def _waveforms(ax: Any, s: Stats) -> None:
     ax.set_ylabel("amplitude (full scale = 1)")
     e = s.get("excerpt")
     if not e:
-        _note(ax, "no excerpt in these statistics (live runs and signals that end early record none)")
+        _note(ax, "no excerpt in these statistics (a signal that ends before 0.5 s of a stream records none)")
         return
     for key, label, style in (("source", "source (input)", "-"), ("output", "output", "-")):
         part = e[key]

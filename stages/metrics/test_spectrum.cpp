@@ -193,6 +193,20 @@ TEST(FigureData, TheExcerptIsTheSourceAndTheOutputAtItsFrames) {
       }
     }
   }
+  // Live mode records the same excerpt.
+  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 3), FirMode::same, FirMethod::direct)};
+  c.execution.chunk_frames = 1048576;
+  c.sink.file = dir.file("file.wav");
+  const RunReport file = run_pipeline(c, RunOptions{});
+  c.execution.latency_ms = 1.0;
+  for (const bool with_sink : {true, false}) {
+    c.sink.file = with_sink ? std::optional<std::string>(dir.file("live.wav")) : std::nullopt;
+    const RunReport live = run_pipeline(c, RunOptions{});
+    ASSERT_TRUE(live.excerpt && file.excerpt);
+    EXPECT_EQ(live.excerpt->source, file.excerpt->source);
+    EXPECT_EQ(live.excerpt->output, file.excerpt->output) << (with_sink ? "with" : "without") << " a sink";
+  }
+  c.execution.latency_ms.reset();
   c.source.synth = test::noise_synth(10, 1, 3);  // shorter than 40 ms: all of it
   c.stages = {};
   c.sink.file = dir.file("short.wav");
