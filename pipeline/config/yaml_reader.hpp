@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/text_match.hpp"
 #include "pipeline/config/schema.hpp"
 
 namespace sigstream::config {
@@ -31,14 +32,10 @@ namespace sigstream::config {
 // Shortest text that reads back as the same double.
 [[nodiscard]] std::string format_number(double v);
 [[nodiscard]] std::string join(std::span<const std::string_view> items, std::string_view sep);
-// Damerau-Levenshtein distance (optimal string alignment), ignoring case.
-[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
-// The closest candidate, if it is close enough to be a plausible typo.
-[[nodiscard]] std::optional<std::string_view> closest(std::string_view word,
-                                                      std::span<const std::string_view> candidates);
-// "; did you mean 'x'?", or "" when nothing is close.
-[[nodiscard]] std::string did_you_mean(std::string_view word,
-                                       std::span<const std::string_view> candidates);
+// Did-you-mean (core/text_match.hpp).
+using sigstream::closest;
+using sigstream::did_you_mean;
+using sigstream::edit_distance;
 // "what was expected" for a value of `k`, as messages and the reference print it.
 [[nodiscard]] std::string expected(const Key& k);
 
