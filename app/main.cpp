@@ -443,6 +443,10 @@ int run_main(int argc, char** argv) {
                            ->type_name("HZ");
   filter->add_option("--format", format, "same | pcm16 | pcm24 | pcm32 | float | double")
       ->check(CLI::IsMember({"same", "pcm16", "pcm24", "pcm32", "float", "double"}))->capture_default_str();
+  double quality = 0.0;
+  auto* quality_opt = filter->add_option("--quality", quality,
+                                         "MP3/Vorbis/Opus output: 0 (smallest) .. 1 (best); default libsndfile's")
+                          ->check(CLI::Range(0.0, 1.0))->type_name("Q");
   add_common(filter, common);
   add_plot_flag(filter, common);
 
@@ -569,6 +573,7 @@ int run_main(int argc, char** argv) {
         c.stages.push_back(g);
       }
       c.sink.file = output;
+      if (quality_opt->count() > 0) c.sink.quality = quality;
       c.sink.format = format == "pcm16" ? SampleFormat::pcm16 : format == "pcm24" ? SampleFormat::pcm24
                     : format == "pcm32" ? SampleFormat::pcm32 : format == "float" ? SampleFormat::float32
                     : format == "double" ? SampleFormat::float64 : SampleFormat::same;

@@ -128,6 +128,10 @@ constexpr Key kSinkKeys[] = {
         .one_of(&enum_names<SampleFormat>).defaults("same"),
     Key("type", Type::choice, "Container, required for file '-' (standard output); else from the extension.")
         .one_of(&enum_names<SinkType>),
+    Key("quality", Type::number,
+        "MP3, Vorbis and Opus outputs: 0 (smallest file) to 1 (best quality), libsndfile's compression level "
+        "1 - quality; left out: libsndfile's default.")
+        .at_least(0).at_most(1),
 };
 
 constexpr Key kStatsKeys[] = {
@@ -448,6 +452,7 @@ SinkSpec parse_sink(Context& cx, const YAML::Node& node, const Path& path) {
   if (r.has("file")) s.file = r.string("file");
   if (auto v = r.choice<SampleFormat>("format")) s.format = *v;
   if (auto v = r.choice<SinkType>("type")) s.type = *v;
+  if (auto v = r.number("quality")) s.quality = *v;
   if (s.file && *s.file == "-" && !s.type)
     cx.error(r.key_node("file"), r.path("file"),
              "'-' is standard output and needs its container (expected sink.type: wav, raw, au, flac or caf)");

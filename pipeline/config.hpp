@@ -90,6 +90,9 @@ struct SinkSpec {
   std::optional<std::string> file;  // no sink file: statistics only; "-" = standard output
   SampleFormat format = SampleFormat::same;
   std::optional<SinkType> type;     // the container; required for "-", else from the extension
+  // MP3, Vorbis and Opus: 0 (smallest) .. 1 (best), libsndfile's compression
+  // level min(1 - quality, 0.99); none: libsndfile's default.
+  std::optional<double> quality;
 };
 
 struct StatsSpec {

@@ -276,7 +276,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     if (input_is_file && !is_std_stream(*config.sink.file))
       refuse_same_file(*config.source.file, *config.sink.file, "sink.file");
     sink_format = choose_sink_format(*config.sink.file, config.sink.format, source->sndfile_format(),
-                                     config.sink.type);
+                                     config.sink.type, config.sink.quality);
     if (!sink_format->note.empty()) log(sink_format->note);
   }
   for (const auto* p : {&config.stats.json, &config.stats.csv})

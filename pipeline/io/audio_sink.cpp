@@ -38,11 +38,12 @@ int major_from_extension(const std::string& path) {
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   if (ext == "aif" || ext == "aifc") return SF_FORMAT_AIFF;
   if (ext == "pcm") return SF_FORMAT_RAW;
-  if (ext == "oga" || ext == "opus") return SF_FORMAT_OGG;
+  if (ext == "oga" || ext == "ogg" || ext == "opus") return SF_FORMAT_OGG;
+  if (ext == "mp3") return SF_FORMAT_MPEG;  // libsndfile >= 1.1 lists MPEG as "m1a"
   if (ext == "wave") return SF_FORMAT_WAV;
   int count = 0;
   sf_command(nullptr, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
-  std::set<std::string> known{"aif", "aifc", "oga", "opus", "pcm", "wave"};  // several formats share one
+  std::set<std::string> known{"aif", "aifc", "mp3", "oga", "ogg", "opus", "pcm", "wave"};  // several formats share one
   for (int i = 0; i < count; ++i) {
     SF_FORMAT_INFO info{};
     info.format = i;
@@ -74,6 +75,29 @@ std::string container_name(int major) {
   return name.substr(0, name.find(' '));
 }
 
+// Codecs that drop information: decoding one gives samples no PCM width
+// holds exactly, so `same` does not carry them into another container.
+bool lossy(int subtype) {
+  switch (subtype) {
+    case SF_FORMAT_VORBIS:
+    case SF_FORMAT_OPUS:
+    case SF_FORMAT_MPEG_LAYER_I:
+    case SF_FORMAT_MPEG_LAYER_II:
+    case SF_FORMAT_MPEG_LAYER_III:
+    case SF_FORMAT_GSM610:
+    case SF_FORMAT_G721_32:
+    case SF_FORMAT_G723_24:
+    case SF_FORMAT_G723_40:
+    case SF_FORMAT_IMA_ADPCM:
+    case SF_FORMAT_MS_ADPCM:
+    case SF_FORMAT_VOX_ADPCM:
+    case SF_FORMAT_NMS_ADPCM_16:
+    case SF_FORMAT_NMS_ADPCM_24:
+    case SF_FORMAT_NMS_ADPCM_32: return true;
+    default: return false;
+  }
+}
+
 bool valid(int format) {
   SF_INFO info{};
   info.format = format;
@@ -85,7 +109,7 @@ bool valid(int format) {
 }  // namespace
 
 SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format,
-                              std::optional<SinkType> type) {
+                              std::optional<SinkType> type, std::optional<double> quality) {
   const int major = type ? major_of(*type) : major_from_extension(path);
   SinkFormat out;
   int subtype = 0;
@@ -104,25 +128,46 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
                          "); choose another format or extension");
   } else {
     // `same`: the source's subtype if the container takes it, else the most
-    // precise one it does take.
-    const int wanted = source_format != 0 ? (source_format & SF_FORMAT_SUBMASK) : SF_FORMAT_FLOAT;
+    // precise one it does take. From a lossy source (MP3, Vorbis, Opus,
+    // ADPCM, ...): float, or the most precise PCM the container holds; its
+    // own codec only into that codec's container (MP3 -> .mp3, Vorbis -> .ogg),
+    // which holds nothing else. (libsndfile accepts WAV + MPEG layer III as a
+    // format and then cannot write it.)
+    const int source_subtype = source_format & SF_FORMAT_SUBMASK;
+    const bool from_lossy = source_format != 0 && lossy(source_subtype);
+    int wanted = source_format == 0 || (from_lossy && (source_format & SF_FORMAT_TYPEMASK) != major)
+                     ? SF_FORMAT_FLOAT
+                     : source_subtype;
+    // An Ogg container holds Vorbis or Opus: .opus asks for Opus.
+    std::string ext = std::filesystem::path(path).extension().string();
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    const int ogg_codec = ext == ".opus" ? SF_FORMAT_OPUS : SF_FORMAT_VORBIS;
+    if (wanted == SF_FORMAT_VORBIS || wanted == SF_FORMAT_OPUS) wanted = ogg_codec;
     for (int candidate : {wanted, static_cast<int>(SF_FORMAT_FLOAT), static_cast<int>(SF_FORMAT_PCM_24),
-                          static_cast<int>(SF_FORMAT_PCM_16), static_cast<int>(SF_FORMAT_VORBIS)}) {
+                          static_cast<int>(SF_FORMAT_PCM_16), ogg_codec, static_cast<int>(SF_FORMAT_MPEG_LAYER_III)}) {
       if (valid(major | candidate)) {
         subtype = candidate;
         break;
       }
     }
     if (subtype == 0) throw config_error("sink.file '" + path + "': no sample format fits this container");
-    if (subtype != wanted)
-      out.note = "sink format 'same' (" + sndfile_format_name(source_format) + ") does not fit " +
-                 path + "; writing " + sndfile_format_name(major | subtype);
+    if (subtype != (source_format != 0 ? source_subtype : SF_FORMAT_FLOAT))
+      out.note = "sink format 'same' (" + sndfile_format_name(source_format) + ")" +
+                 (from_lossy ? " is lossy" : " does not fit " + path) + "; writing " +
+                 sndfile_format_name(major | subtype);
   }
   out.sndfile_format = major | subtype;
   // Raw samples are little-endian (s16le, f32le, ...), whatever the machine.
   if (major == SF_FORMAT_RAW) out.sndfile_format |= SF_ENDIAN_LITTLE;
   out.bits = bits_of(subtype);
   out.name = sndfile_format_name(out.sndfile_format);
+  if (quality) {
+    if (subtype != SF_FORMAT_MPEG_LAYER_III && subtype != SF_FORMAT_VORBIS && subtype != SF_FORMAT_OPUS)
+      throw config_error("sink.quality applies to MP3, Vorbis and Opus outputs; " + path + " is " + out.name +
+                         " (leave quality out, or write .mp3, .ogg or .opus)");
+    // libsndfile's MP3 encoder refuses level 1.0 exactly: the smallest setting is 0.99.
+    out.compression_level = std::min(1.0 - *quality, 0.99);
+  }
   return out;
 }
 
@@ -152,6 +197,14 @@ AudioSink::AudioSink(const std::string& path, const SinkFormat& format, double s
   sf_command(f, SFC_SET_CLIPPING, nullptr, SF_FALSE);
   // The PEAK chunk carries a time stamp: without it, the same run writes the same bytes.
   sf_command(f, SFC_SET_ADD_PEAK_CHUNK, nullptr, SF_FALSE);
+  if (format.compression_level) {
+    double level = *format.compression_level;
+    if (sf_command(f, SFC_SET_COMPRESSION_LEVEL, &level, sizeof level) != SF_TRUE) {
+      sf_close(f);
+      sndfile_ = nullptr;
+      throw io_error(name() + ": libsndfile refused the quality setting for " + format.name);
+    }
+  }
   raw_pcm16_ = sndfile_is_native_pcm16(format.sndfile_format);
 }
 

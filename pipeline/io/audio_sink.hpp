@@ -21,14 +21,18 @@ struct SinkFormat {
   int bits = 0;            // PCM bits to quantize to, 0 = float samples
   std::string name;        // "wav pcm16"
   std::string note;        // set when `same` had to pick another subtype
+  std::optional<double> compression_level;  // lossy codecs: SFC_SET_COMPRESSION_LEVEL (0 best .. 1 smallest)
 };
 
 // Chooses the output format. `source_format` is the source's SF_FORMAT_* code
 // (0 for synth); `type` names the container (required for "-"; else the
 // extension does). Throws Error(config) for an unknown extension, "-" without
 // a type, or a format the container cannot hold, naming both and what would work.
+// `quality` (0..1, sink.quality) applies to MP3, Vorbis and Opus only:
+// Error(config) for another encoding.
 SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format,
-                              std::optional<SinkType> type = std::nullopt);
+                              std::optional<SinkType> type = std::nullopt,
+                              std::optional<double> quality = std::nullopt);
 
 // Whether `path` names standard input/output ("-").
 [[nodiscard]] inline bool is_std_stream(const std::string& path) noexcept { return path == "-"; }
