@@ -10,6 +10,7 @@
 #include <system_error>
 
 #include "core/error.hpp"
+#include "core/text_match.hpp"
 
 // Every expression below mirrors the operation order of scipy 1.10
 // (signal/_fir_filter_design.py firwin, signal/windows/_windows.py) and numpy
@@ -279,7 +280,9 @@ WindowSpec parse_window(std::string_view text) {
     }
     return {WindowKind::kaiser, beta};
   }
-  throw fail(" is not a known window");
+  constexpr std::string_view kNames[] = {"hamming", "hann", "hanning", "blackman", "rectangular", "boxcar", "kaiser"};
+  const std::string hint = did_you_mean(text, kNames);  // "; did you mean 'hann'?"
+  throw fail(" is not a known window" + (hint.empty() ? std::string() : " (" + hint.substr(2) + ")"));
 }
 
 FilterKind parse_filter_kind(std::string_view text) {

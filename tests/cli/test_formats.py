@@ -156,6 +156,7 @@ def test_typos_are_named_with_a_suggestion():
         (["info", "x.wav", "--input-typ", "raw"], "did you mean '--input-type'?"),
         (["desing", "--lowpass", "100"], "did you mean 'design'?"),
         (["filter", "x.wav", "y.wav", "-x"], "unknown option '-x' for 'filter'"),
+        (["design", "--lowpass", "100", "--rate", "8000", "--window", "han"], "did you mean 'hann'?"),
     ]
     for args, want in cases:
         r = sh(*args, ok=False)
