@@ -4,6 +4,8 @@
 // writer is the part to split off when it grows.
 #include "pipeline/batch.hpp"
 
+#include "pipeline/resource_limits.hpp"
+
 #include <fnmatch.h>
 #include <glob.h>
 #include <unistd.h>
@@ -812,6 +814,7 @@ std::string batch_summary_csv(const BatchSummary& s) {
 
 BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
+  check_execution_limits(config.execution);  // before any worker starts
   const bool keep_going = options.keep_going.value_or(config.batch.keep_going);
   const std::string out_dir = options.out_dir.value_or(config.batch.out_dir);
   std::mutex log_mutex;

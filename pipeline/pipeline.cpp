@@ -25,6 +25,7 @@
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/live.hpp"
 #include "pipeline/progress.hpp"
+#include "pipeline/resource_limits.hpp"
 
 namespace sigstream {
 
@@ -264,6 +265,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     if (options.log) options.log(m);
   };
   throw_if_interrupted();
+  check_execution_limits(config.execution);  // before any thread or buffer
   std::unique_ptr<Source> source = open_source(config.source);
   const SourceInfo& si = source->info();
   trace("source opened");
@@ -305,6 +307,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   bo.streams = config.execution.streams;
   bo.device = device;
   bo.keep_float_output = options.verify;
+  // The chunks in flight (the CPU backend: depth(); CUDA: a host block per lane and two queued).
+  check_chunk_memory(plan, backend->name() == "cpu" ? std::max(3, 2 * (bo.threads > 0 ? bo.threads : hardware_threads()) + 1)
+                                                    : bo.streams + 2);
   backend->prepare(plan, bo);
   trace("backend prepared");
   if (const std::string d = backend->describe(); !d.empty()) log(d);

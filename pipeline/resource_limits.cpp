@@ -1,0 +1,76 @@
+#include "pipeline/resource_limits.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/thread_pool.hpp"
+
+namespace sigstream {
+
+namespace {
+
+std::string gib(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+}  // namespace
+
+void check_execution_limits(const ExecutionSpec& e) {
+  const int hw = hardware_threads();
+  const long long most = static_cast<long long>(kThreadsPerHardwareThread) * hw;
+  if (e.threads > most)
+    throw config_error("execution.threads: " + std::to_string(e.threads) + " is more than " +
+                       std::to_string(kThreadsPerHardwareThread) + " per hardware thread of this machine (" +
+                       std::to_string(hw) + ", so at most " + std::to_string(most) +
+                       "); set 0 for one per hardware thread");
+  if (e.streams > kMaxStreams)
+    throw config_error("execution.streams: " + std::to_string(e.streams) + " CUDA streams is more than " +
+                       std::to_string(kMaxStreams) + " (each holds a chunk's buffers on the GPU); 2-8 keep a GPU busy");
+}
+
+std::int64_t chunk_host_bytes(const Plan& plan) noexcept {
+  const auto ch = static_cast<std::int64_t>(std::max(plan.channels, 1));
+  const std::int64_t in = plan.max_window.empty() ? 0 : plan.max_window.front();
+  std::int64_t widest = 0;
+  for (const std::int64_t w : plan.max_window) widest = std::max(widest, w);
+  // Source block (at most 4 bytes a sample as read) and its float planes,
+  // two ping-pong planes of the widest signal, the float output and its
+  // interleaved block (at most 8 bytes a sample).
+  return ch * (in * 4 + in * 4 + 2 * widest * 4 + plan.max_chunk_frames() * (4 + 8));
+}
+
+std::int64_t available_host_memory() noexcept {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long long kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return static_cast<std::int64_t>(kib) * 1024;
+  return -1;
+}
+
+void check_chunk_memory(const Plan& plan, int in_flight) {
+  const std::int64_t available = available_host_memory();
+  if (available <= 0) return;
+  const double need = static_cast<double>(chunk_host_bytes(plan)) * std::max(in_flight, 1);
+  // Leave a quarter of what is available to everything else.
+  const double budget = 0.75 * static_cast<double>(available);
+  if (need <= budget) return;
+  // The chunk that would fit, rounded down to a power of two.
+  const double per_frame = need / static_cast<double>(std::max<std::int64_t>(plan.max_chunk_frames(), 1));
+  std::int64_t fit = 1;
+  while (static_cast<double>(fit) * 2.0 * per_frame <= budget && fit < (std::int64_t{1} << 40)) fit *= 2;
+  throw config_error("execution.chunk_frames: " + std::to_string(plan.chunk_frames) + " frames x " +
+                     std::to_string(plan.channels) + " channels x " + std::to_string(in_flight) +
+                     " chunks in flight need about " + gib(need) + " of host memory, more than this machine can "
+                     "spare (" + gib(static_cast<double>(available)) + " available); set chunk_frames to at most " +
+                     std::to_string(fit) + " (or fewer threads/streams)");
+}
+
+}  // namespace sigstream

@@ -1,0 +1,35 @@
+#pragma once
+// Sizes a config sets, checked against this machine before anything is
+// allocated or started (issue P10): a typo such as threads: 100000 must give
+// a clear error, never take the host down. Each check throws Error(config)
+// naming the key, the limit on this machine and what to set instead.
+#include <cstdint>
+
+#include "pipeline/config.hpp"
+#include "pipeline/plan.hpp"
+
+namespace sigstream {
+
+// CPU worker threads above this many per hardware thread are refused (more
+// only adds switching: the work is compute-bound).
+inline constexpr int kThreadsPerHardwareThread = 4;
+// CUDA lanes (chunks in flight on one GPU) above this are refused: past a
+// few, more only holds memory.
+inline constexpr int kMaxStreams = 64;
+
+// execution.threads and execution.streams against the machine.
+void check_execution_limits(const ExecutionSpec& e);
+
+// The host memory the chunks in flight of `plan` need (`in_flight` chunks)
+// against what the machine has available (Linux: MemAvailable), with a
+// chunk_frames that would fit. No-op where the amount is not known.
+void check_chunk_memory(const Plan& plan, int in_flight);
+
+// Host bytes one chunk in flight of `plan` holds (its source block, its
+// output block, and the planes its stages work in), an estimate.
+[[nodiscard]] std::int64_t chunk_host_bytes(const Plan& plan) noexcept;
+
+// MemAvailable of /proc/meminfo in bytes, or -1 where it cannot be read.
+[[nodiscard]] std::int64_t available_host_memory() noexcept;
+
+}  // namespace sigstream
