@@ -160,6 +160,10 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
   // Raw samples are little-endian (s16le, f32le, ...), whatever the machine.
   if (major == SF_FORMAT_RAW) out.sndfile_format |= SF_ENDIAN_LITTLE;
   out.bits = bits_of(subtype);
+  // Lossy encoders get full-scale samples, clipped (and NaN as 0) and counted
+  // like PCM's: LAME aborts the process on values far beyond full scale.
+  // 24 bits keeps every bit their float input could use.
+  if (lossy(subtype)) out.bits = 24;
   out.name = sndfile_format_name(out.sndfile_format);
   if (quality) {
     if (subtype != SF_FORMAT_MPEG_LAYER_III && subtype != SF_FORMAT_VORBIS && subtype != SF_FORMAT_OPUS)
