@@ -2,10 +2,9 @@
 // errors to exit codes (0 ok, 1 processing failure, 2 usage/config error).
 #include <CLI/CLI.hpp>
 
+#include "app/cli_words.hpp"
 #include "app/plot.hpp"
 
-#include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <csignal>
 #include <cmath>
@@ -20,7 +19,6 @@
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
-#include "core/text_match.hpp"
 #include "core/trace.hpp"
 #include "core/version.hpp"
 #include "kernels/cpu/fir_fft.hpp"
@@ -248,13 +246,8 @@ void print_summary(const RunReport& r) {
   std::cerr << o.str();
 }
 
-int finish(const RunReport& r, const CommonFlags& f, const std::optional<std::string>& stats_path = std::nullopt) {
+int finish(const RunReport& r, const CommonFlags& f, const std::optional<std::string>& stats_path) {
   if (!f.quiet) print_summary(r);
-  // --plot: from the statistics file the run wrote, else from the report in memory.
-  auto draw = [&]() -> int {
-    if (f.plot.empty()) return 0;
-    return stats_path ? app::draw_figure(*stats_path, f.plot) : app::draw_figure_from_text(stats_json(r), f.plot);
-  };
   if (r.verification.ran) {
     char buf[256];
     std::snprintf(buf, sizeof buf, "rel L2 error %.3g, max abs error %.3g vs the float64 reference (tolerance %.0e)",
@@ -265,7 +258,9 @@ int finish(const RunReport& r, const CommonFlags& f, const std::optional<std::st
     }
     if (!f.quiet) std::cerr << "sigstream: verify passed: " << buf << "\n";
   }
-  return draw();
+  // --plot: from the statistics file the run wrote, else from the report in memory.
+  if (f.plot.empty()) return 0;
+  return stats_path ? app::draw_figure(*stats_path, f.plot) : app::draw_figure_from_text(stats_json(r), f.plot);
 }
 
 // Runs a config file (or the demo when `path` is empty); --backend and
@@ -331,65 +326,6 @@ int cmd_design(const FilterFlags& f, double rate) {
 }
 
 int run_main(int argc, char** argv);
-
-namespace {
-
-// A mistyped command or option, by name and with a suggestion, before CLI11
-// parses: CLI11 reports an option group's missing member before an unknown
-// option ("Exactly 1 option from [--lowpass, ...] is required" for
-// --lowpas), and an unknown command as unexpected words in reverse order.
-std::optional<std::string> unknown_word(const CLI::App& app, int argc, char** argv) {
-  std::vector<std::string> commands;
-  for (const CLI::App* sub : app.get_subcommands([](const CLI::App* a) { return !a->get_name().empty(); }))
-    commands.push_back(sub->get_name());
-  auto suggest = [](const std::string& word, const std::vector<std::string>& names) {
-    std::vector<std::string_view> views(names.begin(), names.end());
-    return did_you_mean(word, views);
-  };
-  int i = 1;
-  while (i < argc && argv[i][0] == '-') ++i;  // --help, --version (CLI11 says what else is wrong)
-  if (i >= argc) return std::nullopt;
-  const std::string command = argv[i];
-  const CLI::App* sub = nullptr;
-  for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; }))
-    if (s->get_name() == command) sub = s;
-  if (sub == nullptr) {
-    std::string list;
-    for (const std::string& c : commands) list += (list.empty() ? "" : ", ") + c;
-    return "unknown command '" + command + "'" + suggest(command, commands) + " (commands: " + list +
-           "; no command runs the demo)";
-  }
-  // Its options, and those of its option groups (nameless sub-apps, e.g. the filter kinds).
-  std::vector<std::string> longs = {"help"}, shorts = {"h"};
-  std::vector<const CLI::App*> scopes = {sub};
-  for (std::size_t k = 0; k < scopes.size(); ++k) {
-    for (const CLI::Option* o : scopes[k]->get_options()) {
-      for (const std::string& n : o->get_lnames()) longs.push_back(n);
-      for (const std::string& n : o->get_snames()) shorts.push_back(n);
-    }
-    for (const CLI::App* g : const_cast<CLI::App*>(scopes[k])->get_subcommands(
-             [](const CLI::App* a) { return a->get_name().empty(); }))
-      scopes.push_back(g);
-  }
-  for (int j = i + 1; j < argc; ++j) {
-    const std::string word = argv[j];
-    if (word == "--") break;
-    if (word.rfind("--", 0) == 0) {
-      const std::string name = word.substr(2, word.find('=') == std::string::npos ? std::string::npos : word.find('=') - 2);
-      if (std::find(longs.begin(), longs.end(), name) == longs.end()) {
-        std::vector<std::string> dashed;
-        for (const std::string& n : longs) dashed.push_back("--" + n);
-        return "unknown option '--" + name + "' for '" + command + "'" + suggest("--" + name, dashed);
-      }
-    } else if (word.size() == 2 && word[0] == '-' && std::isalpha(static_cast<unsigned char>(word[1]))) {
-      if (std::find(shorts.begin(), shorts.end(), word.substr(1)) == shorts.end())
-        return "unknown option '" + word + "' for '" + command + "'";
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) { leave(run_main(argc, argv)); }
 
@@ -491,10 +427,6 @@ int run_main(int argc, char** argv) {
   auto* schema = app.add_subcommand("schema", "Print every YAML key (type, default, meaning) as markdown "
                                               "(docs/yaml-reference.md)");
 
-  if (const std::optional<std::string> problem = unknown_word(app, argc, argv)) {
-    std::cerr << "sigstream: error: " << *problem << "\n(run 'sigstream --help' or 'sigstream COMMAND --help')\n";
-    return 2;
-  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -504,7 +436,10 @@ int run_main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "sigstream: error: " << e.what() << "\n(run 'sigstream --help' or 'sigstream COMMAND --help')\n";
+    // A mistyped command or option is the error to name, whatever CLI11 met first.
+    const std::optional<std::string> typo = app::unknown_word(app, argc, argv);
+    std::cerr << "sigstream: error: " << (typo ? *typo : std::string(e.what()))
+              << "\n(run 'sigstream --help' or 'sigstream COMMAND --help')\n";
     return 2;
   }
 

@@ -9,22 +9,24 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
+#include "pipeline/io/atomic_file.hpp"
+
 extern char** environ;
 
 namespace sigstream::app {
+
+namespace {
 
 std::string plot_install_hint() {
   return "figures need Python 3 with matplotlib and NumPy: on Debian/Ubuntu `sudo apt-get install "
          "python3-matplotlib` (scripts/install-deps.sh does), or `pip install matplotlib`; point "
          "SIGSTREAM_PYTHON at another interpreter if python3 is not the one that has them";
 }
-
-namespace {
 
 // Runs `python - STATS -o FIG` with the script on its standard input.
 // Returns the child's exit status, or -1 when it could not be started.
@@ -48,14 +50,10 @@ int run_python(const std::string& python, const std::string& stats, const std::s
     close(fds[1]);
     return -1;
   }
-  // The script is ~10 KB: one write (a reader that dies early gets EPIPE, ignored).
-  const char* script = plot_script();
-  std::size_t left = std::strlen(script);
-  while (left > 0) {
-    const ssize_t n = write(fds[1], script, left);
-    if (n <= 0) break;
-    script += n;
-    left -= static_cast<std::size_t>(n);
+  // A Python that exits early makes the write fail (EPIPE): its exit status says why.
+  try {
+    write_all(fds[1], plot_script(), "python's standard input");
+  } catch (const Error&) {
   }
   close(fds[1]);
   int status = 0;
@@ -88,12 +86,15 @@ int draw_figure_from_text(const std::string& stats_text, const std::string& figu
     std::cerr << "sigstream plot: cannot create a temporary file: " << std::strerror(errno) << "\n";
     return 1;
   }
-  close(fd);
-  {
-    std::ofstream out(path, std::ios::binary);
-    out << stats_text;
+  int rc = 0;
+  try {
+    write_all(fd, stats_text, path);
+  } catch (const Error& e) {
+    std::cerr << "sigstream plot: " << e.what() << '\n';
+    rc = 1;
   }
-  const int rc = draw_figure(path, figure);
+  close(fd);
+  if (rc == 0) rc = draw_figure(path, figure);
   std::remove(path.c_str());
   return rc;
 }

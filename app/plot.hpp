@@ -19,7 +19,4 @@ int draw_figure(const std::string& stats_json, const std::string& figure);
 // wrote no JSON file): written to a temporary file, drawn, removed.
 int draw_figure_from_text(const std::string& stats_text, const std::string& figure);
 
-// What to tell a user without matplotlib.
-std::string plot_install_hint();
-
 }  // namespace sigstream::app

@@ -12,7 +12,6 @@
 // copied), with the kernel's share of it. One JSON object per line.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -29,11 +28,6 @@
 #include "pipeline/plan.hpp"
 
 namespace kc = sigstream::kernels::cuda;
-
-namespace {
-
-
-}  // namespace
 
 int main(int argc, char** argv) {
   int log2n = 26, reps = 30;

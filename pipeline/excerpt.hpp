@@ -34,7 +34,6 @@ class ExcerptCapture {
     const double ratio = rate_out_ / rate_in_;
     out_start_ = static_cast<std::int64_t>(std::floor(static_cast<double>(start_) * ratio));
     out_len_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(static_cast<double>(len_) * ratio)));
-    if (len_ < 1) len_ = 0;
     source_.assign(static_cast<std::size_t>(channels_), std::vector<float>(static_cast<std::size_t>(len_), 0.0f));
     output_.assign(static_cast<std::size_t>(channels_), std::vector<float>(static_cast<std::size_t>(out_len_), 0.0f));
   }
@@ -43,11 +42,10 @@ class ExcerptCapture {
   void output_block(const HostBlock& block, std::int64_t first) { copy(block, first, out_start_, output_); }
   // Planar float frames [first, first + n) of the output.
   void output_planes(const std::vector<std::vector<float>>& planes, std::int64_t n, std::int64_t first) {
-    const auto want = static_cast<std::int64_t>(output_.empty() ? 0 : output_[0].size());
-    const std::int64_t lo = std::max(first, out_start_);
-    const std::int64_t hi = std::min(first + n, out_start_ + want);
-    for (std::size_t c = 0; c < output_.size() && hi > lo; ++c)
-      std::copy(planes[c].begin() + (lo - first), planes[c].begin() + (hi - first), output_[c].begin() + (lo - out_start_));
+    const FrameWindow w = overlap(first, n, out_start_, output_);
+    for (std::size_t c = 0; c < output_.size() && w.size() > 0; ++c)
+      std::copy(planes[c].begin() + (w.lo - first), planes[c].begin() + (w.hi - first),
+                output_[c].begin() + (w.lo - out_start_));
   }
   // What the signal held of it, given the final lengths; none when it ended before the excerpt.
   [[nodiscard]] std::optional<ExcerptReport> result(std::int64_t source_frames, std::int64_t output_frames) const {
@@ -69,14 +67,18 @@ class ExcerptCapture {
   }
 
  private:
+  // The frames of [first, first + n) that planes `to`, from frame `at`, hold.
+  static FrameWindow overlap(std::int64_t first, std::int64_t n, std::int64_t at,
+                             const std::vector<std::vector<float>>& to) {
+    const auto held = static_cast<std::int64_t>(to.empty() ? 0 : to[0].size());
+    return {std::max(first, at), std::max(std::max(first, at), std::min(first + n, at + held))};
+  }
   void copy(const HostBlock& block, std::int64_t first, std::int64_t at, std::vector<std::vector<float>>& to) {
-    const auto want = static_cast<std::int64_t>(to.empty() ? 0 : to[0].size());
-    const std::int64_t lo = std::max(first, at);
-    const std::int64_t hi = std::min(first + block.frames, at + want);
-    if (hi <= lo) return;
+    const FrameWindow w = overlap(first, block.frames, at, to);
+    if (w.size() == 0) return;
     std::vector<float*> planes;
-    for (auto& plane : to) planes.push_back(plane.data() + (lo - at));
-    kernels::cpu::deinterleave(block, lo - first, hi - lo, planes.data());
+    for (auto& plane : to) planes.push_back(plane.data() + (w.lo - at));
+    kernels::cpu::deinterleave(block, w.lo - first, w.size(), planes.data());
   }
   double rate_in_, rate_out_;
   int channels_;

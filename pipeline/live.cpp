@@ -433,19 +433,20 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       compute.add(compute_ms);
       if (compute_ms > target) ++late_in_compute;
       chain.output->measure(y, n);
-      if (!sink) excerpt.output_planes(y, n, out_frames);
-      if (sink) {
+      if (!sink) {
+        excerpt.output_planes(y, n, out_frames);
+      } else {
         if (out_block.capacity < n) out_block = make_host_block(plan.output_type, ch, n);  // tails at the end
         out_block.frames = n;
         for (int c = 0; c < ch; ++c) out_ptrs[static_cast<std::size_t>(c)] = y[static_cast<std::size_t>(c)].data();
         report.clipped_samples += kernels::cpu::interleave(out_ptrs.data(), n, plan.output_bits, out_block);
+        excerpt.output_block(out_block, out_frames);  // outside the write's timing
         rusage before{}, after{};
         const bool watched = have_usage && getrusage(RUSAGE_THREAD, &before) == 0;
         const auto write_start = Clock::now();
-        excerpt.output_block(out_block, out_frames);
         sink->write(out_block);
         write_max_ms = std::max(write_max_ms, ms_since(write_start));
-        if (watched && getrusage(RUSAGE_THREAD, &after) == 0 && compute_ms <= target && ms_since(arrived) > target) {
+        if (watched && compute_ms <= target && ms_since(arrived) > target && getrusage(RUSAGE_THREAD, &after) == 0) {
           late_write_slept += after.ru_nvcsw > before.ru_nvcsw ? 1 : 0;
           late_write_faulted += after.ru_minflt + after.ru_majflt > before.ru_minflt + before.ru_majflt ? 1 : 0;
         }

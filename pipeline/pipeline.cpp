@@ -248,8 +248,8 @@ void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, Run
     s.freq_hz = welch.frequencies(st.spectrum_rate);
     const SpectrumSums* sum = slot < sums.size() && !sums[slot].power.empty() ? &sums[slot] : nullptr;
     s.segments = sum ? sum->segments : 0;
+    const std::vector<double> zeros(bins, 0.0);
     for (int c = 0; c < plan.channels; ++c) {
-      const std::vector<double> zeros(bins, 0.0);
       const std::span<const double> power =
           sum ? std::span<const double>(sum->power.data() + static_cast<std::size_t>(c) * bins, bins)
               : std::span<const double>(zeros);
@@ -307,9 +307,10 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   bo.streams = config.execution.streams;
   bo.device = device;
   bo.keep_float_output = options.verify;
-  // The chunks in flight (the CPU backend: depth(); CUDA: a host block per lane and two queued).
-  check_chunk_memory(plan, backend->name() == "cpu" ? std::max(3, 2 * (bo.threads > 0 ? bo.threads : hardware_threads()) + 1)
-                                                    : bo.streams + 2);
+  const int threads = bo.threads > 0 ? bo.threads : hardware_threads();
+  // The chunks in flight, at most (the CPU backend's depth() with one piece a
+  // chunk; CUDA: a host block per lane and two queued).
+  check_chunk_memory(plan, backend->name() == "cpu" ? std::max(3, 2 * threads + 1) : bo.streams + 2);
   backend->prepare(plan, bo);
   trace("backend prepared");
   if (const std::string d = backend->describe(); !d.empty()) log(d);
@@ -318,7 +319,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   RunReport report = new_report(*source, config, plan, sink_format);
   std::vector<SpectrumSums> spectra(plan.metric_names.size());  // merged in chunk order by the writer
   ExcerptCapture excerpt(plan);
-  report.threads = bo.threads > 0 ? bo.threads : hardware_threads();
+  report.threads = threads;
 
   // Every output gets its temporary file now, so an unwritable path fails
   // before any work; nothing is renamed into place until all are complete.

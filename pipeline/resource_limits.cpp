@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <sstream>
 #include <string>
 
 #include "core/error.hpp"
@@ -19,6 +18,30 @@ std::string gib(double bytes) {
   return buf;
 }
 
+// MemAvailable of /proc/meminfo in bytes, or -1 where it cannot be read.
+std::int64_t available_host_memory() noexcept {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  long long kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemAvailable:") return static_cast<std::int64_t>(kib) * 1024;
+  return -1;
+}
+
+// Host bytes one chunk in flight of `plan` holds (its source block, its
+// output block, and the planes its stages work in), an estimate.
+std::int64_t chunk_host_bytes(const Plan& plan) noexcept {
+  const auto ch = static_cast<std::int64_t>(std::max(plan.channels, 1));
+  const std::int64_t in = plan.max_window.empty() ? 0 : plan.max_window.front();
+  std::int64_t widest = 0;
+  for (const std::int64_t w : plan.max_window) widest = std::max(widest, w);
+  // Source block (at most 4 bytes a sample as read) and its float planes,
+  // two ping-pong planes of the widest signal, the float output and its
+  // interleaved block (at most 8 bytes a sample).
+  return ch * (in * 4 + in * 4 + 2 * widest * 4 + plan.max_chunk_frames() * (4 + 8));
+}
+
 }  // namespace
 
 void check_execution_limits(const ExecutionSpec& e) {
@@ -32,27 +55,6 @@ void check_execution_limits(const ExecutionSpec& e) {
   if (e.streams > kMaxStreams)
     throw config_error("execution.streams: " + std::to_string(e.streams) + " CUDA streams is more than " +
                        std::to_string(kMaxStreams) + " (each holds a chunk's buffers on the GPU); 2-8 keep a GPU busy");
-}
-
-std::int64_t chunk_host_bytes(const Plan& plan) noexcept {
-  const auto ch = static_cast<std::int64_t>(std::max(plan.channels, 1));
-  const std::int64_t in = plan.max_window.empty() ? 0 : plan.max_window.front();
-  std::int64_t widest = 0;
-  for (const std::int64_t w : plan.max_window) widest = std::max(widest, w);
-  // Source block (at most 4 bytes a sample as read) and its float planes,
-  // two ping-pong planes of the widest signal, the float output and its
-  // interleaved block (at most 8 bytes a sample).
-  return ch * (in * 4 + in * 4 + 2 * widest * 4 + plan.max_chunk_frames() * (4 + 8));
-}
-
-std::int64_t available_host_memory() noexcept {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  long long kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return static_cast<std::int64_t>(kib) * 1024;
-  return -1;
 }
 
 void check_chunk_memory(const Plan& plan, int in_flight) {

@@ -25,11 +25,4 @@ void check_execution_limits(const ExecutionSpec& e);
 // chunk_frames that would fit. No-op where the amount is not known.
 void check_chunk_memory(const Plan& plan, int in_flight);
 
-// Host bytes one chunk in flight of `plan` holds (its source block, its
-// output block, and the planes its stages work in), an estimate.
-[[nodiscard]] std::int64_t chunk_host_bytes(const Plan& plan) noexcept;
-
-// MemAvailable of /proc/meminfo in bytes, or -1 where it cannot be read.
-[[nodiscard]] std::int64_t available_host_memory() noexcept;
-
 }  // namespace sigstream

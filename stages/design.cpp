@@ -281,8 +281,8 @@ WindowSpec parse_window(std::string_view text) {
     return {WindowKind::kaiser, beta};
   }
   constexpr std::string_view kNames[] = {"hamming", "hann", "hanning", "blackman", "rectangular", "boxcar", "kaiser"};
-  const std::string hint = did_you_mean(text, kNames);  // "; did you mean 'hann'?"
-  throw fail(" is not a known window" + (hint.empty() ? std::string() : " (" + hint.substr(2) + ")"));
+  const auto best = closest(text, kNames);
+  throw fail(" is not a known window" + (best ? " (did you mean '" + std::string(*best) + "'?)" : std::string()));
 }
 
 FilterKind parse_filter_kind(std::string_view text) {

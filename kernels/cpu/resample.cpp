@@ -198,14 +198,13 @@ template <typename T, int B, bool kAvx2>
   auto build_tile = [&](std::int64_t c0) __attribute__((always_inline)) {
     const std::int64_t o = c0 * down;
     const std::int64_t full = std::clamp<std::int64_t>((w - o) / down, 0, tile_len);  // whole groups of down
-    bool done = false;
-    if constexpr (kAvx2) {
-      if (down >= 8) {
-        decimate_avx2(x + o, full, down, tile.data(), tile_len);
-        done = true;
+    const auto split = [&]() __attribute__((always_inline)) {
+      if constexpr (kAvx2) {
+        if (down >= 8) return decimate_avx2(x + o, full, down, tile.data(), tile_len);
       }
-    }
-    if (!done) decimate(x + o, full, down, tile.data(), tile_len);
+      decimate(x + o, full, down, tile.data(), tile_len);
+    };
+    split();
     for (std::int64_t r = 0; r < down; ++r) {
       T* row = tile.data() + r * tile_len;
       std::int64_t i = full;

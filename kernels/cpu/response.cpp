@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 #include <limits>
+#include <numbers>
 #include <string>
 
 #include "core/error.hpp"
@@ -38,7 +39,7 @@ FilterResponse filter_response(std::span<const double> taps, double rate, int po
     const std::size_t bin = j * step;
     std::complex<double> sh, sg;
     for (std::size_t i = 0; i < k; ++i) {
-      const double w = -2.0 * 3.14159265358979323846 * static_cast<double>(bin) * static_cast<double>(i) /
+      const double w = -2.0 * std::numbers::pi * static_cast<double>(bin) * static_cast<double>(i) /
                        static_cast<double>(n);
       const std::complex<double> e(std::cos(w), std::sin(w));
       sh += taps[i] * e;

@@ -1,14 +1,12 @@
 #include "kernels/cpu/welch.hpp"
 
-#include "core/welch_segments.hpp"
-
 #include <algorithm>
 #include <cmath>
 #include <complex>
 #include <string>
 
 #include "core/error.hpp"
-
+#include "core/welch_segments.hpp"
 #include "kernels/cpu/pocketfft_local.hpp"
 
 namespace sigstream::kernels::cpu {
@@ -17,23 +15,9 @@ namespace {
 
 Error bad(const std::string& m) { return {ErrorKind::invalid_argument, "welch: " + m}; }
 
-
 }  // namespace
 
-#if SIGSTREAM_HAVE_POCKETFFT
-struct Welch::Plan {
-  explicit Plan(std::size_t n) : fft(n) {}
-  pocketfft::detail::pocketfft_r<double> fft;
-};
-bool Welch::available() noexcept { return true; }
-#else
-struct Welch::Plan {};
-bool Welch::available() noexcept { return false; }
-#endif
-
-Welch::~Welch() = default;
-Welch::Welch(Welch&&) noexcept = default;
-Welch& Welch::operator=(Welch&&) noexcept = default;
+bool Welch::available() noexcept { return SIGSTREAM_HAVE_POCKETFFT != 0; }
 
 Welch::Welch(std::span<const double> window, int hop) : window_(window.begin(), window.end()), hop_(hop) {
   const auto n = static_cast<std::int64_t>(window_.size());
@@ -45,11 +29,7 @@ Welch::Welch(std::span<const double> window, int hop) : window_(window.begin(), 
     window_energy_ += w * w;
   }
   if (!(window_energy_ > 0.0)) throw bad("the window is all zeros");
-#if SIGSTREAM_HAVE_POCKETFFT
-  plan_ = std::make_unique<Plan>(window_.size());
-#else
-  throw bad("this build has no pocketfft (python3-pythran's header), which the spectrum needs");
-#endif
+  if (!available()) throw bad("this build has no pocketfft (python3-pythran's header), which the spectrum needs");
 }
 
 std::int64_t Welch::add(const float* x, std::int64_t first, std::int64_t n, std::int64_t own_lo,
@@ -58,8 +38,6 @@ std::int64_t Welch::add(const float* x, std::int64_t first, std::int64_t n, std:
   if (power.size() < static_cast<std::size_t>(bins())) throw bad("power holds fewer than bins() values");
   const WelchSegments segs = welch_segments(first, n, own_lo, own_hi, nfft, hop_);
   if (segs.count == 0) return 0;
-  const std::int64_t j0 = segs.first;
-  const std::int64_t j1 = segs.first + segs.count - 1;
 #if SIGSTREAM_HAVE_POCKETFFT
   // Groups of segments through pocketfft's batched real transform, which
   // runs several transforms at once in SIMD lanes (one at a time, the
@@ -68,10 +46,14 @@ std::int64_t Welch::add(const float* x, std::int64_t first, std::int64_t n, std:
   constexpr std::int64_t kGroup = 16;
   const auto len = static_cast<std::size_t>(nfft);
   const std::size_t nb = static_cast<std::size_t>(bins());
-  std::vector<double> rows(static_cast<std::size_t>(kGroup) * len);
-  std::vector<std::complex<double>> spec(static_cast<std::size_t>(kGroup) * nb);
-  for (std::int64_t g0 = j0; g0 <= j1; g0 += kGroup) {
-    const std::int64_t g = std::min(kGroup, j1 - g0 + 1);
+  // Per-thread scratch: add() runs per chunk (and per live block).
+  thread_local std::vector<double> rows;
+  thread_local std::vector<std::complex<double>> spec;
+  rows.resize(static_cast<std::size_t>(kGroup) * len);
+  spec.resize(static_cast<std::size_t>(kGroup) * nb);
+  const std::int64_t end = segs.first + segs.count;
+  for (std::int64_t g0 = segs.first; g0 < end; g0 += kGroup) {
+    const std::int64_t g = std::min(kGroup, end - g0);
     for (std::int64_t s = 0; s < g; ++s) {
       const float* seg = x + ((g0 + s) * hop_ - first);
       double* row = rows.data() + static_cast<std::size_t>(s) * len;
@@ -89,7 +71,7 @@ std::int64_t Welch::add(const float* x, std::int64_t first, std::int64_t n, std:
 #else
   static_cast<void>(x);
 #endif
-  return j1 - j0 + 1;
+  return segs.count;
 }
 
 std::vector<double> Welch::density(std::span<const double> power, std::int64_t segments, double rate) const {

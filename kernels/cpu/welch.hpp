@@ -12,7 +12,6 @@
 // segment end frames it owns (the chunk's own frames), so every segment is
 // counted once whatever the chunking; the power sums are float64.
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
 
@@ -24,11 +23,6 @@ class Welch {
   // Error(invalid_argument) for bad arguments and in a build without
   // pocketfft (available() says which).
   Welch(std::span<const double> window, int hop);
-  ~Welch();
-  Welch(Welch&&) noexcept;
-  Welch& operator=(Welch&&) noexcept;
-  Welch(const Welch&) = delete;
-  Welch& operator=(const Welch&) = delete;
 
   [[nodiscard]] static bool available() noexcept;
   [[nodiscard]] int nfft() const noexcept { return static_cast<int>(window_.size()); }
@@ -38,7 +32,7 @@ class Welch {
   // x holds frames [first, first + n) of one channel. Adds |DFT(window *
   // segment)|^2 of each segment that lies inside those frames and whose last
   // frame is in [own_lo, own_hi) to power[0 .. bins()), and returns how many
-  // segments it added. Thread-safe (const; its scratch is per call).
+  // segments it added. Thread-safe (const; its scratch is per thread).
   std::int64_t add(const float* x, std::int64_t first, std::int64_t n, std::int64_t own_lo,
                    std::int64_t own_hi, std::span<double> power) const;
 
@@ -51,11 +45,9 @@ class Welch {
   [[nodiscard]] std::vector<double> frequencies(double rate) const;
 
  private:
-  struct Plan;
   std::vector<double> window_;
   double window_energy_ = 0.0;  // sum(w^2)
   int hop_ = 1;
-  std::unique_ptr<Plan> plan_;
 };
 
 }  // namespace sigstream::kernels::cpu

@@ -114,7 +114,7 @@ __device__ __forceinline__ void stage(float* dst, const float* __restrict__ src,
   for (; i < count; i += threads) dst[i] = src[i];
 }
 
-// The blocked kernel (the main path, up <= 1024): thread q of a block of S
+// The blocked kernel (up <= 1024 where the class tiles do not run): thread q of a block of S
 // threads, S the smallest multiple of up that is >= 256, computes the kRows
 // outputs base + q + r*S, r < kRows. S being a multiple of up, they share
 // one phase, hence one set of taps: per tap, one shared load of the tap
@@ -206,7 +206,6 @@ static_assert(kKb % (kClassWarps * 8) == 0, "the staging loop takes 8 rows of kk
 
 struct ClassTileShape {
   int longest = 0;  // taps of the longest phase
-  int u_max = 0;    // U: the input rows a block's tile holds
   std::size_t shared = 0;
 };
 
@@ -218,7 +217,6 @@ ClassTileShape class_tile_shape(const DevicePolyphase& f) {
   const std::int64_t spread = ((kBlockClasses - 1) * static_cast<std::int64_t>(f.down) + f.up - 1) / f.up + 1;
   const std::int64_t u = spread + s.longest;
   const std::int64_t tile = std::max<std::int64_t>(u * kTileStride, static_cast<std::int64_t>(kKb) * kOutStride);
-  s.u_max = static_cast<int>(std::min<std::int64_t>(u, 1 << 20));
   s.shared = static_cast<std::size_t>(tile + static_cast<std::int64_t>(kBlockClasses) * s.longest) * sizeof(float);
   return s;
 }

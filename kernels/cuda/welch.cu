@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <string>
-#include <vector>
 
 #include "core/error.hpp"
 #include "core/welch_segments.hpp"
@@ -79,7 +78,11 @@ DeviceWelch::DeviceWelch(std::span<const double> window, int hop, std::int64_t m
                     ", max_segments " + std::to_string(max_segments) + ", channels " + std::to_string(channels));
   const auto rows = static_cast<std::size_t>(channels) * static_cast<std::size_t>(max_segments);
   window_ = DeviceBuffer<double>(window.size());
-  SIGSTREAM_CUDA_TRY(cudaMemcpy(window_.data(), window.data(), window_.bytes(), cudaMemcpyHostToDevice));
+  // On a stream of its own, waited for: the lanes' non-blocking streams would
+  // not wait for work on the legacy stream (as the fir and resample steps upload).
+  const Stream upload = Stream::create();
+  SIGSTREAM_CUDA_TRY(
+      cudaMemcpyAsync(window_.data(), window.data(), window_.bytes(), cudaMemcpyHostToDevice, upload.get()));
   rows_ = DeviceBuffer<double>(rows * static_cast<std::size_t>(nfft_));
   bins_ = DeviceBuffer<double2>(rows * static_cast<std::size_t>(bins()));
   long long n = nfft_;
@@ -91,7 +94,8 @@ DeviceWelch::DeviceWelch(std::span<const double> window, int hop, std::int64_t m
   work_ = DeviceBuffer<std::byte>(std::max<std::size_t>(work, 1));
   SIGSTREAM_CUFFT_TRY(cufft().set_work_area(plan_.get(), work_.data()));
   // Rows a call leaves alone are transformed anyway: start finite.
-  SIGSTREAM_CUDA_TRY(cudaMemset(rows_.data(), 0, rows_.bytes()));
+  SIGSTREAM_CUDA_TRY(cudaMemsetAsync(rows_.data(), 0, rows_.bytes(), upload.get()));
+  upload.synchronize();
   const BinPower p{bins_.data(), max_segments, max_segments, bins()};
   reduce_temp_ = DeviceBuffer<std::byte>(std::max<std::size_t>(reduce_temp_bytes(channels * bins(), p, max_segments), 1));
 }

@@ -94,7 +94,9 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
   // The backend asked for (or auto's plain choice), with its own methods.
   auto as_asked = [&] {
     std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);
-    resolve_methods(plan, backend->name(), cuda_fft_engine(device));
+    // The engine matters (and the driver is asked) only for CUDA.
+    const bool cuda = backend->name() == "cuda";
+    resolve_methods(plan, backend->name(), cuda ? cuda_fft_engine(device) : CudaFftEngine::cufft);
     return backend;
   };
   // Without the NVIDIA driver's device node there is nothing to wait for:

@@ -152,15 +152,16 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   file.commit();
 }
 
-void write_all(AtomicFile& file, const std::string& text) {
-  const std::string& path = file.path();
+void write_all(AtomicFile& file, const std::string& text) { write_all(file.fd(), text, file.path()); }
+
+void write_all(int fd, std::string_view text, const std::string& what) {
   const char* p = text.data();
   std::size_t left = text.size();
   while (left > 0) {
-    const ssize_t n = ::write(file.fd(), p, left);
+    const ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      throw io_error(path + ": write failed: " + std::strerror(errno));
+      throw io_error(what + ": write failed: " + std::strerror(errno));
     }
     p += n;
     left -= static_cast<std::size_t>(n);

@@ -9,6 +9,7 @@
 // Destroyed without commit (an error, an exception, a signal), it deletes the
 // temporary file. The target's folder is created if missing.
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sigstream {
@@ -40,6 +41,9 @@ class AtomicFile {
 
 // Writes all of `text` to the file's temporary (no commit). Throws Error(io).
 void write_all(AtomicFile& file, const std::string& text);
+// All of `text` to the descriptor `fd` (retrying short writes and EINTR);
+// Error(io) naming `what` when a write fails.
+void write_all(int fd, std::string_view text, const std::string& what);
 
 // Removes the hidden temporary files (".NAME.sigstream-XXXXXX") that killed
 // runs left beside these targets. Returns how many it removed.

@@ -29,13 +29,19 @@ int major_of(SinkType t) {
   return SF_FORMAT_WAV;
 }
 
+// The file's extension, lower case, without the dot.
+std::string extension_of(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  if (!ext.empty()) ext.erase(0, 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  return ext;
+}
+
 int major_from_extension(const std::string& path) {
   if (is_std_stream(path))
     throw config_error("sink.file '-' (standard output) needs its container: --type wav|raw|au|flac|caf "
                        "(YAML: sink.type)");
-  std::string ext = std::filesystem::path(path).extension().string();
-  if (!ext.empty()) ext.erase(0, 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::string ext = extension_of(path);
   if (ext == "aif" || ext == "aifc") return SF_FORMAT_AIFF;
   if (ext == "pcm") return SF_FORMAT_RAW;
   if (ext == "oga" || ext == "ogg" || ext == "opus") return SF_FORMAT_OGG;
@@ -55,24 +61,6 @@ int major_from_extension(const std::string& path) {
   for (const std::string& e : known) list += (list.empty() ? "" : ", ") + e;
   throw config_error("sink.file '" + path + "': unknown audio extension '" + ext +
                      "' (expected one of: " + list + ")");
-}
-
-int bits_of(int subtype) {
-  switch (subtype) {
-    case SF_FORMAT_PCM_S8:
-    case SF_FORMAT_PCM_U8: return 8;
-    case SF_FORMAT_PCM_16:
-    case SF_FORMAT_ULAW:
-    case SF_FORMAT_ALAW: return 16;
-    case SF_FORMAT_PCM_24: return 24;
-    case SF_FORMAT_PCM_32: return 32;
-    default: return 0;
-  }
-}
-
-std::string container_name(int major) {
-  const std::string name = sndfile_format_name(major | SF_FORMAT_PCM_16);
-  return name.substr(0, name.find(' '));
 }
 
 // Codecs that drop information: decoding one gives samples no PCM width
@@ -96,6 +84,34 @@ bool lossy(int subtype) {
     case SF_FORMAT_NMS_ADPCM_32: return true;
     default: return false;
   }
+}
+
+// Encoders that take a quality (sink.quality).
+bool takes_quality(int subtype) {
+  return subtype == SF_FORMAT_MPEG_LAYER_III || subtype == SF_FORMAT_VORBIS || subtype == SF_FORMAT_OPUS;
+}
+
+// The PCM bits samples are quantized to before the sink, 0 = float. Lossy
+// encoders get full-scale samples, clipped (and NaN as 0) and counted like
+// PCM's: LAME aborts the process on values far beyond full scale. 24 bits
+// keeps every bit their float input could use.
+int bits_of(int subtype) {
+  if (lossy(subtype)) return 24;
+  switch (subtype) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8: return 8;
+    case SF_FORMAT_PCM_16:
+    case SF_FORMAT_ULAW:
+    case SF_FORMAT_ALAW: return 16;
+    case SF_FORMAT_PCM_24: return 24;
+    case SF_FORMAT_PCM_32: return 32;
+    default: return 0;
+  }
+}
+
+std::string container_name(int major) {
+  const std::string name = sndfile_format_name(major | SF_FORMAT_PCM_16);
+  return name.substr(0, name.find(' '));
 }
 
 bool valid(int format) {
@@ -139,9 +155,7 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
                      ? SF_FORMAT_FLOAT
                      : source_subtype;
     // An Ogg container holds Vorbis or Opus: .opus asks for Opus.
-    std::string ext = std::filesystem::path(path).extension().string();
-    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
-    const int ogg_codec = ext == ".opus" ? SF_FORMAT_OPUS : SF_FORMAT_VORBIS;
+    const int ogg_codec = extension_of(path) == "opus" ? SF_FORMAT_OPUS : SF_FORMAT_VORBIS;
     if (wanted == SF_FORMAT_VORBIS || wanted == SF_FORMAT_OPUS) wanted = ogg_codec;
     for (int candidate : {wanted, static_cast<int>(SF_FORMAT_FLOAT), static_cast<int>(SF_FORMAT_PCM_24),
                           static_cast<int>(SF_FORMAT_PCM_16), ogg_codec, static_cast<int>(SF_FORMAT_MPEG_LAYER_III)}) {
@@ -160,13 +174,9 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
   // Raw samples are little-endian (s16le, f32le, ...), whatever the machine.
   if (major == SF_FORMAT_RAW) out.sndfile_format |= SF_ENDIAN_LITTLE;
   out.bits = bits_of(subtype);
-  // Lossy encoders get full-scale samples, clipped (and NaN as 0) and counted
-  // like PCM's: LAME aborts the process on values far beyond full scale.
-  // 24 bits keeps every bit their float input could use.
-  if (lossy(subtype)) out.bits = 24;
   out.name = sndfile_format_name(out.sndfile_format);
   if (quality) {
-    if (subtype != SF_FORMAT_MPEG_LAYER_III && subtype != SF_FORMAT_VORBIS && subtype != SF_FORMAT_OPUS)
+    if (!takes_quality(subtype))
       throw config_error("sink.quality applies to MP3, Vorbis and Opus outputs; " + path + " is " + out.name +
                          " (leave quality out, or write .mp3, .ogg or .opus)");
     // libsndfile's MP3 encoder refuses level 1.0 exactly: the smallest setting is 0.99.

@@ -56,15 +56,9 @@ def _is_batch(s: Stats) -> bool:
 
 
 def _db(values: Sequence[float | None], power: bool) -> list[float]:
-    """10 log10 (power) or 20 log10 (amplitude), floored; None (JSON null) -> NaN."""
+    """10 log10 (power) or 20 log10 (amplitude), floored at FLOOR_DB; None (JSON null) -> NaN."""
     k = 10.0 if power else 20.0
-    out = []
-    for v in values:
-        if v is None:
-            out.append(math.nan)
-        else:
-            out.append(k * math.log10(v) if v > 0 else FLOOR_DB)
-    return [max(x, FLOOR_DB) if not math.isnan(x) else x for x in out]
+    return [math.nan if v is None else max(k * math.log10(v), FLOOR_DB) if v > 0 else FLOOR_DB for v in values]
 
 
 def _note(ax: Any, text: str) -> None:
@@ -233,10 +227,7 @@ def _batch_figure(s: Stats, figure_class: Any) -> Any:
 def make_figure(stats: str | os.PathLike[str] | Stats) -> Any:
     """The figure of a run (a matplotlib Figure, not yet saved), or of a batch summary."""
     s = load(stats)
-    import matplotlib
-
-    if os.environ.get("MPLBACKEND") is None:
-        matplotlib.use("Agg")
+    # A bare Figure (no pyplot): no GUI backend is chosen, nor a user's changed.
     from matplotlib.figure import Figure
 
     if _is_batch(s):

@@ -3,8 +3,6 @@
 // stage has.
 #include <yaml-cpp/yaml.h>
 
-#include <cmath>
-
 #include "pipeline/config.hpp"
 #include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_reader.hpp"

@@ -5,8 +5,6 @@
 // unknown length; asking for it changes no byte of the GPU's audio.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
@@ -21,10 +19,6 @@ namespace sigstream {
 namespace {
 
 using test::max_rel_to_peak;
-
-StageSpec spectrum_stage(const std::string& name, int nfft, double overlap) {
-  return test::spectrum_stage(name, nfft, overlap, WindowKind::hann);
-}
 
 void expect_same_spectra(const RunReport& cpu, const RunReport& gpu) {
   ASSERT_EQ(cpu.metrics.size(), gpu.metrics.size());
@@ -47,10 +41,10 @@ TEST(SpectrumCuda, GivesTheCpusSpectrum) {
   Config c;
   c.origin = "test";
   c.source.synth = test::noise_synth(70001, 3, 9);
-  c.stages = {spectrum_stage("before", 1024, 0.5),
+  c.stages = {test::spectrum_stage("before", 1024, 0.5, WindowKind::hann),
               test::fir_stage("f", test::random_taps_unit_energy(63, 3), FirMode::same, FirMethod::direct),
-              spectrum_stage("after", 999, 0.3), test::resample_stage("r", 147, 160),
-              spectrum_stage("resampled", 512, 0.75),
+              test::spectrum_stage("after", 999, 0.3, WindowKind::hann), test::resample_stage("r", 147, 160),
+              test::spectrum_stage("resampled", 512, 0.75, WindowKind::hann),
               test::fir_stage("f2", test::random_taps_unit_energy(17, 4), FirMode::full, FirMethod::direct)};
   c.sink.format = SampleFormat::float32;
   c.execution.backend = BackendKind::cpu;
@@ -84,7 +78,7 @@ TEST(SpectrumCuda, AskingForItChangesNoByteOfTheAudio) {
   c.execution.chunk_frames = 4099;
   c.sink.file = dir.file("plain.wav");
   run_pipeline(c, RunOptions{});
-  c.stages[1] = spectrum_stage("m", 512, 0.5);
+  c.stages[1] = test::spectrum_stage("m", 512, 0.5, WindowKind::hann);
   c.sink.file = dir.file("spectrum.wav");
   const RunReport with = run_pipeline(c, RunOptions{});
   EXPECT_EQ(test::slurp_bytes(dir.file("plain.wav")), test::slurp_bytes(dir.file("spectrum.wav")));
@@ -100,7 +94,7 @@ TEST(SpectrumCuda, AStreamOfUnknownLengthGivesTheFilesSpectrum) {
   Config c;
   c.origin = "test";
   c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 5), FirMode::same, FirMethod::direct),
-              spectrum_stage("m", 1000, 0.5)};
+              test::spectrum_stage("m", 1000, 0.5, WindowKind::hann)};
   c.execution.backend = BackendKind::cpu;
   c.source.file = in;
   c.sink.file = dir.file("file.wav");

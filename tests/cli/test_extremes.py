@@ -29,7 +29,7 @@ BIN = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("SIGSTREAM_SOURCE_DIR") or os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from harness import run_cases  # noqa: E402
+from harness import Skip, cuda_available, run_cases  # noqa: E402
 
 BASE = """version: 1
 source: {synth: {sample_rate: 16000, frames: 20000, channels: 2,
@@ -91,11 +91,6 @@ NOT_HERE = {"version": "must equal 1 (tested by the config tests)"}
 VALUES = ["0", "1", "2147483647", "9223372036854775808", "-1", ".nan", ".inf", "1e300", "x" * 10000]
 
 
-def backends():
-    r = subprocess.run([BIN, "devices"], capture_output=True, text=True)
-    return ["cpu"] + (["cuda"] if r.stdout.split(":")[0].strip().isdigit() else [])
-
-
 def numeric_keys():
     keys = []
     for line in open(os.path.join(ROOT, "docs", "yaml-reference.md"), encoding="utf-8"):
@@ -148,9 +143,7 @@ def test_extremes_cpu():
 
 
 def test_extremes_cuda():
-    if "cuda" not in backends():
-        from harness import Skip
-
+    if not cuda_available(BIN):
         raise Skip("no CUDA device")
     return run_extremes("cuda")
 

@@ -11,7 +11,7 @@ Usage: python3 test_formats.py PATH_TO_sigstream
   `--quality` orders the MP3 sizes; quality on a PCM output is exit 2.
 - Typos: an unknown option is named with a suggestion before anything else
   (exit 2), an unknown command likewise.
-Runs on the CPU, and again on CUDA where a device exists.
+The MP3 round trip runs on the CPU, and again on CUDA where a device exists.
 """
 
 import os
@@ -28,7 +28,8 @@ BIN = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("SIGSTREAM_SOURCE_DIR") or os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from harness import run_cases  # noqa: E402
+from harness import cuda_available, run_cases  # noqa: E402
+from wavio import read_float_wav  # noqa: E402
 
 TAPS = 101
 
@@ -41,25 +42,7 @@ def sh(*args, ok=True):
 
 
 def backends():
-    out = ["cpu"]
-    if sh("devices").stdout.split(":")[0].strip().isdigit():
-        out.append("cuda")
-    return out
-
-
-def read_float_wav(path):
-    """A float WAV's samples (what `format: float` writes), [frames][channels]."""
-    raw = open(path, "rb").read()
-    pos, fmt, data = 12, None, None
-    while pos + 8 <= len(raw):
-        cid, size = raw[pos:pos + 4], int.from_bytes(raw[pos + 4:pos + 8], "little")
-        if cid == b"fmt ":
-            fmt = raw[pos + 8:pos + 8 + size]
-        elif cid == b"data":
-            data = raw[pos + 8:pos + 8 + size]
-        pos += 8 + size + (size & 1)
-    assert fmt is not None and int.from_bytes(fmt[0:2], "little") == 3, f"{path}: not a float WAV"
-    return np.frombuffer(data, "<f4").reshape(-1, int.from_bytes(fmt[2:4], "little")).astype(np.float64)
+    return ["cpu"] + (["cuda"] if cuda_available(BIN) else [])
 
 
 def decoded(path):

@@ -7,7 +7,7 @@ execution.threads above 4 per hardware thread (it used to start that many
 threads: 100000 of them took the host's process table), execution.streams
 above 64, and chunks whose buffers in flight would not fit the host's
 available memory are refused at once with exit 2, naming the key, this
-machine's limit and what to set instead, for run, filter and batch; no
+machine's limit and what to set instead (run; batch for the threads); no
 output is left behind. The limits that hold still run.
 """
 

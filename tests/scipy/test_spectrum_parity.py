@@ -30,6 +30,9 @@ except ImportError as e:  # the CTest SKIP_RETURN_CODE
     print(f"SKIP: SciPy/NumPy not available ({e})")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from wavio import read_float_wav  # noqa: E402
+
 TOLERANCE = 1e-6
 RATE = 48000
 FRAMES = 100003
@@ -46,20 +49,6 @@ stats: {{json: {stats}}}
 """
 CASES = [(1024, 0.5, "hann", "hann"), (999, 0.3, "hamming", "hamming"),
          (4096, 0.75, "blackman", "blackman"), (257, 0.0, "'kaiser:6.5'", ("kaiser", 6.5))]
-
-
-def read_float_wav(path):
-    raw = open(path, "rb").read()
-    pos, fmt, data = 12, None, None
-    while pos + 8 <= len(raw):
-        cid, size = raw[pos:pos + 4], int.from_bytes(raw[pos + 4:pos + 8], "little")
-        if cid == b"fmt ":
-            fmt = raw[pos + 8:pos + 8 + size]
-        elif cid == b"data":
-            data = raw[pos + 8:pos + 8 + size]
-        pos += 8 + size + (size & 1)
-    channels = int.from_bytes(fmt[2:4], "little")
-    return np.frombuffer(data, "<f4").reshape(-1, channels).astype(np.float64)
 
 
 def main():

@@ -3,6 +3,7 @@ working folder, print PASS/FAIL/SKIP per case and the closing
 "N passed, M failed" line, exit 1 on any failure (77 if the binary is missing).
 """
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -11,6 +12,12 @@ import traceback
 
 class Skip(Exception):
     """Raised by a case that cannot run here."""
+
+
+def cuda_available(binary):
+    """Whether `sigstream devices` lists a CUDA device."""
+    r = subprocess.run([binary, "devices"], capture_output=True, text=True)
+    return r.stdout.split(":")[0].strip().isdigit()
 
 
 def run_cases(cases, binary, prefix):

@@ -29,11 +29,6 @@ std::vector<float> noise(std::size_t n, std::uint32_t seed) {
 
 std::vector<double> periodic_hann(int n) { return test::periodic_window(WindowKind::hann, n); }
 
-std::vector<double> reference_psd(const std::vector<float>& x, const std::vector<double>& w, int hop, double fs,
-                                  std::int64_t* segments) {
-  return test::welch_reference(x, w, hop, fs, segments);
-}
-
 using test::max_rel_to_peak;
 
 class WelchTest : public ::testing::Test {
@@ -65,7 +60,7 @@ TEST_F(WelchTest, EqualsTheDefinitionForWindowsOverlapsAndOddSizes) {
     const std::int64_t n = static_cast<std::int64_t>(x.size());
     const std::int64_t segments = welch.add(x.data(), 0, n, 0, n, power);
     std::int64_t want_segments = 0;
-    const std::vector<double> want = reference_psd(x, w, c.hop, fs, &want_segments);
+    const std::vector<double> want = test::welch_reference(x, w, c.hop, fs, &want_segments);
     EXPECT_EQ(segments, want_segments);
     EXPECT_EQ(segments, (n - c.nfft) / c.hop + 1);
     EXPECT_LE(max_rel_to_peak(welch.density(power, segments, fs), want), 1e-9);
