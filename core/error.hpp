@@ -15,6 +15,7 @@ enum class ErrorKind {
   interrupted,       // SIGINT/SIGTERM: exit 130
   output_closed,     // the reader of a piped output went away: a quiet stop, exit 0
   internal,          // a bug: exit 1
+  cuda_memory,       // a CUDA allocation failed: out of GPU (or pinned host) memory: exit 1
 };
 
 class Error : public std::runtime_error {

@@ -42,6 +42,13 @@ std::int64_t chunk_host_bytes(const Plan& plan) noexcept {
   return ch * (in * 4 + in * 4 + 2 * widest * 4 + plan.max_chunk_frames() * (4 + 8));
 }
 
+// The largest power of two p <= limit (1 for limit < 2).
+std::int64_t floor_pow2(double limit) noexcept {
+  std::int64_t p = 1;
+  while (static_cast<double>(p) * 2.0 <= limit && p < (std::int64_t{1} << 40)) p *= 2;
+  return p;
+}
+
 }  // namespace
 
 void check_execution_limits(const ExecutionSpec& e) {
@@ -66,13 +73,43 @@ void check_chunk_memory(const Plan& plan, int in_flight) {
   if (need <= budget) return;
   // The chunk that would fit, rounded down to a power of two.
   const double per_frame = need / static_cast<double>(std::max<std::int64_t>(plan.max_chunk_frames(), 1));
-  std::int64_t fit = 1;
-  while (static_cast<double>(fit) * 2.0 * per_frame <= budget && fit < (std::int64_t{1} << 40)) fit *= 2;
+  const std::int64_t fit = floor_pow2(budget / per_frame);
   throw config_error("execution.chunk_frames: " + std::to_string(plan.chunk_frames) + " frames x " +
                      std::to_string(plan.channels) + " channels x " + std::to_string(in_flight) +
                      " chunks in flight need about " + gib(need) + " of host memory, more than this machine can "
                      "spare (" + gib(static_cast<double>(available)) + " available); set chunk_frames to at most " +
                      std::to_string(fit) + " (or fewer threads/streams)");
+}
+
+std::int64_t lane_device_bytes(const Plan& plan) noexcept {
+  const auto ch = static_cast<std::int64_t>(std::max(plan.channels, 1));
+  const std::int64_t in = plan.max_window.empty() ? 0 : plan.max_window.front();
+  std::int64_t widest = 0;
+  for (const std::int64_t w : plan.max_window) widest = std::max(widest, w);
+  return ch * (in * static_cast<std::int64_t>(sample_bytes(plan.input_type)) +
+               plan.max_chunk_frames() * static_cast<std::int64_t>(sample_bytes(plan.output_type)) +
+               3 * widest * 4);
+}
+
+void check_device_memory(std::int64_t lane_bytes, int streams, std::int64_t chunk_frames,
+                         std::int64_t free_bytes, std::int64_t total_bytes) {
+  // A tenth of what is free stays for cuFFT's plans and the CUDA runtime.
+  const double budget = 0.9 * static_cast<double>(free_bytes);
+  const double need = static_cast<double>(lane_bytes) * std::max(streams, 1);
+  if (need <= budget) return;
+  const std::string have = gib(static_cast<double>(free_bytes)) + " of the GPU's " +
+                           gib(static_cast<double>(total_bytes)) + " are free";
+  const auto lanes_fit = static_cast<std::int64_t>(budget / std::max<double>(static_cast<double>(lane_bytes), 1.0));
+  if (lanes_fit >= 1)
+    throw config_error("execution.streams: " + std::to_string(streams) + " CUDA streams of " +
+                       std::to_string(chunk_frames) + "-frame chunks need about " + gib(need) +
+                       " of GPU memory and " + have + "; set streams to at most " + std::to_string(lanes_fit) +
+                       " (or a smaller chunk_frames)");
+  const double per_frame = static_cast<double>(lane_bytes) / static_cast<double>(std::max<std::int64_t>(chunk_frames, 1));
+  throw config_error("execution.chunk_frames: one chunk of " + std::to_string(chunk_frames) +
+                     " frames needs about " + gib(static_cast<double>(lane_bytes)) + " of GPU memory and " + have +
+                     "; set chunk_frames to at most " + std::to_string(floor_pow2(budget / per_frame)) +
+                     " (with streams: 1) or run on the CPU (--backend cpu)");
 }
 
 }  // namespace sigstream

@@ -25,4 +25,15 @@ void check_execution_limits(const ExecutionSpec& e);
 // chunk_frames that would fit. No-op where the amount is not known.
 void check_chunk_memory(const Plan& plan, int in_flight);
 
+// GPU memory one CUDA lane (one chunk in flight) of `plan` holds, from its
+// buffers' sizes: the raw source and output blocks and three float planes of
+// the longest window (cuFFT plans and work areas come on top).
+[[nodiscard]] std::int64_t lane_device_bytes(const Plan& plan) noexcept;
+
+// `streams` lanes of `lane_bytes` against `free_bytes` of the GPU's memory
+// (`total_bytes` in all): throws Error(config) naming execution.streams (or
+// execution.chunk_frames where one lane does not fit) and what would fit.
+void check_device_memory(std::int64_t lane_bytes, int streams, std::int64_t chunk_frames,
+                         std::int64_t free_bytes, std::int64_t total_bytes);
+
 }  // namespace sigstream

@@ -24,9 +24,6 @@ namespace sigstream {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
-// Far beyond any audio use (and beyond what the FFT method plans for), but it
-// turns an absurd request into a config error instead of a failed allocation.
-constexpr int kMaxTaps = 1 << 24;
 // I0(beta) overflows a double just above 700 (SciPy then returns NaN); beta 50
 // already puts the sidelobes some 500 dB down.
 constexpr double kMaxKaiserBeta = 700.0;

@@ -9,6 +9,11 @@
 
 namespace sigstream {
 
+// The most taps a FIR filter may have (designed, inline or from a file): far
+// beyond any audio use (and beyond what the FFT method plans for), but it
+// turns an absurd request into a config error instead of a failed allocation.
+inline constexpr int kMaxTaps = 1 << 24;
+
 // The window of length n (symmetric, as scipy.signal.get_window(..., fftbins=False)).
 std::vector<double> make_window(const WindowSpec& window, int n);
 

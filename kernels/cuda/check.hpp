@@ -3,7 +3,8 @@
 // through SIGSTREAM_CUDA_TRY, every cuFFT call through SIGSTREAM_CUFFT_TRY,
 // every kernel launch is followed by SIGSTREAM_CUDA_CHECK_LAUNCH. A failure
 // throws sigstream::Error(ErrorKind::cuda) with
-// "file:line: expression: cudaErrorName: description" (or the cufftResult name).
+// "file:line: expression: cudaErrorName: description" (or the cufftResult name);
+// out of memory (cudaErrorMemoryAllocation, CUFFT_ALLOC_FAILED) is ErrorKind::cuda_memory.
 //
 // Defining SIGSTREAM_CUDA_SYNC_LAUNCHES (debug builds) also synchronises the
 // device after each launch, so an asynchronous fault names the launch that
@@ -31,8 +32,9 @@ namespace sigstream::kernels::cuda {
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t status, const char* expr, const char* file,
                                           int line) {
-  throw Error(ErrorKind::cuda, std::string(source_basename(file)) + ":" + std::to_string(line) +
-                                   ": " + expr + ": " + cuda_error_text(status));
+  throw Error(status == cudaErrorMemoryAllocation ? ErrorKind::cuda_memory : ErrorKind::cuda,
+              std::string(source_basename(file)) + ":" + std::to_string(line) + ": " + expr + ": " +
+                  cuda_error_text(status));
 }
 
 inline void check_cuda(cudaError_t status, const char* expr, const char* file, int line) {
@@ -69,8 +71,9 @@ inline void check_launch(const char* what, const char* file, int line) {
 
 inline void check_cufft(cufftResult status, const char* expr, const char* file, int line) {
   if (status != CUFFT_SUCCESS)
-    throw Error(ErrorKind::cuda, std::string(source_basename(file)) + ":" + std::to_string(line) +
-                                     ": " + expr + ": " + cufft_result_name(status));
+    throw Error(status == CUFFT_ALLOC_FAILED ? ErrorKind::cuda_memory : ErrorKind::cuda,
+                std::string(source_basename(file)) + ":" + std::to_string(line) + ": " + expr + ": " +
+                    cufft_result_name(status));
 }
 
 }  // namespace sigstream::kernels::cuda

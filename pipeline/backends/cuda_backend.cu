@@ -25,6 +25,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -36,6 +37,7 @@
 #include "kernels/cuda/resources.hpp"
 #include "kernels/cuda/welch.cuh"
 #include "pipeline/backends/chunk_math.hpp"
+#include "pipeline/resource_limits.hpp"
 #include "stages/cuda_steps.cuh"
 
 namespace sigstream {
@@ -177,6 +179,20 @@ class CudaBackend final : public Backend {
       d << "cuda backend: " << props.name << " (device " << options.device << ", sm_"
         << props.major << props.minor << ", " << props.multiProcessorCount << " SMs), "
         << options.streams << " stream" << (options.streams == 1 ? "" : "s");
+      // The lanes' buffers against the GPU's free memory, before any is
+      // allocated (memory parked in the process-wide cache counts as free).
+      const std::int64_t lane_bytes = lane_device_bytes(plan);
+      auto free_memory = [] {
+        std::size_t free_b = 0, total_b = 0;
+        SIGSTREAM_CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+        return std::pair{static_cast<std::int64_t>(free_b), static_cast<std::int64_t>(total_b)};
+      };
+      auto [free_b, total_b] = free_memory();
+      if (static_cast<double>(lane_bytes) * options.streams > 0.9 * static_cast<double>(free_b)) {
+        kc::release_cached_memory();
+        std::tie(free_b, total_b) = free_memory();
+      }
+      check_device_memory(lane_bytes, options.streams, plan.chunk_frames, free_b, total_b);
       try {
         allocate();
       } catch (const Error&) {
@@ -185,7 +201,22 @@ class CudaBackend final : public Backend {
         // which allocate on their own: give it back and try once more.
         lanes_.clear();
         kc::release_cached_memory();
-        allocate();
+        try {
+          allocate();
+        } catch (const Error& e) {
+          if (e.kind() != ErrorKind::cuda_memory) throw;
+          // Out of memory with the estimate within bounds: cuFFT's plans or
+          // another process took the rest. Exit 1, with the sizes and what to set.
+          lanes_.clear();
+          kc::release_cached_memory();
+          std::tie(free_b, total_b) = free_memory();
+          throw Error(ErrorKind::cuda_memory,
+                      "out of GPU memory for " + std::to_string(options.streams) + " stream(s) of " +
+                          std::to_string(plan.chunk_frames) + "-frame chunks x " + std::to_string(plan.channels) +
+                          " channel(s) (" + e.what() + "); " + std::to_string(free_b >> 20) + " MiB of " +
+                          std::to_string(total_b >> 20) +
+                          " MiB free now: set execution.streams or execution.chunk_frames lower");
+        }
       }
       const auto t2 = std::chrono::steady_clock::now();
       trace("cuda: lanes allocated");
@@ -375,7 +406,11 @@ class CudaBackend final : public Backend {
         const PlannedStage& st = p.stages[j];
         // The longest output window a chunk asks of this stage (see enqueue()).
         const std::int64_t max_n = std::max<std::int64_t>(1, p.max_window[j + 1]);
-        lane.steps.push_back(make_cuda_step(st, CudaStepShape{max_n, p.channels}));
+        try {
+          lane.steps.push_back(make_cuda_step(st, CudaStepShape{max_n, p.channels}));
+        } catch (const Error& e) {
+          throw Error(e.kind(), "stage '" + st.name + "' (" + std::string(to_string(st.type)) + "): " + e.what());
+        }
       }
     }
     // Output blocks for the lanes and for results the caller still holds.
@@ -414,8 +449,9 @@ class CudaBackend final : public Backend {
       try {
         body();
       } catch (const Error& e) {
-        throw Error(e.kind(), "cuda backend: " + std::string(phase()) + ", chunk " +
-                                  std::to_string(lane.index) + ": " + e.what());
+        throw Error(e.kind(), "cuda backend: " + std::string(phase()) + ", chunk " + std::to_string(lane.index) +
+                                  " (" + std::to_string(lane.frames) + " frames x " + std::to_string(ch) +
+                                  " channels): " + e.what());
       }
     };
 

@@ -31,6 +31,7 @@ from .errors import (
     KINDS,
     ConfigError,
     CudaError,
+    CudaMemoryError,
     Error,
     InputError,
     InternalError,
@@ -41,6 +42,7 @@ __version__: str = _core.__version__
 __all__ = [
     "ConfigError",
     "CudaError",
+    "CudaMemoryError",
     "Error",
     "InputError",
     "InternalError",

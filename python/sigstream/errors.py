@@ -24,6 +24,10 @@ class CudaError(Error, RuntimeError):
     """The CUDA runtime or cuFFT failed, or no GPU is present (exit 1)."""
 
 
+class CudaMemoryError(CudaError, MemoryError):
+    """Out of GPU memory (or pinned host memory) in a CUDA allocation (exit 1)."""
+
+
 class VerificationError(Error):
     """``verify=True`` found an error above the tolerance (exit 1)."""
 
@@ -42,4 +46,5 @@ KINDS: dict[str, type[BaseException]] = {
     "interrupted": KeyboardInterrupt,
     "output_closed": InputError,
     "internal": InternalError,
+    "cuda_memory": CudaMemoryError,
 }

@@ -55,7 +55,7 @@ std::vector<double> taps_of(const Taps& t) {
 }
 
 // The Python classes for each ErrorKind (set once by the package).
-std::array<PyObject*, 8> g_error_types{};
+std::array<PyObject*, 9> g_error_types{};
 
 enum class Where { cpu, cuda };
 
@@ -342,7 +342,8 @@ NB_MODULE(_core, m) {
         {"config", ErrorKind::config}, {"invalid_argument", ErrorKind::invalid_argument},
         {"io", ErrorKind::io},         {"cuda", ErrorKind::cuda},
         {"verification", ErrorKind::verification}, {"interrupted", ErrorKind::interrupted},
-        {"output_closed", ErrorKind::output_closed}, {"internal", ErrorKind::internal}};
+        {"output_closed", ErrorKind::output_closed}, {"internal", ErrorKind::internal},
+        {"cuda_memory", ErrorKind::cuda_memory}};
     for (const auto& [name, kind] : kinds) {
       if (!types.contains(name)) continue;
       nb::object t = types[name];

@@ -25,6 +25,9 @@ std::vector<double> resolve_taps(const StageSpec& s, double sample_rate, const s
   }
   if (s.fir.taps_file) return read_taps_file(*s.fir.taps_file);
   if (s.fir.taps.empty()) throw config_error(where + ": no taps");
+  if (s.fir.taps.size() > static_cast<std::size_t>(kMaxTaps))
+    throw config_error(where + ": " + std::to_string(s.fir.taps.size()) + " taps; at most " +
+                       std::to_string(kMaxTaps) + " are allowed");
   for (double t : s.fir.taps)
     if (!std::isfinite(t)) throw config_error(where + ": taps must be finite");
   return s.fir.taps;

@@ -26,9 +26,11 @@
 
 #include "core/error.hpp"
 #include "pipeline/backends/backend.hpp"
+#include "kernels/cuda/memory_cache.hpp"
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
+#include "pipeline/resource_limits.hpp"
 
 namespace sigstream {
 namespace {
@@ -413,6 +415,106 @@ TEST(CudaBackend, BadJobsAndMisuseAreErrors) {
   bad.device = 1 << 20;
   auto b2 = make_cuda_backend();
   EXPECT_THROW(b2->prepare(plan, bad), Error);
+}
+
+// Holds all but `leave` bytes of the GPU's free memory until destroyed.
+class GpuMemoryHog {
+ public:
+  explicit GpuMemoryHog(std::size_t leave) {
+    std::size_t free_b = 0, total_b = 0;
+    EXPECT_EQ(cudaMemGetInfo(&free_b, &total_b), cudaSuccess);
+    constexpr std::size_t kBlock = std::size_t{64} << 20;
+    // Big blocks first, then 1 MiB ones to land within a MiB of the target.
+    for (std::size_t block : {kBlock, std::size_t{1} << 20}) {
+      while (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess && free_b > leave + block) {
+        void* p = nullptr;
+        if (cudaMalloc(&p, block) != cudaSuccess) {
+          static_cast<void>(cudaGetLastError());
+          break;
+        }
+        blocks_.push_back(p);
+      }
+    }
+  }
+  GpuMemoryHog(const GpuMemoryHog&) = delete;
+  GpuMemoryHog& operator=(const GpuMemoryHog&) = delete;
+  ~GpuMemoryHog() {
+    for (void* p : blocks_) static_cast<void>(cudaFree(p));
+  }
+  [[nodiscard]] static std::int64_t free_now() {
+    std::size_t free_b = 0, total_b = 0;
+    static_cast<void>(cudaMemGetInfo(&free_b, &total_b));
+    return static_cast<std::int64_t>(free_b);
+  }
+
+ private:
+  std::vector<void*> blocks_;
+};
+
+std::string prepare_error(const Plan& plan, int streams, ErrorKind expected) {
+  auto b = make_cuda_backend();
+  BackendOptions o;
+  o.streams = streams;
+  try {
+    b->prepare(plan, o);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), expected) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "prepare succeeded with " << GpuMemoryHog::free_now() << " bytes free";
+  return "";
+}
+
+// Issue P10: the lanes' memory is checked against the GPU's free memory
+// before any is allocated (exit 2, the key, what fits); an allocation that
+// fails all the same (cuFFT's plans) is ErrorKind::cuda_memory (exit 1)
+// naming the stage and the chunk size; after either the device works.
+TEST(CudaBackend, GpuMemoryIsBoundedAndOutOfMemoryIsClear) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
+  kernels::cuda::release_cached_memory();  // the earlier tests' parked blocks
+  {
+    GpuMemoryHog hog(std::size_t{1} << 30);  // leave 1 GiB
+    // One lane of 2^26 frames x 4 channels is ~4.8 GB: chunk_frames is the key.
+    BackendCase big{"big", SampleType::f32, 0, 4, std::int64_t{1} << 27, 0, std::int64_t{1} << 26, 1,
+                    {fir("lp", random_taps(31, 1), FirMode::causal)}};
+    std::string m = prepare_error(plan_for(big, big.chunk), 1, ErrorKind::config);
+    EXPECT_NE(m.find("execution.chunk_frames: one chunk of 67108864 frames"), std::string::npos) << m;
+    EXPECT_NE(m.find("set chunk_frames to at most "), std::string::npos) << m;
+    // 16 lanes of ~300 MB each: streams is the key, with the count that fits.
+    BackendCase many{"many", SampleType::f32, 0, 4, std::int64_t{1} << 24, 0, std::int64_t{1} << 22, 16,
+                     {fir("lp", random_taps(31, 1), FirMode::causal)}};
+    const Plan many_plan = plan_for(many, many.chunk);
+    const std::int64_t lane = lane_device_bytes(many_plan);
+    m = prepare_error(many_plan, 16, ErrorKind::config);
+    EXPECT_NE(m.find("execution.streams: 16 CUDA streams"), std::string::npos) << m;
+    const std::string key = "set streams to at most ";
+    ASSERT_NE(m.find(key), std::string::npos) << m;
+    const long long fit = std::stoll(m.substr(m.find(key) + key.size()));
+    EXPECT_GE(fit, 1) << m;  // ~1 GiB free holds a ~300 MB lane or more
+    EXPECT_LT(fit, 16) << m;
+    EXPECT_LE(fit * lane, GpuMemoryHog::free_now()) << m;
+  }
+  {
+    // Within the estimate, but a 2^22-tap FFT filter's spectra and cuFFT's
+    // plan do not fit in the 16 MiB left beyond it.
+    BackendCase fft{"fft", SampleType::f32, 0, 1, std::int64_t{1} << 20, 0, std::int64_t{1} << 16, 1,
+                    {test::fir_stage("long", random_taps((1 << 22) + 1, 3), FirMode::causal, FirMethod::fft)}};
+    const Plan plan = plan_for(fft, fft.chunk);
+    const auto lane = static_cast<std::size_t>(lane_device_bytes(plan));
+    GpuMemoryHog hog(static_cast<std::size_t>(static_cast<double>(lane) / 0.9) + (std::size_t{16} << 20));
+    const std::string m = prepare_error(plan, 1, ErrorKind::cuda_memory);
+    EXPECT_NE(m.find("out of GPU memory for 1 stream(s) of 65536-frame chunks x 1 channel(s)"), std::string::npos) << m;
+    EXPECT_NE(m.find("stage 'long' (fir)"), std::string::npos) << m;
+    EXPECT_NE(m.find("set execution.streams or execution.chunk_frames lower"), std::string::npos) << m;
+  }
+  // Nothing is left broken: the same backend kind runs a small plan now.
+  BackendCase small{"small", SampleType::i16, 16, 2, 5001, 16, 1000, 2,
+                    {fir("lp", random_taps(31, 1), FirMode::causal)}};
+  auto b = make_cuda_backend();
+  const HostBlock src = make_source(small, 5);
+  const RunResult r = run(*b, plan_for(small, small.chunk), src, 2);
+  EXPECT_EQ(r.chunks.size(), 6u);
 }
 
 }  // namespace

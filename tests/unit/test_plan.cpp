@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "pipeline/plan.hpp"
+#include "stages/design.hpp"
 #include "stage_builders.hpp"
 #include "test_support.hpp"
 
@@ -94,6 +95,40 @@ TEST(TapsFile, BadLinesNameFileAndLine) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::io);
   }
+}
+
+// Issue P10: a taps file is bounded: lines of at most 4096 characters (a
+// binary file is not read into memory whole) and at most kMaxTaps numbers;
+// a last line without a newline still counts.
+TEST(TapsFile, LongLinesAndTooManyTapsAreConfigErrors) {
+  test::TempDir dir;
+  const std::string path = dir.file("taps.txt");
+  auto message = [&] {
+    try {
+      (void)read_taps_file(path);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::config) << e.what();
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::ofstream(path) << "0.5\n" << std::string(4000, ' ') << "0.25 # padded to 4096 characters" << std::string(60, ' ')
+                      << "\n-1e-3";
+  const auto taps = read_taps_file(path);
+  ASSERT_EQ(taps.size(), 3u);
+  EXPECT_EQ(taps[2], -1e-3);
+  std::ofstream(path) << "0.5\n" << std::string(5000, '1') << "\n";
+  EXPECT_NE(message().find("taps.txt:2: line longer than 4096 characters"), std::string::npos) << message();
+  {
+    std::ofstream out(path);
+    const std::string line = "0.125\n";
+    std::string block;
+    for (int i = 0; i < 4096; ++i) block += line;
+    for (int i = 0; i < kMaxTaps / 4096; ++i) out << block;
+    out << "7\n";
+  }
+  EXPECT_NE(message().find("taps.txt:" + std::to_string(kMaxTaps + 1) + ": more than 16777216 coefficients"),
+            std::string::npos) << message();
 }
 
 }  // namespace
