@@ -219,6 +219,7 @@ RunOptions run_options(const CommonFlags& f) {
   o.verify = f.verify;
   o.progress = !f.quiet && !f.no_progress;
   o.exiting = true;
+  o.chunk_rows = !f.plot.empty();  // the figure's levels; statistics files keep them anyway
   if (!f.quiet) o.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
   return o;
 }

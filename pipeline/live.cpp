@@ -178,10 +178,9 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
     // they hold other frame counts.
     const std::int64_t stage_block =
         std::max<std::int64_t>(1, std::llround(static_cast<double>(block) * rates[j] / plan.sample_rate));
-    const LiveContext context{plan.channels, stage_block, device};
     if (device >= 0) {
 #ifdef SIGSTREAM_HAVE_CUDA
-      k.per_stage[j] = make_cuda_live_kernel(st, context);
+      k.per_stage[j] = make_cuda_live_kernel(st, LiveContext{plan.channels, stage_block, device});
 #else
       throw Error(ErrorKind::cuda, "live mode on CUDA: this sigstream was built without CUDA");
 #endif

@@ -387,6 +387,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         reference = make_cpu_steps(plan);
       }
       std::int64_t frames_done = 0;
+      const bool keep_rows = options.chunk_rows || config.stats.json || config.stats.csv;
       while (auto r = done.pop()) {
         if (frames_done == 0) trace("writer: first chunk retired");
         if (sink) sink->write(r->output);
@@ -395,6 +396,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
           MetricsReport& m = report.metrics[slot];
           for (std::size_t c = 0; c < m.totals.size(); ++c) m.totals[c].merge(r->metrics[slot][c]);
           if (slot < r->spectra.size()) spectra[slot].merge(r->spectra[slot]);
+          if (!keep_rows) continue;
           if (plan.rate_changes) {
             // The block's own frames: a block on the other side of a rate
             // change counts other frames than the chunk's output.

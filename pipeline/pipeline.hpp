@@ -24,6 +24,10 @@ struct RunOptions {
   // device and pinned memory to the OS instead of freeing them one by one,
   // which takes a noticeable fraction of a short run with CUDA.
   bool exiting = false;
+  // Keep every chunk's metrics row in RunReport::metrics[].chunks. The CLI
+  // keeps them only for a statistics file (a day-long stream has some
+  // 60,000 chunks); stats.json / stats.csv keep them whatever this says.
+  bool chunk_rows = true;
   // Informational messages (backend choice, format notes); nullptr = silent.
   std::function<void(const std::string&)> log;
 };

@@ -16,6 +16,10 @@ namespace sigstream {
 std::vector<double> read_taps_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw io_error(path + ": cannot open taps file (" + std::strerror(errno) + ")");
+  return read_taps(in, path);
+}
+
+std::vector<double> read_taps(std::istream& in, const std::string& path) {
   std::vector<double> taps;
   // A line holds one number and a comment: a longer one is not a taps file
   // (and is not read into memory whole).

@@ -11,6 +11,7 @@
 // writes [start - in_back + lookback, end + in_ahead - lookahead); samples
 // outside [0, frames_out) are set to zero, so cascades stay exact.
 #include <algorithm>
+#include <iosfwd>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -203,5 +204,7 @@ FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call
 // lines ignored. Throws Error(io) if unreadable, Error(config) for a bad line
 // ("FILE:LINE: ...") or non-finite/empty taps.
 std::vector<double> read_taps_file(const std::string& path);
+// The same from a stream; `path` names it in messages.
+std::vector<double> read_taps(std::istream& in, const std::string& path);
 
 }  // namespace sigstream

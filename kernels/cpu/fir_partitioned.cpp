@@ -40,7 +40,7 @@ struct PartitionedFir::Plan {};
 bool PartitionedFir::available() noexcept { return false; }
 #endif
 
-PartitionedFir::PartitionedFir(const float* h, int taps, int block) : taps_(taps), block_(block) {
+PartitionedFir::PartitionedFir(const float* h, int taps, int block) : block_(block) {
   if (taps < 1 || block < 1)
     throw Error(ErrorKind::invalid_argument, "partitioned FIR: taps " + std::to_string(taps) + ", block " +
                                                  std::to_string(block) + " (expected both >= 1)");

@@ -58,7 +58,7 @@ class PartitionedFir {
 
  private:
   struct Plan;
-  int taps_ = 0, block_ = 0, partitions_ = 0, stride_ = 0;
+  int block_ = 0, partitions_ = 0, stride_ = 0;
   std::vector<float> h_re_, h_im_;  // M spectra
   std::unique_ptr<Plan> plan_;
 };

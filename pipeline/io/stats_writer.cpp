@@ -83,7 +83,7 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
   for (const auto& s : r.stages) {
     json st = {{"name", s.name}, {"type", to_string(s.type)}};
     if (const StageKind& kind = stage_kind(s.type); kind.stats != nullptr)
-      for (auto& [key, value] : kind.stats(s)) std::visit([&](const auto& v) { st[key] = v; }, value);
+      for (auto& field : kind.stats(s)) std::visit([&](const auto& v) { st[field.first] = v; }, field.second);
     if (s.response)
       st["response"] = {{"freq_hz", s.response->freq_hz},
                         {"magnitude_db", s.response->magnitude_db},
