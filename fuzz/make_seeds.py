@@ -63,8 +63,8 @@ def dictionary(out: Path) -> None:
     for key in re.findall(r"^\| `([a-z_.\[\]]+)`", text, flags=re.M):
         for part in key.replace("[]", "").split("."):
             words.add(part)
-    for enum in re.findall(r"one of ([a-z0-9_ |]+)", text):
-        words.update(w.strip() for w in enum.split("|") if w.strip())
+    for enum in re.findall(r"one of ([a-z0-9_ \\|]+)", text):
+        words.update(w.strip(" \\") for w in enum.split("|") if w.strip(" \\"))
     lines = [f'"{w}:"' for w in sorted(words)] + [f'"{w}"' for w in sorted(words)]
     lines += ['"- "', '"{"', '"}"', '"["', '"]"', '": "', '"\\x0a  "', '"nan"', '".inf"', '"1e300"', '"-1"']
     (out / "config.dict").write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -6,3 +6,6 @@ scripts/build.sh
 ctest --test-dir build --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
 # The Python package: pip install . and its pytest suite.
 scripts/python-test.sh
+# The sanitized CPU build: the tests under ASan/UBSan, each fuzz target for
+# FUZZ_SECONDS (default 60) seconds (scripts/fuzz.sh).
+scripts/fuzz.sh
