@@ -124,3 +124,14 @@ def test_version_equals_the_cli() -> None:
     if cli is not None:
         out = subprocess.run([cli, "--version"], capture_output=True, text=True, check=True).stdout
         assert sigstream.__version__ in out
+
+
+def test_out_of_gpu_memory_is_a_cuda_error_and_a_memory_error() -> None:
+    """ErrorKind::cuda_memory (core/error.hpp) maps to CudaMemoryError, which a
+    CuPy or PyTorch user catches as MemoryError or as the CUDA failure it is."""
+    from sigstream.errors import KINDS
+
+    assert KINDS["cuda_memory"] is sigstream.CudaMemoryError
+    assert issubclass(sigstream.CudaMemoryError, sigstream.CudaError)
+    assert issubclass(sigstream.CudaMemoryError, MemoryError)
+    assert not issubclass(sigstream.CudaError, MemoryError)

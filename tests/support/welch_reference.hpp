@@ -8,6 +8,7 @@
 // detrend=False).
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <cstdint>
 #include <numbers>
 #include <vector>
@@ -61,11 +62,18 @@ std::vector<double> welch_reference(const std::vector<T>& x, const std::vector<d
 }
 
 // max |got - want| over max |want|: a spectrum's error relative to its largest bin.
+// Infinity (a failure for any bound) where the sizes differ, a value is NaN
+// or the reference is all zero: a broken result cannot pass as a small error.
 inline double max_rel_to_peak(const std::vector<double>& got, const std::vector<double>& want) {
+  if (got.size() != want.size() || want.empty()) return std::numeric_limits<double>::infinity();
   double peak = 0.0, err = 0.0;
   for (double v : want) peak = std::max(peak, std::fabs(v));
-  for (std::size_t i = 0; i < want.size(); ++i) err = std::max(err, std::fabs(got[i] - want[i]));
-  return err / peak;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double d = std::fabs(got[i] - want[i]);
+    if (std::isnan(d)) return std::numeric_limits<double>::infinity();
+    err = std::max(err, d);
+  }
+  return peak > 0.0 ? err / peak : std::numeric_limits<double>::infinity();
 }
 
 }  // namespace sigstream::test

@@ -47,11 +47,14 @@ TEST(FilterResponse, EqualsTheDftOnTheGrid) {
 TEST(FilterResponse, ALinearPhaseFilterDelaysByHalfItsLength) {
   std::vector<double> h = {0.1, -0.3, 0.7, 1.9, 0.7, -0.3, 0.1};  // symmetric, 7 taps
   const auto r = kernels::cpu::filter_response(h, 8000.0, 100);
+  int defined = 0;  // NaN only where |H| is zero: most points have a phase
   for (double g : r.group_delay_ms) {
     if (!std::isnan(g)) {
       EXPECT_NEAR(g, 3.0 / 8000.0 * 1000.0, 1e-9);
+      ++defined;
     }
   }
+  EXPECT_GE(defined, static_cast<int>(r.group_delay_ms.size()) - 2);
 }
 
 TEST(FilterResponse, NoPhaseWhereTheResponseIsZero) {
