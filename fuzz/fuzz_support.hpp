@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "core/error.hpp"
+#include "pipeline/io/atomic_file.hpp"
 
 namespace sigstream::fuzz {
 
@@ -43,12 +44,7 @@ class MemoryFile {
  public:
   explicit MemoryFile(std::string_view bytes) : fd_(memfd_create("sigstream-fuzz", 0)) {
     if (fd_ < 0) std::abort();
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-      if (n <= 0) std::abort();
-      done += static_cast<std::size_t>(n);
-    }
+    write_all(fd_, bytes, "fuzz input (memfd)");  // throws outside only_errors: a harness failure aborts
   }
   MemoryFile(const MemoryFile&) = delete;
   MemoryFile& operator=(const MemoryFile&) = delete;
@@ -68,13 +64,7 @@ class FinishedPipe {
     int fds[2];
     if (::pipe(fds) != 0) std::abort();
     read_fd_ = fds[0];
-    const std::size_t n = bytes.size() < kMax ? bytes.size() : kMax;
-    std::size_t done = 0;
-    while (done < n) {
-      const ssize_t k = ::write(fds[1], bytes.data() + done, n - done);
-      if (k <= 0) std::abort();
-      done += static_cast<std::size_t>(k);
-    }
+    write_all(fds[1], bytes.substr(0, kMax), "fuzz input (pipe)");
     ::close(fds[1]);
   }
   FinishedPipe(const FinishedPipe&) = delete;

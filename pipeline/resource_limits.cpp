@@ -29,17 +29,27 @@ std::int64_t available_host_memory() noexcept {
   return -1;
 }
 
+// The sizes a chunk's buffers follow: channels, the source block (chunk +
+// halo) and the longest window of any signal (what a plane holds).
+struct ChunkSpan {
+  std::int64_t channels, source, widest, output;
+};
+
+ChunkSpan chunk_span(const Plan& plan) noexcept {
+  ChunkSpan c{std::max<std::int64_t>(plan.channels, 1), plan.max_window.empty() ? 0 : plan.max_window.front(), 0,
+              plan.max_chunk_frames()};
+  for (const std::int64_t w : plan.max_window) c.widest = std::max(c.widest, w);
+  return c;
+}
+
 // Host bytes one chunk in flight of `plan` holds (its source block, its
 // output block, and the planes its stages work in), an estimate.
 std::int64_t chunk_host_bytes(const Plan& plan) noexcept {
-  const auto ch = static_cast<std::int64_t>(std::max(plan.channels, 1));
-  const std::int64_t in = plan.max_window.empty() ? 0 : plan.max_window.front();
-  std::int64_t widest = 0;
-  for (const std::int64_t w : plan.max_window) widest = std::max(widest, w);
+  const ChunkSpan c = chunk_span(plan);
   // Source block (at most 4 bytes a sample as read) and its float planes,
   // two ping-pong planes of the widest signal, the float output and its
   // interleaved block (at most 8 bytes a sample).
-  return ch * (in * 4 + in * 4 + 2 * widest * 4 + plan.max_chunk_frames() * (4 + 8));
+  return c.channels * (c.source * 4 + c.source * 4 + 2 * c.widest * 4 + c.output * (4 + 8));
 }
 
 // The largest power of two p <= limit (1 for limit < 2).
@@ -82,21 +92,21 @@ void check_chunk_memory(const Plan& plan, int in_flight) {
 }
 
 std::int64_t lane_device_bytes(const Plan& plan) noexcept {
-  const auto ch = static_cast<std::int64_t>(std::max(plan.channels, 1));
-  const std::int64_t in = plan.max_window.empty() ? 0 : plan.max_window.front();
-  std::int64_t widest = 0;
-  for (const std::int64_t w : plan.max_window) widest = std::max(widest, w);
-  return ch * (in * static_cast<std::int64_t>(sample_bytes(plan.input_type)) +
-               plan.max_chunk_frames() * static_cast<std::int64_t>(sample_bytes(plan.output_type)) +
-               3 * widest * 4);
+  const ChunkSpan c = chunk_span(plan);
+  return c.channels * (c.source * static_cast<std::int64_t>(sample_bytes(plan.input_type)) +
+                       c.output * static_cast<std::int64_t>(sample_bytes(plan.output_type)) + 3 * c.widest * 4);
+}
+
+bool fits_device_memory(std::int64_t lane_bytes, int streams, std::int64_t free_bytes) noexcept {
+  // A tenth of what is free stays for cuFFT's plans and the CUDA runtime.
+  return static_cast<double>(lane_bytes) * std::max(streams, 1) <= 0.9 * static_cast<double>(free_bytes);
 }
 
 void check_device_memory(std::int64_t lane_bytes, int streams, std::int64_t chunk_frames,
                          std::int64_t free_bytes, std::int64_t total_bytes) {
-  // A tenth of what is free stays for cuFFT's plans and the CUDA runtime.
+  if (fits_device_memory(lane_bytes, streams, free_bytes)) return;
   const double budget = 0.9 * static_cast<double>(free_bytes);
   const double need = static_cast<double>(lane_bytes) * std::max(streams, 1);
-  if (need <= budget) return;
   const std::string have = gib(static_cast<double>(free_bytes)) + " of the GPU's " +
                            gib(static_cast<double>(total_bytes)) + " are free";
   const auto lanes_fit = static_cast<std::int64_t>(budget / std::max<double>(static_cast<double>(lane_bytes), 1.0));

@@ -30,6 +30,9 @@ void check_chunk_memory(const Plan& plan, int in_flight);
 // the longest window (cuFFT plans and work areas come on top).
 [[nodiscard]] std::int64_t lane_device_bytes(const Plan& plan) noexcept;
 
+// Whether `streams` lanes of `lane_bytes` fit in 90% of `free_bytes`.
+[[nodiscard]] bool fits_device_memory(std::int64_t lane_bytes, int streams, std::int64_t free_bytes) noexcept;
+
 // `streams` lanes of `lane_bytes` against `free_bytes` of the GPU's memory
 // (`total_bytes` in all): throws Error(config) naming execution.streams (or
 // execution.chunk_frames where one lane does not fit) and what would fit.

@@ -30,11 +30,15 @@ namespace sigstream::kernels::cuda {
   return std::string(cudaGetErrorName(status)) + ": " + cudaGetErrorString(status);
 }
 
+// "file:line: expression: what".
+[[nodiscard]] inline std::string failed_call(const char* file, int line, const char* expr, const std::string& what) {
+  return std::string(source_basename(file)) + ":" + std::to_string(line) + ": " + expr + ": " + what;
+}
+
 [[noreturn]] inline void throw_cuda_error(cudaError_t status, const char* expr, const char* file,
                                           int line) {
   throw Error(status == cudaErrorMemoryAllocation ? ErrorKind::cuda_memory : ErrorKind::cuda,
-              std::string(source_basename(file)) + ":" + std::to_string(line) + ": " + expr + ": " +
-                  cuda_error_text(status));
+              failed_call(file, line, expr, cuda_error_text(status)));
 }
 
 inline void check_cuda(cudaError_t status, const char* expr, const char* file, int line) {
@@ -72,8 +76,7 @@ inline void check_launch(const char* what, const char* file, int line) {
 inline void check_cufft(cufftResult status, const char* expr, const char* file, int line) {
   if (status != CUFFT_SUCCESS)
     throw Error(status == CUFFT_ALLOC_FAILED ? ErrorKind::cuda_memory : ErrorKind::cuda,
-                std::string(source_basename(file)) + ":" + std::to_string(line) + ": " + expr + ": " +
-                    cufft_result_name(status));
+                failed_call(file, line, expr, cufft_result_name(status)));
 }
 
 }  // namespace sigstream::kernels::cuda

@@ -188,27 +188,26 @@ class CudaBackend final : public Backend {
         return std::pair{static_cast<std::int64_t>(free_b), static_cast<std::int64_t>(total_b)};
       };
       auto [free_b, total_b] = free_memory();
-      if (static_cast<double>(lane_bytes) * options.streams > 0.9 * static_cast<double>(free_b)) {
+      if (!fits_device_memory(lane_bytes, options.streams, free_b)) {
         kc::release_cached_memory();
         std::tie(free_b, total_b) = free_memory();
       }
       check_device_memory(lane_bytes, options.streams, plan.chunk_frames, free_b, total_b);
-      try {
-        allocate();
-      } catch (const Error&) {
-        // Memory parked in the process-wide cache (earlier files of a batch,
-        // other sizes) may be what is missing, including to cuFFT's plans,
-        // which allocate on their own: give it back and try once more.
-        lanes_.clear();
-        kc::release_cached_memory();
+      // Memory parked in the process-wide cache (earlier files of a batch,
+      // other sizes) may be what is missing, including to cuFFT's plans,
+      // which allocate on their own: a first failure gives it back and tries
+      // once more. Out of memory again, with the estimate within bounds
+      // (cuFFT's plans or another process took the rest), is exit 1 with the
+      // sizes and what to set.
+      for (int attempt = 0;; ++attempt) {
         try {
           allocate();
+          break;
         } catch (const Error& e) {
-          if (e.kind() != ErrorKind::cuda_memory) throw;
-          // Out of memory with the estimate within bounds: cuFFT's plans or
-          // another process took the rest. Exit 1, with the sizes and what to set.
           lanes_.clear();
           kc::release_cached_memory();
+          if (attempt == 0) continue;
+          if (e.kind() != ErrorKind::cuda_memory) throw;
           std::tie(free_b, total_b) = free_memory();
           throw Error(ErrorKind::cuda_memory,
                       "out of GPU memory for " + std::to_string(options.streams) + " stream(s) of " +

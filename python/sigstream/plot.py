@@ -115,10 +115,7 @@ def _magnitude(ax: Any, s: Stats) -> None:
         ax.plot(r["freq_hz"], [max(v, FLOOR_DB) for v in r["magnitude_db"]], label=f"{st['name']} ({st['type']})")
     if stages:
         ax.set_ylim(bottom=max(FLOOR_DB, min(min(st["response"]["magnitude_db"]) for st in stages) - 5))
-        ax.legend(loc="lower left", fontsize=9)
-        ax.grid(True, alpha=0.3)
-    else:
-        _note(ax, "no fir or resample stage")
+    _finish_response(ax, stages, "lower left")
 
 
 def _group_delay(ax: Any, s: Stats) -> None:
@@ -136,7 +133,13 @@ def _group_delay(ax: Any, s: Stats) -> None:
         typical = [sorted(v for v in st["response"]["group_delay_ms"] if v is not None) for st in stages]
         top = max((t[len(t) // 2] for t in typical if t), default=1.0)
         ax.set_ylim(0.0, 1.5 * top if top > 0 else 1.0)
-        ax.legend(loc="upper right", fontsize=9)
+    _finish_response(ax, stages, "upper right")
+
+
+def _finish_response(ax: Any, stages: list[Stats], legend: str) -> None:
+    """A response panel's legend and grid, or a note that there is nothing to draw."""
+    if stages:
+        ax.legend(loc=legend, fontsize=9)
         ax.grid(True, alpha=0.3)
     else:
         _note(ax, "no fir or resample stage")

@@ -14,6 +14,7 @@
 
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
+#include "spectrum_cases.hpp"
 #include "stream_support.hpp"
 #include "test_support.hpp"
 #include "welch_reference.hpp"
@@ -91,14 +92,7 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SpectrumQa,
 
 TEST(SpectrumQa, AskingForItChangesNoByteOfTheAudio) {
   test::TempDir dir;
-  Config c;
-  c.origin = "test";
-  c.source.synth = test::noise_synth(30011, 2, 43);
-  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(63, 3), FirMode::causal, FirMethod::direct),
-              test::metrics_stage("m"),
-              test::fir_stage("f2", test::random_taps_unit_energy(17, 4), FirMode::full, FirMethod::fft)};
-  c.execution.backend = BackendKind::cpu;
-  c.execution.chunk_frames = 4099;
+  Config c = test::spectrum_invariance_config(BackendKind::cpu);
   c.sink.file = dir.file("plain.wav");
   const RunReport plain = run_pipeline(c, RunOptions{});
   c.stages[1] = spectrum_stage("m", 512, 0.5, WindowKind::hann);
@@ -114,14 +108,8 @@ TEST(SpectrumQa, AskingForItChangesNoByteOfTheAudio) {
 TEST(SpectrumQa, AStreamAndLiveModeGiveTheFilesSpectrum) {
   test::TempDir dir;
   const std::string in = dir.file("in.wav");
-  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, test::random_samples(30011 * 2, 4, 0.9f, 16));
-  Config c;
-  c.origin = "test";
-  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 5), FirMode::same, FirMethod::direct),
-              spectrum_stage("m", 1000, 0.5, WindowKind::hann)};
-  c.execution.backend = BackendKind::cpu;
+  Config c = test::spectrum_file_config(in);
   c.execution.chunk_frames = 997;
-  c.source.file = in;
   c.sink.file = dir.file("file.wav");
   const RunReport file = run_pipeline(c, RunOptions{});
   std::vector<unsigned char> bytes = test::slurp_bytes(in);

@@ -11,6 +11,7 @@
 #include "cuda_test_support.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
+#include "spectrum_cases.hpp"
 #include "stream_support.hpp"
 #include "test_support.hpp"
 #include "welch_reference.hpp"
@@ -65,17 +66,10 @@ TEST(SpectrumCuda, GivesTheCpusSpectrum) {
 TEST(SpectrumCuda, AskingForItChangesNoByteOfTheAudio) {
   if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
   test::TempDir dir;
-  Config c;
-  c.origin = "test";
-  c.source.synth = test::noise_synth(30011, 2, 43);
   // Direct before the block: its look-back makes the stages before it
   // compute nfft - 1 more frames a chunk, which moves an FFT stage's blocks
   // (its output then moves within SPEC §3, as with another chunk size).
-  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(63, 3), FirMode::causal, FirMethod::direct),
-              test::metrics_stage("m"),
-              test::fir_stage("f2", test::random_taps_unit_energy(17, 4), FirMode::full, FirMethod::fft)};
-  c.execution.backend = BackendKind::cuda;
-  c.execution.chunk_frames = 4099;
+  Config c = test::spectrum_invariance_config(BackendKind::cuda);
   c.sink.file = dir.file("plain.wav");
   run_pipeline(c, RunOptions{});
   c.stages[1] = test::spectrum_stage("m", 512, 0.5, WindowKind::hann);
@@ -90,13 +84,7 @@ TEST(SpectrumCuda, AStreamOfUnknownLengthGivesTheFilesSpectrum) {
   if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
   test::TempDir dir;
   const std::string in = dir.file("in.wav");
-  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, test::random_samples(30011 * 2, 4, 0.9f, 16));
-  Config c;
-  c.origin = "test";
-  c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 5), FirMode::same, FirMethod::direct),
-              test::spectrum_stage("m", 1000, 0.5, WindowKind::hann)};
-  c.execution.backend = BackendKind::cpu;
-  c.source.file = in;
+  Config c = test::spectrum_file_config(in);
   c.sink.file = dir.file("file.wav");
   const RunReport file = run_pipeline(c, RunOptions{});
   std::vector<unsigned char> bytes = test::slurp_bytes(in);
