@@ -253,6 +253,24 @@ class AudioFileSource final : public Source {
       sfinfo.samplerate = static_cast<int>(raw->sample_rate);
       raw_frame_bytes_ = raw_frame_bytes(raw->encoding, raw->channels);
     }
+    // libsndfile's Wave64 reader walks its chunks up to the file's length:
+    // on a stream (a length of 2^60) a malformed one kept it in that loop
+    // for ever (found by fuzz_audio; a stated length that the stream falls
+    // short of spins as well). A Wave64 stream is read 64 KiB ahead: one
+    // that ends within them is given its true length, a longer one the
+    // length its header states (bytes 16-23: the whole file).
+    static constexpr unsigned char kW64[] = {'r', 'i', 'f', 'f', 0x2E, 0x91, 0xCF, 0x11};
+    if (!raw && !stream_->has_length()) {
+      constexpr std::int64_t kAhead = 65536;
+      const std::vector<unsigned char>& head = stream_->peek(24);
+      if (head.size() >= 24 && std::equal(std::begin(kW64), std::end(kW64), head.begin())) {
+        std::uint64_t size = 0;
+        for (int i = 7; i >= 0; --i) size = size << 8 | head[16 + static_cast<std::size_t>(i)];
+        const auto got = static_cast<std::int64_t>(stream_->peek(kAhead).size());
+        stream_->set_stated_length(got < kAhead ? got
+                                                : static_cast<std::int64_t>(std::min<std::uint64_t>(size, std::uint64_t{1} << 60)));
+      }
+    }
     file_.reset(sf_open_virtual(stream_->io(), SFM_READ, &sfinfo, stream_->user()));
     stream_->rethrow_error();
     if (!file_) {

@@ -130,7 +130,7 @@ ByteSource::ByteSource(int fd, std::string name) : fd_(fd), name_(std::move(name
   widen_pipe(fd_);
   io_.get_filelen = [](void* u) -> sf_count_t {
     const auto* s = static_cast<ByteSource*>(u);
-    return s->file_length_ >= 0 ? s->file_length_ : kPipeLength;
+    return s->file_length_ >= 0 ? s->file_length_ : s->stated_length_ >= 0 ? s->stated_length_ : kPipeLength;
   };
   io_.seek = [](sf_count_t offset, int whence, void* u) -> sf_count_t {
     return static_cast<ByteSource*>(u)->seek(offset, whence);
@@ -173,6 +173,11 @@ std::int64_t ByteSource::fill_to(std::int64_t end) {
   }
   if (!header_fixed_ && base_ == 0) header_fixed_ = caf_unknown_size_to_huge(buf_) || eof_;
   return base_ + static_cast<std::int64_t>(buf_.size());
+}
+
+const std::vector<unsigned char>& ByteSource::peek(std::int64_t n) {
+  if (retaining_ && base_ == 0) fill_to(n);
+  return buf_;
 }
 
 std::int64_t ByteSource::read(void* dst, std::int64_t n) {

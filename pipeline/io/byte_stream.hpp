@@ -38,6 +38,13 @@ class ByteSource {
   [[nodiscard]] void* user() noexcept { return this; }
   // Stop retaining bytes for backward seeks (the header has been parsed).
   void release_header() noexcept;
+  // The first `n` bytes of the stream (fewer where it ends sooner), waiting
+  // for them: for telling a container by its magic before libsndfile opens it.
+  [[nodiscard]] const std::vector<unsigned char>& peek(std::int64_t n);
+  // The length libsndfile is told for a stream (its default: a huge one, so
+  // that it trusts the header's sizes): a header's own total size, where a
+  // container's reader needs one (Wave64).
+  void set_stated_length(std::int64_t bytes) noexcept { stated_length_ = bytes; }
   // The bytes retained so far from offset 0 (the header, before release_header()).
   [[nodiscard]] const std::vector<unsigned char>& retained() const noexcept { return buf_; }
   // Makes byte `offset` (retained) position 0 and retains again from there:
@@ -66,6 +73,7 @@ class ByteSource {
   int fd_;
   std::string name_;
   std::int64_t file_length_ = -1;
+  std::int64_t stated_length_ = -1;  // see set_stated_length
   std::vector<unsigned char> buf_;  // bytes [base_, base_ + buf_.size())
   std::int64_t base_ = 0;
   std::int64_t pos_ = 0;        // libsndfile's position

@@ -28,6 +28,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from harness import Skip, run_cases  # noqa: E402
 
 TIMEOUT = 60
+ROOT_DIR = os.environ.get("SIGSTREAM_SOURCE_DIR") or os.path.abspath(os.path.join(os.path.dirname(
+    os.path.abspath(__file__)), "..", ".."))
 CASES = []
 
 
@@ -558,6 +560,26 @@ def review_regressions_wav_streams_closed_output_short_streams_and_seekable_stdo
         check(info)
         assert "frames:      1000\n" in info.stdout.decode(), info.stdout.decode()
     assert open("o.wav", "rb").read()[4:8] != b"\xff" * 4
+
+
+@case
+def wave64_on_a_pipe():
+    """Wave64 through a pipe (issue P10): a malformed header used to keep
+    libsndfile in its chunk loop for ever (fuzz/regressions/audio); now it is
+    an error at once, and a whole Wave64 still reads as its file does."""
+    bad = open(os.path.join(ROOT_DIR, "fuzz", "regressions", "audio", "w64-stream-chunk-loop"), "rb").read()[3:]
+    t0 = time.monotonic()
+    r = run(["info", "-"], bad, timeout=20)
+    assert r.returncode == 1 and b"W64" in r.stderr, (r.returncode, r.stderr)
+    assert time.monotonic() - t0 < 5
+    wav_bytes_ = wav_bytes(30011, channels=2, seed=31)
+    with open("in.wav", "wb") as f:
+        f.write(wav_bytes_)
+    check(run(["filter", "in.wav", "in.w64", "--format", "pcm16", "--lowpass", "20000", "-q"]))
+    args = ["--lowpass", "3000", "--backend", "cpu", "-q"]
+    check(run(["filter", "in.w64", "f.wav"] + args))
+    check(run(["filter", "-", "s.wav"] + args, open("in.w64", "rb").read()))
+    assert open("f.wav", "rb").read() == open("s.wav", "rb").read()
 
 
 if __name__ == "__main__":
