@@ -208,10 +208,13 @@ std::optional<RawSpec> raw_spec(CLI::App* cmd, const RawFlags& f) {
   return r;
 }
 
-void add_latency_flag(CLI::App* cmd, double& latency) {
+void add_latency_flag(CLI::App* cmd, double& latency, bool& busy_poll) {
   cmd->add_option("--latency", latency, "Live mode: bound on the added latency in ms (execution.latency_ms)")
       ->type_name("MS")
       ->check(CLI::Range(0.001, 10000.0));
+  cmd->add_flag("--busy-poll", busy_poll,
+                "Live mode: wait for input and output by spinning, not sleeping; one core busy, a shorter "
+                "tail on virtual machines (execution.busy_poll)");
 }
 
 RunOptions run_options(const CommonFlags& f) {
@@ -353,7 +356,8 @@ int run_main(int argc, char** argv) {
   add_common(run, common);
   add_plot_flag(run, common);
   double run_latency = 0.0;
-  add_latency_flag(run, run_latency);
+  bool run_busy_poll = false;
+  add_latency_flag(run, run_latency, run_busy_poll);
 
   std::string input, output, mode = "causal", method = "auto", format = "same";
   FilterFlags filter_flags;
@@ -372,7 +376,8 @@ int run_main(int argc, char** argv) {
   filter->add_option("--method", method, "auto | direct | fft")
       ->check(CLI::IsMember({"auto", "direct", "fft"}))->capture_default_str();
   double filter_latency = 0.0;
-  add_latency_flag(filter, filter_latency);
+  bool filter_busy_poll = false;
+  add_latency_flag(filter, filter_latency, filter_busy_poll);
   std::string gain_text, resample_hz;
   auto* gain_opt = filter->add_option("--gain-db", gain_text, "Gain after the filter, in dB")->type_name("DB");
   auto* resample_opt = filter->add_option("--resample", resample_hz,
@@ -447,6 +452,7 @@ int run_main(int argc, char** argv) {
   try {
     if (*run) {
       if (run->count("--latency") > 0) sets.push_back("execution.latency_ms=" + format_double(run_latency));
+      if (run_busy_poll) sets.push_back("execution.busy_poll=true");
       return run_config(config_path, sets, common);
     }
     if (*filter) {
@@ -458,6 +464,7 @@ int run_main(int argc, char** argv) {
       else if (output == "-")
         throw config_error("OUTPUT '-' is standard output and needs its container: --type wav|raw|au|flac|caf");
       if (filter->count("--latency") > 0) c.execution.latency_ms = filter_latency;
+      c.execution.busy_poll = filter_busy_poll;
       const bool has_filter = !(filter_flags.lowpass.empty() && filter_flags.highpass.empty() &&
                                 filter_flags.bandpass.empty() && filter_flags.bandstop.empty() &&
                                 filter_flags.taps_file.empty());

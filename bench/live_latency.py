@@ -12,6 +12,7 @@ sigstream the statistics' own latency_ms.
   bench/live_latency.py --bin build/sigstream --seconds 120 --taps 4095 --peers sigstream,brutefir,ffmpeg,sox
   bench/live_latency.py --bin .gpu/bin/sigstream --channels 32 --taps 65536 --backend cuda --seconds 600
   bench/live_latency.py ... --pacer-cpus 0-1 --filter-cpus 2-3   (the clock and the filter on their own cores)
+  bench/live_latency.py ... --busy-poll   (sigstream spins on its input and output instead of sleeping)
 
 The clock is bench_live_pace (bench/live_pace.cpp: C++, absolute-deadline
 writes, real-time priority where granted), found next to --bin or given with
@@ -116,6 +117,8 @@ def measure_paced(pacer: str, cmd: list[str], name: str, taps: int, seconds: flo
         log = f.read().decode(errors="replace")
     # sigstream's own live lines (blocks, late split, preemptions), not its metrics print.
     r.extra["log_live"] = [line for line in log.splitlines() if "live:" in line or "warning" in line]
+    # With SIGSTREAM_TRACE=1 in the environment: each late block's story.
+    r.extra["late_blocks"] = [line for line in log.splitlines() if "trace: late block" in line]
     if m["exit"] != 0:
         r.note = "exit %d: %s" % (m["exit"], log[-300:])
     os.unlink(err_path)
@@ -210,6 +213,7 @@ def main() -> int:
     ap.add_argument("--rate", type=int, default=48000)
     ap.add_argument("--latency", type=float, default=1.0, help="sigstream --latency, ms")
     ap.add_argument("--backend", default="auto")
+    ap.add_argument("--busy-poll", action="store_true", help="sigstream --busy-poll (spin instead of sleeping)")
     ap.add_argument("--peers", default="sigstream,brutefir,ffmpeg,sox")
     ap.add_argument("--sox-taps", default="255,4095,65536", help="SoX runs these (its latency grows with K)")
     ap.add_argument("--json", default="", help="write the results here too")
@@ -241,7 +245,8 @@ def main() -> int:
             runs.append(("sigstream", [args.bin, "filter", "-", "-", "--input-type", "raw", "--rate", str(args.rate),
                                        "--channels", str(ch), "--encoding", "s16le", "--type", "raw",
                                        "--taps-file", tfile, "--latency", str(args.latency), "--backend",
-                                       args.backend, "--stats", stats, "--no-progress"], stats))
+                                       args.backend, "--stats", stats, "--no-progress",
+                                       *(["--busy-poll"] if args.busy_poll else [])], stats))
         if "brutefir" in args.peers and in_main and shutil.which("brutefir") and ch == 2:
             coeff = os.path.join(work, "c%d.raw" % k)
             with open(coeff, "wb") as f:

@@ -19,6 +19,8 @@ const bool g_on = [] {
 
 } // namespace
 
+bool trace_on() noexcept { return g_on; }
+
 void trace(const char* what) noexcept {
   if (!g_on)
     return;

@@ -6,5 +6,7 @@
 namespace sigstream {
 
 void trace(const char* what) noexcept;
+// Whether SIGSTREAM_TRACE is on (for traces that cost more than a load).
+[[nodiscard]] bool trace_on() noexcept;
 
 } // namespace sigstream

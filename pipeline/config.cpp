@@ -152,6 +152,8 @@ constexpr Key kExecutionKeys[] = {
         .spelled("an integer >= 0, or a list of them"),
     Key("latency_ms", Type::number, "Live mode: bound on the added latency of each chunk, in ms.")
         .above(0).at_most(10000),
+    Key("busy_poll", Type::boolean, "Live mode: wait for input and output by spinning, not sleeping (one core busy).")
+        .defaults("false"),
 };
 
 constexpr Key kBatchKeys[] = {
@@ -501,6 +503,7 @@ ExecutionSpec parse_execution(Context& cx, const YAML::Node& node, const Path& p
   if (auto v = r.int32("threads")) e.threads = *v;
   if (r.has("device")) e.devices = parse_devices(cx, r.value("device"), r.path("device"));
   if (auto v = r.number("latency_ms")) e.latency_ms = *v;
+  if (auto v = r.boolean("busy_poll")) e.busy_poll = *v;
   return e;
 }
 

@@ -107,6 +107,7 @@ struct ExecutionSpec {
   int threads = 0;           // CPU worker threads; 0 = one per hardware thread
   std::vector<int> devices;  // empty = default (device 0 for run, all for batch)
   std::optional<double> latency_ms;  // live mode (SPEC §6): bound on the added latency
+  bool busy_poll = false;            // live mode: spin instead of sleeping while waiting for I/O
 };
 
 struct BatchSpec {

@@ -16,11 +16,13 @@
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/reduce.hpp"
 #include "kernels/cpu/welch.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/audio_sink.hpp"
+#include "pipeline/io/byte_stream.hpp"
 #include "stages/registry.hpp"
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/backends/cuda_backend.hpp"
@@ -382,6 +384,15 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
                         : std::string("live: no real-time priority here (ordinary scheduling; blocks may wait "
                                       "behind other work)"));
   }
+  // execution.busy_poll: the waits for input and output spin on this
+  // thread. Measured on the H100 VM (32 channels, K = 65536, 150 s): 12 late
+  // blocks sleeping between blocks, 0 spinning (bench/RESULTS.md, stop 15).
+  const BusyPollScope busy_poll(config.execution.busy_poll);
+  if (config.execution.busy_poll)
+    log("live: busy polling: the input and output waits spin (one CPU core busy)");
+  else if (source.is_stream() && !priority.raised)
+    log("live: waits for input sleep; on a virtual machine a sleeping CPU can take milliseconds to wake: "
+        "--busy-poll (execution.busy_poll) keeps one core spinning instead");
   LiveChain chain = make_chain(plan, kernels);
   HostBlock in_block = make_host_block(plan.input_type, ch, block);
   Planes src(static_cast<std::size_t>(ch), std::vector<float>(static_cast<std::size_t>(block)));
@@ -414,9 +425,21 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     if (csv_file) write_all(*csv_file, stats_csv_rows(rep.name, ChunkMetricsRow{index, start, n, m}, rep.paired));
   };
 
+  // SIGSTREAM_TRACE: each late block's story, printed at the end (the
+  // first kMaxLate): when its input came (CLOCK_MONOTONIC, to line it up
+  // with other clocks on the machine), how long the read had waited, the
+  // stages' part and the GPU step's parts, the write, and what the kernel
+  // did to the thread meanwhile.
+  const bool tracing = trace_on();
+  constexpr std::size_t kMaxLate = 5000;
+  std::vector<std::string> late_story;
+  auto block_done = Clock::now();
+  rusage block_usage{};
+
   ExcerptCapture excerpt(plan);
   for (bool ended = false; !ended;) {
     throw_if_interrupted();
+    if (tracing) static_cast<void>(getrusage(RUSAGE_THREAD, &block_usage));
     const std::int64_t got = source.read(in_block, 0, block);
     const auto arrived = Clock::now();
     in_block.frames = got;
@@ -429,6 +452,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     const auto n = chain.ops.empty() ? got : static_cast<std::int64_t>(y[0].size());
     if (n > 0) {
       const double compute_ms = ms_since(arrived);
+      double last_write_ms = 0.0;
       compute.add(compute_ms);
       if (compute_ms > target) ++late_in_compute;
       chain.output->measure(y, n);
@@ -444,7 +468,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
         const bool watched = have_usage && getrusage(RUSAGE_THREAD, &before) == 0;
         const auto write_start = Clock::now();
         sink->write(out_block);
-        write_max_ms = std::max(write_max_ms, ms_since(write_start));
+        last_write_ms = ms_since(write_start);
+        write_max_ms = std::max(write_max_ms, last_write_ms);
         if (watched && compute_ms <= target && ms_since(arrived) > target && getrusage(RUSAGE_THREAD, &after) == 0) {
           late_write_slept += after.ru_nvcsw > before.ru_nvcsw ? 1 : 0;
           late_write_faulted += after.ru_minflt + after.ru_majflt > before.ru_minflt + before.ru_majflt ? 1 : 0;
@@ -453,6 +478,23 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - arrived).count();
       latency.add(ms);
       if (ms > target) ++late;
+      if (tracing && ms > target && late_story.size() < kMaxLate) {
+        rusage now{};
+        static_cast<void>(getrusage(RUSAGE_THREAD, &now));
+        std::ostringstream o;
+        o.setf(std::ios::fixed);
+        o.precision(3);
+        o << "late block " << out_chunks << ": input at "
+          << std::chrono::duration<double>(arrived.time_since_epoch()).count() << " s (monotonic) after a "
+          << std::chrono::duration<double, std::milli>(arrived - block_done).count() << " ms read; " << ms
+          << " ms: stages " << compute_ms << ", write " << last_write_ms << "; voluntary switches "
+          << now.ru_nvcsw - block_usage.ru_nvcsw << ", preempted " << now.ru_nivcsw - block_usage.ru_nivcsw
+          << ", page faults " << now.ru_minflt + now.ru_majflt - block_usage.ru_minflt - block_usage.ru_majflt;
+        for (const auto& k : kernels.per_stage)
+          if (k)
+            if (const std::string d = k->last_step(); !d.empty()) o << "; " << d;
+        late_story.push_back(o.str());
+      }
       ++out_chunks;
       out_frames += n;
     }
@@ -463,8 +505,10 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     const std::int64_t k = chain.output->take(row);
     record(chain.output->slot(), k, row);
     progress.update(out_frames);
+    block_done = Clock::now();
   }
   progress.finish();
+  for (const std::string& line : late_story) log("trace: " + line);
 
   report.input_frames = source_frames;
   report.output_frames = out_frames;

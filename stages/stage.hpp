@@ -96,6 +96,9 @@ class LiveKernel {
   [[nodiscard]] virtual std::optional<FirMethod> method() const { return std::nullopt; }
   // Where it runs: true when on a GPU.
   [[nodiscard]] virtual bool on_gpu() const noexcept { return false; }
+  // For SIGSTREAM_TRACE's list of late blocks: where the last step's time
+  // went ("" = nothing to say).
+  [[nodiscard]] virtual std::string last_step() const { return {}; }
 };
 
 struct LiveContext {

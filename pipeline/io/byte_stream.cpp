@@ -94,12 +94,14 @@ bool is_riff(const std::vector<unsigned char>& h) {
 
 // Waits until `fd` is ready for `events`, polling the interruption flag and
 // `cancel` (set when the run has failed elsewhere, e.g. its output pipe closed).
+thread_local bool t_busy_poll = false;  // see BusyPollScope
+
 void wait_ready(int fd, short events, const std::atomic<bool>& cancel) {
   for (;;) {
     throw_if_interrupted();
     if (cancel.load(std::memory_order_relaxed)) throw Error(ErrorKind::interrupted, "the run was stopped");
     pollfd p{fd, events, 0};
-    const int rc = ::poll(&p, 1, kPollMs);
+    const int rc = ::poll(&p, 1, t_busy_poll ? 0 : kPollMs);
     if (rc > 0) return;
     if (rc < 0 && errno != EINTR) return;  // let the read/write report it
   }
@@ -120,6 +122,9 @@ void widen_pipe(int fd) {
 }  // namespace
 
 // ---------------------------------------------------------------------------
+
+BusyPollScope::BusyPollScope(bool on) noexcept : was_(t_busy_poll) { t_busy_poll = on || was_; }
+BusyPollScope::~BusyPollScope() { t_busy_poll = was_; }
 
 ByteSource::ByteSource(int fd, std::string name) : fd_(fd), name_(std::move(name)) {
   struct stat st {};

@@ -27,6 +27,22 @@
 
 namespace sigstream {
 
+// While one is alive, the streams' waits on this thread spin (poll without a
+// timeout, again and again) instead of sleeping in the kernel: live mode's
+// execution.busy_poll. A thread that sleeps between blocks can take
+// milliseconds to run again on a virtual machine (its virtual CPU halts, and
+// the host may give the physical one away); one that spins keeps it.
+class BusyPollScope {
+ public:
+  explicit BusyPollScope(bool on) noexcept;
+  ~BusyPollScope();
+  BusyPollScope(const BusyPollScope&) = delete;
+  BusyPollScope& operator=(const BusyPollScope&) = delete;
+
+ private:
+  bool was_;
+};
+
 class ByteSource {
  public:
   // `fd` is not closed by the stream. `name` is used in messages ("-" = stdin).

@@ -25,6 +25,8 @@ class BlockConvolver {
   // writes the next block() outputs y[c][...] (y[n] = sum h[k] x[n-k], with
   // the samples of earlier calls as history). Throws Error on failure.
   virtual void process(const float* const* x, float* const* y) = 0;
+  // Where the last process() call's time went, for SIGSTREAM_TRACE ("" = nothing to say).
+  [[nodiscard]] virtual std::string last_step() const { return {}; }
 };
 
 // The GPU one, on `device` (stages/fir/cuda_live.cu; only in CUDA
@@ -50,6 +52,9 @@ class FirLiveKernel final : public LiveKernel {
   }
   [[nodiscard]] bool on_gpu() const noexcept override { return partitioned_ && partitioned_->on_gpu(); }
   [[nodiscard]] BlockConvolver* partitioned() const noexcept { return partitioned_.get(); }
+  [[nodiscard]] std::string last_step() const override {
+    return partitioned_ ? partitioned_->last_step() : std::string();
+  }
 
  private:
   std::string note_;

@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstring>
 #include <sstream>
 #include <vector>
@@ -110,10 +112,27 @@ class CudaBlockConvolver final : public BlockConvolver {
 
   void process(const float* const* x, float* const* y) override {
     const auto P = static_cast<std::size_t>(block_);
+    marks_[0] = Clock::now();
     for (int c = 0; c < channels_; ++c) std::memcpy(h_in_.data() + c * P, x[c], P * sizeof(float));
+    marks_[1] = Clock::now();
     graph_.launch(stream_.get());
+    marks_[2] = Clock::now();
     stream_.synchronize();
+    marks_[3] = Clock::now();
     for (int c = 0; c < channels_; ++c) std::memcpy(y[c], h_out_.data() + c * P, P * sizeof(float));
+    marks_[4] = Clock::now();
+  }
+
+  // "gpu step: copy in 0.010, launch 0.020, wait 0.300, copy out 0.010 ms" (host
+  // clock only: it makes no CUDA call, so it cannot disturb the error state).
+  [[nodiscard]] std::string last_step() const override {
+    auto ms = [&](int a, int b) { return std::chrono::duration<double, std::milli>(marks_[b] - marks_[a]).count(); };
+    std::ostringstream o;
+    o.setf(std::ios::fixed);
+    o.precision(3);
+    o << "gpu step: copy in " << ms(0, 1) << ", launch " << ms(1, 2) << ", wait " << ms(2, 3) << ", copy out "
+      << ms(3, 4) << " ms";
+    return o.str();
   }
 
  private:
@@ -123,6 +142,8 @@ class CudaBlockConvolver final : public BlockConvolver {
   kc::DeviceBuffer<int> d_head_;
   kc::PinnedBuffer<float> h_in_, h_out_;
   GraphExec graph_;
+  using Clock = std::chrono::steady_clock;
+  std::array<Clock::time_point, 5> marks_{};
 };
 
 }  // namespace

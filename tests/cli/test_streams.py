@@ -481,6 +481,59 @@ def live_mode_partitioned_long_filters_stay_within_spec():
 
 
 @case
+def busy_poll_gives_the_same_bytes_and_still_stops_on_sigint():
+    """--busy-poll spins instead of sleeping: the same bytes as the file path,
+    the same statistics shape, a stalled producer still ends at SIGINT, and it
+    is refused outside live mode."""
+    wav = wav_bytes(7919, channels=3, seed=21)
+    with open("in.wav", "wb") as f:
+        f.write(wav)
+    stages = STAGES["causal"] % "direct"
+    with open("f.yaml", "w") as f:
+        f.write(config("{file: in.wav}", "{file: ref.wav}", stages))
+    check(run(["run", "f.yaml", "-q"]))
+    with open("l.yaml", "w") as f:
+        f.write(config('{file: "-"}', '{file: "-", type: raw}', stages,
+                       "stats: {json: live.json}\nexecution: {latency_ms: 0.7, busy_poll: true}\n"))
+    rc, out, err = run_fed(["run", "l.yaml"], unknown_length(wav), [1, 3001, 64])
+    assert rc == 0, err.decode()
+    assert "busy polling" in err.decode(), err.decode()[-600:]
+    assert out == data_of(open("ref.wav", "rb").read()), "busy-poll live bytes differ from the file's"
+    lat = json.load(open("live.json"))["latency_ms"]
+    assert lat["chunks"] > 0 and lat["p50"] <= lat["p99"] <= lat["max"]
+    # The flag on filter, too; and a producer that stalls still stops at SIGINT.
+    p = subprocess.Popen([BIN, "filter", "-", "-", "--type", "raw", "--lowpass", "1000", "--latency", "1",
+                          "--busy-poll", "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(unknown_length(wav)[:20000])
+    p.stdin.flush()
+    time.sleep(0.5)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    try:
+        rc = p.wait(5)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.stdin.close()
+    assert rc == 130, "busy-poll SIGINT: exit %s" % rc
+    assert time.monotonic() - t0 < 2.0
+    # Outside live mode it would do nothing: refused, exit 2, by both spellings.
+    p = run(["filter", "in.wav", "o.wav", "--lowpass", "1000", "--busy-poll"])
+    check(p, 2)
+    assert "--latency" in error_text(p) and not os.path.exists("o.wav")
+    with open("c.yaml", "w") as f:
+        f.write(config("{file: in.wav}", "{file: o.wav}", stages, "execution: {busy_poll: true}\n"))
+    p = run(["run", "c.yaml"])
+    check(p, 2)
+    assert "busy_poll" in error_text(p) and not os.path.exists("o.wav")
+    with open("c.yaml", "w") as f:
+        f.write(config("{file: in.wav}", "{file: o.wav}", stages, "execution: {latency_ms: 1, busy_poll: 3}\n"))
+    p = run(["run", "c.yaml"])
+    check(p, 2)
+    assert "execution.busy_poll" in p.stderr.decode()
+
+
+@case
 def live_mode_errors():
     with open("in.wav", "wb") as f:
         f.write(wav_bytes(1000))
