@@ -208,7 +208,7 @@ std::optional<RawSpec> raw_spec(CLI::App* cmd, const RawFlags& f) {
   return r;
 }
 
-void add_latency_flag(CLI::App* cmd, double& latency, bool& busy_poll) {
+void add_live_flags(CLI::App* cmd, double& latency, bool& busy_poll) {
   cmd->add_option("--latency", latency, "Live mode: bound on the added latency in ms (execution.latency_ms)")
       ->type_name("MS")
       ->check(CLI::Range(0.001, 10000.0));
@@ -357,7 +357,7 @@ int run_main(int argc, char** argv) {
   add_plot_flag(run, common);
   double run_latency = 0.0;
   bool run_busy_poll = false;
-  add_latency_flag(run, run_latency, run_busy_poll);
+  add_live_flags(run, run_latency, run_busy_poll);
 
   std::string input, output, mode = "causal", method = "auto", format = "same";
   FilterFlags filter_flags;
@@ -377,7 +377,7 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"auto", "direct", "fft"}))->capture_default_str();
   double filter_latency = 0.0;
   bool filter_busy_poll = false;
-  add_latency_flag(filter, filter_latency, filter_busy_poll);
+  add_live_flags(filter, filter_latency, filter_busy_poll);
   std::string gain_text, resample_hz;
   auto* gain_opt = filter->add_option("--gain-db", gain_text, "Gain after the filter, in dB")->type_name("DB");
   auto* resample_opt = filter->add_option("--resample", resample_hz,

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -31,6 +32,16 @@ std::int64_t now_ns() {
   return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
+// A whole number >= 0 (the whole string), or -1.
+long long whole(const std::string& s) {
+  if (s.empty()) return -1;
+  char* end = nullptr;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  return *end == '\0' && v >= 0 ? v : -1;
+}
+
+constexpr std::size_t kMaxGaps = 100000;  // per CPU; the summary says when more came
+
 struct Gap {
   std::int64_t start_ns;
   std::int64_t length_ns;
@@ -41,6 +52,7 @@ struct Probe {
   bool pinned = false;
   std::vector<Gap> gaps;
   std::int64_t reads = 0;
+  std::int64_t dropped = 0;  // gaps past kMaxGaps
 };
 
 void spin(Probe& p, std::int64_t seconds, std::int64_t threshold_ns) {
@@ -48,13 +60,16 @@ void spin(Probe& p, std::int64_t seconds, std::int64_t threshold_ns) {
   CPU_ZERO(&set);
   CPU_SET(p.cpu, &set);
   p.pinned = pthread_setaffinity_np(pthread_self(), sizeof set, &set) == 0;
-  p.gaps.reserve(100000);
+  p.gaps.reserve(kMaxGaps);
   const std::int64_t end = now_ns() + seconds * 1000000000;
   std::int64_t last = now_ns();
   for (;;) {
     const std::int64_t t = now_ns();
     ++p.reads;
-    if (t - last > threshold_ns && p.gaps.size() < p.gaps.capacity()) p.gaps.push_back({last, t - last});
+    if (t - last > threshold_ns) {
+      if (p.gaps.size() < kMaxGaps) p.gaps.push_back({last, t - last});
+      else ++p.dropped;
+    }
     last = t;
     if (t >= end) break;
   }
@@ -76,13 +91,18 @@ int main(int argc, char** argv) {
     if (a == "--cpus") {
       for (std::size_t at = 0; at < v.size();) {
         const std::size_t comma = v.find(',', at);
-        cpus.push_back(std::atoi(v.substr(at, comma - at).c_str()));
+        const long long cpu = whole(v.substr(at, comma - at));
+        if (cpu < 0 || cpu >= CPU_SETSIZE) {
+          std::fprintf(stderr, "bench_stall_probe: --cpus %s: expected CPU numbers separated by commas\n", v.c_str());
+          return 2;
+        }
+        cpus.push_back(static_cast<int>(cpu));
         at = comma == std::string::npos ? v.size() : comma + 1;
       }
     } else if (a == "--seconds") {
-      seconds = std::atoll(v.c_str());
+      seconds = whole(v);
     } else if (a == "--threshold-us") {
-      threshold_us = std::atoll(v.c_str());
+      threshold_us = whole(v);
     } else {
       std::fprintf(stderr, "bench_stall_probe: unknown option %s\n", a.c_str());
       return 2;
@@ -105,9 +125,12 @@ int main(int argc, char** argv) {
   for (const Probe& p : probes) {
     double worst = 0.0;
     for (const Gap& g : p.gaps) worst = std::max(worst, static_cast<double>(g.length_ns) * 1e-6);
-    std::printf("# cpu %d%s: %zu gaps over %lld us in %lld s, the longest %.3f ms, %lld clock reads\n", p.cpu,
-                p.pinned ? "" : " (not pinned)", p.gaps.size(), static_cast<long long>(threshold_us),
-                static_cast<long long>(seconds), worst, static_cast<long long>(p.reads));
+    std::printf("# cpu %d%s: %zu gaps over %lld us in %lld s, the longest %.3f ms, %lld clock reads", p.cpu,
+                p.pinned ? "" : " (not pinned)", p.gaps.size() + static_cast<std::size_t>(p.dropped),
+                static_cast<long long>(threshold_us), static_cast<long long>(seconds), worst,
+                static_cast<long long>(p.reads));
+    if (p.dropped > 0) std::printf(" (only the first %zu listed)", kMaxGaps);
+    std::printf("\n");
   }
   return 0;
 }

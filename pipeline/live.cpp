@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <tuple>
@@ -366,7 +367,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // system grants it (root, CAP_SYS_NICE or an rtprio limit), so that other
   // work does not preempt a block; without it, ordinary scheduling. Only for
   // a stream (a file would run flat out at that priority), and given back
-  // at the end.
+  // at the end. Not with busy polling: a real-time thread that never sleeps
+  // would starve everything else on its CPU (the producer, the consumer).
   struct Priority {
     int policy = SCHED_OTHER;
     sched_param param{};
@@ -375,7 +377,9 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       if (raised) static_cast<void>(pthread_setschedparam(pthread_self(), policy, &param));
     }
   } priority;
-  if (source.is_stream()) {
+  const bool spins = config.execution.busy_poll &&
+                     (source.is_stream() || (config.sink.file && is_std_stream(*config.sink.file)));
+  if (source.is_stream() && !config.execution.busy_poll) {
     pthread_getschedparam(pthread_self(), &priority.policy, &priority.param);
     sched_param sp{};
     sp.sched_priority = std::min(50, sched_get_priority_max(SCHED_FIFO));
@@ -388,11 +392,11 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // thread. Measured on the H100 VM (32 channels, K = 65536, 150 s): 12 late
   // blocks sleeping between blocks, 0 spinning (bench/RESULTS.md, stop 15).
   const BusyPollScope busy_poll(config.execution.busy_poll);
-  if (config.execution.busy_poll)
-    log("live: busy polling: the input and output waits spin (one CPU core busy)");
-  else if (source.is_stream() && !priority.raised)
-    log("live: waits for input sleep; on a virtual machine a sleeping CPU can take milliseconds to wake: "
-        "--busy-poll (execution.busy_poll) keeps one core spinning instead");
+  if (spins)
+    log("live: busy polling: the waits for the input and output pipes spin (one CPU core busy, ordinary "
+        "scheduling)");
+  else if (config.execution.busy_poll)
+    log("live: busy polling has nothing to wait for here (a file in, a file out): it changes nothing");
   LiveChain chain = make_chain(plan, kernels);
   HostBlock in_block = make_host_block(plan.input_type, ch, block);
   Planes src(static_cast<std::size_t>(ch), std::vector<float>(static_cast<std::size_t>(block)));
@@ -432,16 +436,26 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // did to the thread meanwhile.
   const bool tracing = trace_on();
   constexpr std::size_t kMaxLate = 5000;
-  std::vector<std::string> late_story;
+  struct LateStory {  // printed however the run ends (SIGINT is how a live stream usually does)
+    std::vector<std::string> lines;
+    const std::function<void(const std::string&)>& log;
+    ~LateStory() {
+      if (!log) return;
+      try {
+        for (const std::string& line : lines) log("trace: " + line);
+      } catch (...) {  // nothing to be done about a log that fails here
+      }
+    }
+  } late_story{{}, options.log};
   auto block_done = Clock::now();
-  rusage block_usage{};
+  rusage block_usage{};  // the thread's, when the block's input had come
 
   ExcerptCapture excerpt(plan);
   for (bool ended = false; !ended;) {
     throw_if_interrupted();
-    if (tracing) static_cast<void>(getrusage(RUSAGE_THREAD, &block_usage));
     const std::int64_t got = source.read(in_block, 0, block);
     const auto arrived = Clock::now();
+    if (tracing) static_cast<void>(getrusage(RUSAGE_THREAD, &block_usage));
     in_block.frames = got;
     excerpt.source_block(in_block, source_frames);
     source_frames += got;
@@ -478,7 +492,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - arrived).count();
       latency.add(ms);
       if (ms > target) ++late;
-      if (tracing && ms > target && late_story.size() < kMaxLate) {
+      if (tracing && ms > target && late_story.lines.size() < kMaxLate) {
         rusage now{};
         static_cast<void>(getrusage(RUSAGE_THREAD, &now));
         std::ostringstream o;
@@ -493,7 +507,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
         for (const auto& k : kernels.per_stage)
           if (k)
             if (const std::string d = k->last_step(); !d.empty()) o << "; " << d;
-        late_story.push_back(o.str());
+        late_story.lines.push_back(o.str());
       }
       ++out_chunks;
       out_frames += n;
@@ -505,10 +519,9 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     const std::int64_t k = chain.output->take(row);
     record(chain.output->slot(), k, row);
     progress.update(out_frames);
-    block_done = Clock::now();
+    if (tracing) block_done = Clock::now();
   }
   progress.finish();
-  for (const std::string& line : late_story) log("trace: " + line);
 
   report.input_frames = source_frames;
   report.output_frames = out_frames;
@@ -538,6 +551,9 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     if (have_usage && getrusage(RUSAGE_THREAD, &usage1) == 0)
       o << "; the live thread was preempted " << usage1.ru_nivcsw - usage0.ru_nivcsw << " times";
     log(o.str());
+    if (late > 0 && source.is_stream() && !config.execution.busy_poll && !priority.raised)
+      log("live: hint: without real-time priority a thread that sleeps between blocks can wake late, on a "
+          "virtual machine by milliseconds; --busy-poll (execution.busy_poll) keeps one core spinning instead");
   }
   {
     std::vector<SpectrumSums> sums(plan.metric_names.size());

@@ -284,9 +284,6 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   for (const auto* p : {&config.stats.json, &config.stats.csv})
     if (*p && input_is_file) refuse_same_file(*config.source.file, **p, "stats output");
 
-  if (config.execution.busy_poll && !config.execution.latency_ms)
-    throw config_error("execution.busy_poll (--busy-poll) is for live mode: set execution.latency_ms "
-                       "(--latency MS) too");
   if (config.execution.latency_ms) {
     // Live mode (pipeline/live.hpp): blocks from the latency, on the CPU.
     if (options.verify)

@@ -72,6 +72,10 @@ void check_execution_limits(const ExecutionSpec& e) {
   if (e.streams > kMaxStreams)
     throw config_error("execution.streams: " + std::to_string(e.streams) + " CUDA streams is more than " +
                        std::to_string(kMaxStreams) + " (each holds a chunk's buffers on the GPU); 2-8 keep a GPU busy");
+  // Not a bound, but checked where run and batch both look, before any work.
+  if (e.busy_poll && !e.latency_ms)
+    throw config_error("execution.busy_poll (--busy-poll) is for live mode: set execution.latency_ms "
+                       "(--latency MS) too");
 }
 
 void check_chunk_memory(const Plan& plan, int in_flight) {

@@ -92,10 +92,10 @@ bool is_riff(const std::vector<unsigned char>& h) {
          std::memcmp(h.data() + 8, "WAVE", 4) == 0;
 }
 
-// Waits until `fd` is ready for `events`, polling the interruption flag and
-// `cancel` (set when the run has failed elsewhere, e.g. its output pipe closed).
 thread_local bool t_busy_poll = false;  // see BusyPollScope
 
+// Waits until `fd` is ready for `events`, polling the interruption flag and
+// `cancel` (set when the run has failed elsewhere, e.g. its output pipe closed).
 void wait_ready(int fd, short events, const std::atomic<bool>& cancel) {
   for (;;) {
     throw_if_interrupted();

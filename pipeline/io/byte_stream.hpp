@@ -27,11 +27,12 @@
 
 namespace sigstream {
 
-// While one is alive, the streams' waits on this thread spin (poll without a
-// timeout, again and again) instead of sleeping in the kernel: live mode's
-// execution.busy_poll. A thread that sleeps between blocks can take
+// While one is alive, the streams' waits on this thread spin (poll with a
+// zero timeout, again and again) instead of sleeping in the kernel: live
+// mode's execution.busy_poll. A thread that sleeps between blocks can take
 // milliseconds to run again on a virtual machine (its virtual CPU halts, and
-// the host may give the physical one away); one that spins keeps it.
+// the host may give the physical one away); one that spins keeps it. Scopes
+// nest: an inner BusyPollScope(false) leaves an outer one's spinning on.
 class BusyPollScope {
  public:
   explicit BusyPollScope(bool on) noexcept;

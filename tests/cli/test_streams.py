@@ -501,22 +501,49 @@ def busy_poll_gives_the_same_bytes_and_still_stops_on_sigint():
     assert out == data_of(open("ref.wav", "rb").read()), "busy-poll live bytes differ from the file's"
     lat = json.load(open("live.json"))["latency_ms"]
     assert lat["chunks"] > 0 and lat["p50"] <= lat["p99"] <= lat["max"]
-    # The flag on filter, too; and a producer that stalls still stops at SIGINT.
-    p = subprocess.Popen([BIN, "filter", "-", "-", "--type", "raw", "--lowpass", "1000", "--latency", "1",
-                          "--busy-poll", "-q"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    p.stdin.write(unknown_length(wav)[:20000])
-    p.stdin.flush()
-    time.sleep(0.5)
-    t0 = time.monotonic()
-    p.send_signal(signal.SIGINT)
-    try:
-        rc = p.wait(5)
-    finally:
-        if p.poll() is None:
-            p.kill()
-        p.stdin.close()
-    assert rc == 130, "busy-poll SIGINT: exit %s" % rc
-    assert time.monotonic() - t0 < 2.0
+    # The flag on filter, too. A producer that stalls: the thread spins (CPU time
+    # about the wall time of the stall, where a sleeping wait takes almost
+    # none) and still stops at SIGINT; then a reader that stalls (a full output pipe).
+    for stalled in ("input", "output"):
+        p = subprocess.Popen([BIN, "filter", "-", "-", "--type", "raw", "--lowpass", "1000", "--latency", "1",
+                              "--busy-poll", "--no-progress"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+        try:
+            # The input stalls after 20 kB; or there is more than the output pipe
+            # holds, never read (fed from a thread: sigstream stops reading).
+            data = unknown_length(wav)[:20000] if stalled == "input" else unknown_length(
+                wav_bytes(480000, channels=3, seed=22))
+
+            def feed(data=data):
+                try:
+                    os.write(p.stdin.fileno(), data)
+                except OSError:
+                    pass
+
+            threading.Thread(target=feed, daemon=True).start()
+            line = b""
+            while b"busy polling" not in line:
+                line = p.stderr.readline()
+                assert line, "no busy-polling line before the run ended"
+            assert b"real-time priority (SCHED_FIFO" not in line
+            time.sleep(0.3)  # into the stall
+            cpu0 = time.monotonic()
+            usage0 = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()
+            time.sleep(0.6)
+            usage1 = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()
+            wall = time.monotonic() - cpu0
+            ticks = os.sysconf("SC_CLK_TCK")
+            cpu = sum(int(usage1[i]) - int(usage0[i]) for i in (11, 12)) / ticks  # utime + stime
+            assert cpu > 0.2 * wall, "%s stalled: %.2f s of CPU in %.2f s: the wait did not spin" % (stalled, cpu, wall)
+            t0 = time.monotonic()
+            p.send_signal(signal.SIGINT)
+            rc = p.wait(5)
+        finally:
+            if p.poll() is None:
+                p.kill()
+            p.stdin.close()
+        assert rc == 130, "busy-poll SIGINT with a stalled %s: exit %s" % (stalled, rc)
+        assert time.monotonic() - t0 < 2.0
     # Outside live mode it would do nothing: refused, exit 2, by both spellings.
     p = run(["filter", "in.wav", "o.wav", "--lowpass", "1000", "--busy-poll"])
     check(p, 2)
@@ -531,6 +558,11 @@ def busy_poll_gives_the_same_bytes_and_still_stops_on_sigint():
     p = run(["run", "c.yaml"])
     check(p, 2)
     assert "execution.busy_poll" in p.stderr.decode()
+    with open("b.yaml", "w") as f:
+        f.write("version: 1\nstages:\n%s\nsink: {file: o.wav}\nbatch: {inputs: [in.wav], out_dir: bout}\n" % stages)
+    p = run(["batch", "b.yaml", "--set", "execution.busy_poll=true"])
+    check(p, 2)
+    assert "busy_poll" in error_text(p) and not os.path.exists("bout")
 
 
 @case
