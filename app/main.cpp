@@ -208,13 +208,22 @@ std::optional<RawSpec> raw_spec(CLI::App* cmd, const RawFlags& f) {
   return r;
 }
 
-void add_live_flags(CLI::App* cmd, double& latency, bool& busy_poll) {
-  cmd->add_option("--latency", latency, "Live mode: bound on the added latency in ms (execution.latency_ms)")
+struct LiveFlags {
+  double latency = 0.0;
+  bool busy_poll = false;
+  bool redundant = false;
+};
+
+void add_live_flags(CLI::App* cmd, LiveFlags& f) {
+  cmd->add_option("--latency", f.latency, "Live mode: bound on the added latency in ms (execution.latency_ms)")
       ->type_name("MS")
       ->check(CLI::Range(0.001, 10000.0));
-  cmd->add_flag("--busy-poll", busy_poll,
+  cmd->add_flag("--busy-poll", f.busy_poll,
                 "Live mode: wait for input and output by spinning, not sleeping; one core busy, a shorter "
                 "tail on virtual machines (execution.busy_poll)");
+  cmd->add_flag("--redundant", f.redundant,
+                "Live mode: compute every block on two spinning threads, the first to finish writes it; "
+                "rides over one core's stall (execution.redundant)");
 }
 
 RunOptions run_options(const CommonFlags& f) {
@@ -355,9 +364,8 @@ int run_main(int argc, char** argv) {
   add_set_option(run, sets);
   add_common(run, common);
   add_plot_flag(run, common);
-  double run_latency = 0.0;
-  bool run_busy_poll = false;
-  add_live_flags(run, run_latency, run_busy_poll);
+  LiveFlags run_live_flags;
+  add_live_flags(run, run_live_flags);
 
   std::string input, output, mode = "causal", method = "auto", format = "same";
   FilterFlags filter_flags;
@@ -375,9 +383,8 @@ int run_main(int argc, char** argv) {
       ->check(CLI::IsMember({"causal", "same", "full"}))->capture_default_str();
   filter->add_option("--method", method, "auto | direct | fft")
       ->check(CLI::IsMember({"auto", "direct", "fft"}))->capture_default_str();
-  double filter_latency = 0.0;
-  bool filter_busy_poll = false;
-  add_live_flags(filter, filter_latency, filter_busy_poll);
+  LiveFlags filter_live_flags;
+  add_live_flags(filter, filter_live_flags);
   std::string gain_text, resample_hz;
   auto* gain_opt = filter->add_option("--gain-db", gain_text, "Gain after the filter, in dB")->type_name("DB");
   auto* resample_opt = filter->add_option("--resample", resample_hz,
@@ -451,8 +458,9 @@ int run_main(int argc, char** argv) {
 
   try {
     if (*run) {
-      if (run->count("--latency") > 0) sets.push_back("execution.latency_ms=" + format_double(run_latency));
-      if (run_busy_poll) sets.push_back("execution.busy_poll=true");
+      if (run->count("--latency") > 0) sets.push_back("execution.latency_ms=" + format_double(run_live_flags.latency));
+      if (run_live_flags.busy_poll) sets.push_back("execution.busy_poll=true");
+      if (run_live_flags.redundant) sets.push_back("execution.redundant=true");
       return run_config(config_path, sets, common);
     }
     if (*filter) {
@@ -463,8 +471,9 @@ int run_main(int argc, char** argv) {
       if (!sink_type.empty()) c.sink.type = parse_sink_type(sink_type);
       else if (output == "-")
         throw config_error("OUTPUT '-' is standard output and needs its container: --type wav|raw|au|flac|caf");
-      if (filter->count("--latency") > 0) c.execution.latency_ms = filter_latency;
-      c.execution.busy_poll = filter_busy_poll;
+      if (filter->count("--latency") > 0) c.execution.latency_ms = filter_live_flags.latency;
+      c.execution.busy_poll = filter_live_flags.busy_poll;
+      c.execution.redundant = filter_live_flags.redundant;
       const bool has_filter = !(filter_flags.lowpass.empty() && filter_flags.highpass.empty() &&
                                 filter_flags.bandpass.empty() && filter_flags.bandstop.empty() &&
                                 filter_flags.taps_file.empty());

@@ -13,6 +13,8 @@ sigstream the statistics' own latency_ms.
   bench/live_latency.py --bin .gpu/bin/sigstream --channels 32 --taps 65536 --backend cuda --seconds 600
   bench/live_latency.py ... --pacer-cpus 0-1 --filter-cpus 2-3   (the clock and the filter on their own cores)
   bench/live_latency.py ... --busy-poll   (sigstream spins on its input and output instead of sleeping)
+  bench/live_latency.py ... --redundant   (two sigstream lanes compute every block, the first writes it)
+  bench/live_latency.py ... --harness-spin   (the C++ clock's producer and consumer spin instead of sleeping)
 
 The clock is bench_live_pace (bench/live_pace.cpp: C++, absolute-deadline
 writes, real-time priority where granted), found next to --bin or given with
@@ -97,7 +99,7 @@ PIN = {"pacer": "", "filter": ""}
 
 
 def measure_paced(pacer: str, cmd: list[str], name: str, taps: int, seconds: float, channels: int, rate: int,
-                  block: int, stats_path: str | None = None) -> Result:
+                  block: int, stats_path: str | None = None, spin: bool = False) -> Result:
     """One run through the C++ pacer (bench/live_pace.cpp)."""
     err_path = os.path.join(tempfile.gettempdir(), "live-latency-%d.err" % os.getpid())
     # Optional CPU pinning (--pacer-cpus, --filter-cpus): taskset around the pacer, and
@@ -105,14 +107,16 @@ def measure_paced(pacer: str, cmd: list[str], name: str, taps: int, seconds: flo
     pin_pacer = ["taskset", "-c", PIN["pacer"]] if PIN["pacer"] else []
     pin_filter = ["taskset", "-c", PIN["filter"]] if PIN["filter"] else []
     out = subprocess.run([*pin_pacer, pacer, "--seconds", str(seconds), "--rate", str(rate), "--channels",
-                          str(channels), "--block", str(block), "--stderr", err_path, "--", *pin_filter, *cmd],
+                          str(channels), "--block", str(block), "--stderr", err_path, *(["--spin"] if spin else []),
+                          "--", *pin_filter, *cmd],
                          check=True, stdout=subprocess.PIPE, text=True).stdout
     m = json.loads(out)
     r = Result(name, taps)
     r.p50, r.p99, r.p999, r.max = m["p50"], m["p99"], m["p999"], m["max"]
     r.reads, r.frames_in, r.frames_out = m["reads"], m["frames_in"], m["frames_out"]
     r.cpu_percent = 100.0 * m["cpu_s"] / m["wall_s"]
-    r.extra = {"harness_rt": m["harness_rt"], "harness_mlock": m["harness_mlock"]}
+    r.extra = {"harness_rt": m["harness_rt"], "harness_mlock": m["harness_mlock"],
+               "harness_spin": m.get("harness_spin", False)}
     with open(err_path, "rb") as f:
         log = f.read().decode(errors="replace")
     # sigstream's own live lines (blocks, late split, preemptions), not its metrics print.
@@ -214,10 +218,14 @@ def main() -> int:
     ap.add_argument("--latency", type=float, default=1.0, help="sigstream --latency, ms")
     ap.add_argument("--backend", default="auto")
     ap.add_argument("--busy-poll", action="store_true", help="sigstream --busy-poll (spin instead of sleeping)")
+    ap.add_argument("--redundant", action="store_true",
+                    help="sigstream --redundant (two spinning lanes compute every block, the first writes it)")
     ap.add_argument("--peers", default="sigstream,brutefir,ffmpeg,sox")
     ap.add_argument("--sox-taps", default="255,4095,65536", help="SoX runs these (its latency grows with K)")
     ap.add_argument("--json", default="", help="write the results here too")
     ap.add_argument("--pacer", default="", help="bench_live_pace binary (default: next to --bin); 'none': Python")
+    ap.add_argument("--harness-spin", action="store_true",
+                    help="the C++ clock's producer and consumer spin instead of sleeping (bench_live_pace --spin)")
     ap.add_argument("--pacer-cpus", default="", help="taskset CPU list for the pacer (C++ clock only), e.g. 0-1")
     ap.add_argument("--filter-cpus", default="", help="taskset CPU list for the filter under test, e.g. 2-3")
     args = ap.parse_args()
@@ -226,6 +234,9 @@ def main() -> int:
         print("--pacer-cpus/--filter-cpus need taskset (util-linux)", file=sys.stderr)
         return 2
     pacer = find_pacer(args.pacer, args.bin)
+    if args.harness_spin and not pacer:
+        print("--harness-spin needs the C++ clock (bench_live_pace)", file=sys.stderr)
+        return 2
     print("clock: %s" % (pacer or "Python producer + consumer process"), flush=True)
     block = max(1, round(args.latency * args.rate / 1000))
     results: list[Result] = []
@@ -246,7 +257,8 @@ def main() -> int:
                                        "--channels", str(ch), "--encoding", "s16le", "--type", "raw",
                                        "--taps-file", tfile, "--latency", str(args.latency), "--backend",
                                        args.backend, "--stats", stats, "--no-progress",
-                                       *(["--busy-poll"] if args.busy_poll else [])], stats))
+                                       *(["--busy-poll"] if args.busy_poll else []),
+                                       *(["--redundant"] if args.redundant else [])], stats))
         if "brutefir" in args.peers and in_main and shutil.which("brutefir") and ch == 2:
             coeff = os.path.join(work, "c%d.raw" % k)
             with open(coeff, "wb") as f:
@@ -279,7 +291,7 @@ def main() -> int:
                                                      "fir", tfile], None))
         for name, cmd, stats in runs:
             if pacer:
-                r = measure_paced(pacer, cmd, name, k, args.seconds, ch, args.rate, block, stats)
+                r = measure_paced(pacer, cmd, name, k, args.seconds, ch, args.rate, block, stats, args.harness_spin)
             else:
                 r = measure(cmd, name, k, args.seconds, ch, args.rate, block, stats)
             results.append(r)

@@ -3,7 +3,7 @@
 // around one filter process.
 //
 //   bench_live_pace --seconds 120 --rate 48000 --channels 2 --block 48 \
-//       [--in-frame-bytes 4] [--out-frame-bytes 4] [--stderr FILE] -- CMD ARGS...
+//       [--in-frame-bytes 4] [--out-frame-bytes 4] [--stderr FILE] [--spin] -- CMD ARGS...
 //
 // The producer writes one block of raw s16le (a fixed noise pattern) into
 // CMD's stdin at each multiple of block/rate seconds (absolute deadlines,
@@ -15,9 +15,18 @@
 // memory where the system grants it (like a sound card's interrupt, they
 // outrank the filter), and say in the output whether they got it.
 //
+// --spin: the producer spins to each deadline and the consumer polls its
+// pipe without sleeping (no real-time priority then: a spinning real-time
+// thread would starve its CPU). On a virtual machine a thread that sleeps
+// between blocks is woken late when its vCPU has halted, and a consumer
+// woken late inside its read holds the pipe's lock, which stalls the
+// filter's next write; spinning keeps the harness's own stalls out of the
+// filter's numbers.
+//
 // Prints one JSON object on stdout: quantiles of the latency in ms, frames
 // in and out, the child's CPU seconds, its exit status.
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -75,12 +84,17 @@ int main(int argc, char** argv) {
   double seconds = 10;
   int rate = 48000, channels = 2, block = 48, in_frame = 0, out_frame = 0;
   std::string err_path = "/dev/null";
+  bool spin = false;
   int i = 1;
   for (; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--") {
       ++i;
       break;
+    }
+    if (a == "--spin") {
+      spin = true;
+      continue;
     }
     if (i + 1 >= argc) die("missing value for " + a);
     const char* v = argv[++i];
@@ -128,14 +142,15 @@ int main(int argc, char** argv) {
   const bool locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
 
   bool consumer_rt = false;
+  if (spin) static_cast<void>(fcntl(out_pipe[0], F_SETFL, fcntl(out_pipe[0], F_GETFL) | O_NONBLOCK));
   std::thread consumer([&] {
-    consumer_rt = raise_priority();
+    consumer_rt = spin || raise_priority();
     std::vector<char> buf(1 << 16);
     std::int64_t total = 0;
     for (;;) {
       const ssize_t got = read(out_pipe[0], buf.data(), buf.size());
       const std::int64_t t = now_ns();
-      if (got < 0 && errno == EINTR) continue;
+      if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (got <= 0) break;
       reads.push_back({t, total});
       total += got;
@@ -143,7 +158,7 @@ int main(int argc, char** argv) {
     reads.push_back({now_ns(), total});  // the end: total bytes
   });
 
-  const bool producer_rt = raise_priority();
+  const bool producer_rt = spin || raise_priority();
   timespec pause{0, 500000000};
   nanosleep(&pause, nullptr);  // let the filter start (config, plans, devices) before the clock runs
   const std::int64_t period_num = static_cast<std::int64_t>(block) * 1000000000;  // ns * rate
@@ -152,7 +167,12 @@ int main(int argc, char** argv) {
   for (std::int64_t w = 0; w < n_writes; ++w) {
     const std::int64_t deadline = t0 + w * period_num / rate;
     timespec ts{static_cast<time_t>(deadline / 1000000000), static_cast<long>(deadline % 1000000000)};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    if (spin) {
+      while (now_ns() < deadline) {
+      }
+    } else {
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+      }
     }
     const auto* p = reinterpret_cast<const char*>(payload.data());
     std::size_t left = write_bytes;
@@ -196,10 +216,11 @@ int main(int argc, char** argv) {
   std::printf(
       "{\"p50\": %s, \"p99\": %s, \"p999\": %s, \"max\": %s, \"reads\": %zu, \"frames_in\": %lld, "
       "\"frames_out\": %lld, \"cpu_s\": %.6f, \"wall_s\": %.6f, \"exit\": %d, \"harness_rt\": %s, "
-      "\"harness_mlock\": %s}\n",
+      "\"harness_mlock\": %s, \"harness_spin\": %s}\n",
       num(quantile(lat, 0.5)).c_str(), num(quantile(lat, 0.99)).c_str(), num(quantile(lat, 0.999)).c_str(),
       num(lat.empty() ? std::nan("") : lat.back()).c_str(),
       lat.size(), static_cast<long long>(written * block), static_cast<long long>(bytes_out / out_frame), cpu_s,
-      wall_s, rc, producer_rt && consumer_rt ? "true" : "false", locked ? "true" : "false");
+      wall_s, rc, !spin && producer_rt && consumer_rt ? "true" : "false", locked ? "true" : "false",
+      spin ? "true" : "false");
   return 0;
 }

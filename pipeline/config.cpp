@@ -154,6 +154,10 @@ constexpr Key kExecutionKeys[] = {
         .above(0).at_most(10000),
     Key("busy_poll", Type::boolean, "Live mode: wait for input and output by spinning, not sleeping (one core busy).")
         .defaults("false"),
+    Key("redundant", Type::boolean,
+        "Live mode: compute every block on two threads (two cores spinning, the GPU work twice); the first "
+        "to finish writes it, so one core's stall does not make a block late.")
+        .defaults("false"),
 };
 
 constexpr Key kBatchKeys[] = {
@@ -504,6 +508,7 @@ ExecutionSpec parse_execution(Context& cx, const YAML::Node& node, const Path& p
   if (r.has("device")) e.devices = parse_devices(cx, r.value("device"), r.path("device"));
   if (auto v = r.number("latency_ms")) e.latency_ms = *v;
   if (auto v = r.boolean("busy_poll")) e.busy_poll = *v;
+  if (auto v = r.boolean("redundant")) e.redundant = *v;
   return e;
 }
 

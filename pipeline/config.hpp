@@ -108,6 +108,7 @@ struct ExecutionSpec {
   std::vector<int> devices;  // empty = default (device 0 for run, all for batch)
   std::optional<double> latency_ms;  // live mode (SPEC §6): bound on the added latency
   bool busy_poll = false;            // live mode: spin instead of sleeping while waiting for I/O
+  bool redundant = false;            // live mode: two threads compute each block, the first writes it
 };
 
 struct BatchSpec {

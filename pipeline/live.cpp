@@ -6,12 +6,18 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <functional>
+#include <future>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <sstream>
+#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -202,7 +208,10 @@ struct LiveChain {
   std::vector<Planes> bufs;         // bufs[j] = output of op j
 };
 
-LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
+// `observers`: with the metrics stages and the output's metrics; without
+// (a redundant lane's chain, which only computes), neither, and the output
+// block keeps no source frames.
+LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = true) {
   LiveChain chain;
   const int ch = plan.channels;
   // A stage's `phase`: the time the stages before it hold back, in its own input frames.
@@ -213,6 +222,7 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
     const PlannedStage& st = plan.stages[j];
     const StageKind& kind = stage_kind(st.type);
     if (kind.observer) {
+      if (!observers) continue;
       auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch, same_rate);
       if (!st.spectrum_window.empty()) m->add_spectrum(st, ch);
       chain.metrics.push_back(m.get());
@@ -222,7 +232,7 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k) {
     chain.ops.push_back(kind.live_op(st, k.per_stage[j].get(), ch, std::llround(delay[j] * rates[j])));
     same_rate = same_rate && !st.changes_rate();
   }
-  chain.output = std::make_unique<MetricsOp>(plan.output_slot(), ch, !plan.rate_changes);
+  chain.output = std::make_unique<MetricsOp>(plan.output_slot(), ch, observers && !plan.rate_changes);
   chain.bufs.assign(chain.ops.size(), Planes(static_cast<std::size_t>(ch)));
   return chain;
 }
@@ -275,7 +285,69 @@ class LatencyHistogram {
   double max_ = 0.0;
 };
 
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+double ms_since(Clock::time_point t) { return ms_between(t, Clock::now()); }
+
+// A spinning wait's pause between two looks (the CPU's hint that it spins).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// One live thread's own chain (execution.redundant runs two): its kernels
+// and their state, its planes, and what it did.
+struct Lane {
+  LiveKernels kernels;
+  LiveChain chain;
+  bool primary = true;  // keeps the metrics (the other lane's chain has none)
+  Planes src;
+  std::vector<float*> src_ptrs;
+  HostBlock out_block;
+  std::vector<const float*> out_ptrs;
+  alignas(64) std::atomic<std::int64_t> consumed{0};  // blocks taken from the input ring
+  alignas(64) std::int64_t written = 0;               // blocks whose output it wrote
+  std::int64_t late_covered = 0;  // its own result over the target, the other lane's written first
+  std::int64_t preempted = 0;     // involuntary context switches
+  std::int64_t clipped = 0;       // of the block it interleaved last
+  rusage block_usage{};           // the thread's, when it took the block (trace)
+};
+
+void init_lane(Lane& lane, const Plan& plan, LiveKernels kernels, bool primary, std::int64_t block) {
+  const auto ch = static_cast<std::size_t>(plan.channels);
+  lane.kernels = std::move(kernels);
+  lane.chain = make_chain(plan, lane.kernels, primary);
+  lane.primary = primary;
+  lane.src.assign(ch, std::vector<float>(static_cast<std::size_t>(block)));
+  lane.src_ptrs.resize(ch);
+  for (std::size_t c = 0; c < ch; ++c) lane.src_ptrs[c] = lane.src[c].data();
+  lane.out_block = make_host_block(plan.output_type, plan.channels, block);
+  lane.out_ptrs.resize(ch);
+}
+
+// A block as read, in the ring the lanes share.
+struct InputSlot {
+  HostBlock data;
+  std::int64_t got = 0;
+  bool ended = false;
+  Clock::time_point arrived;
+  double read_ms = 0.0;  // how long the read that brought it took (waited, mostly)
+};
+
+// Blocks the input ring holds with two lanes: a second of input (a lane may
+// fall that far behind before the other waits for it), within 64 MiB, and
+// at least two.
+std::int64_t ring_blocks(double latency_ms, std::int64_t block, int channels) {
+  const auto per_block = std::max<std::int64_t>(1, block * channels * 4);
+  const auto second = static_cast<std::int64_t>(std::ceil(1000.0 / latency_ms));
+  return std::clamp<std::int64_t>(std::min(second, (std::int64_t{64} << 20) / per_block), 2, 1024);
+}
+
+struct StopLane {};  // another lane has failed: this one leaves quietly
 
 }  // namespace
 
@@ -363,6 +435,22 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       if (d.ordinal == device) report.device = d.name + " (live FIR stages; the rest on the CPU)";
 #endif
 
+  // execution.redundant: two lanes (threads), each with its own chain,
+  // compute every block; whichever reads a block first puts it in a ring
+  // both take it from, and whichever finishes it first writes it. A lane
+  // whose CPU stalls (a virtual machine's vCPU not run for a millisecond or
+  // two) falls behind and catches up while the other writes. Both spin.
+  const bool redundant = config.execution.redundant;
+  const bool busy = config.execution.busy_poll || redundant;
+  if (redundant) {
+    cpu_set_t cpus;
+    CPU_ZERO(&cpus);
+    if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 4)
+      log("warning: --redundant on " + std::to_string(CPU_COUNT(&cpus)) +
+          " CPUs: its two spinning threads leave little room for the producer and the consumer; it pays off "
+          "with four or more");
+  }
+
   // Like JACK and BruteFIR: real-time priority for the live thread where the
   // system grants it (root, CAP_SYS_NICE or an rtprio limit), so that other
   // work does not preempt a block; without it, ordinary scheduling. Only for
@@ -377,9 +465,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       if (raised) static_cast<void>(pthread_setschedparam(pthread_self(), policy, &param));
     }
   } priority;
-  const bool spins = config.execution.busy_poll &&
-                     (source.is_stream() || (config.sink.file && is_std_stream(*config.sink.file)));
-  if (source.is_stream() && !config.execution.busy_poll) {
+  const bool spins = busy && (source.is_stream() || (config.sink.file && is_std_stream(*config.sink.file)));
+  if (source.is_stream() && !busy) {
     pthread_getschedparam(pthread_self(), &priority.policy, &priority.param);
     sched_param sp{};
     sp.sched_priority = std::min(50, sched_get_priority_max(SCHED_FIFO));
@@ -391,19 +478,15 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // execution.busy_poll: the waits for input and output spin on this
   // thread. Measured on the H100 VM (32 channels, K = 65536, 150 s): 12 late
   // blocks sleeping between blocks, 0 spinning (bench/RESULTS.md, stop 15).
-  const BusyPollScope busy_poll(config.execution.busy_poll);
-  if (spins)
-    log("live: busy polling: the waits for the input and output pipes spin (one CPU core busy, ordinary "
+  const BusyPollScope busy_poll(busy);
+  if (redundant)
+    log("live: redundant: two threads compute every block, the first to finish writes it (two cores busy" +
+        std::string(on_gpu ? ", the GPU work twice)" : ")"));
+  else if (spins)
+    log("live: busy polling: the waits for the input and output pipes spin (one core busy, ordinary "
         "scheduling)");
   else if (config.execution.busy_poll)
     log("live: busy polling has nothing to wait for here (a file in, a file out): it changes nothing");
-  LiveChain chain = make_chain(plan, kernels);
-  HostBlock in_block = make_host_block(plan.input_type, ch, block);
-  Planes src(static_cast<std::size_t>(ch), std::vector<float>(static_cast<std::size_t>(block)));
-  std::vector<float*> src_ptrs(static_cast<std::size_t>(ch));
-  for (int c = 0; c < ch; ++c) src_ptrs[static_cast<std::size_t>(c)] = src[static_cast<std::size_t>(c)].data();
-  HostBlock out_block = make_host_block(plan.output_type, ch, block);
-  std::vector<const float*> out_ptrs(static_cast<std::size_t>(ch));
 
   LatencyHistogram latency, compute;  // added latency; of it, the stages' part (read to output ready)
   std::int64_t late = 0, late_in_compute = 0, source_frames = 0, out_frames = 0, out_chunks = 0;
@@ -411,10 +494,10 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // a page allocation, a full pipe) or faulted pages in; and the slowest write.
   std::int64_t late_write_slept = 0, late_write_faulted = 0;
   double write_max_ms = 0.0;
-  // Preemptions of this thread (involuntary context switches): what a late
-  // block without real-time priority most often is.
-  rusage usage0{};
-  const bool have_usage = getrusage(RUSAGE_THREAD, &usage0) == 0;
+  const bool have_usage = [] {
+    rusage u{};
+    return getrusage(RUSAGE_THREAD, &u) == 0;
+  }();
   std::vector<std::int64_t> metric_frames(plan.metric_names.size(), 0);
   std::vector<std::int64_t> metric_rows(plan.metric_names.size(), 0);
   Progress progress(0, plan.output_rate, options.progress);
@@ -447,80 +530,259 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       }
     }
   } late_story{{}, options.log};
-  auto block_done = Clock::now();
-  rusage block_usage{};  // the thread's, when the block's input had come
-
   ExcerptCapture excerpt(plan);
-  for (bool ended = false; !ended;) {
+
+  // What the lanes share. The reader's turn (a mutex) serializes the source,
+  // source_frames and the excerpt's source side; the write turn (2b: block
+  // b's output is next, 2b + 1: a lane is writing it) serializes the sink,
+  // the histograms, the counts, the progress and the excerpt's output side.
+  std::vector<std::unique_ptr<Lane>> lanes;
+  lanes.push_back(std::make_unique<Lane>());
+  init_lane(*lanes.front(), plan, std::move(kernels), true, block);
+  const std::int64_t ring_size = redundant ? ring_blocks(target, block, ch) : 1;
+  std::vector<InputSlot> ring(static_cast<std::size_t>(ring_size));
+  for (InputSlot& slot : ring) slot.data = make_host_block(plan.input_type, ch, block);
+  alignas(64) std::atomic<std::int64_t> blocks_read{0};
+  std::mutex reader;
+  alignas(64) std::atomic<std::int64_t> write_turn{0};
+  alignas(64) std::atomic<bool> stop{false};  // a lane failed, or the first lane is done
+  std::mutex error_mutex;
+  std::exception_ptr first_error;
+  auto fail = [&](std::exception_ptr e) {
+    {
+      const std::lock_guard<std::mutex> hold(error_mutex);
+      if (!first_error) first_error = std::move(e);
+    }
+    stop.store(true);
+    source.cancel();  // a lane waiting for input in a read gives up
+  };
+  auto check_stop = [&] {
     throw_if_interrupted();
-    const std::int64_t got = source.read(in_block, 0, block);
-    const auto arrived = Clock::now();
-    if (tracing) static_cast<void>(getrusage(RUSAGE_THREAD, &block_usage));
-    in_block.frames = got;
-    excerpt.source_block(in_block, source_frames);
-    source_frames += got;
-    ended = got < block;
-    if (ended && source_frames == 0) throw io_error(source.path() + ": holds no audio frames (the stream is empty)");
-    if (got > 0) kernels::cpu::deinterleave(in_block, 0, got, src_ptrs.data());
-    const Planes& y = step(chain, src, got, ended);
-    const auto n = chain.ops.empty() ? got : static_cast<std::int64_t>(y[0].size());
-    if (n > 0) {
-      const double compute_ms = ms_since(arrived);
-      double last_write_ms = 0.0;
-      compute.add(compute_ms);
-      if (compute_ms > target) ++late_in_compute;
-      chain.output->measure(y, n);
-      if (!sink) {
-        excerpt.output_planes(y, n, out_frames);
-      } else {
-        if (out_block.capacity < n) out_block = make_host_block(plan.output_type, ch, n);  // tails at the end
-        out_block.frames = n;
-        for (int c = 0; c < ch; ++c) out_ptrs[static_cast<std::size_t>(c)] = y[static_cast<std::size_t>(c)].data();
-        report.clipped_samples += kernels::cpu::interleave(out_ptrs.data(), n, plan.output_bits, out_block);
-        excerpt.output_block(out_block, out_frames);  // outside the write's timing
-        rusage before{}, after{};
-        const bool watched = have_usage && getrusage(RUSAGE_THREAD, &before) == 0;
-        const auto write_start = Clock::now();
-        sink->write(out_block);
-        last_write_ms = ms_since(write_start);
-        write_max_ms = std::max(write_max_ms, last_write_ms);
-        if (watched && compute_ms <= target && ms_since(arrived) > target && getrusage(RUSAGE_THREAD, &after) == 0) {
-          late_write_slept += after.ru_nvcsw > before.ru_nvcsw ? 1 : 0;
-          late_write_faulted += after.ru_minflt + after.ru_majflt > before.ru_minflt + before.ru_majflt ? 1 : 0;
-        }
+    if (stop.load(std::memory_order_relaxed)) throw StopLane{};
+  };
+  auto slowest_lane = [&] {
+    std::int64_t m = std::numeric_limits<std::int64_t>::max();
+    for (const auto& lane : lanes) m = std::min(m, lane->consumed.load(std::memory_order_acquire));
+    return m;
+  };
+
+  // Block b's input: from the ring when a lane has read it, else read here.
+  // With two lanes a lane takes the reader's turn only when the input is
+  // there, so that a lane that stalls does not hold it while the other waits.
+  auto obtain = [&](std::int64_t b) -> const InputSlot& {
+    InputSlot& slot = ring[static_cast<std::size_t>(b % ring_size)];
+    for (;;) {
+      if (blocks_read.load(std::memory_order_acquire) > b) return slot;
+      check_stop();
+      if (lanes.size() > 1 && !source.ready_now(block)) {
+        cpu_relax();
+        continue;
       }
-      const double ms = std::chrono::duration<double, std::milli>(Clock::now() - arrived).count();
-      latency.add(ms);
-      if (ms > target) ++late;
-      if (tracing && ms > target && late_story.lines.size() < kMaxLate) {
-        rusage now{};
-        static_cast<void>(getrusage(RUSAGE_THREAD, &now));
-        std::ostringstream o;
-        o.setf(std::ios::fixed);
-        o.precision(3);
-        o << "late block " << out_chunks << ": input at "
-          << std::chrono::duration<double>(arrived.time_since_epoch()).count() << " s (monotonic) after a "
-          << std::chrono::duration<double, std::milli>(arrived - block_done).count() << " ms read; " << ms
-          << " ms: stages " << compute_ms << ", write " << last_write_ms << "; voluntary switches "
-          << now.ru_nvcsw - block_usage.ru_nvcsw << ", preempted " << now.ru_nivcsw - block_usage.ru_nivcsw
-          << ", page faults " << now.ru_minflt + now.ru_majflt - block_usage.ru_minflt - block_usage.ru_majflt;
-        for (const auto& k : kernels.per_stage)
-          if (k)
-            if (const std::string d = k->last_step(); !d.empty()) o << "; " << d;
-        late_story.lines.push_back(o.str());
+      std::unique_lock<std::mutex> turn(reader, std::try_to_lock);
+      if (!turn.owns_lock()) {
+        cpu_relax();
+        continue;
       }
-      ++out_chunks;
-      out_frames += n;
+      if (blocks_read.load(std::memory_order_acquire) > b) return slot;
+      while (slowest_lane() <= b - ring_size) {  // the slot's last block is still to be taken
+        check_stop();
+        cpu_relax();
+      }
+      const auto read_start = Clock::now();
+      const std::int64_t got = source.read(slot.data, 0, block);
+      slot.arrived = Clock::now();
+      slot.read_ms = ms_between(read_start, slot.arrived);
+      slot.data.frames = got;
+      slot.got = got;
+      slot.ended = got < block;
+      excerpt.source_block(slot.data, source_frames);
+      source_frames += got;
+      if (slot.ended && source_frames == 0)
+        throw io_error(source.path() + ": holds no audio frames (the stream is empty)");
+      blocks_read.store(b + 1, std::memory_order_release);
+      return slot;
     }
-    for (MetricsOp* m : chain.metrics) {
-      const std::int64_t k = m->take(row);
-      record(m->slot(), k, row);
+  };
+
+  // The lane's output of a block (n > 0 frames) as the sink takes it, made
+  // before the lane asks for the write turn.
+  auto interleave_output = [&](Lane& lane, const Planes& y, std::int64_t n) {
+    HostBlock& out = lane.out_block;
+    if (out.capacity < n) out = make_host_block(plan.output_type, ch, n);  // tails at the end
+    out.frames = n;
+    for (int c = 0; c < ch; ++c) lane.out_ptrs[static_cast<std::size_t>(c)] = y[static_cast<std::size_t>(c)].data();
+    lane.clipped = kernels::cpu::interleave(lane.out_ptrs.data(), n, plan.output_bits, out);
+  };
+
+  // Writes the lane's output of a block (n > 0 frames, interleaved) and
+  // accounts for it; the caller holds the write turn.
+  auto write_output = [&](Lane& lane, const Planes& y, std::int64_t n, const InputSlot& in,
+                          Clock::time_point ready) {
+    const Clock::time_point arrived = in.arrived;
+    const double compute_ms = ms_between(arrived, ready);
+    double last_write_ms = 0.0;
+    compute.add(compute_ms);
+    if (compute_ms > target) ++late_in_compute;
+    if (!sink) {
+      excerpt.output_planes(y, n, out_frames);
+    } else {
+      const HostBlock& out = lane.out_block;
+      report.clipped_samples += lane.clipped;
+      excerpt.output_block(out, out_frames);  // outside the write's timing
+      rusage before{}, after{};
+      const bool watched = have_usage && getrusage(RUSAGE_THREAD, &before) == 0;
+      const auto write_start = Clock::now();
+      sink->write(out);
+      last_write_ms = ms_since(write_start);
+      write_max_ms = std::max(write_max_ms, last_write_ms);
+      if (watched && compute_ms <= target && ms_since(arrived) > target && getrusage(RUSAGE_THREAD, &after) == 0) {
+        late_write_slept += after.ru_nvcsw > before.ru_nvcsw ? 1 : 0;
+        late_write_faulted += after.ru_minflt + after.ru_majflt > before.ru_minflt + before.ru_majflt ? 1 : 0;
+      }
     }
-    const std::int64_t k = chain.output->take(row);
-    record(chain.output->slot(), k, row);
+    const double ms = ms_since(arrived);
+    latency.add(ms);
+    if (ms > target) ++late;
+    if (tracing && ms > target && late_story.lines.size() < kMaxLate) {
+      rusage now{};
+      static_cast<void>(getrusage(RUSAGE_THREAD, &now));
+      std::ostringstream o;
+      o.setf(std::ios::fixed);
+      o.precision(3);
+      o << "late block " << out_chunks << ": input at "
+        << std::chrono::duration<double>(arrived.time_since_epoch()).count() << " s (monotonic) after a "
+        << in.read_ms << " ms read; " << ms << " ms: stages " << compute_ms << ", write " << last_write_ms
+        << "; voluntary switches " << now.ru_nvcsw - lane.block_usage.ru_nvcsw << ", preempted "
+        << now.ru_nivcsw - lane.block_usage.ru_nivcsw << ", page faults "
+        << now.ru_minflt + now.ru_majflt - lane.block_usage.ru_minflt - lane.block_usage.ru_majflt;
+      if (lanes.size() > 1) o << " (since lane " << (lane.primary ? 1 : 2) << ", which wrote it, took it)";
+      for (const auto& k : lane.kernels.per_stage)
+        if (k)
+          if (const std::string d = k->last_step(); !d.empty()) o << "; " << d;
+      late_story.lines.push_back(o.str());
+    }
+    ++out_chunks;
+    out_frames += n;
     progress.update(out_frames);
-    if (tracing) block_done = Clock::now();
+  };
+
+  // Block b's output from this lane: written if the lane takes the turn
+  // first; else the other lane has it (written, or being written).
+  // (late_covered is counted on a stream only: from a file the lanes run
+  // flat out, and the one behind is late by its own clock all along.)
+  auto finish_block = [&](Lane& lane, std::int64_t b, const Planes& y, std::int64_t n, const InputSlot& in,
+                          Clock::time_point ready) {
+    const std::int64_t mine = 2 * b;
+    if (n > 0 && sink) interleave_output(lane, y, n);
+    for (std::int64_t turn = write_turn.load(std::memory_order_acquire);;) {
+      if (turn > mine) {
+        if (n > 0 && source.is_stream() && ms_between(in.arrived, ready) > target) ++lane.late_covered;
+        return;
+      }
+      if (turn == mine && write_turn.compare_exchange_weak(turn, mine + 1, std::memory_order_acq_rel)) break;
+      if (turn < mine) {  // the other lane is still writing the block before
+        check_stop();
+        cpu_relax();
+        turn = write_turn.load(std::memory_order_acquire);
+      }
+    }
+    if (n > 0) {
+      write_output(lane, y, n, in, ready);
+      ++lane.written;
+    }
+    write_turn.store(mine + 2, std::memory_order_release);
+  };
+
+  auto run_lane = [&](Lane& lane) {
+    rusage usage0{};
+    const bool counted = getrusage(RUSAGE_THREAD, &usage0) == 0;
+    for (std::int64_t b = 0;; ++b) {
+      check_stop();
+      const InputSlot& in = obtain(b);
+      if (tracing) static_cast<void>(getrusage(RUSAGE_THREAD, &lane.block_usage));
+      InputSlot taken;  // what the lane needs of the slot, which may be read into again once taken
+      taken.got = in.got;
+      taken.ended = in.ended;
+      taken.arrived = in.arrived;
+      taken.read_ms = in.read_ms;
+      const std::int64_t got = taken.got;
+      const bool ended = taken.ended;
+      if (got > 0) kernels::cpu::deinterleave(in.data, 0, got, lane.src_ptrs.data());
+      lane.consumed.store(b + 1, std::memory_order_release);
+      const Planes& y = step(lane.chain, lane.src, got, ended);
+      const auto n = lane.chain.ops.empty() ? got : static_cast<std::int64_t>(y[0].size());
+      finish_block(lane, b, y, n, taken, Clock::now());
+      if (lane.primary) {
+        if (n > 0) lane.chain.output->measure(y, n);
+        for (MetricsOp* m : lane.chain.metrics) {
+          const std::int64_t k = m->take(row);
+          record(m->slot(), k, row);
+        }
+        const std::int64_t k = lane.chain.output->take(row);
+        record(lane.chain.output->slot(), k, row);
+      }
+      if (ended) break;
+    }
+    rusage usage1{};
+    if (counted && getrusage(RUSAGE_THREAD, &usage1) == 0) lane.preempted = usage1.ru_nivcsw - usage0.ru_nivcsw;
+  };
+  auto lane_body = [&](Lane& lane) {
+    try {
+      run_lane(lane);
+    } catch (const StopLane&) {  // the error that stopped it is the other lane's
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  };
+
+  // The second lane builds its own kernels on its thread (a CUDA device is
+  // current per thread), warms them as the first's were, and is ready before
+  // the first block is read. Its chain goes with its thread.
+  std::promise<void> second_ready;
+  std::thread second;
+  struct Join {
+    std::thread& t;
+    std::atomic<bool>& stop;
+    Source& source;
+    ~Join() {
+      if (!t.joinable()) return;
+      stop.store(true);
+      source.cancel();
+      t.join();
+    }
+  } join_second{second, stop, source};
+  if (redundant) {
+    lanes.push_back(std::make_unique<Lane>());
+    Lane& lane = *lanes.back();
+    std::future<void> ready = second_ready.get_future();
+    second = std::thread([&, device_for_lane = on_gpu ? device : -1] {
+      const BusyPollScope spin(true);
+      try {
+        LiveKernels k = make_live_kernels(plan, block, device_for_lane);
+        static_cast<void>(measure_block(k));
+        init_lane(lane, plan, std::move(k), false, block);
+        second_ready.set_value();
+      } catch (const Error& e) {
+        second_ready.set_exception(std::make_exception_ptr(
+            Error(e.kind(), std::string("the second live lane (execution.redundant): ") + e.what())));
+        return;
+      } catch (...) {
+        second_ready.set_exception(std::current_exception());
+        return;
+      }
+      lane_body(lane);
+      lane.chain = LiveChain{};
+      lane.kernels = LiveKernels{};
+    });
+    ready.get();  // the second lane's setup error, if any
   }
+  lane_body(*lanes.front());
+  // Every block has been written or is being written: the second lane
+  // stops at its next look (after a write it holds), not after computing
+  // the blocks it is behind by.
+  stop.store(true);
+  if (second.joinable()) second.join();
+  if (first_error) std::rethrow_exception(first_error);
   progress.finish();
 
   report.input_frames = source_frames;
@@ -547,17 +809,26 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
         << late_write_slept << " slept in the kernel during the write and " << late_write_faulted
         << " faulted pages in)";
     if (sink) o << "; the slowest write " << write_max_ms << " ms";
-    rusage usage1{};
-    if (have_usage && getrusage(RUSAGE_THREAD, &usage1) == 0)
-      o << "; the live thread was preempted " << usage1.ru_nivcsw - usage0.ru_nivcsw << " times";
+    if (have_usage && lanes.size() == 1) o << "; the live thread was preempted " << lanes[0]->preempted << " times";
     log(o.str());
-    if (late > 0 && source.is_stream() && !config.execution.busy_poll && !priority.raised)
+    if (lanes.size() > 1) {
+      std::ostringstream r;
+      r << "live: redundant lanes: lane 1 wrote " << lanes[0]->written << " blocks, lane 2 "
+        << lanes[1]->written << "; a lane's own result came over " << target
+        << " ms on " << lanes[0]->late_covered << " / " << lanes[1]->late_covered
+        << " blocks the other lane had written first";
+      if (have_usage) r << "; preempted " << lanes[0]->preempted << " / " << lanes[1]->preempted << " times";
+      log(r.str());
+      for (const auto& lane : lanes) lr.lanes.push_back({lane->written, lane->late_covered});
+      report.latency = lr;
+    }
+    if (late > 0 && source.is_stream() && !busy && !priority.raised)
       log("live: hint: without real-time priority a thread that sleeps between blocks can wake late, on a "
           "virtual machine by milliseconds; --busy-poll (execution.busy_poll) keeps one core spinning instead");
   }
   {
     std::vector<SpectrumSums> sums(plan.metric_names.size());
-    for (const MetricsOp* m : chain.metrics) sums[static_cast<std::size_t>(m->slot())] = m->spectrum();
+    for (const MetricsOp* m : lanes.front()->chain.metrics) sums[static_cast<std::size_t>(m->slot())] = m->spectrum();
     finish_spectra(plan, sums, report);
   }
   report.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();

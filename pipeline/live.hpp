@@ -17,6 +17,14 @@
 // reports p50/p99/max and the blocks above the target ("late"), from a
 // histogram of 10 µs bins (memory stays bounded however long the stream).
 // Statistics keep totals; per-block rows go to the CSV as they come.
+//
+// execution.redundant: two threads ("lanes"), each with its own kernels and
+// state, compute every block; the first to read a block shares it through a
+// ring (a second of blocks), the first to finish it writes it, in order.
+// Both spin. A lane whose CPU stalls falls behind and catches up while the
+// other writes: a virtual machine's vCPU stall makes a block late only when
+// it hits both lanes, or the one writing during its write. The output is the
+// same as one lane's (every lane computes the same samples).
 #include <chrono>
 #include <optional>
 

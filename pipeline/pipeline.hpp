@@ -90,6 +90,13 @@ struct LatencyReport {
   std::int64_t chunks = 0;
   std::int64_t block_frames = 0;
   double compute_p99 = 0.0, compute_max = 0.0;  // of it, from the read to the output ready to write
+  // execution.redundant: per lane, the blocks it wrote, and the blocks whose
+  // result from it came over the target while the other lane had written
+  // them (the stalls the other lane covered). Empty with one lane.
+  struct Lane {
+    std::int64_t written = 0, late_covered = 0;
+  };
+  std::vector<Lane> lanes;
 };
 
 // A short excerpt of the source and of the output over the same stretch of

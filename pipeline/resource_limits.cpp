@@ -76,6 +76,9 @@ void check_execution_limits(const ExecutionSpec& e) {
   if (e.busy_poll && !e.latency_ms)
     throw config_error("execution.busy_poll (--busy-poll) is for live mode: set execution.latency_ms "
                        "(--latency MS) too");
+  if (e.redundant && !e.latency_ms)
+    throw config_error("execution.redundant (--redundant) is for live mode: set execution.latency_ms "
+                       "(--latency MS) too");
 }
 
 void check_chunk_memory(const Plan& plan, int in_flight) {

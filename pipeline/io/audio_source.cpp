@@ -158,6 +158,31 @@ class AudioFileSource final : public Source {
   void cancel() noexcept override {
     if (stream_) stream_->cancel();
   }
+  // In the plain containers libsndfile reads PCM, float and G.711 samples
+  // through the stream as it is asked, with no read-ahead of its own: a
+  // read of n frames needs n frames' bytes there. The codecs (FLAC, Vorbis,
+  // Opus, MP3) decode ahead inside, where readiness cannot be seen: those
+  // say ready always.
+  [[nodiscard]] bool ready_now(std::int64_t frames) const noexcept override {
+    if (!stream_) return true;
+    switch (format_ & SF_FORMAT_TYPEMASK) {
+      case SF_FORMAT_WAV: case SF_FORMAT_WAVEX: case SF_FORMAT_RF64: case SF_FORMAT_W64: case SF_FORMAT_AIFF:
+      case SF_FORMAT_AU: case SF_FORMAT_CAF: case SF_FORMAT_RAW:
+        break;
+      default:
+        return true;
+    }
+    int sample_bytes = 0;
+    switch (format_ & SF_FORMAT_SUBMASK) {
+      case SF_FORMAT_PCM_S8: case SF_FORMAT_PCM_U8: case SF_FORMAT_ULAW: case SF_FORMAT_ALAW: sample_bytes = 1; break;
+      case SF_FORMAT_PCM_16: sample_bytes = 2; break;
+      case SF_FORMAT_PCM_24: sample_bytes = 3; break;
+      case SF_FORMAT_PCM_32: case SF_FORMAT_FLOAT: sample_bytes = 4; break;
+      case SF_FORMAT_DOUBLE: sample_bytes = 8; break;
+      default: return true;
+    }
+    return stream_->ready_now(frames * info_.channels * sample_bytes);
+  }
 
   std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) override {
     const std::int64_t offset = at * block.channels;

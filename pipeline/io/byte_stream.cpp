@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -218,7 +219,28 @@ std::int64_t ByteSource::read(void* dst, std::int64_t n) {
     // rethrow_error) after libsndfile's short read.
     error_ = std::current_exception();
   }
+  note_pending();
   return done;
+}
+
+void ByteSource::note_pending() noexcept {
+  const std::int64_t held = std::max<std::int64_t>(0, base_ + static_cast<std::int64_t>(buf_.size()) - pos_);
+  buffered_.store(eof_ || error_ != nullptr ? -1 : held, std::memory_order_release);
+}
+
+bool ByteSource::ready_now(std::int64_t bytes) const noexcept {
+  if (file_length_ >= 0) return true;  // a file: a read does not wait
+  const std::int64_t need = std::min<std::int64_t>(bytes, 16384);
+  const std::int64_t held = buffered_.load(std::memory_order_acquire);
+  if (held < 0 || held >= need) return true;
+  pollfd p{fd_, POLLIN, 0};
+  const int rc = ::poll(&p, 1, 0);
+  if (rc < 0 || (p.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) return true;  // the end, or an error to report
+  if (rc == 0) return false;
+  int avail = 0;
+  if (::ioctl(fd_, FIONREAD, &avail) != 0) return true;  // no byte count here: let the read tell
+  // Readable with nothing in it: the end (a socket or terminal says so this way).
+  return avail == 0 || held + avail >= need;
 }
 
 void ByteSource::rethrow_error() {
@@ -246,10 +268,12 @@ void ByteSource::release_header() noexcept {
     base_ = end;
     buf_.clear();
     buf_.shrink_to_fit();
+    note_pending();
     return;
   }
   buf_.erase(buf_.begin(), buf_.begin() + (keep_from - base_));
   base_ = keep_from;
+  note_pending();
 }
 
 void ByteSource::rebase(std::int64_t offset) {
@@ -263,6 +287,7 @@ void ByteSource::rebase(std::int64_t offset) {
   if (file_length_ >= 0) file_length_ -= offset;
   retaining_ = true;
   header_fixed_ = true;
+  note_pending();
 }
 
 std::int64_t ByteSource::drain() {

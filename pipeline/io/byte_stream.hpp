@@ -80,6 +80,13 @@ class ByteSource {
   void rethrow_error();
   // Makes a read that waits for input give up (from any thread).
   void cancel() noexcept { cancel_ = true; }
+  // Whether a read of `bytes` would find them (or the end, or an error to
+  // report) without waiting for more to arrive: the retained bytes past the
+  // position and what the descriptor holds (FIONREAD). At most 16 KiB are
+  // asked for, so that a block larger than the pipe can hold still starts.
+  // Safe from any thread while another reads (live mode's redundant lanes
+  // take the reader's turn only then).
+  [[nodiscard]] bool ready_now(std::int64_t bytes) const noexcept;
 
  private:
   std::int64_t fill_to(std::int64_t end);  // retains bytes up to `end` (or EOF)
@@ -99,8 +106,13 @@ class ByteSource {
   bool eof_ = false;
   bool header_fixed_ = false;  // see caf_unknown_size_to_huge in the .cpp
   std::atomic<bool> cancel_{false};
+  // Retained bytes past the position, -1 at the end or after an error (see
+  // ready_now); set by the reading thread.
+  std::atomic<std::int64_t> buffered_{-1};
   std::exception_ptr error_;
   SF_VIRTUAL_IO io_{};
+
+  void note_pending() noexcept;
 };
 
 class ByteSink {

@@ -25,6 +25,14 @@ class Source {
   // Makes a read that waits for input throw (from any thread): the run has
   // failed elsewhere, e.g. its output pipe was closed.
   virtual void cancel() noexcept {}
+  // Whether a read of `frames` frames would find them (or the end) without
+  // waiting for more input to arrive; always for files and the synth. Safe
+  // from any thread while another reads: live mode's redundant lanes take
+  // the reader's turn only then, so that neither holds it while it waits.
+  [[nodiscard]] virtual bool ready_now(std::int64_t frames) const noexcept {
+    static_cast<void>(frames);
+    return true;
+  }
   // Reads the next `n` frames into block frames [at, at + n) and returns how
   // many it read. Fewer than `n` only where a source of unknown length
   // (info().frames == kUnknownFrames: a stream) has ended; a source of known

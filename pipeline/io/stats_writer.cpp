@@ -132,6 +132,12 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
                        {"late_chunks", r.latency->late_chunks}, {"chunks", r.latency->chunks},
                        {"block_frames", r.latency->block_frames}, {"compute_p99", r.latency->compute_p99},
                        {"compute_max", r.latency->compute_max}};
+  if (r.latency && !r.latency->lanes.empty()) {
+    nlohmann::ordered_json lanes = nlohmann::ordered_json::array();
+    for (const LatencyReport::Lane& l : r.latency->lanes)
+      lanes.push_back({{"written", l.written}, {"late_covered", l.late_covered}});
+    j["latency_ms"]["lanes"] = lanes;
+  }
   if (r.verification.ran)
     j["verification"] = {{"reference", "cpu-float64"},
                          {"rel_l2_error", r.verification.rel_l2_error},

@@ -480,11 +480,13 @@ def live_mode_partitioned_long_filters_stay_within_spec():
         assert json.load(open("s.json"))["stages"][1]["method"] == "fft"
 
 
-@case
-def busy_poll_gives_the_same_bytes_and_still_stops_on_sigint():
-    """--busy-poll spins instead of sleeping: the same bytes as the file path,
-    the same statistics shape, a stalled producer still ends at SIGINT, and it
-    is refused outside live mode."""
+def spinning_live_mode(key: str) -> None:
+    """A live mode that spins (execution.busy_poll, or .redundant: two lanes
+    that both spin): the same bytes as the file path, the same statistics
+    shape, a stalled producer or reader still ends at SIGINT, and it is
+    refused outside live mode."""
+    flag = "--" + key.replace("_", "-")
+    marker = {"busy_poll": "busy polling", "redundant": "redundant: two threads"}[key]
     wav = wav_bytes(7919, channels=3, seed=21)
     with open("in.wav", "wb") as f:
         f.write(wav)
@@ -494,19 +496,23 @@ def busy_poll_gives_the_same_bytes_and_still_stops_on_sigint():
     check(run(["run", "f.yaml", "-q"]))
     with open("l.yaml", "w") as f:
         f.write(config('{file: "-"}', '{file: "-", type: raw}', stages,
-                       "stats: {json: live.json}\nexecution: {latency_ms: 0.7, busy_poll: true}\n"))
+                       "stats: {json: live.json}\nexecution: {latency_ms: 0.7, %s: true}\n" % key))
     rc, out, err = run_fed(["run", "l.yaml"], unknown_length(wav), [1, 3001, 64])
     assert rc == 0, err.decode()
-    assert "busy polling" in err.decode(), err.decode()[-600:]
-    assert out == data_of(open("ref.wav", "rb").read()), "busy-poll live bytes differ from the file's"
+    assert marker in err.decode(), err.decode()[-600:]
+    assert out == data_of(open("ref.wav", "rb").read()), "%s live bytes differ from the file's" % flag
     lat = json.load(open("live.json"))["latency_ms"]
     assert lat["chunks"] > 0 and lat["p50"] <= lat["p99"] <= lat["max"]
+    if key == "redundant":  # every block written once, by one lane or the other
+        assert len(lat["lanes"]) == 2 and sum(lane["written"] for lane in lat["lanes"]) == lat["chunks"], lat
+    else:
+        assert "lanes" not in lat
     # The flag on filter, too. A producer that stalls: the thread spins (CPU time
     # about the wall time of the stall, where a sleeping wait takes almost
     # none) and still stops at SIGINT; then a reader that stalls (a full output pipe).
     for stalled in ("input", "output"):
         p = subprocess.Popen([BIN, "filter", "-", "-", "--type", "raw", "--lowpass", "1000", "--latency", "1",
-                              "--busy-poll", "--no-progress"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              flag, "--no-progress"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE)
         try:
             # The input stalls after 20 kB; or there is more than the output pipe
@@ -522,9 +528,9 @@ def busy_poll_gives_the_same_bytes_and_still_stops_on_sigint():
 
             threading.Thread(target=feed, daemon=True).start()
             line = b""
-            while b"busy polling" not in line:
+            while marker.encode() not in line:
                 line = p.stderr.readline()
-                assert line, "no busy-polling line before the run ended"
+                assert line, "no '%s' line before the run ended" % marker
             assert b"real-time priority (SCHED_FIFO" not in line
             time.sleep(0.3)  # into the stall
             cpu0 = time.monotonic()
@@ -542,27 +548,37 @@ def busy_poll_gives_the_same_bytes_and_still_stops_on_sigint():
             if p.poll() is None:
                 p.kill()
             p.stdin.close()
-        assert rc == 130, "busy-poll SIGINT with a stalled %s: exit %s" % (stalled, rc)
+        assert rc == 130, "%s SIGINT with a stalled %s: exit %s" % (flag, stalled, rc)
         assert time.monotonic() - t0 < 2.0
     # Outside live mode it would do nothing: refused, exit 2, by both spellings.
-    p = run(["filter", "in.wav", "o.wav", "--lowpass", "1000", "--busy-poll"])
+    p = run(["filter", "in.wav", "o.wav", "--lowpass", "1000", flag])
     check(p, 2)
     assert "--latency" in error_text(p) and not os.path.exists("o.wav")
     with open("c.yaml", "w") as f:
-        f.write(config("{file: in.wav}", "{file: o.wav}", stages, "execution: {busy_poll: true}\n"))
+        f.write(config("{file: in.wav}", "{file: o.wav}", stages, "execution: {%s: true}\n" % key))
     p = run(["run", "c.yaml"])
     check(p, 2)
-    assert "busy_poll" in error_text(p) and not os.path.exists("o.wav")
+    assert key in error_text(p) and not os.path.exists("o.wav")
     with open("c.yaml", "w") as f:
-        f.write(config("{file: in.wav}", "{file: o.wav}", stages, "execution: {latency_ms: 1, busy_poll: 3}\n"))
+        f.write(config("{file: in.wav}", "{file: o.wav}", stages, "execution: {latency_ms: 1, %s: 3}\n" % key))
     p = run(["run", "c.yaml"])
     check(p, 2)
-    assert "execution.busy_poll" in p.stderr.decode()
+    assert "execution." + key in p.stderr.decode()
     with open("b.yaml", "w") as f:
         f.write("version: 1\nstages:\n%s\nsink: {file: o.wav}\nbatch: {inputs: [in.wav], out_dir: bout}\n" % stages)
-    p = run(["batch", "b.yaml", "--set", "execution.busy_poll=true"])
+    p = run(["batch", "b.yaml", "--set", "execution.%s=true" % key])
     check(p, 2)
-    assert "busy_poll" in error_text(p) and not os.path.exists("bout")
+    assert key in error_text(p) and not os.path.exists("bout")
+
+
+@case
+def busy_poll_gives_the_same_bytes_and_still_stops_on_sigint():
+    spinning_live_mode("busy_poll")
+
+
+@case
+def redundant_lanes_give_the_same_bytes_and_still_stop_on_sigint():
+    spinning_live_mode("redundant")
 
 
 @case

@@ -84,5 +84,41 @@ TEST(CudaLive, LiveRunsMatchTheFilePathWithinSpec) {
   }
 }
 
+// execution.redundant on the GPU: two lanes, each with its own graph,
+// streams and delay line, race every block; the output is one lane's, bit
+// for bit (the same kernels on the same data), with every block written once.
+TEST(CudaLive, RedundantLanesGiveOneLanesOutput) {
+  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  test::TempDir dir;
+  const std::string in = dir.file("in.wav");
+  const int channels = 3;
+  const std::int64_t frames = 24007;
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, channels,
+                    test::random_samples(static_cast<std::size_t>(frames * channels), 9, 0.9f));
+  Config cfg;
+  cfg.origin = "test";
+  cfg.stages = {test::fir_stage("long", test::random_taps_unit_energy(8191, 10), FirMode::causal, FirMethod::fft),
+                test::metrics_stage("m")};
+  cfg.source.file = in;
+  cfg.sink.format = SampleFormat::float32;
+  cfg.execution.backend = BackendKind::cuda;
+  cfg.execution.latency_ms = 0.5;
+  cfg.sink.file = dir.file("one.wav");
+  const RunReport one = run_pipeline(cfg, {});
+  cfg.execution.redundant = true;
+  cfg.sink.file = dir.file("two.wav");
+  const RunReport two = run_pipeline(cfg, {});
+  EXPECT_EQ(two.backend, "cuda");
+  ASSERT_TRUE(two.latency.has_value());
+  ASSERT_EQ(two.latency->lanes.size(), 2u);
+  EXPECT_EQ(two.latency->lanes[0].written + two.latency->lanes[1].written, two.latency->chunks);
+  EXPECT_EQ(two.latency->chunks, one.latency->chunks);
+  EXPECT_TRUE(test::slurp_bytes(dir.file("one.wav")) == test::slurp_bytes(dir.file("two.wav")));
+  ASSERT_EQ(one.metrics.size(), two.metrics.size());
+  for (std::size_t s = 0; s < one.metrics.size(); ++s)
+    for (std::size_t c = 0; c < one.metrics[s].totals.size(); ++c)
+      EXPECT_EQ(one.metrics[s].totals[c].energy, two.metrics[s].totals[c].energy) << one.metrics[s].name << c;
+}
+
 }  // namespace
 }  // namespace sigstream
