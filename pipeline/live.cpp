@@ -408,6 +408,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     std::ostringstream o;
     o << "live: blocks of " << block << " frames (" << static_cast<double>(block) * 1000.0 / plan.sample_rate
       << " ms at " << plan.sample_rate << " Hz) on " << kernels.where;
+    if (config.execution.redundant) o << ", twice (two redundant lanes)";
     for (const std::string& n : kernels.notes) o << "; " << n;
     o << "; inherent delay: the block";
     if (delay_s > 0) o << " + " << delay_s * 1000.0 << " ms of look-ahead (same-mode filters, resamplers)";
