@@ -283,8 +283,10 @@ class AudioFileSource final : public Source {
     // for ever (found by fuzz_audio; a stated length that the stream falls
     // short of spins as well). A Wave64 stream is read 64 KiB ahead: one
     // that ends within them is given its true length, a longer one the
-    // length its header states (bytes 16-23: the whole file).
-    static constexpr unsigned char kW64[] = {'r', 'i', 'f', 'f', 0x2E, 0x91, 0xCF, 0x11};
+    // length its header states (bytes 16-23: the whole file). Told by its
+    // first four bytes, as libsndfile tells it (a mangled GUID after "riff"
+    // still went to its Wave64 reader and spun: found by fuzz_audio again).
+    static constexpr unsigned char kW64[] = {'r', 'i', 'f', 'f'};
     if (!raw && !stream_->has_length()) {
       constexpr std::int64_t kAhead = 65536;
       const std::vector<unsigned char>& head = stream_->peek(24);
