@@ -1,3 +1,8 @@
+// Live mode (see live.hpp). One file on purpose: run_live's lanes, input
+// ring, write turn and accounting share the run's state through one set of
+// lambdas, and the chain (ops, metrics, warm-up) exists only for them;
+// split apart, each piece would need that state passed through an
+// interface of its own.
 #include "pipeline/live.hpp"
 
 #include <pthread.h>
@@ -329,13 +334,18 @@ void init_lane(Lane& lane, const Plan& plan, LiveKernels kernels, bool primary, 
   lane.out_ptrs.resize(ch);
 }
 
-// A block as read, in the ring the lanes share.
-struct InputSlot {
-  HostBlock data;
+// What a lane keeps of a block it took (the ring slot may be read into again).
+struct BlockInfo {
   std::int64_t got = 0;
   bool ended = false;
   Clock::time_point arrived;
   double read_ms = 0.0;  // how long the read that brought it took (waited, mostly)
+};
+
+// A block as read, in the ring the lanes share.
+struct InputSlot {
+  HostBlock data;
+  BlockInfo info;
 };
 
 // Blocks the input ring holds with two lanes: a second of input (a lane may
@@ -595,14 +605,14 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       }
       const auto read_start = Clock::now();
       const std::int64_t got = source.read(slot.data, 0, block);
-      slot.arrived = Clock::now();
-      slot.read_ms = ms_between(read_start, slot.arrived);
+      slot.info.arrived = Clock::now();
+      slot.info.read_ms = ms_between(read_start, slot.info.arrived);
       slot.data.frames = got;
-      slot.got = got;
-      slot.ended = got < block;
+      slot.info.got = got;
+      slot.info.ended = got < block;
       excerpt.source_block(slot.data, source_frames);
       source_frames += got;
-      if (slot.ended && source_frames == 0)
+      if (slot.info.ended && source_frames == 0)
         throw io_error(source.path() + ": holds no audio frames (the stream is empty)");
       blocks_read.store(b + 1, std::memory_order_release);
       return slot;
@@ -621,7 +631,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
 
   // Writes the lane's output of a block (n > 0 frames, interleaved) and
   // accounts for it; the caller holds the write turn.
-  auto write_output = [&](Lane& lane, const Planes& y, std::int64_t n, const InputSlot& in,
+  auto write_output = [&](Lane& lane, const Planes& y, std::int64_t n, const BlockInfo& in,
                           Clock::time_point ready) {
     const Clock::time_point arrived = in.arrived;
     const double compute_ms = ms_between(arrived, ready);
@@ -675,7 +685,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // first; else the other lane has it (written, or being written).
   // (late_covered is counted on a stream only: from a file the lanes run
   // flat out, and the one behind is late by its own clock all along.)
-  auto finish_block = [&](Lane& lane, std::int64_t b, const Planes& y, std::int64_t n, const InputSlot& in,
+  auto finish_block = [&](Lane& lane, std::int64_t b, const Planes& y, std::int64_t n, const BlockInfo& in,
                           Clock::time_point ready) {
     const std::int64_t mine = 2 * b;
     if (n > 0 && sink) interleave_output(lane, y, n);
@@ -705,11 +715,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       check_stop();
       const InputSlot& in = obtain(b);
       if (tracing) static_cast<void>(getrusage(RUSAGE_THREAD, &lane.block_usage));
-      InputSlot taken;  // what the lane needs of the slot, which may be read into again once taken
-      taken.got = in.got;
-      taken.ended = in.ended;
-      taken.arrived = in.arrived;
-      taken.read_ms = in.read_ms;
+      const BlockInfo taken = in.info;  // the slot may be read into again once taken
       const std::int64_t got = taken.got;
       const bool ended = taken.ended;
       if (got > 0) kernels::cpu::deinterleave(in.data, 0, got, lane.src_ptrs.data());

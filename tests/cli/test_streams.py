@@ -5,6 +5,10 @@ byte identity with the file path over random pipe write sizes, a closed
 reader, a stalled producer, and killed runs leaving no temporary file.
 
 Usage: python3 test_streams.py PATH_TO_sigstream   (standard library only)
+
+One file on purpose: ctest runs it as one test, and its cases share the
+stream helpers below (WAV bytes, fed pipes, data_of); the live-mode cases
+sit with the stream cases they extend.
 """
 
 import array
