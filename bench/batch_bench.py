@@ -39,13 +39,29 @@ ap.add_argument("--runs", type=int, default=1, help="best of this many runs per 
 ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes at a time for the xP rows")
 ap.add_argument("--work", default="bench/work/batch")
 ap.add_argument("--per-device", default="2", help="comma list of --files-per-device values for batch rows")
+ap.add_argument("--floor", default="", help="the bench_cpu_io_floor binary (default: found beside --bin)")
 ap.add_argument("--skip-loop", action="store_true", help="leave out the sequential filter loop (slow)")
 args = ap.parse_args()
 
 sig = os.path.abspath(args.bin)
 if not os.access(sig, os.X_OK):
     sys.exit(f"batch_bench: no sigstream binary at {sig} (--bin)")
-floor_tool = os.path.join(os.path.dirname(sig), "bench", "bench_cpu_io_floor")
+
+
+def find_floor_tool() -> str:
+    """bench_cpu_io_floor: --floor, else beside the binary, in its bench/ folder
+    (the build tree's layout), in build/bench, or on PATH."""
+    if args.floor:
+        return os.path.abspath(args.floor)
+    here = os.path.dirname(sig)
+    for cand in (os.path.join(here, "bench", "bench_cpu_io_floor"), os.path.join(here, "bench_cpu_io_floor"),
+                 os.path.join("build", "bench", "bench_cpu_io_floor")):
+        if os.access(cand, os.X_OK):
+            return os.path.abspath(cand)
+    return shutil.which("bench_cpu_io_floor") or os.path.join(here, "bench", "bench_cpu_io_floor")
+
+
+floor_tool = find_floor_tool()
 have_floor = os.access(floor_tool, os.X_OK)
 rate, channels = 48000, 2
 

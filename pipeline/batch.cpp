@@ -34,6 +34,7 @@
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "core/thread_pool.hpp"
 #include "core/version.hpp"
 #include "pipeline/io/atomic_file.hpp"
@@ -954,6 +955,12 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       options.runner ? options.runner
                      : std::function<RunReport(const Config&, const RunOptions&)>(run_pipeline);
 
+  // Where the workers' time goes (printed with SIGSTREAM_TRACE=1): per phase,
+  // summed over files.
+  struct Profile {
+    double setup = 0, read = 0, write = 0, run = 0, commit = 0, release = 0, stats = 0, files = 0;
+  } profile;
+
   std::mutex mutex;
   std::condition_variable cv;
   std::size_t next = 0, done = 0;
@@ -995,10 +1002,25 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       if (ec)
         throw Error(ErrorKind::io,
                     r.item.stats_json + ": cannot remove the previous statistics: " + ec.message());
+      const auto p0 = std::chrono::steady_clock::now();
       const RunReport rep = runner(c, ro);
+      const auto p1 = std::chrono::steady_clock::now();
       fill_from_report(r, rep);
       write_all(stats, batch_stats_json(rep, fingerprint));
       stats.commit();
+      if (trace_on()) {
+        const double call = std::chrono::duration<double>(p1 - p0).count();
+        const double stats_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - p1).count();
+        std::lock_guard lock(mutex);
+        profile.setup += rep.setup_s;
+        profile.read += rep.read_s;
+        profile.write += rep.write_s;
+        profile.run += rep.wall_s - rep.setup_s;
+        profile.commit += rep.commit_s;
+        profile.release += std::max(0.0, call - rep.wall_s - rep.commit_s);
+        profile.stats += stats_s;
+        profile.files += 1;
+      }
       r.outputs_written = true;
       r.status = BatchStatus::ok;
       if (rep.verification.ran && !rep.verification.passed) {
@@ -1092,6 +1114,17 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   }
   for (auto& t : threads) t.join();
   display.finish();
+  if (trace_on() && profile.files > 0) {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double budget = wall * static_cast<double>(threads.size());
+    auto pct = [&](double v) { return fmt("%.1f", v) + " s (" + fmt("%.0f", 100.0 * v / budget) + "%)"; };
+    std::fprintf(stderr,
+                 "sigstream: batch profile: %zu worker(s) x %.3f s wall, %.0f files; worker time: setup %s, "
+                 "processing %s (reader %s, writer %s), commit %s, backend release %s, statistics %s\n",
+                 threads.size(), wall, profile.files, pct(profile.setup).c_str(), pct(profile.run).c_str(),
+                 pct(profile.read).c_str(), pct(profile.write).c_str(), pct(profile.commit).c_str(),
+                 pct(profile.release).c_str(), pct(profile.stats).c_str());
+  }
 
   summary.interrupted = interrupted() || file_interrupted;
   for (const BatchFileResult& r : summary.files) {

@@ -346,12 +346,16 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   };
 
   std::atomic<std::int64_t> source_frames{plan.length_known ? plan.source_frames : kUnknownFrames};
+  using Clock = std::chrono::steady_clock;
+  Clock::duration read_time{}, write_time{};
   std::thread reader([&] {
     try {
       ChunkReader chunks(*source, plan, pool);
       for (std::int64_t c = 0;; ++c) {
         throw_if_interrupted();
+        const auto r0 = Clock::now();
         std::optional<ChunkJob> job = chunks.next(c);
+        read_time += Clock::now() - r0;
         if (!job) break;
         if (!jobs.push(std::move(*job))) return;
         if (c == 0) trace("reader: first chunk read");
@@ -390,7 +394,11 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       const bool keep_rows = options.chunk_rows || config.stats.json || config.stats.csv;
       while (auto r = done.pop()) {
         if (frames_done == 0) trace("writer: first chunk retired");
-        if (sink) sink->write(r->output);
+        if (sink) {
+          const auto w0 = Clock::now();
+          sink->write(r->output);
+          write_time += Clock::now() - w0;
+        }
         excerpt.output_block(r->output, r->start);
         for (std::size_t slot = 0; slot < report.metrics.size(); ++slot) {
           MetricsReport& m = report.metrics[slot];
@@ -476,11 +484,15 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   report.stage_ms = backend->stage_ms();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.setup_s = setup_s;
+  report.read_s = std::chrono::duration<double>(read_time).count();
+  report.write_s = std::chrono::duration<double>(write_time).count();
+  const auto c0 = Clock::now();
   if (json_file) write_all(*json_file, stats_json(report));
   if (csv_file) write_all(*csv_file, stats_csv(report));
   if (sink) sink->commit();
   if (json_file) json_file->commit();
   if (csv_file) csv_file->commit();
+  report.commit_s = std::chrono::duration<double>(Clock::now() - c0).count();
   trace("outputs committed");
   if (options.exiting) static_cast<void>(backend.release());  // see RunOptions::exiting
   return report;

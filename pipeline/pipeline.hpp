@@ -126,6 +126,12 @@ struct RunReport {
   std::vector<MetricsReport> metrics;
   double wall_s = 0.0;
   double setup_s = 0.0;  // opening the source, planning, backend start (device init)
+  // Where a run's time went (the batch's profile, SIGSTREAM_TRACE): seconds the
+  // reader spent reading and assembling blocks, the writer writing audio, and
+  // committing the outputs; the backend's release is measured by the caller.
+  double read_s = 0.0;
+  double write_s = 0.0;
+  double commit_s = 0.0;
   std::vector<double> stage_ms;  // per stage (same order as stages), may be empty
   VerificationReport verification;
   std::optional<LatencyReport> latency;  // live mode only
