@@ -2,6 +2,7 @@
 // errors to exit codes (0 ok, 1 processing failure, 2 usage/config error).
 #include <CLI/CLI.hpp>
 
+#include "app/batch_command.hpp"
 #include "app/cli_words.hpp"
 #include "app/plot.hpp"
 
@@ -22,7 +23,6 @@
 #include "core/trace.hpp"
 #include "core/version.hpp"
 #include "kernels/cpu/fir_fft.hpp"
-#include "pipeline/batch.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
 #include "pipeline/io/stats_writer.hpp"
@@ -399,26 +399,13 @@ int run_main(int argc, char** argv) {
   add_common(filter, common);
   add_plot_flag(filter, common);
 
-  auto* batch = app.add_subcommand("batch", "Run a config over many files");
-  std::vector<std::string> batch_inputs;
-  batch->add_option("CONFIG", config_path, "YAML config with a batch: section")->required();
-  batch->add_option("INPUT", batch_inputs, "More inputs: files, folders or globs");
-  std::string batch_out_dir;
-  bool batch_keep_going = false, batch_force = false;
-  batch->add_option("--out-dir", batch_out_dir, "Output folder (overrides batch.out_dir)");
-  bool batch_stop_on_error = false;
-  auto* keep_going_opt = batch->add_flag("--keep-going", batch_keep_going,
-                                         "Report a bad file and go on (the default; overrides batch.keep_going)");
-  auto* stop_opt = batch->add_flag("--stop-on-error", batch_stop_on_error,
-                                   "Stop at the first bad file (overrides batch.keep_going)")
-                       ->excludes(keep_going_opt);
-  batch->add_flag("--force", batch_force, "Redo files whose outputs are already up to date");
-  int files_per_device = 2;
-  batch->add_option("--files-per-device", files_per_device, "CUDA: files in flight on each GPU")
-      ->check(CLI::Range(1, 64))->capture_default_str();
+  app::BatchFlags batch_flags;
+  auto* batch = app::add_batch_command(app, batch_flags);
   add_set_option(batch, sets);
   add_common(batch, common);
-  batch->get_option("--stats")->description("Write the batch summary JSON here (default: OUT_DIR/batch_summary.json)");
+  batch->get_option("--stats")->description(
+      "Write the batch summary JSON here (default: OUT_DIR/batch_summary.json; "
+      "OUT_DIR/batch_summary.I-of-N.json with --shard)");
 
   FilterFlags design_flags;
   double rate = 0.0;
@@ -535,25 +522,10 @@ int run_main(int argc, char** argv) {
       if (!common.plot.empty()) check_figure_name(common.plot, "--plot");
       return finish(run_pipeline(c, run_options(common)), common, c.stats.json);
     }
-    if (*batch) {
-      if (!common.backend.empty()) sets.push_back("execution.backend=" + common.backend);
-      const Config config = load_config(config_path, sets, ConfigUse::batch);
-      BatchOptions bo;
-      bo.extra_inputs = batch_inputs;
-      if (!batch_out_dir.empty()) bo.out_dir = batch_out_dir;
-      if (keep_going_opt->count() > 0) bo.keep_going = true;
-      if (stop_opt->count() > 0) bo.keep_going = false;
-      bo.force = batch_force;
-      bo.files_per_device = files_per_device;
-      bo.progress = !common.quiet && !common.no_progress;
-      bo.quiet = common.quiet;
-      bo.verify = common.verify;
-      bo.config_path = config_path;
-      bo.summary_json = common.stats;  // --stats names the summary; "" = out_dir/batch_summary.json
-      // Always set: --quiet still reports failed files.
-      bo.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
-      return run_batch(config, bo).exit_code();
-    }
+    if (*batch)
+      return app::run_batch_command(
+          batch_flags, sets,
+          {common.backend, common.verify, common.quiet, common.no_progress, common.stats});
     if (*design) return cmd_design(design_flags, rate);
     if (*info) return cmd_info(info_path, raw_spec(info, info_raw));
     if (*devices) return cmd_devices();

@@ -1,10 +1,11 @@
 // `sigstream batch` (pipeline/batch.hpp): input expansion, resume records,
 // the scheduler over devices, progress and the summary. Over 600 lines
-// (~1160) and one file on purpose: these parts share the per-file record
+// (~1200) and one file on purpose: these parts share the per-file record
 // type, its JSON form and the scheduler's state, which would otherwise move
 // into a header of internals; the summary writer is the part to split off
 // when it grows.
 #include "pipeline/batch.hpp"
+#include "pipeline/batch_shard.hpp"
 
 #include "pipeline/resource_limits.hpp"
 
@@ -105,10 +106,13 @@ bool is_hidden(const fs::path& p) {
   return !n.empty() && n[0] == '.' && n != "." && n != "..";
 }
 
+// Absolute first: weakly_canonical leaves a relative path none of whose
+// parts exists relative, so "x.wav" and "./x.wav" would differ.
 fs::path canonical_of(const fs::path& p) {
   std::error_code ec;
-  fs::path c = fs::weakly_canonical(p, ec);
-  if (ec) c = fs::absolute(p, ec).lexically_normal();
+  const fs::path a = fs::absolute(p, ec);
+  fs::path c = fs::weakly_canonical(a, ec);
+  if (ec) c = a.lexically_normal();
   return c;
 }
 
@@ -575,9 +579,6 @@ std::vector<BatchItem> collect_batch_items(const Config& config, const std::vect
     BatchItem it;
     it.input = f.path;
     it.subdir = mirrored_subdir(f.path, f.literal ? literal_base : f.base);
-    std::error_code ec;
-    const auto size = fs::file_size(f.path, ec);
-    it.bytes = ec ? 0 : size;
     items.push_back(std::move(it));
   }
   if (items.empty()) {
@@ -586,11 +587,41 @@ std::vector<BatchItem> collect_batch_items(const Config& config, const std::vect
     throw config_error("batch: no input files: " + list + " matched nothing (out_dir '" + out_dir +
                        "' is never searched)");
   }
-  std::sort(items.begin(), items.end(),
-            [](const BatchItem& a, const BatchItem& b) { return a.input < b.input; });
+  return finish_batch_items(config, std::move(items), out_dir);
+}
+
+std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths) {
+  std::vector<fs::path> dirs;
+  for (const std::string& p : paths)
+    dirs.push_back(fs::absolute(fs::path(p)).lexically_normal().parent_path());
+  const fs::path base = common_parent(dirs);
+  std::vector<BatchItem> items;
+  for (const std::string& p : paths) {
+    BatchItem it;
+    it.input = p;
+    it.subdir = mirrored_subdir(p, base);
+    items.push_back(std::move(it));
+  }
+  return items;
+}
+
+std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<BatchItem> given,
+                                          const std::string& out_dir) {
+  std::set<fs::path> seen;
+  std::vector<BatchItem> items;
+  for (BatchItem& it : given) {
+    if (!seen.insert(canonical_of(it.input)).second) continue;
+    std::error_code ec;
+    const auto size = fs::file_size(it.input, ec);
+    it.bytes = ec ? 0 : size;
+    items.push_back(std::move(it));
+  }
+  std::stable_sort(items.begin(), items.end(),
+                   [](const BatchItem& a, const BatchItem& b) { return a.input < b.input; });
 
   const std::string sink_ext = config.sink.file ? fs::path(*config.sink.file).extension().string() : "";
   for (BatchItem& it : items) {
+    if (!it.stats_json.empty()) continue;  // explicit paths
     fs::path stem_path = fs::path(out_dir);
     if (!it.subdir.empty()) stem_path /= it.subdir;
     stem_path /= fs::path(it.input).stem();
@@ -679,6 +710,10 @@ std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>&
 }
 
 std::string batch_config_fingerprint(const Config& c, const std::string& backend) {
+  return fnv_hex(batch_config_facts(c, backend));
+}
+
+std::string batch_config_facts(const Config& c, const std::string& backend) {
   std::ostringstream o;
   o.precision(17);
   o << "v1|" << backend << '|' << to_string(c.sink.format) << '|'
@@ -699,7 +734,7 @@ std::string batch_config_fingerprint(const Config& c, const std::string& backend
       o << ':' << s.gain_linear;
     }
   }
-  return fnv_hex(o.str());
+  return o.str();
 }
 
 std::string batch_summary_json(const BatchSummary& s, const std::string& fingerprint) {
@@ -707,6 +742,12 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
   j["schema"] = 1;
   j["sigstream_version"] = kVersion;
   j["config_fingerprint"] = fingerprint;
+  if (s.shard)
+    j["shard"] = {{"index", s.shard->shard.index},
+                  {"count", s.shard->shard.count},
+                  {"inputs_sha256", s.shard->inputs_sha256},
+                  {"config_sha256", s.shard->config_sha256},
+                  {"inputs_total", s.shard->inputs_total}};
   j["out_dir"] = s.out_dir;
   j["backend"] = s.backend;
   // The summary is rendered before it is written: its exit code is the files' one.
@@ -840,14 +881,18 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   const bool use_cuda = !devices.empty();
   const std::string backend = use_cuda ? "cuda" : "cpu";
 
-  std::vector<BatchItem> items = collect_batch_items(config, options.extra_inputs, out_dir, info);
+  // The list (expanded, or options.items), this shard's part of it.
+  BatchPlan plan = plan_batch(config, options, out_dir, backend, info);
+  std::vector<BatchItem> items = std::move(plan.items);
 
   BatchSummary summary;
   summary.backend = backend;
   summary.out_dir = out_dir;
-  summary.summary_json = options.summary_json.empty() ? (fs::path(out_dir) / "batch_summary.json").string()
-                                                      : options.summary_json;
-  summary.summary_csv = summary_csv_path(summary.summary_json);
+  summary.shard = std::move(plan.shard);
+  if (options.write_summary) {
+    summary.summary_json = options.summary_json.empty() ? plan.summary_json : options.summary_json;
+    summary.summary_csv = summary_csv_path(summary.summary_json);
+  }
   const std::string fingerprint = batch_config_fingerprint(config, backend);
 
   std::vector<std::string> deps;
@@ -1160,12 +1205,14 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // The summary, also after a stop or an interruption (it says which files are missing).
-  try {
-    write_file_atomic(summary.summary_json, batch_summary_json(summary, fingerprint));
-    write_file_atomic(summary.summary_csv, batch_summary_csv(summary));
-    summary.summary_written = true;
-  } catch (const Error& e) {
-    say(std::string("batch: error: cannot write the summary: ") + e.what(), true);
+  if (!summary.summary_json.empty()) {
+    try {
+      write_file_atomic(summary.summary_json, batch_summary_json(summary, fingerprint));
+      write_file_atomic(summary.summary_csv, batch_summary_csv(summary));
+      summary.summary_written = true;
+    } catch (const Error& e) {
+      say(std::string("batch: error: cannot write the summary: ") + e.what(), true);
+    }
   }
 
   if (summary.interrupted) {

@@ -18,9 +18,14 @@
 // deepest folder common to all plain paths. Statistics go next to each output:
 // <stem>.json always, <stem>.csv when the config has stats.csv. Without
 // sink.file only the statistics are written. The batch summary is
-// out_dir/batch_summary.json and .csv (or BatchOptions::summary_json). Two
-// inputs mapping to one output, or an output that is an input, is an
-// Error(config) raised before any work.
+// out_dir/batch_summary.json and .csv (or BatchOptions::summary_json; a
+// shard's: batch_summary.I-of-N.json). BatchOptions::items replaces the
+// expansion with an explicit list (`--inputs-from`). Two inputs mapping to one
+// output, or an output that is an input, is an Error(config) raised before
+// any work, for the whole list (every shard of a job fails alike).
+//
+// Shards (pipeline/batch_shard.hpp): BatchOptions::shard runs the files at
+// positions I, I+N, ... of the whole sorted list.
 //
 // Resume. A file is skipped ("skipped", up to date) when its output, JSON and
 // CSV all exist, none is older than the input, the config file or a taps_file,
@@ -56,6 +61,32 @@
 
 namespace sigstream {
 
+// One input and where its results go.
+struct BatchItem {
+  std::string input;
+  std::string subdir;  // mirrored folder under out_dir ("" = top level)
+  std::string output;  // "" when the config has no sink.file
+  std::string stats_json;
+  std::string stats_csv;     // "" unless the config has stats.csv
+  std::uintmax_t bytes = 0;  // input size (0 if missing)
+};
+
+// One of `count` shards of a batch: the files at positions index,
+// index + count, index + 2*count, ... of the sorted input list (SPEC §10).
+struct BatchShard {
+  int index = 0;
+  int count = 1;
+};
+
+// What a shard's summary records about its whole job ("shard" in the
+// summary JSON), so that `batch --merge` can tell shards of one job.
+struct BatchShardRecord {
+  BatchShard shard;
+  std::string inputs_sha256;      // of the whole sorted list (batch_input_list), before sharding
+  std::string config_sha256;      // of batch_config_facts: what determines the outputs
+  std::size_t inputs_total = 0;   // files in the whole list
+};
+
 struct BatchOptions {
   std::vector<std::string> extra_inputs;  // command-line inputs (files, folders, globs)
   std::optional<std::string> out_dir;     // overrides batch.out_dir
@@ -75,16 +106,9 @@ struct BatchOptions {
   // Runs one file; default run_pipeline. Tests inject a fake to exercise the
   // scheduler without a GPU.
   std::function<RunReport(const Config&, const RunOptions&)> runner;
-};
-
-// One input and where its results go.
-struct BatchItem {
-  std::string input;
-  std::string subdir;  // mirrored folder under out_dir ("" = top level)
-  std::string output;  // "" when the config has no sink.file
-  std::string stats_json;
-  std::string stats_csv;     // "" unless the config has stats.csv
-  std::uintmax_t bytes = 0;  // input size (0 if missing)
+  std::vector<BatchItem> items;  // explicit inputs and outputs: used instead of expanding inputs when non-empty
+  std::optional<BatchShard> shard;  // run only this shard's files (pipeline/batch_shard.hpp)
+  bool write_summary = true;  // false: return the summary without writing files (Python/Dask tasks)
 };
 
 // Expands inputs and computes output paths (see the header comment). Throws
@@ -93,6 +117,19 @@ struct BatchItem {
 std::vector<BatchItem> collect_batch_items(const Config& config, const std::vector<std::string>& extra_inputs,
                                            const std::string& out_dir,
                                            const std::function<void(const std::string&)>& log = {});
+
+// Items for plain file paths, taken as they are (no glob, no folder walk),
+// mirrored below the deepest folder common to them all, like plain path inputs.
+std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths);
+
+// Completes a list of items into a batch's list: repeats of one file dropped
+// (the first kept), sorted by input, sizes read, and the output paths of the
+// items without stats_json computed as above (out_dir/<subdir>/<stem>...);
+// items with stats_json keep their paths. Then the checks above: throws
+// Error(config) for colliding outputs or an output that would overwrite an
+// input. An empty list stays empty.
+std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<BatchItem> items,
+                                          const std::string& out_dir);
 
 // One slot of the scheduler: a device (-1 = the CPU backend) and the CPU
 // threads its file pipelines get.
@@ -168,7 +205,9 @@ struct BatchSummary {
   std::string backend;                 // "cpu" or "cuda"
   std::vector<BatchWorker> workers;
   std::vector<BatchDeviceCount> devices;
+  // summary_json "": no summary file (BatchOptions::write_summary off).
   std::string out_dir, summary_json, summary_csv;
+  std::optional<BatchShardRecord> shard;            // a shard's run: its "shard" object
   int ok = 0, skipped = 0, failed = 0, interrupted_files = 0, not_run = 0;
   bool interrupted = false;  // SIGINT/SIGTERM arrived
   bool stopped = false;      // stopped at the first failure (keep_going off)
@@ -195,5 +234,7 @@ std::string batch_summary_csv(const BatchSummary& summary);
 // extension, stats.csv, backend), recorded in each file's statistics JSON for
 // the resume check (and in the summary, for information).
 std::string batch_config_fingerprint(const Config& config, const std::string& backend);
+// The text those facts are hashed from (a shard's config_sha256 hashes it too).
+std::string batch_config_facts(const Config& config, const std::string& backend);
 
 }  // namespace sigstream

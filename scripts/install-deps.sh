@@ -3,7 +3,7 @@
 # Run as root (or with sudo). Skips apt entirely when everything is present.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config libsndfile1-dev libyaml-cpp-dev libcli11-dev
-      nlohmann-json3-dev libgtest-dev libbenchmark-dev python3-pythran python3 python3-numpy python3-scipy
+      nlohmann-json3-dev libssl-dev libgtest-dev libbenchmark-dev python3-pythran python3 python3-numpy python3-scipy
       python3-venv python3-pip python3-matplotlib clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do

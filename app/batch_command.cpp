@@ -1,0 +1,179 @@
+// `sigstream batch`: one config over many files, its shards and their merge
+// (SPEC §1, §10; pipeline/batch.hpp, pipeline/batch_shard.hpp).
+#include "app/batch_command.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "pipeline/batch.hpp"
+#include "pipeline/batch_shard.hpp"
+#include "pipeline/config.hpp"
+
+namespace sigstream::app {
+
+namespace {
+
+std::string read_list(const std::string& path) {
+  if (path == "-")
+    return std::string(std::istreambuf_iterator<char>(std::cin), {});
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw config_error("--inputs-from: cannot read '" + path + "': " + std::strerror(errno));
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int run_merge(const BatchFlags& f, const std::vector<std::string>& sets, const BatchCommon& c) {
+  std::string extra;
+  if (!f.config_path.empty())
+    extra = "CONFIG '" + f.config_path + "'";
+  else if (!sets.empty())
+    extra = "--set";
+  for (const char* flag :
+       {"--shard", "--list-inputs", "--inputs-from", "--out-dir", "--force", "--verify",
+        "--backend", "--stats", "--files-per-device", "--keep-going", "--stop-on-error"})
+    if (extra.empty() && f.command->count(flag) > 0)
+      extra = flag;
+  if (!extra.empty())
+    throw config_error("batch --merge DIR merges the shard summaries in DIR and takes no " + extra +
+                       " (sigstream batch --merge OUT_DIR)");
+  const BatchMergeResult r = merge_batch_dir(f.merge_dir);
+  if (!r.missing.empty()) {
+    const std::string list = slurm_array_list(r.missing);
+    std::cerr << "sigstream: error: batch --merge: " << r.missing.size() << " of " << r.shard_count
+              << " shard summaries missing in '" << f.merge_dir << "' (shard " << list
+              << "); no merged summary written. Rerun those shards: --array=" << list
+              << " (Slurm task ids of an array --array=0-" << r.shard_count - 1
+              << "), or --shard I/" << r.shard_count << " for each I\n";
+    std::cout << "--array=" << list << "\n";
+    return 1;
+  }
+  if (!c.quiet || r.exit_code != 0)
+    std::cerr << "sigstream: batch: merged " << r.inputs.size() << " shard summaries (" << r.files
+              << " files) -> " << r.summary_json << " and .csv"
+              << (r.exit_code != 0 ? "; some files failed or were not done (exit_code " +
+                                         std::to_string(r.exit_code) + " in the summary)"
+                                   : std::string())
+              << "\n";
+  return r.exit_code == 0 ? 0 : 1;
+}
+
+} // namespace
+
+CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
+  auto* batch = app.add_subcommand(
+      "batch", "Run a config over many files (or merge shards' summaries: --merge DIR)");
+  f.command = batch;
+  batch->add_option("CONFIG", f.config_path,
+                    "YAML config with a batch: section (required unless --merge)");
+  batch->add_option("INPUT", f.inputs, "More inputs: files, folders or globs");
+  batch->add_option("--out-dir", f.out_dir, "Output folder (overrides batch.out_dir)");
+  auto* keep_going =
+      batch->add_flag("--keep-going", f.keep_going,
+                      "Report a bad file and go on (the default; overrides batch.keep_going)");
+  batch
+      ->add_flag("--stop-on-error", f.stop_on_error,
+                 "Stop at the first bad file (overrides batch.keep_going)")
+      ->excludes(keep_going);
+  batch->add_flag("--force", f.force, "Redo files whose outputs are already up to date");
+  batch->add_option("--files-per-device", f.files_per_device, "CUDA: files in flight on each GPU")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  batch
+      ->add_option("--shard", f.shard,
+                   "Run only shard I of N: the files at positions I, I+N, I+2N, ... of the sorted "
+                   "list, summary "
+                   "OUT_DIR/batch_summary.I-of-N.json; auto: from Slurm's array variables")
+      ->type_name("I/N|auto");
+  batch->add_flag("--list-inputs", f.list_inputs,
+                  "Print the planned 'input<TAB>output' list (this shard's with --shard) and exit");
+  batch
+      ->add_option(
+          "--inputs-from", f.inputs_from,
+          "Take the inputs from a list ('input<TAB>output' or one path a line; - = standard input) "
+          "instead of batch.inputs and INPUT")
+      ->type_name("FILE");
+  batch
+      ->add_option(
+          "--merge", f.merge_dir,
+          "Merge DIR/batch_summary.I-of-N.json into DIR/batch_summary.json and .csv (no CONFIG); "
+          "missing shards: exit 1 and their --array= list")
+      ->type_name("DIR");
+  batch->footer(
+      "Shards: N processes, each with --shard I/N (0 <= I < N) and one out_dir, cover the files "
+      "once; then\n"
+      "`sigstream batch --merge OUT_DIR`. A Slurm array (sbatch --array=0-3, 1-4%2 or 0-6:2): "
+      "--shard auto.\n"
+      "A Kubernetes Indexed Job: --shard $JOB_COMPLETION_INDEX/N. For shards started hours apart:\n"
+      "`--list-inputs > LIST` once, then `--inputs-from LIST` in every shard.\n");
+  return batch;
+}
+
+int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const BatchCommon& c) {
+  if (!f.merge_dir.empty())
+    return run_merge(f, sets, c);
+  if (f.config_path.empty())
+    throw config_error(
+        "batch: CONFIG is required (sigstream batch CONFIG.yaml [INPUT...]), or --merge DIR to "
+        "merge shard summaries");
+  if (!f.inputs_from.empty() && !f.inputs.empty())
+    throw config_error("batch: --inputs-from '" + f.inputs_from +
+                       "' gives the inputs, and so does INPUT '" + f.inputs.front() +
+                       "': give one or the other");
+  const ShardEnvironment env = slurm_array_environment();
+  std::optional<BatchShard> shard;
+  if (!f.shard.empty())
+    shard = parse_batch_shard(f.shard, env);
+
+  if (!c.backend.empty())
+    sets.push_back("execution.backend=" + c.backend);
+  const Config config = load_config(f.config_path, sets, ConfigUse::batch);
+  BatchOptions bo;
+  bo.extra_inputs = f.inputs;
+  if (!f.out_dir.empty())
+    bo.out_dir = f.out_dir;
+  if (f.command->count("--keep-going") > 0)
+    bo.keep_going = true;
+  if (f.command->count("--stop-on-error") > 0)
+    bo.keep_going = false;
+  bo.force = f.force;
+  bo.files_per_device = f.files_per_device;
+  bo.progress = !c.quiet && !c.no_progress;
+  bo.quiet = c.quiet;
+  bo.verify = c.verify;
+  bo.config_path = f.config_path;
+  bo.summary_json = c.stats; // --stats names the summary; "" = out_dir/batch_summary[.I-of-N].json
+  bo.shard = shard;
+  // Always set: --quiet still reports failed files.
+  bo.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
+  if (!f.inputs_from.empty())
+    bo.items = read_batch_input_list(config, read_list(f.inputs_from),
+                                     f.inputs_from == "-" ? "<standard input>" : f.inputs_from);
+
+  if (f.list_inputs) {
+    auto warn = [&](const std::string& m) {
+      if (!c.quiet)
+        bo.log(m);
+    };
+    std::vector<BatchItem> items =
+        batch_items(config, bo, bo.out_dir.value_or(config.batch.out_dir), warn);
+    if (shard)
+      items = select_batch_shard(items, *shard);
+    std::cout << batch_input_list(items) << std::flush;
+    return 0;
+  }
+  // Printed even with --quiet: N tasks doing the same work is worth a line.
+  if (!shard)
+    if (const auto w = unsharded_array_warning(env))
+      bo.log(*w);
+  return run_batch(config, bo).exit_code();
+}
+
+} // namespace sigstream::app
