@@ -300,20 +300,30 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   Plan plan = make_plan(config, source->info(), sink_format ? sink_format->bits : 0);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
   trace("plan made");
-  std::unique_ptr<Backend> backend = choose_backend(config, device, plan, log);
-  trace("backend chosen");
   BackendOptions bo;
   bo.threads = config.execution.threads;
   bo.streams = config.execution.streams;
   bo.device = device;
   bo.keep_float_output = options.verify;
   const int threads = bo.threads > 0 ? bo.threads : hardware_threads();
-  // The chunks in flight, at most (the CPU backend's depth() with one piece a
-  // chunk; CUDA: a host block per lane and two queued).
-  check_chunk_memory(plan, backend->name() == "cpu" ? std::max(3, 2 * threads + 1) : bo.streams + 2);
-  backend->prepare(plan, bo);
-  trace("backend prepared");
-  if (const std::string d = backend->describe(); !d.empty()) log(d);
+  std::unique_ptr<Backend> backend;
+  if (options.kept_backend && *options.kept_backend) {
+    // A kept backend either runs this plan or goes now (its memory back to the caches).
+    std::unique_ptr<Backend> kept = std::move(*options.kept_backend);
+    if (adopt_kept_backend(*kept, config, device, plan, bo)) backend = std::move(kept);
+  }
+  if (backend) {
+    trace("backend kept");
+  } else {
+    backend = choose_backend(config, device, plan, log);
+    trace("backend chosen");
+    // The chunks in flight, at most (the CPU backend's depth() with one piece a
+    // chunk; CUDA: a host block per lane and two queued).
+    check_chunk_memory(plan, backend->name() == "cpu" ? std::max(3, 2 * threads + 1) : bo.streams + 2);
+    backend->prepare(plan, bo);
+    trace("backend prepared");
+    if (const std::string d = backend->describe(); !d.empty()) log(d);
+  }
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RunReport report = new_report(*source, config, plan, sink_format);
@@ -494,7 +504,8 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   if (csv_file) csv_file->commit();
   report.commit_s = std::chrono::duration<double>(Clock::now() - c0).count();
   trace("outputs committed");
-  if (options.exiting) static_cast<void>(backend.release());  // see RunOptions::exiting
+  if (options.kept_backend) *options.kept_backend = std::move(backend);
+  else if (options.exiting) static_cast<void>(backend.release());  // see RunOptions::exiting
   return report;
 }
 

@@ -28,6 +28,11 @@ struct RunOptions {
   // keeps them only for a statistics file (a day-long stream has some
   // 60,000 chunks); stats.json / stats.csv keep them whatever this says.
   bool chunk_rows = true;
+  // A backend kept from one run to the next (a batch worker's): the run
+  // takes it when it adopts the run's plan (adopt_kept_backend), else makes
+  // its own, and leaves its backend here when it ends well (on an error the
+  // backend goes, and this is empty). nullptr: the run's backend is its own.
+  std::unique_ptr<Backend>* kept_backend = nullptr;
   // Informational messages (backend choice, format notes); nullptr = silent.
   std::function<void(const std::string&)> log;
 };
@@ -157,6 +162,12 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
 // GPU starts); other plans go to make_backend.
 std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& plan,
                                         const std::function<void(const std::string&)>& log);
+// Whether `kept`, a backend a previous run prepared, takes `plan` (its
+// methods resolved as choose_backend would for the backend config names, cpu
+// or cuda; never for auto) with `options` (Backend::adopt). On success `plan`
+// holds the resolved methods.
+bool adopt_kept_backend(Backend& kept, const Config& config, int device, Plan& plan,
+                        const BackendOptions& options);
 
 struct DeviceDescription {
   int ordinal = 0;

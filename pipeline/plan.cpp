@@ -185,4 +185,32 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
   return plan;
 }
 
+namespace {
+
+// Every field but the lengths that follow from the source's (frames_in, frames_out).
+bool same_stage_shape(const PlannedStage& a, const PlannedStage& b) {
+  return a.type == b.type && a.name == b.name && a.taps == b.taps && a.taps_f32 == b.taps_f32 &&
+         a.mode == b.mode && a.requested == b.requested && a.method == b.method && a.gain == b.gain &&
+         a.metrics_slot == b.metrics_slot && a.spectrum_window == b.spectrum_window &&
+         a.spectrum_hop == b.spectrum_hop && a.spectrum_rate == b.spectrum_rate &&
+         a.lookback == b.lookback && a.lookahead == b.lookahead && a.up == b.up && a.down == b.down &&
+         a.extra == b.extra && a.in_back == b.in_back && a.in_ahead == b.in_ahead && a.grow_in == b.grow_in &&
+         a.grow_out == b.grow_out;
+}
+
+}  // namespace
+
+bool same_shape(const Plan& a, const Plan& b) {
+  if (a.sample_rate != b.sample_rate || a.channels != b.channels || a.length_known != b.length_known ||
+      a.output_grow != b.output_grow || a.back != b.back || a.ahead != b.ahead ||
+      a.chunk_frames != b.chunk_frames || a.metric_names != b.metric_names || a.input_type != b.input_type ||
+      a.output_type != b.output_type || a.output_bits != b.output_bits || a.output_rate != b.output_rate ||
+      a.rate_changes != b.rate_changes || a.in_per_out != b.in_per_out ||
+      a.max_window.size() != b.max_window.size() || a.stages.size() != b.stages.size())
+    return false;
+  for (std::size_t j = 0; j < a.stages.size(); ++j)
+    if (!same_stage_shape(a.stages[j], b.stages[j])) return false;
+  return true;
+}
+
 }  // namespace sigstream

@@ -173,6 +173,12 @@ struct SourceInfo {
   int bits = 0;  // PCM bits of the source, 0 for float/compressed
 };
 
+// Whether two plans differ at most in the source's length: the same stages
+// (taps, methods, geometry), channels, rates, sample types and chunk size, so
+// that a backend prepared for one runs the other (Backend::adopt) when the
+// other's windows (max_window) are no longer.
+[[nodiscard]] bool same_shape(const Plan& a, const Plan& b);
+
 // Resolves stages (designs taps, reads taps files), halos, lengths and chunks.
 // `output_bits` is 0 for a float sink. Throws Error(config) for bad stages
 // (e.g. a cutoff at or above this source's Nyquist) naming the stage.

@@ -28,6 +28,9 @@ class CudaStageStep {
                    cudaStream_t stream) = 0;
   // For the backend's start-up log ("" = nothing to say).
   [[nodiscard]] virtual std::string describe() const { return {}; }
+  // Whether this step, made for a longer call, computes what one made for
+  // `shape` would, bit for bit (a lane kept for the next file of a batch).
+  [[nodiscard]] virtual bool serves(const struct CudaStepShape& shape) const = 0;
 };
 
 // What a lane asks of a step: its longest call and the channels.

@@ -232,10 +232,8 @@ int fft_size_automatic(int taps, std::int64_t max_n) {
   return fused_for(taps, fused, false) ? fused : fft_size_for(taps, max_n);
 }
 
-FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channels,
-               FftFirOptions options) {
+FftFirLayout FftFir::layout_for(int taps, std::int64_t max_n, int max_channels, const FftFirOptions& options) {
   if (taps < 1) throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
-  if (h_taps == nullptr) throw bad_argument("null taps");
   if (max_n < 1) throw bad_argument("max_n must be >= 1 (got " + std::to_string(max_n) + ")");
   if (max_channels < 1 || max_channels > 65535)
     throw bad_argument("channels must be in 1..65535 (got " + std::to_string(max_channels) + ")");
@@ -260,31 +258,48 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
                        std::to_string(taps) + ") and <= " + std::to_string(kMaxFft));
   const std::int64_t group_bytes =
       options.group_bytes > 0 ? options.group_bytes : fft_default_group_bytes();
-  const int block = fft - taps + 1;
+  FftFirLayout l;
+  l.fft = fft;
+  l.fused = fused;
+  l.block = fft - taps + 1;
   const int nbins = fft / 2 + 1;
   // In place: a row is L + 2 floats, reals or bins. Out of place: L reals
   // (16-byte aligned rows) and L/2 + 2 bins (one of padding, same reason).
-  const int real_stride = options.in_place ? fft + 2 : fft;
-  const int complex_stride = options.in_place ? nbins : nbins + 1;
+  l.real_stride = options.in_place ? fft + 2 : fft;
+  l.complex_stride = options.in_place ? nbins : nbins + 1;
   const std::int64_t row_bytes =
-      static_cast<std::int64_t>(real_stride) * 4 + (options.in_place ? 0 : complex_stride * 8);
+      static_cast<std::int64_t>(l.real_stride) * 4 + (options.in_place ? 0 : l.complex_stride * 8);
   const std::int64_t segments_max =
-      (max_n + block - 1) / block * static_cast<std::int64_t>(max_channels);
-  const std::int64_t group = std::clamp<std::int64_t>(
-      std::min(group_bytes / row_bytes, segments_max), 1, kMaxGroup);
+      (max_n + l.block - 1) / l.block * static_cast<std::int64_t>(max_channels);
+  l.group = fused ? 0
+                  : static_cast<int>(std::clamp<std::int64_t>(std::min(group_bytes / row_bytes, segments_max),
+                                                              1, kMaxGroup));
+  return l;
+}
 
+bool FftFir::serves(std::int64_t max_n, int max_channels) const {
+  if (!valid() || max_n > max_n_ || max_channels > max_channels_) return false;
+  const FftFirLayout mine{fft_, fused_, block_, group_, real_stride_, complex_stride_};
+  return layout_for(taps_, max_n, max_channels, options_) == mine;
+}
+
+FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channels,
+               FftFirOptions options) {
+  if (h_taps == nullptr) throw bad_argument("null taps");
+  const FftFirLayout l = layout_for(taps, max_n, max_channels, options);
+  options_ = options;
   taps_ = taps;
-  fft_ = fft;
-  block_ = block;
-  group_ = fused ? 0 : static_cast<int>(group);
+  fft_ = l.fft;
+  block_ = l.block;
+  group_ = l.group;
   max_n_ = max_n;
   max_channels_ = max_channels;
   skip_ = options.skip_passes;
-  fused_ = fused;
-  real_stride_ = real_stride;
-  complex_stride_ = complex_stride;
-  spectrum_ = DeviceBuffer<float2>(static_cast<std::size_t>(nbins));
-  if (fused) detail::fused_fft_prepare(fft);
+  fused_ = l.fused;
+  real_stride_ = l.real_stride;
+  complex_stride_ = l.complex_stride;
+  spectrum_ = DeviceBuffer<float2>(static_cast<std::size_t>(l.fft / 2 + 1));
+  if (l.fused) detail::fused_fft_prepare(l.fft);
   else make_cufft_plans(options.in_place);
   compute_spectrum(h_taps);
 }

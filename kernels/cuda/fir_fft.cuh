@@ -110,9 +110,31 @@ struct FftFirOptions {
 // Default segment-buffer bytes (FftFirOptions::group_bytes = 0).
 [[nodiscard]] std::int64_t fft_default_group_bytes();
 
+// What an FftFir decides from its arguments: FFT length, engine, segments
+// per cuFFT call and row strides. Two filters of the same taps with equal
+// layouts compute the same bits for any call both can take.
+struct FftFirLayout {
+  int fft = 0;
+  bool fused = false;
+  int block = 0;           // new outputs per segment
+  int group = 0;           // segments per cuFFT call (0: fused)
+  int real_stride = 0;     // floats between rows of reals
+  int complex_stride = 0;  // bins between rows of bins
+  bool operator==(const FftFirLayout&) const = default;
+};
+
 class FftFir {
  public:
   FftFir() = default;
+  // The layout FftFir(h_taps, taps, max_n, max_channels, options) takes on
+  // the current device. Throws as the constructor does for bad arguments.
+  [[nodiscard]] static FftFirLayout layout_for(int taps, std::int64_t max_n, int max_channels,
+                                               const FftFirOptions& options = {});
+  // Whether this filter computes calls of up to `max_n` outputs of up to
+  // `max_channels` channels bit for bit as one made for them would (it can
+  // take them, and it has that one's layout): a longer file's filter then
+  // serves a shorter one (a batch keeps its lanes from file to file).
+  [[nodiscard]] bool serves(std::int64_t max_n, int max_channels) const;
   // Builds the plans and the taps' spectrum for `taps` float taps in host
   // memory (copied; taps >= 1), calls of up to `max_n` outputs per channel
   // (>= 1) and up to `max_channels` channels (1 .. 65535), on the current
@@ -157,6 +179,7 @@ class FftFir {
   void make_cufft_plans(bool in_place);
   void compute_spectrum(const float* h_taps);
 
+  FftFirOptions options_;
   int taps_ = 0;
   int fft_ = 0;
   int block_ = 0;

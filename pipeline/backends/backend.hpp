@@ -85,6 +85,13 @@ class Backend {
   [[nodiscard]] virtual std::string device_name() const = 0;  // CPU model or GPU name
   // Allocates everything the plan needs (lanes, buffers, threads). Called once.
   virtual void prepare(const Plan& plan, const BackendOptions& options) = 0;
+  // Takes `plan` for the next run of a prepared backend with nothing in
+  // flight, keeping what prepare() allocated, when that fits: the same
+  // options, a plan of the same shape (same_shape(): the same stages, methods,
+  // channels, types and chunk size; another source length) whose windows are
+  // no longer than those it was prepared for. False (the default): prepare a
+  // new backend. A batch runs its files one after another on one backend so.
+  [[nodiscard]] virtual bool adopt(const Plan& /*plan*/, const BackendOptions& /*options*/) { return false; }
   // Chunks that may be submitted and not yet retired.
   [[nodiscard]] virtual int depth() const = 0;
   // A host block the backend can transfer from/to quickly (pinned for CUDA).

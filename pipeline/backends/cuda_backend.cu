@@ -233,6 +233,31 @@ class CudaBackend final : public Backend {
     prepared_ = true;
   }
 
+  // The lanes, steps and buffers stay: a plan of the same shape whose
+  // windows fit those they were sized for runs on them as it would on new
+  // ones (the per-chunk work reads only the plan and the chunk's own length).
+  [[nodiscard]] bool adopt(const Plan& plan, const BackendOptions& options) override {
+    if (!prepared_ || !in_flight_.empty() || options.device != options_.device ||
+        options.streams != options_.streams || options.keep_float_output != options_.keep_float_output ||
+        !same_shape(plan, plan_) || plan.max_chunk_frames() > max_chunk_)
+      return false;
+    for (std::size_t j = 0; j < plan.max_window.size(); ++j)
+      if (plan.max_window[j] > capacity_[j]) return false;
+    for (const Lane& lane : lanes_)
+      for (std::size_t j = 0; j < lane.steps.size(); ++j)
+        if (lane.steps[j] && !lane.steps[j]->serves({std::max<std::int64_t>(1, plan.max_window[j + 1]), plan.channels}))
+          return false;
+    // The steps hold references to plan_'s stages: those objects stay, with
+    // the new plan's values (the same but for the lengths).
+    std::vector<PlannedStage> stages = std::move(plan_.stages);
+    plan_ = plan;
+    for (std::size_t j = 0; j < stages.size(); ++j) stages[j] = plan_.stages[j];
+    plan_.stages = std::move(stages);
+    std::lock_guard lock(stats_mutex_);
+    stage_ms_.assign(plan.stages.size(), 0.0);
+    return true;
+  }
+
   [[nodiscard]] int depth() const override { return static_cast<int>(lanes_.size()); }
 
   [[nodiscard]] HostBlock make_block(SampleType type, int channels, std::int64_t frames) override {
@@ -360,6 +385,7 @@ class CudaBackend final : public Backend {
     // window of any signal (what a plane holds).
     max_chunk_ = p.max_chunk_frames();
     max_block_ = p.max_window.front();
+    capacity_ = p.max_window;
     const std::int64_t longest = *std::max_element(p.max_window.begin(), p.max_window.end());
     stride_ = (longest + kPlaneAlign - 1) / kPlaneAlign * kPlaneAlign;
     const std::size_t plane_floats = ch * static_cast<std::size_t>(stride_);
@@ -537,6 +563,7 @@ class CudaBackend final : public Backend {
   std::int64_t max_chunk_ = 0;
   std::int64_t max_block_ = 0;
   std::int64_t stride_ = 0;
+  std::vector<std::int64_t> capacity_;  // the windows the lanes were sized for (Plan::max_window)
   std::vector<Lane> lanes_;
   std::deque<std::size_t> in_flight_;
   mutable std::mutex stats_mutex_;

@@ -89,6 +89,19 @@ bool all_direct(const Plan& plan) {
 
 }  // namespace
 
+bool adopt_kept_backend(Backend& kept, const Config& config, int device, Plan& plan,
+                        const BackendOptions& options) {
+  // Only a backend asked for by name: auto's choice depends on the job.
+  if (config.execution.backend == BackendKind::automatic) return false;
+  const std::string name = config.execution.backend == BackendKind::cuda ? "cuda" : "cpu";
+  if (kept.name() != name) return false;
+  Plan candidate = plan;
+  resolve_methods(candidate, name, name == "cuda" ? cuda_fft_engine(device) : CudaFftEngine::cufft);
+  if (!kept.adopt(candidate, options)) return false;
+  plan = std::move(candidate);
+  return true;
+}
+
 std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& plan,
                                         const std::function<void(const std::string&)>& log) {
   // The backend asked for (or auto's plain choice), with its own methods.

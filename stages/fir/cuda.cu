@@ -32,6 +32,8 @@ class DirectStep final : public CudaStageStep {
     return "stage '" + stage_.name + "' (" + std::to_string(stage_.taps_f32.size()) +
            " taps): direct, " + kc::fir_direct_policy();
   }
+  // The direct kernel's arithmetic is the same for any call length.
+  [[nodiscard]] bool serves(const CudaStepShape& /*shape*/) const override { return true; }
   void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
            std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
     kc::fir_direct(d_x + (y_first - stage_.lookback - x_first), n, d_taps_.data(),
@@ -48,6 +50,10 @@ class FftStep final : public CudaStageStep {
   FftStep(const PlannedStage& st, const CudaStepShape& shape)
       : stage_(st),
         fft_(st.taps_f32.data(), static_cast<int>(st.taps_f32.size()), shape.max_n, shape.channels) {}
+  // The FFT length follows the longest call: the same length, or no.
+  [[nodiscard]] bool serves(const CudaStepShape& shape) const override {
+    return fft_.serves(shape.max_n, shape.channels);
+  }
   void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
            std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
     fft_.run(d_x + (y_first - stage_.lookback - x_first), n, d_y, channels, x_stride, y_stride, stream);

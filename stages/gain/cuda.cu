@@ -14,6 +14,7 @@ class GainStep final : public CudaStageStep {
            std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
     kernels::cuda::gain(d_x + (y_first - x_first), x_stride, d_y, y_stride, channels, n, g_, stream);
   }
+  [[nodiscard]] bool serves(const CudaStepShape& /*shape*/) const override { return true; }
 
  private:
   float g_;

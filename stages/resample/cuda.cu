@@ -32,6 +32,8 @@ class ResampleStep final : public CudaStageStep {
     kc::resample(d_x, x_first, x_stride, d_y, y_first, y_stride, n, channels, filter_, stream);
   }
   [[nodiscard]] std::string describe() const override { return describe_; }
+  // Nothing of it depends on the call length.
+  [[nodiscard]] bool serves(const CudaStepShape& /*shape*/) const override { return true; }
 
  private:
   kc::DeviceBuffer<float> d_taps_;
