@@ -883,8 +883,18 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     std::vector<std::string> targets = {summary.summary_json, summary.summary_csv};
     for (const BatchItem& it : items)
       for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv}) targets.push_back(*p);
-    if (const int n = remove_stale_temps(targets); n > 0)
-      info("batch: removed " + std::to_string(n) + " temporary file(s) left by a killed run");
+    const TempSweep sweep = remove_stale_temps(targets);
+    if (sweep.removed > 0)
+      info("batch: removed " + std::to_string(sweep.removed) +
+           " temporary file(s) left by a killed run");
+    if (sweep.other_hosts > 0)
+      info("batch: " + std::to_string(sweep.other_hosts) +
+           " temporary file(s) of other hosts left alone (only this host can tell whether their "
+           "writers still run)");
+    if (sweep.live > 0)
+      info("batch: " + std::to_string(sweep.live) +
+           " temporary file(s) of writers that may still run left alone (another process "
+           "writing these outputs now?)");
   }
 
   std::vector<std::uintmax_t> todo_bytes;
