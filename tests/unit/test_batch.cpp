@@ -515,6 +515,53 @@ TEST_F(Batch, TemporariesBesideUpToDateFilesAreRemovedToo) {
   EXPECT_FALSE(has_temp_files(out()));
 }
 
+TEST_F(Batch, AFileCommittedByAnotherProcessMeanwhileIsSkippedNotCommittedAgain) {
+  // One worker, largest file first. While it starts on the first file, another
+  // batch (what a retried task or a second shard is) commits a_mono8k, the
+  // last good file of this batch's order: this batch must skip it.
+  const Config cfg = tree_config(true, 1);
+  const Config other = config("[\"" + (in() / "a_mono8k.wav").string() + "\"]", true, 1);
+  std::vector<std::string> ran;
+  fs::file_time_type committed{};
+  ino_t inode = 0;
+  BatchOptions o = quiet_options();
+  o.runner = [&](const Config& c, const RunOptions& ro) {
+    ran.push_back(fs::path(*c.source.file).filename().string());
+    if (ran.size() == 1) {
+      EXPECT_EQ(run_batch(other, quiet_options()).ok, 1);
+      committed = fs::last_write_time(out() / "a_mono8k.wav");
+      struct stat st {};
+      EXPECT_EQ(::stat((out() / "a_mono8k.wav").c_str(), &st), 0);
+      inode = st.st_ino;
+    }
+    return run_pipeline(c, ro);
+  };
+  const BatchSummary s = run_batch(cfg, o);
+  ASSERT_GT(ran.size(), 1u);
+  EXPECT_NE(ran.front(), "a_mono8k.wav");
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), "a_mono8k.wav"), 0) << "run once, by the other batch";
+  EXPECT_EQ(s.ok, 3);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_EQ(s.failed, 1) << "bad.wav: an error entry, as ever";
+  struct stat st {};
+  ASSERT_EQ(::stat((out() / "a_mono8k.wav").c_str(), &st), 0);
+  EXPECT_EQ(st.st_ino, inode) << "committed once: the other batch's file is still in place";
+  EXPECT_EQ(fs::last_write_time(out() / "a_mono8k.wav"), committed);
+  const json j = json::parse(read_bytes(out() / "batch_summary.json"));
+  EXPECT_EQ(j["counts"]["skipped"], 1);
+  for (const json& e : j["files"]) {
+    const std::string name = fs::path(e["file"].get<std::string>()).filename().string();
+    if (name == "a_mono8k.wav") {
+      EXPECT_EQ(e["status"], "skipped") << e;
+    }
+    if (name == "bad.wav") {
+      EXPECT_EQ(e["status"], "failed") << e;
+    }
+  }
+  for (const auto& f : kOutputs) EXPECT_TRUE(fs::exists(out() / f)) << f;
+  EXPECT_FALSE(has_temp_files(out()));
+}
+
 TEST_F(Batch, FailedFilesNameNoOutputButKeepWhatTheirHeaderSays) {
   // A FLAC cut in half opens (its header is whole) and fails while being read.
   const fs::path flac = in() / "sub/c_three48.flac";
