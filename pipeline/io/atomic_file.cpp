@@ -275,8 +275,13 @@ double seconds_of(const timespec& t) {
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-// When process `pid` started, in seconds of the wall clock; nullopt if /proc does not say.
-std::optional<double> process_start_time(long pid) {
+struct ProcessStat {
+  char state = '?';    // 'Z': exited, not yet reaped
+  double started = 0;  // wall-clock seconds
+};
+
+// What /proc says of process `pid` (nullopt where it does not).
+std::optional<ProcessStat> process_stat(long pid) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
   std::string line;
   if (!std::getline(f, line)) return std::nullopt;
@@ -284,9 +289,12 @@ std::optional<double> process_start_time(long pid) {
   const auto close = line.rfind(')');
   if (close == std::string::npos) return std::nullopt;
   std::istringstream in(line.substr(close + 1));
+  ProcessStat ps;
   std::string field;
-  for (int i = 3; i <= 22; ++i)  // field 22: starttime, in clock ticks since boot
+  for (int i = 3; i <= 22; ++i) {  // 3: state; 22: starttime, in clock ticks since boot
     if (!(in >> field)) return std::nullopt;
+    if (i == 3) ps.state = field[0];
+  }
   char* end = nullptr;
   const unsigned long long ticks = std::strtoull(field.c_str(), &end, 10);
   const long hz = ::sysconf(_SC_CLK_TCK);
@@ -294,7 +302,9 @@ std::optional<double> process_start_time(long pid) {
   timespec now{}, since_boot{};
   if (::clock_gettime(CLOCK_REALTIME, &now) != 0 || ::clock_gettime(CLOCK_BOOTTIME, &since_boot) != 0)
     return std::nullopt;
-  return seconds_of(now) - seconds_of(since_boot) + static_cast<double>(ticks) / static_cast<double>(hz);
+  ps.started = seconds_of(now) - seconds_of(since_boot) +
+               static_cast<double>(ticks) / static_cast<double>(hz);
+  return ps;
 }
 
 // Whether the writer `pid` of this host, which last wrote its temporary file
@@ -305,9 +315,11 @@ bool local_writer_dead(long pid, double written) {
   if (::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH) return true;
   // The pid exists (EPERM too: another user's): the writer, or a process that
   // got its pid later. The writer lived when it last wrote the file, so a
-  // process that started after that is not the writer.
-  const auto started = process_start_time(pid);
-  return started && *started > written + static_cast<double>(kPidReuseSlack.count());
+  // process that started after that is not the writer. A zombie has exited.
+  const auto ps = process_stat(pid);
+  if (!ps) return false;
+  return ps->state == 'Z' || ps->state == 'X' ||
+         ps->started > written + static_cast<double>(kPidReuseSlack.count());
 }
 
 }  // namespace

@@ -14,9 +14,10 @@
 // that many processes, on one host or on many sharing a file system, can
 // write beside the same targets (SPEC §10, exactly-once commits). Another
 // process removes a temporary file only when its writer is known dead:
-//   - HOST is this host's tag and PID no longer exists, or PID exists but
-//     started more than kPidReuseSlack after the file was last written
-//     (the pid was reused; the writer wrote it while it lived);
+//   - HOST is this host's tag and PID no longer exists (or has exited and
+//     awaits its parent), or PID exists but started more than kPidReuseSlack
+//     after the file was last written (the pid was reused; the writer wrote
+//     the file while it lived);
 //   - a temporary of another host is never removed (its writer cannot be
 //     asked; NFS shares one folder between hosts);
 //   - the format of earlier sigstream versions (".NAME.sigstream-XXXXXX", no

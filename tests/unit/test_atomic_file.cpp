@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "core/error.hpp"
 #include "pipeline/io/atomic_file.hpp"
@@ -217,6 +218,28 @@ TEST_F(StaleTemps, ADeadLocalWritersFileGoesALiveOnesStays) {
   EXPECT_EQ(s.removed, 1);
   EXPECT_EQ(s.live, 2);
   EXPECT_EQ(s.other_hosts, 0);
+}
+
+TEST_F(StaleTemps, AWriterThatExitedButIsNotReapedYetIsDead) {
+  char arg0[] = "true";
+  char* argv[] = {arg0, nullptr};
+  pid_t zombie = -1;
+  ASSERT_EQ(posix_spawnp(&zombie, "true", nullptr, nullptr, argv, environ), 0);
+  // Until waitpid, the pid exists (kill(pid, 0) succeeds) in state Z.
+  const std::string stat = "/proc/" + std::to_string(zombie) + "/stat";
+  std::string line;
+  for (int i = 0; i < 2000; ++i) {
+    std::ifstream f(stat);
+    std::getline(f, line);
+    if (line.find(") Z ") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_NE(line.find(") Z "), std::string::npos) << line;
+  const std::string name = make("out.wav", temp_host_tag(), zombie);
+  const TempSweep s = remove_stale_temps({target("out.wav")});
+  ::waitpid(zombie, nullptr, 0);
+  EXPECT_FALSE(there(name));
+  EXPECT_EQ(s.removed, 1);
 }
 
 TEST_F(StaleTemps, AnotherHostsFileIsNeverRemoved) {
