@@ -356,6 +356,21 @@ void fill_from_stats(BatchFileResult& r, const json& j) {
   }
 }
 
+// Exactly once under at-least-once execution (SPEC §10): another process (an
+// engine's retry, a shard started twice) may have committed this file since
+// the batch planned it. Checked again just before the work: a file now up to
+// date is a skip, not a second commit. (Two processes on one file at the same
+// instant both commit; each commit is whole and the bytes are the same.)
+bool committed_meanwhile(BatchFileResult& r, const std::vector<std::string>& deps, bool verify,
+                         const std::string& fingerprint) {
+  ResumeCheck check = up_to_date(r.item, deps, verify, fingerprint);
+  if (!check.stats) return false;
+  r.status = BatchStatus::skipped;
+  r.outputs_written = true;
+  fill_from_stats(r, *check.stats);
+  return true;
+}
+
 void fill_from_report(BatchFileResult& r, const RunReport& rep) {
   r.sample_rate = rep.sample_rate;
   r.channels = rep.channels;
@@ -929,8 +944,18 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     std::vector<std::string> targets = {summary.summary_json, summary.summary_csv};
     for (const BatchItem& it : items)
       for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv}) targets.push_back(*p);
-    if (const int n = remove_stale_temps(targets); n > 0)
-      info("batch: removed " + std::to_string(n) + " temporary file(s) left by a killed run");
+    const TempSweep sweep = remove_stale_temps(targets);
+    if (sweep.removed > 0)
+      info("batch: removed " + std::to_string(sweep.removed) +
+           " temporary file(s) left by a killed run");
+    if (sweep.other_hosts > 0)
+      info("batch: " + std::to_string(sweep.other_hosts) +
+           " temporary file(s) of other hosts left alone (only this host can tell whether their "
+           "writers still run)");
+    if (sweep.live > 0)
+      info("batch: " + std::to_string(sweep.live) +
+           " temporary file(s) of writers that may still run left alone (another process "
+           "writing these outputs now?)");
   }
 
   std::vector<std::uintmax_t> todo_bytes;
@@ -1016,6 +1041,12 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
 
   auto run_one = [&](std::size_t idx, const BatchWorker& w) {
     BatchFileResult& r = summary.files[idx];
+    if (!options.force && committed_meanwhile(r, deps, options.verify, fingerprint)) {
+      say("batch: " + r.item.input +
+              ": up to date now (another process committed it since this batch started): skipped",
+          false);
+      return;
+    }
     Config c = config;
     c.source.file = r.item.input;
     c.source.synth.reset();
@@ -1172,6 +1203,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   }
 
   summary.interrupted = interrupted() || file_interrupted;
+  summary.skipped = 0;  // counted again: a worker may have found a file committed meanwhile
   for (const BatchFileResult& r : summary.files) {
     switch (r.status) {
       case BatchStatus::ok:
@@ -1188,6 +1220,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
         ++summary.not_run;
         break;
       case BatchStatus::skipped:
+        ++summary.skipped;
         break;
     }
     if (r.status == BatchStatus::ok || r.status == BatchStatus::failed ||

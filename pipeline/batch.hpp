@@ -39,7 +39,12 @@
 // written the audio and CSV atomically, so an interrupted batch leaves complete
 // files (JSON and record included) or files a re-run redoes, and a re-run goes
 // on from where it stopped. Temporaries a killed run left next to any file's
-// targets are removed first.
+// targets are removed first: only those of dead writers on this host
+// (remove_stale_temps, atomic_file.hpp); the log counts those of
+// other hosts and of live writers, left alone. Unless `force`, a worker checks
+// a file again just before running it: one that another process committed
+// since the batch started (an engine's retry, a shard run twice) is skipped,
+// not committed a second time. A bad file is a failed entry of the summary.
 //
 // Scheduling. CUDA: `files_per_device` workers per device listed in
 // execution.device (default: every device), each running whole files on its

@@ -1,16 +1,22 @@
 #include "pipeline/io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -23,11 +29,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A hidden name beside the target: ".NAME.sigstream-XXXXXX".
+constexpr std::string_view kTempTag = ".sigstream-";
+constexpr std::size_t kHostTagMax = 32;
+constexpr std::size_t kSuffixLen = 6;
+
+// This process's hidden name pattern beside the target (mkstemp's XXXXXX last).
 std::string temp_pattern(const fs::path& dir, const fs::path& target) {
-  std::string name = ".";
-  name.append(target.filename().string()).append(".sigstream-XXXXXX");
-  return (dir / name).string();
+  const long pid = ::getpid();
+  return (dir / temp_file_name(target.filename().string(), temp_host_tag(), pid)).string();
+}
+
+bool is_alnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+// NAME as temporary names carry it: at most kTempStemMax bytes, not cut inside a UTF-8 character.
+std::string_view temp_stem(std::string_view name) {
+  if (name.size() <= kTempStemMax) return name;
+  std::size_t n = kTempStemMax;
+  while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80) --n;
+  return name.substr(0, n);
 }
 
 // A fresh hidden name for linking an unnamed file: the pattern with a
@@ -51,6 +72,73 @@ int link_unnamed(int fd, const std::string& path) {
 
 }  // namespace
 
+std::string sanitize_host_tag(std::string_view hostname) {
+  std::string tag;
+  bool changed = false;
+  for (char c : hostname) {
+    const bool ok = is_alnum(c) || c == '-';
+    tag += ok ? c : '-';
+    changed = changed || !ok;
+  }
+  if (tag.empty()) return "host";
+  if (!changed && tag.size() <= kHostTagMax) return tag;
+  // FNV-1a of the whole name: two names that differ only where characters
+  // were replaced or cut off keep different tags.
+  std::uint32_t h = 2166136261u;
+  for (char c : hostname) h = (h ^ static_cast<unsigned char>(c)) * 16777619u;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", h);
+  tag.resize(std::min(tag.size(), kHostTagMax - 9));
+  return tag + "-" + hex;
+}
+
+const std::string& temp_host_tag() {
+  static const std::string tag = [] {
+    char buf[HOST_NAME_MAX + 1] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0) buf[0] = '\0';
+    return sanitize_host_tag(buf);
+  }();
+  return tag;
+}
+
+std::string temp_file_name(std::string_view name, std::string_view host, long pid,
+                           std::string_view suffix) {
+  std::string n = ".";
+  n.append(temp_stem(name)).append(kTempTag).append(host).append("-").append(std::to_string(pid));
+  return n.append("-").append(suffix);
+}
+
+std::optional<TempNameParts> parse_temp_file_name(std::string_view n) {
+  const auto pos = n.rfind(kTempTag);
+  if (n.size() < 2 || n[0] != '.' || pos == std::string_view::npos || pos < 2) return std::nullopt;
+  TempNameParts parts;
+  parts.stem = std::string(n.substr(1, pos - 1));
+  std::string_view rest = n.substr(pos + kTempTag.size());
+  if (rest.size() < kSuffixLen) return std::nullopt;
+  for (char c : rest.substr(rest.size() - kSuffixLen))
+    if (!is_alnum(c)) return std::nullopt;
+  if (rest.size() == kSuffixLen) return parts;  // the old format: no host, no pid
+  // HOST-PID-XXXXXX, read from the right (HOST may hold '-' and digits).
+  rest.remove_suffix(kSuffixLen);
+  if (rest.empty() || rest.back() != '-') return std::nullopt;
+  rest.remove_suffix(1);
+  const auto dash = rest.rfind('-');
+  if (dash == std::string_view::npos || dash == 0) return std::nullopt;
+  const std::string_view digits = rest.substr(dash + 1), host = rest.substr(0, dash);
+  if (digits.empty() || digits.size() > 10 || digits[0] == '0') return std::nullopt;
+  long long pid = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    pid = pid * 10 + (c - '0');
+  }
+  if (pid > INT_MAX) return std::nullopt;
+  for (char c : host)
+    if (!is_alnum(c) && c != '-') return std::nullopt;
+  parts.host = std::string(host);
+  parts.pid = static_cast<long>(pid);
+  return parts;
+}
+
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   const fs::path target(path_);
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
@@ -73,7 +161,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   }
 #endif
   // No O_TMPFILE on this file system: a hidden named file, which a killed
-  // run leaves behind; the next run into this folder removes it.
+  // run leaves behind; the next run writing this target on this host removes
+  // it (only it: the temporaries of live writers and other hosts stay).
   remove_stale_temps({path_});
   std::vector<char> buf(pattern_.begin(), pattern_.end());
   buf.push_back('\0');
@@ -180,28 +269,104 @@ void refuse_same_file(const std::string& input, const std::string& output, const
 
 namespace sigstream {
 
-int remove_stale_temps(const std::vector<std::string>& targets) {
-  std::map<fs::path, std::set<std::string>> by_dir;
+namespace {
+
+double seconds_of(const timespec& t) {
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+struct ProcessStat {
+  char state = '?';    // 'Z': exited, not yet reaped
+  double started = 0;  // wall-clock seconds
+};
+
+// What /proc says of process `pid` (nullopt where it does not).
+std::optional<ProcessStat> process_stat(long pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(f, line)) return std::nullopt;
+  // "PID (COMM) STATE ..." where COMM may hold spaces and ')': fields after the last ')'.
+  const auto close = line.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream in(line.substr(close + 1));
+  ProcessStat ps;
+  std::string field;
+  for (int i = 3; i <= 22; ++i) {  // 3: state; 22: starttime, in clock ticks since boot
+    if (!(in >> field)) return std::nullopt;
+    if (i == 3) ps.state = field[0];
+  }
+  char* end = nullptr;
+  const unsigned long long ticks = std::strtoull(field.c_str(), &end, 10);
+  const long hz = ::sysconf(_SC_CLK_TCK);
+  if (end == field.c_str() || *end != '\0' || hz <= 0) return std::nullopt;
+  timespec now{}, since_boot{};
+  if (::clock_gettime(CLOCK_REALTIME, &now) != 0 || ::clock_gettime(CLOCK_BOOTTIME, &since_boot) != 0)
+    return std::nullopt;
+  ps.started = seconds_of(now) - seconds_of(since_boot) +
+               static_cast<double>(ticks) / static_cast<double>(hz);
+  return ps;
+}
+
+// Whether the writer `pid` of this host, which last wrote its temporary file
+// at `written` (wall-clock seconds), is known to be dead. In doubt: no.
+bool local_writer_dead(long pid, double written) {
+  if (pid <= 0) return false;
+  if (pid == static_cast<long>(::getpid())) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH) return true;
+  // The pid exists (EPERM too: another user's): the writer, or a process that
+  // got its pid later. The writer lived when it last wrote the file, so a
+  // process that started after that is not the writer. A zombie has exited.
+  const auto ps = process_stat(pid);
+  if (!ps) return false;
+  return ps->state == 'Z' || ps->state == 'X' ||
+         ps->started > written + static_cast<double>(kPidReuseSlack.count());
+}
+
+}  // namespace
+
+TempSweep remove_stale_temps(const std::vector<std::string>& targets) {
+  struct Names {
+    std::set<std::string> full, stems;
+  };
+  std::map<fs::path, Names> by_dir;
   for (const std::string& t : targets) {
     if (t.empty()) continue;
     const fs::path p(t);
-    by_dir[p.has_parent_path() ? p.parent_path() : fs::path(".")].insert(p.filename().string());
+    Names& names = by_dir[p.has_parent_path() ? p.parent_path() : fs::path(".")];
+    const std::string name = p.filename().string();
+    names.full.insert(name);
+    names.stems.insert(std::string(temp_stem(name)));
   }
-  const std::string tag = ".sigstream-";
-  int removed = 0;
+  TempSweep sweep;
+  timespec now_ts{};
+  ::clock_gettime(CLOCK_REALTIME, &now_ts);
+  const double now = seconds_of(now_ts);
   for (const auto& [dir, names] : by_dir) {
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-      const std::string n = it->path().filename().string();
-      const auto pos = n.rfind(tag);
-      if (n.size() < 2 || n[0] != '.' || pos == std::string::npos || n.size() != pos + tag.size() + 6)
+      const auto parts = parse_temp_file_name(it->path().filename().string());
+      if (!parts) continue;
+      if (parts->old_format() ? names.full.count(parts->stem) == 0 : names.stems.count(parts->stem) == 0)
         continue;
-      if (names.count(n.substr(1, pos - 1)) == 0) continue;
+      struct stat st {};
+      if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+      const double written = seconds_of(st.st_mtim);
+      bool dead = false;
+      if (parts->old_format()) {
+        dead = now - written > static_cast<double>(std::chrono::seconds(kOldTempAge).count());
+        if (!dead) ++sweep.live;
+      } else if (parts->host != temp_host_tag()) {
+        ++sweep.other_hosts;
+        continue;
+      } else {
+        dead = local_writer_dead(parts->pid, written);
+        if (!dead) ++sweep.live;
+      }
       std::error_code rm;
-      if (fs::remove(it->path(), rm)) ++removed;
+      if (dead && fs::remove(it->path(), rm)) ++sweep.removed;
     }
   }
-  return removed;
+  return sweep;
 }
 
 }  // namespace sigstream

@@ -4,10 +4,34 @@
 // place (directly when the target is free; else under a hidden name, then an
 // atomic exchange with the existing target, whose old file is then deleted).
 // A process killed before commit leaves nothing. Where the file system has no
-// O_TMPFILE, a hidden temporary file ".NAME.sigstream-XXXXXX" instead, which
-// the next AtomicFile for the same target removes if a killed run left it.
-// Destroyed without commit (an error, an exception, a signal), it deletes the
-// temporary file. The target's folder is created if missing.
+// O_TMPFILE (NFS, for one), a hidden named temporary file instead, which a
+// killed run leaves behind. Destroyed without commit (an error, an exception,
+// a signal), it deletes the temporary file. The target's folder is created if
+// missing.
+//
+// Temporary names say who writes them: ".NAME.sigstream-HOST-PID-XXXXXX"
+// (HOST: temp_host_tag(), PID: the writer's process id, XXXXXX: random), so
+// that many processes, on one host or on many sharing a file system, can
+// write beside the same targets (SPEC §10, exactly-once commits). Another
+// process removes a temporary file only when its writer is known dead:
+//   - HOST is this host's tag and PID no longer exists (or has exited and
+//     awaits its parent), or PID exists but started more than kPidReuseSlack
+//     after the file was last written (the pid was reused; the writer wrote
+//     the file while it lived);
+//   - a temporary of another host is never removed (its writer cannot be
+//     asked; NFS shares one folder between hosts);
+//   - the format of earlier sigstream versions (".NAME.sigstream-XXXXXX", no
+//     host or pid) is removed once it was last written more than
+//     kOldTempAge ago (an old run still at work would have written it since).
+// Where O_TMPFILE is missing, each AtomicFile sweeps beside its own target
+// before it makes its temporary, and `sigstream batch` beside all of its
+// targets at start.
+// Hosts are told apart by their name: processes that share a host name must
+// share a pid namespace (a container with the host's UTS namespace but its
+// own pids, writing the same folder as the host, must get a host name of
+// its own).
+#include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,7 +56,7 @@ class AtomicFile {
 
  private:
   std::string path_;
-  std::string pattern_;  // ".NAME.sigstream-XXXXXX" beside the target
+  std::string pattern_;  // ".NAME.sigstream-HOST-PID-XXXXXX" beside the target
   std::string temp_;
   int fd_ = -1;
   int slot_ = -1;
@@ -45,9 +69,49 @@ void write_all(AtomicFile& file, const std::string& text);
 // Error(io) naming `what` when a write fails.
 void write_all(int fd, std::string_view text, const std::string& what);
 
-// Removes the hidden temporary files (".NAME.sigstream-XXXXXX") that killed
-// runs left beside these targets. Returns how many it removed.
-int remove_stale_temps(const std::vector<std::string>& targets);
+// What remove_stale_temps found beside the targets.
+struct TempSweep {
+  int removed = 0;      // of dead writers of this host (and old-format ones older than kOldTempAge)
+  int other_hosts = 0;  // of writers on other hosts: left alone
+  int live = 0;  // of writers that may be running: this host's live pids (this process
+                 // included), old-format files younger than kOldTempAge; left alone
+};
+
+// Removes the hidden temporary files beside these targets whose writers are
+// dead (see the top of this file); never a file of a live or foreign writer.
+// Files and names that are not sigstream's temporaries are never touched.
+TempSweep remove_stale_temps(const std::vector<std::string>& targets);
+
+// How long after the last write to a temporary file a process must have
+// started for its pid to count as reused (clock skew of a file server included).
+inline constexpr std::chrono::seconds kPidReuseSlack{60};
+// Age (since the last write) at which an old-format temporary is removed.
+inline constexpr std::chrono::hours kOldTempAge{24};
+
+// This host in temporary names: gethostname() through sanitize_host_tag().
+[[nodiscard]] const std::string& temp_host_tag();
+// `hostname` as [A-Za-z0-9-], at most 32 characters: unchanged where it is
+// already so and short enough; else its first characters with the others
+// made '-', then '-' and 8 hex digits of a hash of the whole name (so that
+// "a.b" and "a_b" stay apart). "host" for an empty name.
+[[nodiscard]] std::string sanitize_host_tag(std::string_view hostname);
+// The hidden temporary name beside a target named `name` (a file name, no
+// folder): ".NAME.sigstream-HOST-PID-SUFFIX". NAME is cut (at a UTF-8
+// boundary) to kTempStemMax bytes so that the whole fits NAME_MAX (255).
+[[nodiscard]] std::string temp_file_name(std::string_view name, std::string_view host, long pid,
+                                         std::string_view suffix = "XXXXXX");
+inline constexpr std::size_t kTempStemMax = 192;
+
+// What a temporary file's name says of its writer.
+struct TempNameParts {
+  std::string stem;  // NAME (cut as temp_file_name cuts it)
+  std::string host;  // "" in the old format
+  long pid = 0;      // 0 in the old format
+  [[nodiscard]] bool old_format() const noexcept { return pid == 0; }
+};
+// Parses ".NAME.sigstream-HOST-PID-XXXXXX" or the old ".NAME.sigstream-XXXXXX";
+// nullopt for any other name.
+[[nodiscard]] std::optional<TempNameParts> parse_temp_file_name(std::string_view filename);
 
 // Writes `text` to `path` atomically.
 void write_file_atomic(const std::string& path, const std::string& text);

@@ -8,9 +8,12 @@
 //   SIGSTREAM_FAULT_FD=N         ... and on descriptor N (0: stdin, 1: stdout) and
 //                                any other open on the same file or pipe
 //   SIGSTREAM_FAULT_AFTER=BYTES  once this many bytes went through (default 0)
+//   SIGSTREAM_FAULT_NO_TMPFILE=1 open(O_TMPFILE) fails with EOPNOTSUPP, as on a
+//                                file system without it (NFS): outputs go through
+//                                named temporary files (independent of the above)
 //
-// read/write/pread/pwrite (and their 64-bit names) are wrapped; every other
-// call goes straight to the C library.
+// read/write/pread/pwrite (and their 64-bit names) and the opens are wrapped;
+// every other call goes straight to the C library.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
@@ -40,6 +43,7 @@ struct Settings {
   int fd = -1;
   struct stat file {};  // what `fd` refers to at start (duplicates refer to it too)
   long long after = 0;
+  bool no_tmpfile = false;
 };
 
 const Settings& settings() {
@@ -56,6 +60,7 @@ const Settings& settings() {
       if (fstat(v.fd, &v.file) != 0) v.fd = -1;
     }
     if (const char* a = std::getenv("SIGSTREAM_FAULT_AFTER")) v.after = std::atoll(a);
+    if (const char* t = std::getenv("SIGSTREAM_FAULT_NO_TMPFILE")) v.no_tmpfile = strcmp(t, "1") == 0;
     return v;
   }();
   return s;
@@ -98,6 +103,13 @@ mode_t mode_arg(int flags, va_list ap) {
   return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE ? static_cast<mode_t>(va_arg(ap, int)) : 0;
 }
 
+// Whether this open is refused as on a file system without O_TMPFILE.
+bool refuse_tmpfile(int flags) {
+  if (!settings().no_tmpfile || (flags & O_TMPFILE) != O_TMPFILE) return false;
+  errno = EOPNOTSUPP;
+  return true;
+}
+
 }  // namespace
 
 extern "C" {
@@ -107,6 +119,7 @@ int open(const char* path, int flags, ...) {
   va_start(ap, flags);
   const mode_t mode = mode_arg(flags, ap);
   va_end(ap);
+  if (refuse_tmpfile(flags)) return -1;
   static auto real = next<int (*)(const char*, int, ...)>("open");
   const int fd = real(path, flags, mode);
   note_open(fd, path);
@@ -118,6 +131,7 @@ int open64(const char* path, int flags, ...) {
   va_start(ap, flags);
   const mode_t mode = mode_arg(flags, ap);
   va_end(ap);
+  if (refuse_tmpfile(flags)) return -1;
   static auto real = next<int (*)(const char*, int, ...)>("open64");
   const int fd = real(path, flags, mode);
   note_open(fd, path);
@@ -129,6 +143,7 @@ int openat(int dirfd, const char* path, int flags, ...) {
   va_start(ap, flags);
   const mode_t mode = mode_arg(flags, ap);
   va_end(ap);
+  if (refuse_tmpfile(flags)) return -1;
   static auto real = next<int (*)(int, const char*, int, ...)>("openat");
   const int fd = real(dirfd, path, flags, mode);
   note_open(fd, path);
@@ -140,6 +155,7 @@ int openat64(int dirfd, const char* path, int flags, ...) {
   va_start(ap, flags);
   const mode_t mode = mode_arg(flags, ap);
   va_end(ap);
+  if (refuse_tmpfile(flags)) return -1;
   static auto real = next<int (*)(int, const char*, int, ...)>("openat64");
   const int fd = real(dirfd, path, flags, mode);
   note_open(fd, path);

@@ -1,7 +1,11 @@
 #pragma once
 // Helpers shared by the tests: temporary folders, fixture audio, float64
 // reference convolution computed from the definition (SPEC §3).
+#include <signal.h>
 #include <sndfile.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -37,6 +41,40 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
+
+// A real child process (`sleep 600`) that lives as long as the object: a
+// live writer for the temporary-file tests.
+class LiveChild {
+ public:
+  LiveChild() {
+    char arg0[] = "sleep", arg1[] = "600";
+    char* argv[] = {arg0, arg1, nullptr};
+    if (posix_spawnp(&pid_, "sleep", nullptr, nullptr, argv, environ) != 0)
+      throw std::runtime_error("cannot start 'sleep'");
+  }
+  ~LiveChild() {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+  LiveChild(const LiveChild&) = delete;
+  LiveChild& operator=(const LiveChild&) = delete;
+  [[nodiscard]] long pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// The pid of a child process that has exited and been reaped (no process has
+// it now, unless the system hands it out again at once).
+inline long dead_pid() {
+  char arg0[] = "true";
+  char* argv[] = {arg0, nullptr};
+  pid_t pid = -1;
+  if (posix_spawnp(&pid, "true", nullptr, nullptr, argv, environ) != 0)
+    throw std::runtime_error("cannot start 'true'");
+  ::waitpid(pid, nullptr, 0);
+  return pid;
+}
 
 // Interleaved samples of an audio file as float (libsndfile's normalisation,
 // which for PCM is value / 2^(bits-1)) plus its header.

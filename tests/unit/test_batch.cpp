@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <sndfile.h>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -342,24 +343,41 @@ TEST_F(Batch, ResumeSkipsCompleteFilesAndForceRedoesThem) {
 }
 
 TEST_F(Batch, TemporariesLeftByAKilledRunAreRemovedOnResume) {
-  // What a SIGKILL mid-file leaves: AtomicFile's hidden temporaries next to the targets.
-  write_text(out() / ".a_mono8k.wav.sigstream-Ab12Cd", "partial");
-  write_text(out() / "sub" / ".c_three48.json.sigstream-xyz789", "{");
-  write_text(out() / ".batch_summary.json.sigstream-QQQQQQ", "{");
-  write_text(out() / ".unrelated.wav.sigstream-Ab12Cd", "not ours");  // no such output: kept
+  // What a SIGKILL mid-file leaves where O_TMPFILE is missing: AtomicFile's
+  // hidden temporaries next to the targets, named for this host and the dead pid.
+  const long dead = test::dead_pid();
+  const std::string& host = temp_host_tag();
+  const std::string other_host = host == "other-host" ? "another-host" : "other-host";
+  const auto old = fs::file_time_type::clock::now() - kOldTempAge - std::chrono::hours(1);
+  write_text(out() / temp_file_name("a_mono8k.wav", host, dead, "Ab12Cd"), "partial");
+  write_text(out() / "sub" / temp_file_name("c_three48.json", host, dead, "xyz789"), "{");
+  write_text(out() / temp_file_name("batch_summary.json", host, dead, "QQQQQQ"), "{");
+  write_text(out() / ".b_stereo44.csv.sigstream-Old123", "an earlier version's, two days old");
+  fs::last_write_time(out() / ".b_stereo44.csv.sigstream-Old123", old);
+  // Left alone: not ours, a writer on another host, a fresh one of an earlier version.
+  write_text(out() / temp_file_name("unrelated.wav", host, dead, "Ab12Cd"), "no such output");
+  write_text(out() / temp_file_name("b_stereo44.wav", other_host, dead, "Ab12Cd"), "another host's");
+  write_text(out() / "sub" / ".d_stereo48.wav.sigstream-New456", "an earlier version's, fresh");
   std::vector<std::string> lines;
   BatchOptions o;
   o.log = [&](const std::string& m) { lines.push_back(m); };
   EXPECT_EQ(run_batch(tree_config(), o).ok, 4);
   EXPECT_EQ(tree(out()),
-            (std::vector<std::string>{".unrelated.wav.sigstream-Ab12Cd", "a_mono8k.csv", "a_mono8k.json",
-                                      "a_mono8k.wav", "b_stereo44.csv", "b_stereo44.json", "b_stereo44.wav",
-                                      "batch_summary.csv", "batch_summary.json", "sub/c_three48.csv",
-                                      "sub/c_three48.json", "sub/c_three48.wav", "sub/d_stereo48.csv",
-                                      "sub/d_stereo48.json", "sub/d_stereo48.wav"}));
-  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
-    return l.find("removed 3 temporary file(s)") != std::string::npos;
-  }));
+            (std::vector<std::string>{temp_file_name("b_stereo44.wav", other_host, dead, "Ab12Cd"),
+                                      temp_file_name("unrelated.wav", host, dead, "Ab12Cd"), "a_mono8k.csv",
+                                      "a_mono8k.json", "a_mono8k.wav", "b_stereo44.csv", "b_stereo44.json",
+                                      "b_stereo44.wav", "batch_summary.csv", "batch_summary.json",
+                                      "sub/.d_stereo48.wav.sigstream-New456", "sub/c_three48.csv",
+                                      "sub/c_three48.json", "sub/c_three48.wav",
+                                      "sub/d_stereo48.csv", "sub/d_stereo48.json", "sub/d_stereo48.wav"}));
+  auto said = [&](const std::string& text) {
+    return std::any_of(lines.begin(), lines.end(),
+                       [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(said("removed 4 temporary file(s) left by a killed run"));
+  EXPECT_TRUE(said("1 temporary file(s) of other hosts left alone"));
+  EXPECT_TRUE(said("1 temporary file(s) of writers that may still run left alone"))
+      << testing::PrintToString(lines);
 }
 
 TEST_F(Batch, AChangedConfigRedoesEveryFile) {
@@ -489,10 +507,58 @@ TEST_F(Batch, AFileKilledBeforeItsRecordWasWrittenIsRedone) {
 TEST_F(Batch, TemporariesBesideUpToDateFilesAreRemovedToo) {
   // A killed run with another config was rewriting a file that this config finds up to date.
   ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
-  write_text(out() / ".a_mono8k.wav.sigstream-Zz9999", "partial");
-  write_text(out() / "sub" / ".d_stereo48.json.sigstream-Zz9999", "{");
+  const long dead = test::dead_pid();
+  write_text(out() / temp_file_name("a_mono8k.wav", temp_host_tag(), dead, "Zz9999"), "partial");
+  write_text(out() / "sub" / temp_file_name("d_stereo48.json", temp_host_tag(), dead, "Zz9999"), "{");
   const BatchSummary s = run_batch(tree_config(), quiet_options());
   EXPECT_EQ(s.skipped, 4);
+  EXPECT_FALSE(has_temp_files(out()));
+}
+
+TEST_F(Batch, AFileCommittedByAnotherProcessMeanwhileIsSkippedNotCommittedAgain) {
+  // One worker, largest file first. While it starts on the first file, another
+  // batch (what a retried task or a second shard is) commits a_mono8k, the
+  // last good file of this batch's order: this batch must skip it.
+  const Config cfg = tree_config(true, 1);
+  const Config other = config("[\"" + (in() / "a_mono8k.wav").string() + "\"]", true, 1);
+  std::vector<std::string> ran;
+  fs::file_time_type committed{};
+  ino_t inode = 0;
+  BatchOptions o = quiet_options();
+  o.runner = [&](const Config& c, const RunOptions& ro) {
+    ran.push_back(fs::path(*c.source.file).filename().string());
+    if (ran.size() == 1) {
+      EXPECT_EQ(run_batch(other, quiet_options()).ok, 1);
+      committed = fs::last_write_time(out() / "a_mono8k.wav");
+      struct stat st {};
+      EXPECT_EQ(::stat((out() / "a_mono8k.wav").c_str(), &st), 0);
+      inode = st.st_ino;
+    }
+    return run_pipeline(c, ro);
+  };
+  const BatchSummary s = run_batch(cfg, o);
+  ASSERT_GT(ran.size(), 1u);
+  EXPECT_NE(ran.front(), "a_mono8k.wav");
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), "a_mono8k.wav"), 0) << "run once, by the other batch";
+  EXPECT_EQ(s.ok, 3);
+  EXPECT_EQ(s.skipped, 1);
+  EXPECT_EQ(s.failed, 1) << "bad.wav: an error entry, as ever";
+  struct stat st {};
+  ASSERT_EQ(::stat((out() / "a_mono8k.wav").c_str(), &st), 0);
+  EXPECT_EQ(st.st_ino, inode) << "committed once: the other batch's file is still in place";
+  EXPECT_EQ(fs::last_write_time(out() / "a_mono8k.wav"), committed);
+  const json j = json::parse(read_bytes(out() / "batch_summary.json"));
+  EXPECT_EQ(j["counts"]["skipped"], 1);
+  for (const json& e : j["files"]) {
+    const std::string name = fs::path(e["file"].get<std::string>()).filename().string();
+    if (name == "a_mono8k.wav") {
+      EXPECT_EQ(e["status"], "skipped") << e;
+    }
+    if (name == "bad.wav") {
+      EXPECT_EQ(e["status"], "failed") << e;
+    }
+  }
+  for (const auto& f : kOutputs) EXPECT_TRUE(fs::exists(out() / f)) << f;
   EXPECT_FALSE(has_temp_files(out()));
 }
 
