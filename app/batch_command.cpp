@@ -83,9 +83,9 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
                  "Stop at the first bad file (overrides batch.keep_going)")
       ->excludes(keep_going);
   batch->add_flag("--force", f.force, "Redo files whose outputs are already up to date");
-  batch->add_option("--files-per-device", f.files_per_device, "CUDA: files in flight on each GPU")
-      ->check(CLI::Range(1, 64))
-      ->capture_default_str();
+  batch->add_option("--files-per-device", f.files_per_device,
+                    "CUDA: files in flight on each GPU (default: the CPU threads over the GPUs, at least 2)")
+      ->check(CLI::Range(1, 256));
   batch
       ->add_option("--shard", f.shard,
                    "Run only shard I of N: the files at positions I, I+N, I+2N, ... of the sorted "

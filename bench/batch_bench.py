@@ -38,7 +38,13 @@ ap.add_argument("--taps", type=int, default=255)
 ap.add_argument("--runs", type=int, default=1, help="best of this many runs per contender")
 ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes at a time for the xP rows")
 ap.add_argument("--work", default="bench/work/batch")
-ap.add_argument("--per-device", default="2", help="comma list of --files-per-device values for batch rows")
+ap.add_argument("--per-device", default="auto",
+                help="comma list of --files-per-device values for batch rows ('auto': sigstream's default)")
+ap.add_argument("--config", default="io", choices=("io", "gpu"),
+                help="io: --taps-tap low-pass + metrics (the file I/O bounds it); gpu: a 65,536-tap low-pass, "
+                     "48 k -> 44.1 k resample and a spectrum (the GPU bounds it)")
+ap.add_argument("--devices", default="",
+                help="semicolon list of GPU sets for extra batch rows, e.g. '0;0,1;0,1,2,3' (execution.device)")
 ap.add_argument("--floor", default="", help="the bench_cpu_io_floor binary (default: found beside --bin)")
 ap.add_argument("--skip-loop", action="store_true", help="leave out the sequential filter loop (slow)")
 args = ap.parse_args()
@@ -114,9 +120,14 @@ with open(cfg, "w") as f:
     f.write("version: 1\n"
             "source: {file: placeholder.wav}\n"
             "stages:\n"
-            f"  - {{type: fir, name: lp, design: {{kind: lowpass, cutoff_hz: 3000, taps: {args.taps}, "
-            "window: hamming}, mode: causal, method: auto}\n"
-            "  - {type: metrics, name: after_lp}\n"
+            + (f"  - {{type: fir, name: lp, design: {{kind: lowpass, cutoff_hz: 3000, taps: {args.taps}, "
+               "window: hamming}, mode: causal, method: auto}\n"
+               "  - {type: metrics, name: after_lp}\n"
+               if args.config == "io" else
+               "  - {type: fir, name: lp, design: {kind: lowpass, cutoff_hz: 15000, taps: 65536, "
+               "window: blackman}, mode: causal, method: auto}\n"
+               "  - {type: resample, name: to441, to_hz: 44100}\n"
+               "  - {type: metrics, name: out, spectrum: {nfft: 4096}}\n") +
             "sink: {file: placeholder.wav, format: same}\n"
             f"execution: {{backend: {args.backend}}}\n"
             "batch:\n"
@@ -166,9 +177,15 @@ def floor_cmd(i, o):
 rows = []
 batch_out = os.path.join(work, "out_batch")
 for per in args.per_device.split(","):
-    rows.append(("batch" if per == "2" else f"batch {per}/gpu",
-                 timed(lambda per=per: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
-                                              "--backend", args.backend, "--files-per-device", per]))))
+    flag = [] if per == "auto" else ["--files-per-device", per]
+    rows.append(("batch" if per == "auto" else f"batch {per}/gpu",
+                 timed(lambda flag=flag: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
+                                                "--backend", args.backend] + flag))))
+for devs in [d for d in args.devices.split(";") if d]:
+    rows.append((f"batch gpus {devs}",
+                 timed(lambda devs=devs: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
+                                                "--backend", args.backend, "--set",
+                                                f"execution.device=[{devs}]"]))))
 if not args.skip_loop:
     rows.append(("filter loop", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_loop"), 1))))
 if args.jobs > 1:
@@ -184,7 +201,7 @@ else:
 
 # Same results: the batch's outputs against one filter run per file.
 ref_dir = os.path.join(work, "out_loop" if not args.skip_loop else "out_par")
-if os.path.isdir(ref_dir):
+if args.config == "io" and os.path.isdir(ref_dir):
     mismatched = [n for n in names[:5]
                   if open(os.path.join(batch_out, n), "rb").read() != open(os.path.join(ref_dir, n), "rb").read()]
     print("outputs: batch == filter for the first 5 files" if not mismatched else
@@ -196,4 +213,5 @@ print(f"\n{'contender':<16} {'seconds':>9} {'files/s':>9} {'MB/s':>9} {'x real t
 for name, s in rows:
     print(f"{name:<16} {s:9.2f} {args.files / s:9.1f} {in_bytes / s / 1e6:9.1f} {audio_s / s:12.0f} "
           f"{s / batch_s:8.2f}x")
-print(f"\nbackend {args.backend}, {args.taps} taps, best of {args.runs}; 'vs batch' > 1 means slower than the batch")
+what = f"{args.taps}-tap low-pass" if args.config == "io" else "65,536-tap low-pass + 44.1 kHz resample + spectrum"
+print(f"\nbackend {args.backend}, {what}, best of {args.runs}; 'vs batch' > 1 means slower than the batch")

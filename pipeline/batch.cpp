@@ -704,7 +704,13 @@ std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int
   std::vector<BatchWorker> out;
   const std::size_t cap = std::max<std::size_t>(1, files);
   if (!devices.empty()) {
-    const int per = std::max(1, files_per_device);
+    // Auto: as many files in flight as CPU threads, spread over the GPUs. A
+    // file's reading and writing cost the CPU several times what its
+    // computing costs the GPU, so the cores, not the GPUs, set the pace.
+    const int per = files_per_device > 0
+                        ? files_per_device
+                        : std::max(2, (std::max(1, cpu_threads) + static_cast<int>(devices.size()) - 1) /
+                                          static_cast<int>(devices.size()));
     for (int slot = 0; slot < per; ++slot)
       for (int d : devices)
         if (out.size() < cap) out.push_back({d, 0});
@@ -1039,7 +1045,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   bool stop = false;
   bool file_interrupted = false;
 
-  auto run_one = [&](std::size_t idx, const BatchWorker& w) {
+  auto run_one = [&](std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept) {
     BatchFileResult& r = summary.files[idx];
     if (!options.force && committed_meanwhile(r, deps, options.verify, fingerprint)) {
       say("batch: " + r.item.input +
@@ -1064,6 +1070,9 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     ro.progress = false;
     ro.exiting = false;
     ro.log = file_log;
+    // The worker's backend goes from file to file (its lanes, steps and
+    // buffers made once), as long as the files' plans fit it.
+    ro.kept_backend = &kept;
     r.device = w.device;
     const auto f0 = std::chrono::steady_clock::now();
     try {
@@ -1122,6 +1131,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   };
 
   auto worker_loop = [&](BatchWorker w) {
+    std::unique_ptr<Backend> kept;
     for (;;) {
       std::size_t idx = 0;
       {
@@ -1130,7 +1140,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
         idx = order[next++];
         ++running;
       }
-      run_one(idx, w);
+      run_one(idx, w, kept);
       const BatchFileResult& r = summary.files[idx];
       std::size_t n = 0;
       {

@@ -47,8 +47,11 @@
 // not committed a second time. A bad file is a failed entry of the summary.
 //
 // Scheduling. CUDA: `files_per_device` workers per device listed in
-// execution.device (default: every device), each running whole files on its
-// device, so that reading, writing and compute of different files overlap.
+// execution.device (default: every device; default count: the CPU threads
+// over the devices), each running whole files on its device, so that
+// reading, writing and compute of different files overlap. A worker keeps
+// its backend (lanes, steps, device and pinned buffers) from file to file
+// while the files' plans fit it (RunOptions::kept_backend).
 // CPU: the thread budget (execution.threads, 0 = hardware threads) is split
 // over min(files, budget) workers, each file's pipeline getting budget/workers
 // threads. Files are handed out largest first (by bytes) to whichever worker is
@@ -104,7 +107,7 @@ struct BatchOptions {
   double tolerance = 1e-5;
   std::string config_path;         // for the up-to-date check (mtime); may be empty
   std::string summary_json;        // default out_dir/batch_summary.json; CSV: same stem, .csv
-  int files_per_device = 2;        // CUDA: files in flight per GPU
+  int files_per_device = 0;        // CUDA: files in flight per GPU (0: auto, plan_batch_workers)
   int device_count_override = -1;  // >= 0: pretend this many CUDA devices exist (tests)
   // Lines for the user (no trailing newline). Failures are logged even when quiet.
   std::function<void(const std::string&)> log;
@@ -148,7 +151,8 @@ struct BatchWorker {
 std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int device_count);
 
 // The workers of a batch of `files` files. CUDA (devices non-empty):
-// files_per_device workers per device, interleaved (d0, d1, ..., d0, d1, ...) so
+// files_per_device workers per device (0: ceil(cpu_threads / devices), at
+// least 2), interleaved (d0, d1, ..., d0, d1, ...) so
 // that fewer files than workers still spread over all devices; at most `files`
 // workers. CPU (devices empty): min(files, cpu_threads) workers with
 // max(1, cpu_threads / workers) threads each. Always at least one worker.

@@ -53,8 +53,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "core/error.hpp"
@@ -298,7 +302,6 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   fused_ = l.fused;
   real_stride_ = l.real_stride;
   complex_stride_ = l.complex_stride;
-  spectrum_ = DeviceBuffer<float2>(static_cast<std::size_t>(l.fft / 2 + 1));
   if (l.fused) detail::fused_fft_prepare(l.fft);
   else make_cufft_plans(options.in_place);
   compute_spectrum(h_taps);
@@ -315,6 +318,7 @@ void FftFir::make_cufft_plans(bool in_place) {
   long long real_embed = real_stride;
   long long complex_embed = complex_stride;
   std::size_t ws_r2c = 0, ws_c2r = 0;
+  const std::lock_guard lock(cufft_plan_mutex());
   r2c_ = CufftPlan::create();
   SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(r2c_.get(), 0));
   SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(r2c_.get(), 1, &n_fft, &real_embed, 1, real_stride,
@@ -333,15 +337,15 @@ void FftFir::make_cufft_plans(bool in_place) {
     bins_ = DeviceBuffer<float2>(static_cast<std::size_t>(group) * static_cast<std::size_t>(complex_stride));
 }
 
-void FftFir::compute_spectrum(const float* h_taps) {
-  const int fft = fft_;
-  const int taps = taps_;
+namespace {
+
+// The taps' spectrum, in float64: D2Z of the zero-padded taps, times 1/fft,
+// into a new buffer. The upload is pageable: copy on our stream and wait
+// (the lanes' non-blocking streams would not wait for a legacy-stream copy).
+// The caller holds cufft_plan_mutex().
+DeviceBuffer<float2> make_taps_spectrum(const float* h_taps, int taps, int fft) {
   const int nbins = fft / 2 + 1;
   long long n_fft = fft;
-
-  // The taps' spectrum, once, in float64: D2Z of the zero-padded taps. The
-  // upload is pageable: copy on our stream and wait (the lanes' non-blocking
-  // streams would not wait for a legacy-stream copy).
   std::vector<double> padded(static_cast<std::size_t>(fft), 0.0);
   for (int k = 0; k < taps; ++k) padded[static_cast<std::size_t>(k)] = h_taps[k];
   const Stream stream = Stream::create();
@@ -353,26 +357,62 @@ void FftFir::compute_spectrum(const float* h_taps) {
       if (std::uncaught_exceptions() > 0) static_cast<void>(cudaStreamSynchronize(s));
     }
   };
+  DeviceBuffer<float2> spectrum(static_cast<std::size_t>(nbins));
   DeviceBuffer<double> d_real(padded.size());
   DeviceBuffer<double2> d_bins(static_cast<std::size_t>(nbins));
+  DeviceBuffer<std::byte> d2z_work;  // before the plan that uses it: destroyed after it
   CufftPlan d2z = CufftPlan::create();
   std::size_t ws_d2z = 0;
   SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(d2z.get(), 0));
+  SIGSTREAM_CUFFT_TRY(cufft().set_stream(d2z.get(), stream.get()));
   SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(d2z.get(), 1, &n_fft, nullptr, 1, fft, nullptr, 1,
                                           nbins, CUFFT_D2Z, 1, &ws_d2z));
-  DeviceBuffer<std::byte> d2z_work(std::max<std::size_t>(ws_d2z, 1));
+  d2z_work = DeviceBuffer<std::byte>(std::max<std::size_t>(ws_d2z, 1));
   SIGSTREAM_CUFFT_TRY(cufft().set_work_area(d2z.get(), d2z_work.data()));
-  SIGSTREAM_CUFFT_TRY(cufft().set_stream(d2z.get(), stream.get()));
   const WaitOnUnwind wait_on_unwind{stream.get()};  // declared after the buffers: runs first
   SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_real.data(), padded.data(), d_real.bytes(),
                                      cudaMemcpyHostToDevice, stream.get()));
   SIGSTREAM_CUFFT_TRY(cufft().exec_d2z(d2z.get(), d_real.data(),
                                    reinterpret_cast<cufftDoubleComplex*>(d_bins.data())));
   fft_spectrum_kernel<<<(nbins + kThreads - 1) / kThreads, kThreads, 0, stream.get()>>>(
-      d_bins.data(), spectrum_.data(), nbins, 1.0 / fft);
+      d_bins.data(), spectrum.data(), nbins, 1.0 / fft);
   SIGSTREAM_CUDA_CHECK_LAUNCH("fft_spectrum_kernel");
+  stream.synchronize();
+  return spectrum;
+}
+
+}  // namespace
+
+std::recursive_mutex& cufft_plan_mutex() {
+  static std::recursive_mutex m;
+  return m;
+}
+
+std::shared_ptr<const DeviceBuffer<float2>> taps_spectrum(const float* h_taps, int taps, int fft) {
+  // Every lane of every file of a batch filters with the same taps: one
+  // spectrum per device, taps and length, alive while a filter holds it.
+  using Key = std::tuple<int, int, std::vector<float>>;
+  static std::map<Key, std::weak_ptr<const DeviceBuffer<float2>>> cache;
+  int device = 0;
+  SIGSTREAM_CUDA_TRY(cudaGetDevice(&device));
+  Key key{device, fft, std::vector<float>(h_taps, h_taps + taps)};
+  const std::lock_guard lock(cufft_plan_mutex());
+  if (auto it = cache.find(key); it != cache.end()) {
+    if (auto held = it->second.lock()) return held;
+  }
+  auto made = std::make_shared<const DeviceBuffer<float2>>(make_taps_spectrum(h_taps, taps, fft));
+  // Entries whose spectrum has gone are dropped as new ones come.
+  for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
+  cache[std::move(key)] = made;
+  return made;
+}
+
+void FftFir::compute_spectrum(const float* h_taps) {
+  spectrum_ = taps_spectrum(h_taps, taps_, fft_);
   // cuFFT engine: rows a partial last group leaves alone are transformed
   // anyway: start finite.
+  if (segments_.size() == 0 && bins_.size() == 0) return;
+  const Stream stream = Stream::create();
   if (segments_.size() > 0)
     SIGSTREAM_CUDA_TRY(cudaMemsetAsync(segments_.data(), 0, segments_.bytes(), stream.get()));
   if (bins_.size() > 0)
@@ -400,7 +440,7 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
   const auto [x_lead, x_len] = input_range(span, n, taps_, "fir_fft");
   if (fused_) {
     detail::fused_fft_run({d_x, x_stride, x_lead, x_len, seg_per_channel, total, block_, taps_,
-                           fft_, spectrum_.data(), n, d_y, y_stride},
+                           fft_, spectrum_->data(), n, d_y, y_stride},
                           stream);
     return;
   }
@@ -421,7 +461,7 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
       const dim3 mgrid(static_cast<unsigned>((nbins + kThreads - 1) / kThreads),
                        (active + kRowsPerMultiplyBlock - 1) / kRowsPerMultiplyBlock);
       fft_multiply_kernel<<<mgrid, kThreads, 0, stream>>>(reinterpret_cast<float2*>(bins),
-                                                          spectrum_.data(), nbins,
+                                                          spectrum_->data(), nbins,
                                                           static_cast<int>(active), complex_stride_);
       SIGSTREAM_CUDA_CHECK_LAUNCH("fft_multiply_kernel");
     }
@@ -434,7 +474,7 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
 }
 
 std::size_t FftFir::device_bytes() const noexcept {
-  return segments_.bytes() + bins_.bytes() + spectrum_.bytes() + work_.bytes();
+  return segments_.bytes() + bins_.bytes() + (spectrum_ ? spectrum_->bytes() : 0) + work_.bytes();
 }
 
 std::string FftFir::describe() const {

@@ -24,11 +24,25 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "kernels/cuda/resources.hpp"
 
 namespace sigstream::kernels::cuda {
+
+// cuFFT plans are made and destroyed one at a time in the process: made
+// concurrently by 16-32 threads (a batch's workers starting), cuFFT's plan
+// creation failed with CUFFT_INTERNAL_ERROR and an illegal address followed
+// (H100, 2026-11-26). Held by every plan's creation and destruction
+// (recursive: a plan made under it may be destroyed under it).
+std::recursive_mutex& cufft_plan_mutex();
+
+// The spectrum of `taps` taps zero-padded to `fft` (fft / 2 + 1 bins, times
+// 1 / fft, computed in float64) on the current device, shared by every filter
+// of the same taps and length while one holds it. Blocks until it is ready.
+std::shared_ptr<const DeviceBuffer<float2>> taps_spectrum(const float* h_taps, int taps, int fft);
 
 // A cuFFT plan handle, move-only; the destructor destroys it (never throws).
 class CufftPlan {
@@ -55,7 +69,10 @@ class CufftPlan {
 
  private:
   void reset() noexcept {
-    if (valid_) static_cast<void>(cufft().destroy(handle_));  // loaded: create() succeeded
+    if (valid_) {
+      const std::lock_guard lock(cufft_plan_mutex());
+      static_cast<void>(cufft().destroy(handle_));  // loaded: create() succeeded
+    }
     valid_ = false;
   }
   cufftHandle handle_ = 0;
@@ -190,12 +207,14 @@ class FftFir {
   bool fused_ = false;
   int real_stride_ = 0;     // floats between rows of reals
   int complex_stride_ = 0;  // bins between rows of bins
+  // The work area before the plans that use it: destroyed after them.
+  DeviceBuffer<std::byte> work_;    // cuFFT work area shared by both plans
   CufftPlan r2c_;
   CufftPlan c2r_;
   DeviceBuffer<float> segments_;    // group_ rows of reals (in place: also their bins)
   DeviceBuffer<float2> bins_;       // out of place: group_ rows of bins
-  DeviceBuffer<float2> spectrum_;   // fft_ / 2 + 1 bins of the taps, times 1 / fft_
-  DeviceBuffer<std::byte> work_;    // cuFFT work area shared by both plans
+  // fft_ / 2 + 1 bins of the taps, times 1 / fft_ (shared: taps_spectrum)
+  std::shared_ptr<const DeviceBuffer<float2>> spectrum_;
 };
 
 }  // namespace sigstream::kernels::cuda

@@ -6,6 +6,7 @@
 #include <cub/device/device_segmented_reduce.cuh>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
 
 #include "core/error.hpp"
@@ -87,6 +88,7 @@ DeviceWelch::DeviceWelch(std::span<const double> window, int hop, std::int64_t m
   bins_ = DeviceBuffer<double2>(rows * static_cast<std::size_t>(bins()));
   long long n = nfft_;
   std::size_t work = 0;
+  const std::lock_guard lock(cufft_plan_mutex());
   plan_ = CufftPlan::create();
   SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(plan_.get(), 0));
   SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(plan_.get(), 1, &n, nullptr, 1, nfft_, nullptr, 1, bins(),

@@ -204,10 +204,16 @@ class CudaBackend final : public Backend {
           allocate();
           break;
         } catch (const Error& e) {
+          // Work a lane queued (a step's upload) ends before its memory goes.
+          for (const Lane& lane : lanes_)
+            if (lane.stream.get() != nullptr) static_cast<void>(cudaStreamSynchronize(lane.stream.get()));
           lanes_.clear();
+          // Only running out of memory is worth a second try: any other
+          // failure is reported as it came (a retry would hide it behind
+          // the next call's error).
+          if (e.kind() != ErrorKind::cuda_memory) throw;
           kc::release_cached_memory();
           if (attempt == 0) continue;
-          if (e.kind() != ErrorKind::cuda_memory) throw;
           std::tie(free_b, total_b) = free_memory();
           throw Error(ErrorKind::cuda_memory,
                       "out of GPU memory for " + std::to_string(options.streams) + " stream(s) of " +

@@ -26,6 +26,7 @@
 
 #include "core/error.hpp"
 #include "pipeline/backends/backend.hpp"
+#include "kernels/cuda/fir_fft.cuh"
 #include "kernels/cuda/memory_cache.hpp"
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/config.hpp"
@@ -253,6 +254,101 @@ TEST_P(CudaVsCpu, ChunkSizeAndStreamsInvariant) {
   ASSERT_EQ(ra.output.size(), rc.output.size());
   EXPECT_EQ(std::memcmp(ra.output.data(), rb.output.data(), ra.output.size()), 0);
   EXPECT_EQ(std::memcmp(ra.output.data(), rc.output.data(), ra.output.size()), 0);
+}
+
+// A backend kept from a longer file (a batch worker's) runs a shorter one
+// with the bits of a backend made for it, and refuses a longer one.
+TEST_P(CudaVsCpu, KeptBackendGivesAFreshOnesBits) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  const BackendCase& c = GetParam();
+  BackendCase shorter = c;
+  shorter.frames = std::max<std::int64_t>(1, c.frames / 2 + 3);
+  const HostBlock long_source = make_source(c, 7);
+  const HostBlock short_source = make_source(shorter, 8);
+  const Plan long_plan = plan_for(c, c.chunk);
+  const Plan short_plan = plan_for(shorter, c.chunk);
+  ASSERT_TRUE(same_shape(long_plan, short_plan));
+  auto kept = make_cuda_backend();
+  static_cast<void>(run(*kept, long_plan, long_source, c.streams));
+  BackendOptions o;
+  o.threads = 4;
+  o.streams = c.streams;
+  o.keep_float_output = true;
+  ASSERT_TRUE(kept->adopt(short_plan, o));
+  RunResult again;
+  test::run_all_chunks(*kept, short_plan, short_source, [&](ChunkResult r) {
+    const auto* p = reinterpret_cast<const std::byte*>(r.output.data.get());
+    again.output.insert(again.output.end(), p, p + r.output.bytes());
+    again.chunks.push_back(std::move(r));
+  });
+  auto fresh = make_cuda_backend();
+  const RunResult ref = run(*fresh, short_plan, short_source, c.streams);
+  ASSERT_EQ(again.output.size(), ref.output.size());
+  EXPECT_EQ(std::memcmp(again.output.data(), ref.output.data(), ref.output.size()), 0);
+  ASSERT_EQ(again.chunks.size(), ref.chunks.size());
+  for (std::size_t i = 0; i < ref.chunks.size(); ++i)
+    for (std::size_t slot = 0; slot < ref.chunks[i].metrics.size(); ++slot)
+      for (std::size_t ch = 0; ch < ref.chunks[i].metrics[slot].size(); ++ch)
+        expect_same_metrics(ref.chunks[i].metrics[slot][ch], again.chunks[i].metrics[slot][ch],
+                            "chunk " + std::to_string(i));
+  // A longer file than it was made for, other options, another shape: no.
+  BackendCase longer = c;
+  longer.frames = c.frames * 2 + 5;
+  if (plan_for(longer, c.chunk).max_window.front() > long_plan.max_window.front())
+    EXPECT_FALSE(kept->adopt(plan_for(longer, c.chunk), o));
+  BackendOptions other = o;
+  other.streams = c.streams + 1;
+  EXPECT_FALSE(kept->adopt(short_plan, other));
+  BackendCase wider = shorter;
+  wider.channels = c.channels + 1;
+  EXPECT_FALSE(kept->adopt(plan_for(wider, c.chunk), o));
+}
+
+// The FFT method: a kept lane serves a shorter file only where a lane made
+// for it would take the same FFT length (the length follows the longest call).
+TEST(CudaBackend, KeptFftLanesServeOnlyTheSameFftLength) {
+  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  BackendCase c{"fft", SampleType::i16, 16, 2, 300007, 16, 65536, 2,
+                {test::fir_stage("lp", random_taps(255, 11), FirMode::causal, FirMethod::fft), metrics("m")}};
+  // make_plan leaves the method to the backend: explicit fft here.
+  auto fft_plan = [&](const BackendCase& bc) {
+    Plan p = plan_for(bc, c.chunk);
+    resolve_methods(p, "cuda");
+    EXPECT_EQ(p.stages[0].method, FirMethod::fft);
+    return p;
+  };
+  const Plan long_plan = fft_plan(c);
+  const auto long_layout = kernels::cuda::FftFir::layout_for(255, long_plan.max_window[1], c.channels);
+  auto kept = make_cuda_backend();
+  static_cast<void>(run(*kept, long_plan, make_source(c, 1), c.streams));
+  BackendOptions o;
+  o.threads = 4;
+  o.streams = c.streams;
+  o.keep_float_output = true;
+  for (const std::int64_t frames : {std::int64_t{100003}, std::int64_t{70001}, std::int64_t{1001}}) {
+    BackendCase s = c;
+    s.frames = frames;
+    const Plan plan = fft_plan(s);
+    const HostBlock source = make_source(s, static_cast<std::uint32_t>(frames));
+    auto fresh = make_cuda_backend();
+    const RunResult ref = run(*fresh, plan, source, c.streams);
+    // Refused exactly where a filter made for this file takes another layout.
+    const bool same_layout =
+        kernels::cuda::FftFir::layout_for(255, plan.max_window[1], c.channels) == long_layout;
+    if (frames == 1001) EXPECT_FALSE(same_layout) << "1001 frames: a shorter FFT than 65536 frames'";
+    if (!kept->adopt(plan, o)) {
+      EXPECT_FALSE(same_layout) << "refused a plan of " << frames << " frames";
+      continue;
+    }
+    EXPECT_TRUE(same_layout) << "adopted a plan of " << frames << " frames of another FFT layout";
+    RunResult again;
+    test::run_all_chunks(*kept, plan, source, [&](ChunkResult r) {
+      const auto* p = reinterpret_cast<const std::byte*>(r.output.data.get());
+      again.output.insert(again.output.end(), p, p + r.output.bytes());
+    });
+    ASSERT_EQ(again.output.size(), ref.output.size());
+    EXPECT_EQ(std::memcmp(again.output.data(), ref.output.data(), ref.output.size()), 0) << frames;
+  }
 }
 
 // Forwards every call to `inner`; subclasses hook the calls they watch.

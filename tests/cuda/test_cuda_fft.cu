@@ -17,7 +17,9 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
@@ -286,6 +288,66 @@ TEST_F(FftFirTest, ReusedForShorterCallsAndFewerChannels) {
     }
   }
   }
+}
+
+// Many threads making, running and dropping filters at once (a batch's
+// workers starting): every filter still computes its own taps' result, and
+// filters of the same taps share one spectrum. (Concurrent cuFFT plan
+// creation once failed with CUFFT_INTERNAL_ERROR and an illegal address.)
+TEST_F(FftFirTest, ConcurrentFiltersFromManyThreads) {
+  constexpr int kThreads = 24;
+  constexpr int kRounds = 4;
+  const std::int64_t n = 30011;
+  const int ch = 2;
+  const std::int64_t stride = n + 1024;
+  const auto hx = random_floats(static_cast<std::size_t>(ch * stride), 21);
+  auto d_x = to_device(hx);
+  std::vector<std::vector<float>> taps;
+  for (int t = 0; t < 3; ++t) taps.push_back(random_floats(255 + 2 * t, 30 + t, 0.05f));
+  std::vector<kc::DeviceBuffer<float>> refs;  // the direct kernel's result per taps
+  for (const auto& h : taps) {
+    auto d_h = to_device(h);
+    refs.emplace_back(static_cast<std::size_t>(ch * stride));
+    kc::fir_direct(d_x.data(), n, d_h.data(), static_cast<int>(h.size()), refs.back().data(), ch, stride, stride, s());
+  }
+  SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(s()));
+  std::vector<std::vector<float>> ref_host;
+  for (const auto& r : refs) ref_host.push_back(to_host(r));
+  std::vector<std::string> failures(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      try {
+        SIGSTREAM_CUDA_TRY(cudaSetDevice(0));
+        const kc::Stream stream = kc::Stream::create();
+        for (int round = 0; round < kRounds; ++round) {
+          const auto& h = taps[static_cast<std::size_t>((t + round) % 3)];
+          kc::FftFirOptions o;
+          o.engine = (t + round) % 2 == 0 ? kc::FftEngine::automatic : kc::FftEngine::cufft;
+          kc::FftFir fir(h.data(), static_cast<int>(h.size()), n, ch, o);
+          kc::DeviceBuffer<float> d_y(static_cast<std::size_t>(ch * stride));
+          fir.run(d_x.data(), n, d_y.data(), ch, stride, stride, stream.get());
+          stream.synchronize();
+          std::vector<float> y(d_y.size());
+          SIGSTREAM_CUDA_TRY(cudaMemcpy(y.data(), d_y.data(), d_y.bytes(), cudaMemcpyDeviceToHost));
+          const auto& ref = ref_host[static_cast<std::size_t>((t + round) % 3)];
+          for (int c = 0; c < ch; ++c)
+            if (!(rel_l2(ref.data() + c * stride, y.data() + c * stride, n) <= kTolerance))
+              throw std::runtime_error("thread " + std::to_string(t) + " round " + std::to_string(round) +
+                                       ": wrong result on channel " + std::to_string(c));
+        }
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(t)] = e.what();
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[static_cast<std::size_t>(t)], "") << "thread " << t;
+  // One spectrum per taps and length, shared.
+  const auto a = kc::taps_spectrum(taps[0].data(), 255, 4096);
+  const auto b = kc::taps_spectrum(taps[0].data(), 255, 4096);
+  EXPECT_EQ(a.get(), b.get());
+  EXPECT_NE(kc::taps_spectrum(taps[1].data(), 257, 4096).get(), a.get());
 }
 
 // A clip without padding (FirInputSpan), between NaNs: equal to the direct

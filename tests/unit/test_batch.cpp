@@ -714,7 +714,11 @@ TEST(BatchScheduling, WorkersPerDeviceAreInterleavedAndCapped) {
   EXPECT_EQ(devices_of(plan_batch_workers({0, 1, 2}, 2, 8, 2)),
             (std::vector<int>{0, 1}));  // few files: spread
   EXPECT_EQ(devices_of(plan_batch_workers({2, 5}, 3, 8, 100)), (std::vector<int>{2, 5, 2, 5, 2, 5}));
-  EXPECT_EQ(plan_batch_workers({0}, 0, 8, 10).size(), 1U);
+  // Auto (0): the CPU threads over the GPUs, at least 2 a GPU, at most a worker a file.
+  EXPECT_EQ(plan_batch_workers({0}, 0, 8, 10).size(), 8U);
+  EXPECT_EQ(devices_of(plan_batch_workers({0, 1}, 0, 5, 100)), (std::vector<int>{0, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(plan_batch_workers({0, 1, 2, 3}, 0, 4, 100).size(), 8U);
+  EXPECT_EQ(plan_batch_workers({0}, 0, 64, 3).size(), 3U);
 
   // CPU: the thread budget split over the workers.
   auto cpu = plan_batch_workers({}, 2, 16, 3);
