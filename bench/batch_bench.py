@@ -4,12 +4,16 @@ vs the I/O floor.
 
 Usage: bench/batch_bench.py [--bin build/sigstream] [--backend auto|cpu|cuda] [--files 200]
                             [--seconds 30] [--taps 255] [--runs 1] [--jobs N] [--work DIR]
+                            [--config io|gpu] [--per-device auto,8] [--devices '0;0,1'] [--skip-loop]
 
 Makes --files stereo 48 kHz 16-bit WAVs of --seconds each (seeded noise, made
 once and kept in --work, default bench/work/batch/, git-ignored), warms the page
 cache by reading them, then times (best of --runs):
   batch            `sigstream batch cfg.yaml --force --quiet --backend B` (one process, files
-                   spread over GPUs / CPU threads; 255-tap low-pass at 3 kHz + metrics)
+                   spread over GPUs / CPU threads; --config io: a --taps-tap low-pass at 3 kHz +
+                   metrics, which the file I/O bounds; --config gpu: a 65,536-tap low-pass, a
+                   48 k -> 44.1 k resample and a spectrum, which the GPU bounds); one row per
+                   --per-device value and per --devices GPU set (execution.device)
   filter loop      `sigstream filter IN OUT --lowpass 3000 --taps 255 --backend B --quiet`,
                    one process per file, one after the other (a shell loop)
   filter xP        the same, --jobs processes at a time (xargs -P; default: CPU count)
@@ -46,7 +50,7 @@ ap.add_argument("--config", default="io", choices=("io", "gpu"),
 ap.add_argument("--devices", default="",
                 help="semicolon list of GPU sets for extra batch rows, e.g. '0;0,1;0,1,2,3' (execution.device)")
 ap.add_argument("--floor", default="", help="the bench_cpu_io_floor binary (default: found beside --bin)")
-ap.add_argument("--skip-loop", action="store_true", help="leave out the sequential filter loop (slow)")
+ap.add_argument("--skip-loop", action="store_true", help="leave out the per-file `sigstream filter` rows (loop and xP; slow)")
 args = ap.parse_args()
 
 sig = os.path.abspath(args.bin)
@@ -186,9 +190,9 @@ for devs in [d for d in args.devices.split(";") if d]:
                  timed(lambda devs=devs: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
                                                 "--backend", args.backend, "--set",
                                                 f"execution.device=[{devs}]"]))))
-if not args.skip_loop:
+if not args.skip_loop and args.config == "io":
     rows.append(("filter loop", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_loop"), 1))))
-if args.jobs > 1:
+if args.jobs > 1 and not args.skip_loop and args.config == "io":
     rows.append((f"filter x{args.jobs}", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_par"),
                                                                  args.jobs))))
 if have_floor:

@@ -1045,6 +1045,10 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   bool stop = false;
   bool file_interrupted = false;
 
+  auto workers_on_device = [&](int device) {
+    return static_cast<int>(std::count_if(summary.workers.begin(), summary.workers.end(),
+                                          [&](const BatchWorker& x) { return x.device == device; }));
+  };
   auto run_one = [&](std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept) {
     BatchFileResult& r = summary.files[idx];
     if (!options.force && committed_meanwhile(r, deps, options.verify, fingerprint)) {
@@ -1063,6 +1067,10 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     c.stats.csv = r.item.stats_csv.empty() ? std::nullopt : std::optional<std::string>(r.item.stats_csv);
     c.execution.backend = w.device >= 0 ? BackendKind::cuda : BackendKind::cpu;
     c.execution.devices = w.device >= 0 ? std::vector<int>{w.device} : std::vector<int>{};
+    // Several files in flight on a GPU overlap each other's transfers and
+    // kernels: two lanes a file keep its own reading and computing apart;
+    // more would only pin more host memory (a lane holds a chunk's blocks).
+    if (w.device >= 0 && workers_on_device(w.device) > 2) c.execution.streams = std::min(c.execution.streams, 2);
     if (w.device < 0) c.execution.threads = w.threads;
     RunOptions ro;
     ro.verify = options.verify;

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""The batch through Dask on one host: one worker process per GPU
+(sigstream.distributed.local_cluster), files/s for 1, 2, 4 ... GPUs, and a GPU
+worker killed with SIGKILL halfway through a batch.
+
+Usage: bench/dask_gpu.py CONFIG.yaml [--gpus 1,2,4] [--files-per-gpu N] [--kill]
+                         [--out-dir DIR]
+
+CONFIG is a batch config (bench/batch_bench.py writes one: batch_bench.yaml in
+its --work folder). Each row times `sigstream.batch(CONFIG, client=...,
+force=True)` on a cluster already started (the cluster's start is printed
+apart); files/s counts the files the summary says ok. --kill (instead of the
+rows) runs a batch on the largest --gpus count into a fresh folder and kills one worker's process once
+half the files are done; it then checks that every file is ok in the
+summary, that each output was committed once (the commit log of
+tests/faults/commit_shim, when SIGSTREAM_COMMIT_LOG and LD_PRELOAD name it:
+one commit per output), and that no temporary file is left.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from typing import Any
+
+import sigstream
+from distributed import Client
+from sigstream.distributed import local_cluster
+
+
+def run_batch(client: Client, config: str, out_dir: str | None) -> tuple[float, dict[str, Any]]:
+    t0 = time.monotonic()
+    summary = sigstream.batch(config, client=client, force=True, quiet=True, progress=False, backend="cuda",
+                              out_dir=out_dir)
+    return time.monotonic() - t0, summary
+
+
+def kill_halfway(config: str, gpus: int, per_gpu: int, out_dir: str) -> int:
+    shutil.rmtree(out_dir, ignore_errors=True)
+    log = os.environ.get("SIGSTREAM_COMMIT_LOG")
+    if log and os.path.exists(log):
+        os.remove(log)
+    with local_cluster(gpus=gpus, files_per_gpu=per_gpu) as cluster, Client(cluster) as client:
+        client.wait_for_workers(gpus)
+        pids = client.run(os.getpid)
+        result: dict[str, Any] = {}
+
+        def go() -> None:
+            result["took"], result["summary"] = run_batch(client, config, out_dir)
+
+        worker = threading.Thread(target=go)
+        worker.start()
+        total = len(sigstream.batch_plan(config, out_dir=out_dir)["items"]) if hasattr(sigstream, "batch_plan") \
+            else None
+        victim_addr, victim_pid = sorted(pids.items())[-1]
+        while worker.is_alive():
+            done = len(glob.glob(os.path.join(out_dir, "**", "*.json"), recursive=True))
+            if total is None or done >= total // 2:
+                os.kill(victim_pid, signal.SIGKILL)
+                print(f"killed worker {victim_addr} (pid {victim_pid}) with {done} file(s) done")
+                break
+            time.sleep(0.005)
+        worker.join()
+    s = result["summary"]
+    counts = s["counts"]
+    temps = glob.glob(os.path.join(out_dir, "**", ".*.sigstream-*"), recursive=True)
+    print(f"after the kill: {counts} in {result['took']:.2f} s; temporary files left: {len(temps)}")
+    bad = counts["ok"] != counts["total"] or temps
+    if log and os.path.exists(log):
+        outputs = [f["output"] for f in s["files"] if f.get("output")]
+        with open(log, encoding="utf-8") as f:
+            commits = [line.split("\t")[-1].strip() for line in f if line.strip()]
+        twice = sorted({o for o in outputs if sum(1 for c in commits if os.path.samefile(c, o)
+                                                  if os.path.exists(c)) > 1})
+        print(f"commits of audio outputs: {sum(1 for c in commits if c.endswith('.wav'))} for {len(outputs)} "
+              f"outputs; committed twice: {len(twice)}")
+        bad = bad or bool(twice)
+    return 1 if bad else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("config")
+    ap.add_argument("--gpus", default="1,2,4")
+    ap.add_argument("--files-per-gpu", type=int, default=0, help="threads per GPU worker (0: CPU cores / GPUs)")
+    ap.add_argument("--kill", action="store_true")
+    ap.add_argument("--out-dir", default=None)
+    args = ap.parse_args()
+    visible = len([d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "x").split(",") if d]) \
+        if os.environ.get("CUDA_VISIBLE_DEVICES") else None
+    rows = []
+    rc = 0
+    for n in [] if args.kill else [int(g) for g in args.gpus.split(",")]:
+        if visible is not None and n > visible:
+            continue
+        per = args.files_per_gpu or max(2, (os.cpu_count() or 2) // n)
+        t0 = time.monotonic()
+        try:
+            cluster = local_cluster(gpus=n, files_per_gpu=per)
+        except ValueError as e:
+            print(f"{n} GPU(s): {e}")
+            continue
+        with cluster, Client(cluster) as client:
+            client.wait_for_workers(n)
+            start = time.monotonic() - t0
+            run_batch(client, args.config, args.out_dir)  # warm: each worker's CUDA context and caches
+            took, summary = run_batch(client, args.config, args.out_dir)
+        ok = summary["counts"]["ok"]
+        rows.append((n, per, start, took, ok))
+        print(f"dask, {n} GPU worker(s) x {per} files: cluster start {start:.2f} s, batch {took:.2f} s, "
+              f"{ok} ok, {ok / took:.1f} files/s", flush=True)
+    if args.kill:
+        n = max(int(g) for g in args.gpus.split(","))
+        per = args.files_per_gpu or max(2, (os.cpu_count() or 2) // n)
+        rc = kill_halfway(args.config, n, per, (args.out_dir or "/tmp/dask_kill") + "_kill")
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())
