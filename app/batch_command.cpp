@@ -45,9 +45,9 @@ int run_merge(const BatchFlags& f, const std::vector<std::string>& sets, const B
     extra = "CONFIG '" + f.config_path + "'";
   else if (!sets.empty())
     extra = "--set";
-  for (const char* flag :
-       {"--shard", "--list-inputs", "--inputs-from", "--out-dir", "--force", "--verify",
-        "--backend", "--stats", "--files-per-device", "--keep-going", "--stop-on-error", "--scheduler"})
+  for (const char* flag : {"--shard", "--list-inputs", "--inputs-from", "--out-dir", "--force",
+                           "--verify", "--backend", "--stats", "--files-per-device", "--keep-going",
+                           "--stop-on-error", "--scheduler"})
     if (extra.empty() && f.command->count(flag) > 0)
       extra = flag;
   if (!extra.empty())
@@ -86,8 +86,9 @@ constexpr const char* kBootstrap =
     "try:\n"
     "    from sigstream.distributed import main\n"
     "except ImportError as e:\n"
-    "    sys.stderr.write('sigstream: error: batch --scheduler runs the Python package sigstream with Dask, and '"
-    " + sys.executable + ' cannot import it (' + str(e) + '): ' + sys.argv[1] + '\\n')\n"
+    "    sys.stderr.write('sigstream: error: batch --scheduler runs the Python package '\n"
+    "                     'sigstream with Dask, and ' + sys.executable + ' cannot import it ('\n"
+    "                     + str(e) + '): ' + sys.argv[1] + '\\n')\n"
     "    sys.exit(2)\n"
     "sys.exit(main(sys.argv[2:]))\n";
 
@@ -141,7 +142,8 @@ int run_child(const std::string& python, const std::vector<std::string>& args) {
   sigemptyset(&waited);
   for (int sig : {SIGINT, SIGTERM, SIGCHLD})
     sigaddset(&waited, sig);
-  struct sigaction chld {}, old_chld {};
+  struct sigaction chld {};
+  struct sigaction old_chld {};
   chld.sa_handler = SIG_DFL; // an inherited SIG_IGN would reap the child behind our back
   sigaction(SIGCHLD, &chld, &old_chld);
   pthread_sigmask(SIG_BLOCK, &waited, &old);
@@ -206,8 +208,8 @@ int run_on_scheduler(const BatchFlags& f, const std::vector<std::string>& sets,
   const int code = run_child(python, args);
   if (code < 0) {
     std::cerr << "sigstream: error: batch --scheduler runs Python ('" << python
-              << "', or $SIGSTREAM_PYTHON) and it could not start: " << std::strerror(errno)
-              << "; " << kDaskHint << "\n";
+              << "', or $SIGSTREAM_PYTHON) and it could not start: " << std::strerror(errno) << "; "
+              << kDaskHint << "\n";
     return 2;
   }
   return code;
@@ -268,8 +270,8 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
       "--shard auto.\n"
       "A Kubernetes Indexed Job: --shard $JOB_COMPLETION_INDEX/N. For shards started hours apart:\n"
       "`--list-inputs > LIST` once, then `--inputs-from LIST` in every shard.\n"
-      "A Dask cluster: --scheduler local (one worker per GPU here), --scheduler tcp://host:8786 or\n"
-      "--scheduler FILE.json (dask scheduler --scheduler-file FILE.json; dask worker --scheduler-file).\n");
+      "A Dask cluster: --scheduler local (one worker per GPU here), --scheduler\n"
+      "tcp://host:8786, or --scheduler FILE.json (dask scheduler --scheduler-file FILE.json).\n");
   return batch;
 }
 
@@ -278,8 +280,9 @@ int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const 
     return run_merge(f, sets, c);
   if (f.command->count("--scheduler") > 0) {
     if (f.config_path.empty())
-      throw config_error("batch --scheduler: CONFIG is required (sigstream batch CONFIG.yaml [INPUT...] "
-                         "--scheduler ADDRESS|FILE.json|local[:N])");
+      throw config_error(
+          "batch --scheduler: CONFIG is required (sigstream batch CONFIG.yaml [INPUT...] "
+          "--scheduler ADDRESS|FILE.json|local[:N])");
     if (f.scheduler.empty())
       throw config_error("--scheduler: expected ADDRESS, FILE.json or local[:N], got ''");
     return run_on_scheduler(f, sets, c);

@@ -138,7 +138,7 @@ def local_cluster(
     extra = {"silence_logs": kw["silence_logs"], **dict(worker_options or {})}
     extra_env = dict(extra.pop("env", {}) or {})
     workers: dict[str, dict[str, Any]] = {}
-    cores = os.cpu_count() or 1
+    cores = _cores()
     if chosen:
         per_file = max(1, cores // (len(chosen) * files_per_gpu))
         for dev in chosen:
@@ -156,7 +156,8 @@ def local_cluster(
             # No GPU for CPU workers, even where the host has one.
             env = {**extra_env, "CUDA_VISIBLE_DEVICES": "", "SIGSTREAM_FILE_THREADS": str(per_file)}
             workers[f"cpu-{k}"] = {"cls": Nanny, "options": {"nthreads": files_per_gpu, "env": env, **extra}}
-    sched = {"host": "127.0.0.1", "port": 0, "dashboard": False, **dict(scheduler_options or {})}
+    sched = {"host": "127.0.0.1", "port": 0, "dashboard": False, "dashboard_address": ":0",
+             **dict(scheduler_options or {})}
     return SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": sched}, **kw)
 
 
@@ -197,7 +198,15 @@ def _file_threads() -> int:
         nthreads = max(1, int(get_worker().state.nthreads))
     except (ImportError, ValueError, AttributeError):
         pass
-    return max(1, (os.cpu_count() or 1) // nthreads)
+    return max(1, _cores() // nthreads)
+
+
+def _cores() -> int:
+    """The CPUs this process may run on (a Slurm or container allocation, not the whole machine)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def _physical(local: Any) -> Any:

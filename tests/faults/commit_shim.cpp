@@ -59,8 +59,7 @@ const Settings& settings() {
   return s;
 }
 
-template <class F>
-F next(const char* name) {
+template <class F> F next(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
@@ -73,8 +72,10 @@ int raw_open(const char* path, int flags, mode_t mode) {
 void write_fully(int fd, const char* p, size_t n) {
   while (n > 0) {
     const ssize_t w = ::write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      return;
     p += w;
     n -= static_cast<size_t>(w);
   }
@@ -89,15 +90,18 @@ bool names(const char* path, const char* name) {
 // Stops this process for good if `path` is the chosen one and no process stopped yet.
 void maybe_stall(const char* path) {
   const Settings& s = settings();
-  if (s.stall_path == nullptr || s.stall_mark == nullptr || path == nullptr || !names(path, s.stall_path))
+  if (s.stall_path == nullptr || s.stall_mark == nullptr || path == nullptr ||
+      !names(path, s.stall_path))
     return;
   const int fd = raw_open(s.stall_mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return;  // another process (or this one) stopped already
+  if (fd < 0)
+    return; // another process (or this one) stopped already
   char line[32];
   const int n = snprintf(line, sizeof line, "%d\n", static_cast<int>(getpid()));
   write_fully(fd, line, static_cast<size_t>(n));
   ::close(fd);
-  for (;;) pause();
+  for (;;)
+    pause();
 }
 
 void committed(const char* call, const char* newpath) {
@@ -107,59 +111,70 @@ void committed(const char* call, const char* newpath) {
     const int fd = raw_open(s.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd >= 0) {
       char line[4096 + 64];
-      const int n = snprintf(line, sizeof line, "%d\t%s\t%s\n", static_cast<int>(getpid()), call, newpath);
-      if (n > 0 && static_cast<size_t>(n) < sizeof line) write_fully(fd, line, static_cast<size_t>(n));
+      const int n =
+          snprintf(line, sizeof line, "%d\t%s\t%s\n", static_cast<int>(getpid()), call, newpath);
+      if (n > 0 && static_cast<size_t>(n) < sizeof line)
+        write_fully(fd, line, static_cast<size_t>(n));
       ::close(fd);
     }
     errno = saved;
   }
-  if (!settings().stall_on_open) maybe_stall(newpath);
+  if (!settings().stall_on_open)
+    maybe_stall(newpath);
 }
 
 void opened(const char* path, int flags) {
-  if (settings().stall_on_open && (flags & O_ACCMODE) == O_RDONLY) maybe_stall(path);
+  if (settings().stall_on_open && (flags & O_ACCMODE) == O_RDONLY)
+    maybe_stall(path);
 }
 
 mode_t mode_arg(int flags, va_list ap) {
-  return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE ? static_cast<mode_t>(va_arg(ap, int)) : 0;
+  return (flags & O_CREAT) != 0 || (flags & O_TMPFILE) == O_TMPFILE
+             ? static_cast<mode_t>(va_arg(ap, int))
+             : 0;
 }
 
-}  // namespace
+} // namespace
 
 extern "C" {
 
 int rename(const char* from, const char* to) {
   static auto real = next<int (*)(const char*, const char*)>("rename");
   const int rc = real(from, to);
-  if (rc == 0) committed("rename", to);
+  if (rc == 0)
+    committed("rename", to);
   return rc;
 }
 
 int renameat(int from_dir, const char* from, int to_dir, const char* to) {
   static auto real = next<int (*)(int, const char*, int, const char*)>("renameat");
   const int rc = real(from_dir, from, to_dir, to);
-  if (rc == 0) committed("renameat", to);
+  if (rc == 0)
+    committed("renameat", to);
   return rc;
 }
 
 int renameat2(int from_dir, const char* from, int to_dir, const char* to, unsigned int flags) {
   static auto real = next<int (*)(int, const char*, int, const char*, unsigned int)>("renameat2");
   const int rc = real(from_dir, from, to_dir, to, flags);
-  if (rc == 0) committed("renameat2", to);
+  if (rc == 0)
+    committed("renameat2", to);
   return rc;
 }
 
 int link(const char* from, const char* to) {
   static auto real = next<int (*)(const char*, const char*)>("link");
   const int rc = real(from, to);
-  if (rc == 0) committed("link", to);
+  if (rc == 0)
+    committed("link", to);
   return rc;
 }
 
 int linkat(int from_dir, const char* from, int to_dir, const char* to, int flags) {
   static auto real = next<int (*)(int, const char*, int, const char*, int)>("linkat");
   const int rc = real(from_dir, from, to_dir, to, flags);
-  if (rc == 0) committed("linkat", to);
+  if (rc == 0)
+    committed("linkat", to);
   return rc;
 }
 
@@ -193,4 +208,4 @@ int openat(int dirfd, const char* path, int flags, ...) {
   return real(dirfd, path, flags, mode);
 }
 
-}  // extern "C"
+} // extern "C"
