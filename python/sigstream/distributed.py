@@ -522,7 +522,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
             t = pending.pop(fut)
             idx = tasks[t]
             try:
-                result = fut.result()
+                outcome = fut.result()
             except Exception as e:  # noqa: BLE001 - whatever a task raised becomes its files' error entries
                 why = f"{type(e).__name__}: {e}"
                 if type(e).__name__ == "KilledWorker":
@@ -536,14 +536,14 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
                 if not keep:
                     stopped = True
             else:
-                summary = json.loads(result["summary"])
-                w = result["worker"]
+                summary = json.loads(outcome["summary"])
+                w = outcome["worker"]
                 workers.setdefault(w.get("address") or f"{w['host']}:{w['pid']}", w)
                 for f in summary["files"]:
-                    i = by_input.get(f["file"])
-                    if i is None:
+                    at = by_input.get(f["file"])
+                    if at is None:
                         continue
-                    given, a = items[i], absolute[i]
+                    given, a = items[at], absolute[at]
                     f["file"] = given["input"]
                     if f.get("output"):
                         f["output"] = given["output"]

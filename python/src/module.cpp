@@ -16,8 +16,8 @@
 
 #include <array>
 #include <cmath>
-#include <filesystem>
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>

@@ -213,13 +213,18 @@ def kill_worker_when_stalled(client: Any, mark: Path, killed: list[int]) -> thre
     return t
 
 
-def idle(client: Any) -> bool:
-    """No worker is executing a task (a released task's thread may still run)."""
+def idle(client: Any, twice: bool = False) -> bool:
+    """No worker is executing a task (a released task's thread may still run); twice: and 0.3 s later."""
     try:
         counts = client.run(lambda dask_worker: dask_worker.state.executing_count)
     except OSError:
         return False
-    return all(n == 0 for n in counts.values())
+    if not all(n == 0 for n in counts.values()):
+        return False
+    if twice:
+        time.sleep(0.3)
+        return idle(client)
+    return True
 
 
 # ---------------------------------------------------------------------------
@@ -361,8 +366,7 @@ def test_driver_killed_then_rerun_skips_finished_files(tmp_path: Path, job: Path
         assert driver.returncode == -signal.SIGKILL
         assert not (out / "batch_summary.json").exists()
         os.kill(stuck, signal.SIGKILL)  # the task it held was released with the driver's client
-        wait_for(lambda: idle(client) and (time.sleep(0.3) is None) and idle(client),
-                 "the workers to finish the released tasks")
+        wait_for(lambda: idle(client, twice=True), "the workers to finish the released tasks")
         finished = {p.stem for p in out.glob("f*.json")}
         assert 2 <= len(finished) < FILES and "f05" not in finished
 
@@ -480,6 +484,7 @@ def python_without(tmp_path: Path, keep: list[str]) -> Path:
     site.mkdir()
     for name in keep:
         mod = __import__(name)
+        assert mod.__file__ is not None
         src = Path(mod.__file__).parent
         (site / name).symlink_to(src)
         libs = src.parent / f"{name}.libs"
