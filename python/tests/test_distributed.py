@@ -417,6 +417,39 @@ def test_cli_scheduler_local(tmp_path: Path, job: Path) -> None:
     assert cfg.returncode == 2 and "did you mean 'mode'" in cfg.stderr
 
 
+def test_cli_scheduler_file_of_a_dask_scheduler_and_worker(tmp_path: Path, job: Path) -> None:
+    """`dask scheduler --scheduler-file` and `dask worker` as a user starts them, then --scheduler FILE.json."""
+    ref = cli_reference(job, tmp_path / "ref")
+    sched_file = tmp_path / "scheduler.json"
+    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable}
+    started = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+                                 str(sched_file), "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+                                env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        wait_for(sched_file.exists, "the scheduler file")
+        started.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                         str(sched_file), "--nthreads", "2", "--no-dashboard", "--host",
+                                         "127.0.0.1"], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL))
+        p = subprocess.run([cli(), "batch", str(job), *inputs_of(job), "--scheduler", str(sched_file), "--out-dir",
+                            str(tmp_path / "dask"), "--quiet"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+    finally:
+        for proc in reversed(started):
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""  # --quiet
+    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
+    assert per_file(summary, tmp_path / "dask") == per_file(ref, tmp_path / "ref")
+    assert outputs(tmp_path / "dask") == outputs(tmp_path / "ref")
+    assert len(summary["workers"]) == 1 and summary["workers"][0]["threads"] == 2
+
+
 def test_cli_scheduler_sigterm_is_forwarded_and_the_child_reaped(tmp_path: Path, job: Path, shim: str) -> None:
     log, mark, errors = tmp_path / "commits.log", tmp_path / "stall.pid", tmp_path / "stderr.txt"
     env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable, "LD_PRELOAD": shim, "SIGSTREAM_COMMIT_LOG": str(log),
