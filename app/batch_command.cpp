@@ -2,13 +2,22 @@
 // (SPEC §1, §10; pipeline/batch.hpp, pipeline/batch_shard.hpp).
 #include "app/batch_command.hpp"
 
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "pipeline/batch.hpp"
@@ -36,9 +45,9 @@ int run_merge(const BatchFlags& f, const std::vector<std::string>& sets, const B
     extra = "CONFIG '" + f.config_path + "'";
   else if (!sets.empty())
     extra = "--set";
-  for (const char* flag :
-       {"--shard", "--list-inputs", "--inputs-from", "--out-dir", "--force", "--verify",
-        "--backend", "--stats", "--files-per-device", "--keep-going", "--stop-on-error"})
+  for (const char* flag : {"--shard", "--list-inputs", "--inputs-from", "--out-dir", "--force",
+                           "--verify", "--backend", "--stats", "--files-per-device", "--keep-going",
+                           "--stop-on-error", "--scheduler"})
     if (extra.empty() && f.command->count(flag) > 0)
       extra = flag;
   if (!extra.empty())
@@ -63,6 +72,147 @@ int run_merge(const BatchFlags& f, const std::vector<std::string>& sets, const B
                                    : std::string())
               << "\n";
   return r.exit_code == 0 ? 0 : 1;
+}
+
+// `--scheduler`: Python's sigstream.distributed runs the batch (the CLI never
+// links Python). Imports fail -> exit 2 naming the install; the rest of its
+// exit codes are the batch's.
+constexpr const char* kDaskHint =
+    "pip install '.[dask]' in sigstream's source folder (Dask: dask[distributed]==2026.8.0), or "
+    "point SIGSTREAM_PYTHON at a Python that has sigstream and Dask";
+
+constexpr const char* kBootstrap =
+    "import sys\n"
+    "try:\n"
+    "    from sigstream.distributed import main\n"
+    "except ImportError as e:\n"
+    "    sys.stderr.write('sigstream: error: batch --scheduler runs the Python package '\n"
+    "                     'sigstream with Dask, and ' + sys.executable + ' cannot import it ('\n"
+    "                     + str(e) + '): ' + sys.argv[1] + '\\n')\n"
+    "    sys.exit(2)\n"
+    "sys.exit(main(sys.argv[2:]))\n";
+
+std::vector<std::string> scheduler_args(const BatchFlags& f, const std::vector<std::string>& sets,
+                                        const BatchCommon& c) {
+  std::vector<std::string> a = {"--scheduler", f.scheduler};
+  for (const std::string& s : sets)
+    a.insert(a.end(), {"--set", s});
+  if (!f.out_dir.empty())
+    a.insert(a.end(), {"--out-dir", f.out_dir});
+  if (f.command->count("--keep-going") > 0)
+    a.push_back("--keep-going");
+  if (f.command->count("--stop-on-error") > 0)
+    a.push_back("--stop-on-error");
+  if (f.force)
+    a.push_back("--force");
+  if (!c.backend.empty())
+    a.insert(a.end(), {"--backend", c.backend});
+  if (c.verify)
+    a.push_back("--verify");
+  if (c.quiet)
+    a.push_back("--quiet");
+  if (c.no_progress)
+    a.push_back("--no-progress");
+  if (!c.stats.empty())
+    a.insert(a.end(), {"--stats", c.stats});
+  a.insert(a.end(), {"--files-per-device", std::to_string(f.files_per_device)});
+  if (!f.inputs_from.empty())
+    a.insert(a.end(), {"--inputs-from", f.inputs_from});
+  // Positionals after "--": an input may start with '-'.
+  a.insert(a.end(), {"--", f.config_path});
+  a.insert(a.end(), f.inputs.begin(), f.inputs.end());
+  return a;
+}
+
+// Runs python with `args` and waits for it. SIGINT and SIGTERM sent to this
+// process are passed on to the child (one from the terminal already reached
+// it: same process group), which stops its batch and writes the summary;
+// the child is always reaped. Returns its exit code (128 + signal if killed),
+// or -1 (errno set) if it could not start.
+int run_child(const std::string& python, const std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(python.c_str()));
+  for (const std::string& s : args)
+    argv.push_back(const_cast<char*>(s.c_str()));
+  argv.push_back(nullptr);
+
+  // The signals wait for sigtimedwait below instead of the handlers; the child
+  // starts with the mask and dispositions this process was given.
+  sigset_t waited, old;
+  sigemptyset(&waited);
+  for (int sig : {SIGINT, SIGTERM, SIGCHLD})
+    sigaddset(&waited, sig);
+  struct sigaction chld {};
+  struct sigaction old_chld {};
+  chld.sa_handler = SIG_DFL; // an inherited SIG_IGN would reap the child behind our back
+  sigaction(SIGCHLD, &chld, &old_chld);
+  pthread_sigmask(SIG_BLOCK, &waited, &old);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  for (int sig : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE})
+    sigaddset(&defaults, sig);
+  posix_spawnattr_setsigmask(&attr, &old);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  const int rc = posix_spawnp(&pid, python.c_str(), nullptr, &attr, argv.data(), environ);
+  posix_spawnattr_destroy(&attr);
+  int code = -1;
+  if (rc != 0) {
+    errno = rc;
+  } else {
+    const timespec tick{0, 200'000'000};
+    for (;;) {
+      siginfo_t si{};
+      const int sig = sigtimedwait(&waited, &si, &tick);
+      if ((sig == SIGINT || sig == SIGTERM) && si.si_code != SI_KERNEL)
+        ::kill(pid, sig);
+      int status = 0;
+      const pid_t r = ::waitpid(pid, &status, WNOHANG);
+      if (r == pid) {
+        code = WIFEXITED(status) ? WEXITSTATUS(status)
+                                 : (WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1);
+        break;
+      }
+      if (r < 0 && errno != EINTR) {
+        code = 1;
+        break;
+      }
+    }
+  }
+  const int saved = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  sigaction(SIGCHLD, &old_chld, nullptr);
+  errno = saved;
+  return code;
+}
+
+int run_on_scheduler(const BatchFlags& f, const std::vector<std::string>& sets,
+                     const BatchCommon& c) {
+  for (const char* flag : {"--shard", "--list-inputs"})
+    if (f.command->count(flag) > 0)
+      throw config_error(
+          std::string("batch --scheduler runs the whole batch on a Dask cluster and takes no ") +
+          flag + " (shards are for engines without a scheduler: sigstream batch --help)");
+  if (!f.inputs_from.empty() && !f.inputs.empty())
+    throw config_error("batch: --inputs-from '" + f.inputs_from +
+                       "' gives the inputs, and so does INPUT '" + f.inputs.front() +
+                       "': give one or the other");
+  const char* env = std::getenv("SIGSTREAM_PYTHON");
+  const std::string python = env != nullptr && *env != '\0' ? env : "python3";
+  std::vector<std::string> args = {"-c", kBootstrap, kDaskHint};
+  for (std::string& a : scheduler_args(f, sets, c))
+    args.push_back(std::move(a));
+  const int code = run_child(python, args);
+  if (code < 0) {
+    std::cerr << "sigstream: error: batch --scheduler runs Python ('" << python
+              << "', or $SIGSTREAM_PYTHON) and it could not start: " << std::strerror(errno) << "; "
+              << kDaskHint << "\n";
+    return 2;
+  }
+  return code;
 }
 
 } // namespace
@@ -106,19 +256,37 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
           "Merge DIR/batch_summary.I-of-N.json into DIR/batch_summary.json and .csv (no CONFIG); "
           "missing shards: exit 1 and their --array= list")
       ->type_name("DIR");
+  batch
+      ->add_option(
+          "--scheduler", f.scheduler,
+          "Run the batch on a Dask cluster through Python (sigstream.distributed, pip install "
+          "'.[dask]'): a scheduler's address (tcp://host:8786), its scheduler file (FILE.json), "
+          "or local[:N]: N workers on this host, one per GPU (all GPUs; CPU workers without)")
+      ->type_name("ADDRESS|FILE.json|local[:N]");
   batch->footer(
       "Shards: N processes, each with --shard I/N (0 <= I < N) and one out_dir, cover the files "
       "once; then\n"
       "`sigstream batch --merge OUT_DIR`. A Slurm array (sbatch --array=0-3, 1-4%2 or 0-6:2): "
       "--shard auto.\n"
       "A Kubernetes Indexed Job: --shard $JOB_COMPLETION_INDEX/N. For shards started hours apart:\n"
-      "`--list-inputs > LIST` once, then `--inputs-from LIST` in every shard.\n");
+      "`--list-inputs > LIST` once, then `--inputs-from LIST` in every shard.\n"
+      "A Dask cluster: --scheduler local (one worker per GPU here), --scheduler\n"
+      "tcp://host:8786, or --scheduler FILE.json (dask scheduler --scheduler-file FILE.json).\n");
   return batch;
 }
 
 int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const BatchCommon& c) {
   if (!f.merge_dir.empty())
     return run_merge(f, sets, c);
+  if (f.command->count("--scheduler") > 0) {
+    if (f.config_path.empty())
+      throw config_error(
+          "batch --scheduler: CONFIG is required (sigstream batch CONFIG.yaml [INPUT...] "
+          "--scheduler ADDRESS|FILE.json|local[:N])");
+    if (f.scheduler.empty())
+      throw config_error("--scheduler: expected ADDRESS, FILE.json or local[:N], got ''");
+    return run_on_scheduler(f, sets, c);
+  }
   if (f.config_path.empty())
     throw config_error(
         "batch: CONFIG is required (sigstream batch CONFIG.yaml [INPUT...]), or --merge DIR to "

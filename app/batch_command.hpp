@@ -17,6 +17,7 @@ struct BatchFlags {
   bool list_inputs = false;
   std::string inputs_from; // FILE, or "-" for standard input
   std::string merge_dir;
+  std::string scheduler; // ADDRESS, FILE.json or local[:N]: the batch runs on Dask, through Python
   CLI::App* command = nullptr;
 };
 

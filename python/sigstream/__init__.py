@@ -383,31 +383,76 @@ def batch(
     inputs: Iterable[str | os.PathLike[str]] = (),
     overrides: Iterable[str] = (),
     out_dir: str | os.PathLike[str] | None = None,
-    keep_going: bool = True,
+    keep_going: bool | None = None,
     force: bool = False,
     verify: bool = False,
     quiet: bool = False,
+    *,
+    client: Any = None,
+    backend: str | None = None,
+    progress: bool = True,
+    summary_path: str | os.PathLike[str] | None = None,
+    files_per_task: int = 1,
 ) -> dict[str, Any]:
     """Run a batch config over many files (``sigstream batch``) and return its summary as a dict.
 
     inputs: files, folders or globs added to the config's ``batch.inputs``.
-    The summary is the CLI's batch_summary.json (also written to out_dir): a
-    file that fails is reported in it ("files": "status" and "error") and,
-    unless keep_going=False, the others still run; "exit_code" is the CLI's
-    exit status (1 when a file failed).
+    The summary is the CLI's batch_summary.json (also written to out_dir, or
+    to summary_path): a file that fails is reported in it ("files": "status"
+    and "error") and, unless keep_going is False (default: the config's
+    ``batch.keep_going``), the others still run; "exit_code" is the CLI's exit
+    status (1 when a file failed). backend: "auto", "cpu" or "cuda" overrides
+    ``execution.backend`` (None: the config's). Files up to date are skipped
+    (force=True redoes them), as the CLI's resume does.
+
+    client: a ``distributed.Client``. Without one the batch runs in this
+    process. With one, its files go to the Dask workers as tasks of
+    ``files_per_task`` files (see ``sigstream.distributed``: the driver moves
+    paths and summaries, never samples; a task retried after its worker died
+    skips what its first attempt committed, with force too), and one progress
+    line is drawn on stderr when it is a terminal (not with quiet or
+    progress=False). The inputs and out_dir must be on a file system the
+    workers share. Ctrl-C cancels the tasks, writes the summary of what was
+    done and raises KeyboardInterrupt (re-running resumes).
     """
     text, origin = _config_text(config)
+    sets = [str(o) for o in overrides]
+    if backend is not None:
+        _check_choice("backend", backend, _BACKENDS)
+    if client is not None:
+        from .distributed import run_batch_on_client
+
+        return run_batch_on_client(
+            client,
+            text,
+            origin,
+            "" if isinstance(config, Mapping) else os.fspath(config),
+            sets,
+            [os.fspath(i) for i in inputs],
+            None if out_dir is None else os.fspath(out_dir),
+            keep_going,
+            bool(force),
+            bool(verify),
+            bool(quiet),
+            backend,
+            progress=bool(progress),
+            summary_path=None if summary_path is None else os.fspath(summary_path),
+            files_per_task=int(files_per_task),
+        )
+    if backend is not None:
+        sets.append(f"execution.backend={backend}")
     summary_json, code = _core.batch(
         text,
         origin,
-        [str(o) for o in overrides],
+        sets,
         [os.fspath(i) for i in inputs],
         None if out_dir is None else os.fspath(out_dir),
-        bool(keep_going),
+        keep_going,
         bool(force),
         bool(verify),
         bool(quiet),
+        "" if summary_path is None else os.fspath(summary_path),
     )
     summary: dict[str, Any] = json.loads(summary_json)
-    summary.setdefault("exit_code", code)
+    summary["exit_code"] = code
     return summary

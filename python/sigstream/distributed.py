@@ -1,0 +1,757 @@
+"""sigstream batches on a Dask cluster (SPEC §10): ``sigstream.batch(..., client=...)``,
+:func:`local_cluster`, and ``python -m sigstream.distributed`` behind
+``sigstream batch --scheduler``.
+
+    >>> import sigstream, sigstream.distributed
+    >>> from distributed import Client
+    >>> with sigstream.distributed.local_cluster(gpus="all") as cluster, Client(cluster) as client:
+    ...     summary = sigstream.batch("job.yaml", ["in/*.wav"], out_dir="out", client=client)
+
+How a batch runs there. The driver (the process calling ``batch``) plans the
+batch once, as ``sigstream batch`` does (inputs expanded and sorted, every
+output path fixed), and submits one task per file (``files_per_task``) to the
+workers, largest files first, a bounded number at a time. A task runs the
+C++ batch over its files in the worker process, where ``sigstream._core``
+stays loaded: a worker keeps its CUDA context, its pinned buffers and its
+plans from file to file. The task returns the files' summary entries; the
+driver merges them with the C++ merge (``sigstream batch --merge``'s) into
+the CLI's batch_summary.json/.csv in out_dir. Only paths and summaries cross
+the network, never samples: files are read and written by the workers, so
+the inputs and out_dir must be on a file system every worker sees under the
+same paths (the driver makes relative paths absolute in its own working
+folder). A config's relative ``taps_file`` is read from each worker's working
+folder: give an absolute path for workers on other hosts.
+
+Exactly once under at-least-once. Dask runs a task again when its worker
+dies (up to ``distributed.scheduler.allowed-failures`` times). Each output is
+committed atomically (renamed or linked into place complete), and a file is
+done once its statistics JSON, written last, is committed: a retried task
+finds such a file up to date and skips it. With ``force=True`` the driver
+notes each file's statistics JSON (inode, mtime, size) when it plans, and a
+task forces only files whose statistics are still those it noted, so a retry
+does not redo a file that the first attempt of this same batch committed. A
+file that fails is a "failed" entry of the summary, never a retried task; a
+task whose worker died on every try (``KilledWorker``) makes its files failed
+entries too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, TextIO, Union
+
+from . import _core
+from .errors import ConfigError, Error, InputError
+
+if TYPE_CHECKING:  # distributed is the optional `dask` extra: imported where used
+    from distributed import Client, SpecCluster
+
+__all__ = ["local_cluster", "main"]
+
+INSTALL_HINT = "pip install '.[dask]' in sigstream's source folder (dask[distributed]==2026.8.0)"
+
+# A file's statistics JSON as the driver saw it: (inode, mtime in ns, size), or None when missing.
+Identity = Optional[tuple[int, int, int]]
+
+
+def _require_distributed() -> None:
+    try:
+        import distributed  # noqa: F401
+    except ImportError as e:
+        raise ImportError(f"Dask is not installed for {sys.executable} ({e}): {INSTALL_HINT}") from e
+
+
+# ---------------------------------------------------------------------------
+# Local clusters
+
+
+def _visible_gpus() -> list[str]:
+    """The CUDA devices this process sees, each as the CUDA_VISIBLE_DEVICES entry that selects it."""
+    count = int(_core.cuda_device_count()) if _core.has_cuda else 0
+    if count <= 0:
+        return []
+    parent = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if parent is not None:
+        entries = [e.strip() for e in parent.split(",") if e.strip()]
+        if len(entries) >= count:
+            return entries[:count]
+    return [str(i) for i in range(count)]
+
+
+def local_cluster(
+    gpus: Union[str, int] = "all",
+    files_per_gpu: int = 2,
+    *,
+    cpu_workers: Optional[int] = None,
+    scheduler_options: Optional[Mapping[str, Any]] = None,
+    worker_options: Optional[Mapping[str, Any]] = None,
+    **kw: Any,
+) -> SpecCluster:
+    """A Dask cluster on this host for sigstream batches: one worker process per GPU.
+
+    gpus: "all" (every GPU this process sees), a number N (the first N;
+    ValueError if fewer exist) or 0 (CPU workers). Each GPU worker is a
+    separate process (a ``distributed.Nanny``) whose ``CUDA_VISIBLE_DEVICES``
+    names its GPU alone, with ``files_per_gpu`` threads: that many files in
+    flight on the GPU, their reading and writing overlapping the GPU's work.
+    Without GPUs (gpus=0, a build without CUDA, or no device found) the
+    workers are CPU workers: ``cpu_workers`` processes (default: N when a
+    number N of GPUs was asked for, else 1) of ``files_per_gpu`` threads,
+    the CPU cores shared among their files (SIGSTREAM_FILE_THREADS in each
+    worker's environment). The scheduler listens on 127.0.0.1 without a
+    dashboard unless ``scheduler_options`` say otherwise; ``worker_options``
+    go to every Nanny, the other keywords to ``distributed.SpecCluster``
+    (the scheduler's and workers' logs below ERROR are silenced unless
+    ``silence_logs`` says otherwise).
+
+    Use it as a context manager, or close it: ``with local_cluster() as c,
+    Client(c) as client: ...``.
+    """
+    _require_distributed()
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    if int(files_per_gpu) < 1:
+        raise ValueError(f"files_per_gpu must be >= 1 (got {files_per_gpu})")
+    files_per_gpu = int(files_per_gpu)
+    visible = _visible_gpus()
+    if gpus == "all":
+        chosen = visible
+    elif isinstance(gpus, int) and not isinstance(gpus, bool) and gpus >= 0:
+        if visible and gpus > len(visible):
+            raise ValueError(f"gpus={gpus}: this host has {len(visible)} GPU(s) visible "
+                             f"({', '.join(visible)}); ask for at most {len(visible)}, or gpus='all'")
+        chosen = visible[:gpus]
+    else:
+        raise ValueError(f"gpus must be 'all' or a whole number >= 0 (got {gpus!r})")
+
+    kw.setdefault("silence_logs", logging.ERROR)
+    extra = {"silence_logs": kw["silence_logs"], **dict(worker_options or {})}
+    extra_env = dict(extra.pop("env", {}) or {})
+    workers: dict[str, dict[str, Any]] = {}
+    cores = _cores()
+    if chosen:
+        per_file = max(1, cores // (len(chosen) * files_per_gpu))
+        for dev in chosen:
+            env = {**extra_env, "CUDA_VISIBLE_DEVICES": dev, "SIGSTREAM_FILE_THREADS": str(per_file)}
+            workers[f"gpu-{dev}"] = {"cls": Nanny, "options": {"nthreads": files_per_gpu, "env": env, **extra}}
+    else:
+        if cpu_workers is not None:
+            n = int(cpu_workers)
+        else:
+            n = gpus if isinstance(gpus, int) and gpus > 0 else 1
+        if n < 1:
+            raise ValueError(f"cpu_workers must be >= 1 (got {cpu_workers})")
+        per_file = max(1, cores // (n * files_per_gpu))
+        for k in range(n):
+            # No GPU for CPU workers, even where the host has one.
+            env = {**extra_env, "CUDA_VISIBLE_DEVICES": "", "SIGSTREAM_FILE_THREADS": str(per_file)}
+            workers[f"cpu-{k}"] = {"cls": Nanny, "options": {"nthreads": files_per_gpu, "env": env, **extra}}
+    sched = {"host": "127.0.0.1", "port": 0, "dashboard": False, "dashboard_address": ":0",
+             **dict(scheduler_options or {})}
+    return SpecCluster(workers=workers, scheduler={"cls": Scheduler, "options": sched}, **kw)
+
+
+# ---------------------------------------------------------------------------
+# What runs on a worker
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every task of one batch shares (pickled with each task: a few kB)."""
+
+    yaml: str
+    origin: str
+    overrides: tuple[str, ...]  # the user's, and execution.backend as the driver resolved it
+    out_dir: str  # absolute
+    config_path: str  # absolute, "" for a dict config (the resume check's dependency)
+    verify: bool
+    threads: int  # the config's execution.threads (0: the task chooses)
+
+
+def _identity(path: str) -> Identity:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _file_threads() -> int:
+    """CPU threads for one file's pipeline in this worker: its share of the host's cores."""
+    env = os.environ.get("SIGSTREAM_FILE_THREADS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    nthreads = 1
+    try:
+        from distributed import get_worker
+
+        nthreads = max(1, int(get_worker().state.nthreads))
+    except (ImportError, ValueError, AttributeError):
+        pass
+    return max(1, _cores() // nthreads)
+
+
+def _cores() -> int:
+    """The CPUs this process may run on (a Slurm or container allocation, not the whole machine)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _physical(local: Any) -> Any:
+    """A CUDA ordinal of this process as the host numbers it (CUDA_VISIBLE_DEVICES maps them)."""
+    entries = [e.strip() for e in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if e.strip()]
+    if isinstance(local, int) and not isinstance(local, bool) and 0 <= local < len(entries):
+        return int(entries[local]) if entries[local].isdigit() else entries[local]
+    return local
+
+
+def _host_numbering(summary_text: str) -> str:
+    """The summary with its device ordinals as the host numbers them (one GPU per worker sees only 0)."""
+    if not os.environ.get("CUDA_VISIBLE_DEVICES"):
+        return summary_text
+    s = json.loads(summary_text)
+    for f in s.get("files", []):
+        f["device"] = _physical(f.get("device"))
+    for d in s.get("devices", []):
+        d["device"] = _physical(d.get("device"))
+    for w in s.get("workers", []):
+        w["device"] = _physical(w.get("device"))
+    return json.dumps(s)
+
+
+def _worker_facts(summary_text: str) -> dict[str, Any]:
+    facts: dict[str, Any] = {"host": socket.gethostname(), "pid": os.getpid()}
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+        facts["address"] = w.address
+        facts["threads"] = int(w.state.nthreads)
+    except (ImportError, ValueError):
+        facts["address"] = ""
+        facts["threads"] = 1
+    devices = [d.get("device") for d in json.loads(summary_text).get("devices", [])]
+    facts["device"] = devices[0] if len(devices) == 1 else ("cpu" if not devices else devices)
+    return facts
+
+
+def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]]) -> dict[str, Any]:
+    """Runs one task's files in this worker; returns {"summary": JSON text, "worker": facts}.
+
+    noted: with force, each file's statistics identity when the driver
+    planned; a file is forced only while its statistics are still those.
+    """
+    overrides = list(job.overrides)
+    if job.threads == 0:
+        overrides.append(f"execution.threads={_file_threads()}")
+    groups: list[tuple[list[dict[str, Any]], bool]]
+    if noted is None:
+        groups = [(items, False)]
+    else:
+        still = [_identity(it["stats_json"]) == (tuple(n) if n is not None else None) for it, n in zip(items, noted)]
+        groups = [([it for it, s in zip(items, still) if s], True), ([it for it, s in zip(items, still) if not s], False)]
+        groups = [g for g in groups if g[0]]
+    texts = [
+        _core.batch_items(job.yaml, job.origin, overrides, json.dumps(g), job.out_dir, force, job.verify, 1,
+                          job.config_path, True)
+        for g, force in groups
+    ]
+    text = texts[0] if len(texts) == 1 else _core.merge_summaries(texts, job.out_dir, None, None)
+    text = _host_numbering(text)
+    return {"summary": text, "worker": _worker_facts(text)}
+
+
+def _worker_check() -> dict[str, Any]:
+    """What the driver asks every worker before a batch (client.run)."""
+    import sigstream
+
+    return {"cuda": sigstream.cuda_available(), "version": sigstream.__version__, "host": socket.gethostname()}
+
+
+# ---------------------------------------------------------------------------
+# The driver
+
+
+class _Display:
+    """Log lines and one progress line on stderr (the line only on a terminal)."""
+
+    def __init__(self, files: int, total_bytes: int, progress: bool, quiet: bool, stream: TextIO) -> None:
+        self.stream = stream
+        self.quiet = quiet
+        self.enabled = progress and not quiet and stream.isatty()
+        self.files = files
+        self.total_bytes = total_bytes
+        self.start = time.monotonic()
+        self.drawn = False
+        self.last = 0.0
+        self.state = (0, 0, 0, 0)
+
+    def say(self, line: str, failure: bool = False) -> None:
+        if self.quiet and not failure:
+            return
+        self._clear()
+        self.stream.write(f"sigstream: {line}\n")
+        self.stream.flush()
+        if self.drawn:
+            self._draw()
+
+    def update(self, done: int, bytes_done: int, failed: int, running: int) -> None:
+        self.state = (done, bytes_done, failed, running)
+        now = time.monotonic()
+        if self.enabled and (done >= self.files or now - self.last >= 0.1):
+            self.last = now
+            self._draw()
+
+    def finish(self) -> None:
+        self._clear()
+        self.drawn = False
+        self.enabled = False
+
+    def _clear(self) -> None:
+        if self.enabled and self.drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+    def _draw(self) -> None:
+        done, bytes_done, failed, running = self.state
+        secs = time.monotonic() - self.start
+        frac = bytes_done / self.total_bytes if self.total_bytes > 0 else (done / self.files if self.files else 1.0)
+        rate = bytes_done / secs if secs > 0 else 0.0
+        eta = f"ETA {(self.total_bytes - bytes_done) / rate:.0f} s" if rate > 0 else "ETA --"
+        filled = int(min(max(frac, 0.0), 1.0) * 24)
+        bar = "#" * filled + "." * (24 - filled)
+        fail = f"  failed {failed}" if failed else ""
+        self.stream.write(f"\r[{bar}] {done}/{self.files} files  {_human(bytes_done)}/{_human(self.total_bytes)}  "
+                          f"{_human(rate)}/s  {eta}  {running} running{fail}\033[K")
+        self.stream.flush()
+        self.drawn = True
+
+
+def _human(b: float) -> str:
+    units = ["B", "kB", "MB", "GB", "TB"]
+    u = 0
+    while b >= 1000.0 and u < 4:
+        b /= 1000.0
+        u += 1
+    return f"{b:.0f} {units[u]}" if u == 0 else f"{b:.1f} {units[u]}"
+
+
+def _absolute(item: dict[str, Any]) -> dict[str, Any]:
+    out = dict(item)
+    for k in ("input", "output", "stats_json", "stats_csv"):
+        if out.get(k):
+            out[k] = os.path.abspath(out[k])
+    return out
+
+
+def _entries_summary(fingerprint: str, files: list[dict[str, Any]], interrupted: bool = False,
+                     stopped: bool = False) -> str:
+    """A summary of files the driver never got results for (not run, interrupted, lost)."""
+    return json.dumps({"config_fingerprint": fingerprint, "interrupted": interrupted,
+                       "stopped_at_failure": stopped, "files": files})
+
+
+def _resolve_backend(client: Client, wanted: str, display: _Display) -> str:
+    """'cpu' or 'cuda' for every task: one backend, so one config fingerprint and one resume record."""
+    try:
+        facts: dict[str, dict[str, Any]] = client.run(_worker_check)
+    except ImportError as e:
+        raise InputError(f"batch: the Dask workers cannot import sigstream ({e}); install it where the workers "
+                         f"run: {INSTALL_HINT}") from None
+    import sigstream
+
+    versions = sorted({str(f.get("version")) for f in facts.values()})
+    if versions != [sigstream.__version__]:
+        display.say(f"batch: warning: the workers run sigstream {', '.join(versions)}, this driver "
+                    f"{sigstream.__version__}")
+    with_cuda = [a for a, f in facts.items() if f.get("cuda")]
+    if wanted == "cpu":
+        return "cpu"
+    if wanted == "cuda":
+        if len(with_cuda) < len(facts):
+            missing = sorted(set(facts) - set(with_cuda))
+            raise sigstream.CudaError(f"backend 'cuda': {len(missing)} of {len(facts)} Dask worker(s) have no CUDA "
+                                      f"device ({', '.join(missing[:3])}); use backend='auto' or 'cpu'")
+        return "cuda"
+    if with_cuda and len(with_cuda) == len(facts):
+        return "cuda"
+    if with_cuda:
+        display.say(f"batch: warning: only {len(with_cuda)} of {len(facts)} Dask workers have a CUDA device: the "
+                    "batch runs on the CPU backend everywhere (one backend per batch keeps its outputs and resume "
+                    "records alike); backend='cuda' with GPU workers only uses the GPUs")
+    return "cpu"
+
+
+def _threads_of(client: Client) -> int:
+    try:
+        return sum(int(n) for n in client.nthreads().values())
+    except (OSError, ValueError):
+        return 0
+
+
+@dataclass
+class _Planned:
+    """A batch planned by the driver, before any worker is asked."""
+
+    plan: dict[str, Any]
+    config_text: str
+    origin: str
+    config_path: str
+    overrides: list[str]
+    keep_going: bool
+
+
+def _plan(config_text: str, origin: str, config_path: str, overrides: Sequence[str], inputs: Sequence[str],
+          out_dir: Optional[str], keep_going: Optional[bool], backend: Optional[str], quiet: bool,
+          list_text: Optional[str] = None, list_origin: str = "") -> _Planned:
+    """The batch's whole sorted list and every path it writes (config errors raise ConfigError here)."""
+    sets = [str(o) for o in overrides]
+    if backend is not None:
+        sets.append(f"execution.backend={backend}")
+    plan = json.loads(_core.batch_plan(config_text, origin, sets, list(inputs), list_text, list_origin, out_dir,
+                                       quiet))
+    keep = plan["keep_going"] if keep_going is None else bool(keep_going)
+    return _Planned(plan, config_text, origin, config_path, sets, keep)
+
+
+def run_batch_on_client(
+    client: Client,
+    config_text: str,
+    origin: str,
+    config_path: str,
+    overrides: Sequence[str],
+    inputs: Sequence[str],
+    out_dir: Optional[str],
+    keep_going: Optional[bool],
+    force: bool,
+    verify: bool,
+    quiet: bool,
+    backend: Optional[str],
+    progress: bool = True,
+    summary_path: Optional[str] = None,
+    files_per_task: int = 1,
+    stream: Optional[TextIO] = None,
+) -> dict[str, Any]:
+    """The distributed batch behind ``sigstream.batch(client=...)`` (see the module's docstring)."""
+    planned = _plan(config_text, origin, config_path, overrides, inputs, out_dir, keep_going, backend, quiet)
+    return _run_planned(client, planned, force, verify, quiet, progress, summary_path, files_per_task, stream)
+
+
+def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, quiet: bool, progress: bool,
+                 summary_path: Optional[str], files_per_task: int, stream: Optional[TextIO]) -> dict[str, Any]:
+    t0 = time.monotonic()
+    out = stream if stream is not None else sys.stderr
+    if int(files_per_task) < 1:
+        raise ValueError(f"files_per_task must be >= 1 (got {files_per_task})")
+    plan = planned.plan
+    items: list[dict[str, Any]] = plan["items"]
+    given_out_dir: str = plan["out_dir"]
+    keep = planned.keep_going
+    config_text, origin, config_path, overrides = (planned.config_text, planned.origin, planned.config_path,
+                                                   planned.overrides)
+    display = _Display(len(items), sum(int(it["bytes"]) for it in items), progress, quiet, out)
+
+    if not client.nthreads():
+        display.say("batch: waiting for a Dask worker to join the scheduler ...")
+        client.wait_for_workers(1)
+    resolved = _resolve_backend(client, plan["backend"], display)
+    fingerprint: str = plan["config_fingerprint"][resolved]
+    job = _Job(yaml=config_text, origin=origin, overrides=(*overrides, f"execution.backend={resolved}"),
+               out_dir=os.path.abspath(given_out_dir), config_path=os.path.abspath(config_path) if config_path else "",
+               verify=bool(verify), threads=int(plan.get("threads", 0)))
+
+    # Tasks, largest files first (as the CLI hands files out), files_per_task each.
+    order = sorted(range(len(items)), key=lambda i: -int(items[i]["bytes"]))
+    tasks = [order[k:k + files_per_task] for k in range(0, len(order), files_per_task)]
+    absolute = [_absolute(it) for it in items]
+    noted = [_identity(a["stats_json"]) for a in absolute] if force else None
+    by_input = {a["input"]: i for i, a in enumerate(absolute)}
+    batch_id = uuid.uuid4().hex[:12]
+    workers_now = len(client.nthreads())
+    display.say(f"batch: {len(items)} file{'s' if len(items) != 1 else ''} in {len(tasks)} task(s) on a Dask cluster "
+                f"({workers_now} worker(s), {_threads_of(client)} thread(s), backend {resolved}) -> {given_out_dir}")
+
+    from distributed import as_completed
+
+    texts: list[str] = []
+    workers: dict[str, dict[str, Any]] = {}
+    pending: dict[Any, int] = {}  # future -> task index
+    submitted = 0
+    done_files = done_bytes = failures = 0
+    stopped = interrupted = False
+    window_at = 0.0
+    window = 4
+    ac = as_completed()
+
+    def submit_more() -> None:
+        nonlocal submitted, window, window_at
+        now = time.monotonic()
+        if now - window_at > 1.0:  # workers may join or leave: a few tasks per thread in flight
+            window = max(4, 2 * _threads_of(client) + 2)
+            window_at = now
+        while submitted < len(tasks) and len(pending) < window and not stopped:
+            idx = tasks[submitted]
+            fut = client.submit(_task, job, [absolute[i] for i in idx],
+                                None if noted is None else [noted[i] for i in idx],
+                                key=f"sigstream-batch-{batch_id}-{submitted}", pure=False)
+            pending[fut] = submitted
+            ac.add(fut)
+            submitted += 1
+
+    def lost(idx: list[int], status: str, why: Optional[str]) -> None:
+        files = [{"file": items[i]["input"], "status": status, "error": f"{items[i]['input']}: {why}" if why else None,
+                  "bytes": int(items[i]["bytes"])} for i in idx]
+        texts.append(_entries_summary(fingerprint, files, interrupted=status == "interrupted",
+                                      stopped=status == "not_run" and stopped))
+
+    try:
+        submit_more()
+        for fut in ac:
+            t = pending.pop(fut)
+            idx = tasks[t]
+            try:
+                outcome = fut.result()
+            except Exception as e:  # noqa: BLE001 - whatever a task raised becomes its files' error entries
+                why = f"{type(e).__name__}: {e}"
+                if type(e).__name__ == "KilledWorker":
+                    why = f"its Dask worker died on every try ({e})"
+                for k, i in enumerate(idx):
+                    display.say(f"[{done_files + k + 1}/{len(items)}] failed {items[i]['input']}: the task running it "
+                                f"failed: {why}", True)
+                lost(idx, "failed", f"the task running it failed: {why}")
+                failures += len(idx)
+                done_files += len(idx)
+                if not keep:
+                    stopped = True
+            else:
+                summary = json.loads(outcome["summary"])
+                w = outcome["worker"]
+                workers.setdefault(w.get("address") or f"{w['host']}:{w['pid']}", w)
+                for f in summary["files"]:
+                    at = by_input.get(f["file"])
+                    if at is None:
+                        continue
+                    given, a = items[at], absolute[at]
+                    f["file"] = given["input"]
+                    if f.get("output"):
+                        f["output"] = given["output"]
+                    if f.get("stats"):
+                        f["stats"] = given["stats_json"]
+                    if f.get("error"):
+                        f["error"] = f["error"].replace(a["input"], given["input"])
+                    done_files += 1
+                    done_bytes += int(given["bytes"])
+                    if f["status"] == "failed":
+                        failures += 1
+                        display.say(f"[{done_files}/{len(items)}] failed {f['error']}", True)
+                        if not keep:
+                            stopped = True
+                texts.append(json.dumps(summary))
+            display.update(done_files, done_bytes, failures, len(pending))
+            submit_more()
+    except KeyboardInterrupt:
+        interrupted = True
+        display.finish()
+        display.say("batch: interrupted: cancelling the tasks not finished", True)
+        for fut, t in pending.items():
+            lost(tasks[t], "interrupted",
+                 "the batch was interrupted while this file was in flight on a Dask worker (a re-run skips it if "
+                 "the worker completed it)")
+        client.cancel(list(pending))
+        pending.clear()
+    display.finish()
+    rest = [i for t in tasks[submitted:] for i in t]
+    if rest:
+        lost(rest, "not_run", None)
+
+    wall = time.monotonic() - t0
+    worker_list = [{"device": w.get("device", "cpu"), "threads": w.get("threads", 1), "host": w.get("host"),
+                    "address": w.get("address")} for w in workers.values()]
+    merged = _core.merge_summaries(texts, given_out_dir, wall, json.dumps(worker_list))
+    result: dict[str, Any] = json.loads(merged)
+    path = summary_path or plan["summary_json"]
+    try:
+        csv = _core.write_summary(merged, path)
+        written = True
+    except Error as e:
+        display.say(f"batch: error: cannot write the summary: {e}", True)
+        written = False
+    if result.get("interrupted"):
+        display.say("batch: interrupted: run the same command again to resume", True)
+    elif stopped and result["counts"]["not_run"] > 0:
+        display.say(f"batch: stopped at the first failure (keep_going is off): {result['counts']['not_run']} file(s) "
+                    "not started", True)
+    c = result["counts"]
+    line = f"batch: {c['ok']} ok, {c['failed']} failed, {c['skipped']} up to date"
+    if c["interrupted"] + c["not_run"] > 0:
+        line += f", {c['interrupted'] + c['not_run']} not done"
+    line += f" in {wall:.2f} s"
+    if wall > 0 and c["ok"] > 0:
+        line += f" ({c['ok'] / wall:.2f} files/s, {_human(result['bytes'] / wall)}/s)"
+    if written:
+        line += f"; summary: {path} and {os.path.basename(csv)}"
+    display.say(line, c["failed"] > 0)
+    if not written and result.get("exit_code", 0) == 0:
+        result["exit_code"] = 1
+    if interrupted:
+        raise _Interrupted(result)
+    return result
+
+
+class _Interrupted(KeyboardInterrupt):
+    """KeyboardInterrupt carrying the summary written for the interrupted batch."""
+
+    def __init__(self, summary: dict[str, Any]) -> None:
+        super().__init__("sigstream batch interrupted")
+        self.summary = summary
+
+
+# ---------------------------------------------------------------------------
+# python -m sigstream.distributed (sigstream batch --scheduler)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="sigstream batch --scheduler",
+        description="Run a sigstream batch on a Dask cluster (SPEC §10); `sigstream batch CONFIG [INPUT...] "
+                    "--scheduler ...` runs this.")
+    p.add_argument("config", metavar="CONFIG", help="YAML config with a batch: section")
+    p.add_argument("inputs", metavar="INPUT", nargs="*", help="more inputs: files, folders or globs")
+    p.add_argument("--scheduler", required=True, metavar="ADDRESS|FILE.json|local[:N]",
+                   help="a scheduler address (tcp://host:8786), a scheduler file (dask scheduler --scheduler-file), "
+                        "or local[:N]: a cluster on this host with N GPU workers (all GPUs; CPU workers without)")
+    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY.PATH=VALUE",
+                   help="override a config value (repeatable)")
+    p.add_argument("--out-dir", help="output folder (overrides batch.out_dir)")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--keep-going", dest="keep_going", action="store_true", default=None)
+    g.add_argument("--stop-on-error", dest="keep_going", action="store_false")
+    p.add_argument("--force", action="store_true", help="redo files whose outputs are up to date")
+    p.add_argument("--backend", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--verify", action="store_true")
+    p.add_argument("-q", "--quiet", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--stats", metavar="FILE.json", help="the summary's path (default OUT_DIR/batch_summary.json)")
+    p.add_argument("--files-per-device", type=int, default=2, help="local[:N]: files in flight per GPU worker")
+    p.add_argument("--files-per-task", type=int, default=1, help="files a Dask task runs")
+    p.add_argument("--inputs-from", metavar="FILE", help="take the inputs from a list (- = standard input)")
+    return p
+
+
+class _UsageError(Exception):
+    pass
+
+
+def _local_gpus(spec: str) -> Union[str, int]:
+    if spec == "local":
+        return "all"
+    n = spec[len("local:"):]
+    if not n.isdigit():
+        raise _UsageError(f"--scheduler '{spec}': expected local or local:N with N a whole number of GPU workers")
+    return int(n)
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """``sigstream batch --scheduler``'s work; returns the CLI's exit code (0, 1, 2 or 130)."""
+    err = sys.stderr
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as e:  # argparse: usage errors exit 2, --help 0
+        return int(e.code) if isinstance(e.code, int) else 2
+    try:
+        _require_distributed()
+    except ImportError as e:
+        err.write(f"sigstream: error: batch --scheduler: {e}; or point SIGSTREAM_PYTHON at a Python that has "
+                  "sigstream and Dask\n")
+        return 2
+    from distributed import Client
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    from . import _config_text
+
+    try:
+        if args.inputs_from and args.inputs:
+            raise ConfigError(f"batch: --inputs-from '{args.inputs_from}' gives the inputs, and so does INPUT "
+                              f"'{args.inputs[0]}': give one or the other")
+        list_text = None
+        if args.inputs_from:
+            if args.inputs_from == "-":
+                list_text = sys.stdin.read()
+            else:
+                try:
+                    with open(args.inputs_from, encoding="utf-8") as f:
+                        list_text = f.read()
+                except OSError as e:
+                    raise ConfigError(f"--inputs-from: cannot read '{args.inputs_from}': {e.strerror}") from None
+        spec = args.scheduler
+        gpus = _local_gpus(spec) if spec == "local" or spec.startswith("local:") else None
+        if gpus is None and spec.endswith(".json") and not os.path.isfile(spec):
+            raise _UsageError(f"--scheduler '{spec}': no such scheduler file (dask scheduler --scheduler-file "
+                              "FILE.json writes it)")
+        text, origin = _config_text(args.config)
+        if args.files_per_task < 1 or args.files_per_device < 1:
+            raise _UsageError("--files-per-task and --files-per-device must be 1 or more")
+        # Planned before any cluster: a bad config or input list fails at once.
+        planned = _plan(text, origin, args.config, args.sets, args.inputs, args.out_dir, args.keep_going,
+                        args.backend, args.quiet, list_text,
+                        "<standard input>" if args.inputs_from == "-" else (args.inputs_from or ""))
+        with_cluster: Any = None
+        try:
+            if gpus is not None:
+                with_cluster = local_cluster(gpus, files_per_gpu=args.files_per_device)
+                client = Client(with_cluster)
+            elif spec.endswith(".json"):
+                client = Client(scheduler_file=spec, timeout=30)
+            else:
+                client = Client(spec, timeout=30)
+        except ValueError as e:
+            if with_cluster is not None:
+                with_cluster.close()
+            raise _UsageError(f"--scheduler '{spec}': {e}") from None
+        except (OSError, TimeoutError) as e:
+            if with_cluster is not None:
+                with_cluster.close()
+            err.write(f"sigstream: error: --scheduler '{spec}': cannot reach the Dask scheduler: {e}\n")
+            return 1
+        try:
+            summary = _run_planned(client, planned, args.force, args.verify, args.quiet, not args.no_progress,
+                                   args.stats, args.files_per_task, None)
+            return int(summary.get("exit_code", 0))
+        finally:
+            client.close()
+            if with_cluster is not None:
+                with_cluster.close()
+    except _Interrupted:
+        return 130
+    except KeyboardInterrupt:
+        err.write("sigstream: error: interrupted\n")
+        return 130
+    except _UsageError as e:
+        err.write(f"sigstream: error: {e}\n")
+        return 2
+    except ConfigError as e:
+        err.write(f"sigstream: error: {e}\n")
+        return 2
+    except Error as e:
+        err.write(f"sigstream: error: {e}\n")
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
