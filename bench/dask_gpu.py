@@ -29,13 +29,17 @@ import time
 from typing import Any
 
 import sigstream
+import yaml
 from distributed import Client
 from sigstream.distributed import local_cluster
 
 
+BACKEND = "cuda"
+
+
 def run_batch(client: Client, config: str, out_dir: str | None) -> tuple[float, dict[str, Any]]:
     t0 = time.monotonic()
-    summary = sigstream.batch(config, client=client, force=True, quiet=True, progress=False, backend="cuda",
+    summary = sigstream.batch(config, client=client, force=True, quiet=True, progress=False, backend=BACKEND,
                               out_dir=out_dir)
     return time.monotonic() - t0, summary
 
@@ -55,12 +59,13 @@ def kill_halfway(config: str, gpus: int, per_gpu: int, out_dir: str) -> int:
 
         worker = threading.Thread(target=go)
         worker.start()
-        total = len(sigstream.batch_plan(config, out_dir=out_dir)["items"]) if hasattr(sigstream, "batch_plan") \
-            else None
+        with open(config, encoding="utf-8") as f:
+            patterns = yaml.safe_load(f)["batch"]["inputs"]
+        total = sum(len(glob.glob(p, recursive=True)) for p in patterns)
         victim_addr, victim_pid = sorted(pids.items())[-1]
         while worker.is_alive():
             done = len(glob.glob(os.path.join(out_dir, "**", "*.json"), recursive=True))
-            if total is None or done >= total // 2:
+            if done >= total // 2:
                 os.kill(victim_pid, signal.SIGKILL)
                 print(f"killed worker {victim_addr} (pid {victim_pid}) with {done} file(s) done")
                 break
@@ -70,16 +75,20 @@ def kill_halfway(config: str, gpus: int, per_gpu: int, out_dir: str) -> int:
     counts = s["counts"]
     temps = glob.glob(os.path.join(out_dir, "**", ".*.sigstream-*"), recursive=True)
     print(f"after the kill: {counts} in {result['took']:.2f} s; temporary files left: {len(temps)}")
-    bad = counts["ok"] != counts["total"] or temps
+    bad = counts["ok"] + counts["skipped"] != counts["total"] or bool(temps)
     if log and os.path.exists(log):
-        outputs = [f["output"] for f in s["files"] if f.get("output")]
+        outputs = {os.path.realpath(f["output"]) for f in s["files"] if f.get("output")}
         with open(log, encoding="utf-8") as f:
-            commits = [line.split("\t")[-1].strip() for line in f if line.strip()]
-        twice = sorted({o for o in outputs if sum(1 for c in commits if os.path.samefile(c, o)
-                                                  if os.path.exists(c)) > 1})
-        print(f"commits of audio outputs: {sum(1 for c in commits if c.endswith('.wav'))} for {len(outputs)} "
-              f"outputs; committed twice: {len(twice)}")
-        bad = bad or bool(twice)
+            commits = [os.path.realpath(line.rstrip("\n").split("\t")[-1]) for line in f if line.strip()]
+        per_output = {o: 0 for o in outputs}
+        for c in commits:
+            if c in per_output:
+                per_output[c] += 1
+        twice = sorted(o for o, n in per_output.items() if n > 1)
+        never = sorted(o for o, n in per_output.items() if n == 0)
+        print(f"commits of audio outputs: {sum(per_output.values())} for {len(outputs)} outputs; "
+              f"committed twice: {len(twice)}, never: {len(never)}")
+        bad = bad or bool(twice) or bool(never)
     return 1 if bad else 0
 
 
@@ -90,7 +99,10 @@ def main() -> int:
     ap.add_argument("--files-per-gpu", type=int, default=0, help="threads per GPU worker (0: CPU cores / GPUs)")
     ap.add_argument("--kill", action="store_true")
     ap.add_argument("--out-dir", default=None)
+    ap.add_argument("--backend", default="cuda", choices=("cuda", "cpu"), help="cpu: CPU workers (a check without a GPU)")
     args = ap.parse_args()
+    global BACKEND
+    BACKEND = args.backend
     visible = len([d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "x").split(",") if d]) \
         if os.environ.get("CUDA_VISIBLE_DEVICES") else None
     rows = []

@@ -7,7 +7,7 @@
 # 50%. Run from the repository root after gpu-bundle (sigstream,
 # bench_cpu_io_floor, libsigstream_commit_shim.so in .gpu/lib) with the
 # sigstream wheel and Dask's wheels in .whl/. Logs to $OUT.
-# FILES (200), FILES_GPU (200), RUNS (2).
+# FILES (200) and FILES_MORE (800; 0: none) for the io config, FILES_GPU (200), RUNS (2).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -21,17 +21,18 @@ if ls .whl/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
 fi
-for cfg in io gpu; do
-  n=${FILES:-200}; [ "$cfg" = gpu ] && n=${FILES_GPU:-200}
+for run in "io ${FILES:-200}" "io ${FILES_MORE:-800}" "gpu ${FILES_GPU:-200}"; do
+  read -r cfg n <<<"$run"
+  [ "$n" = 0 ] && continue
   echo "== $cfg config, $n files"
   PYTHONUNBUFFERED=1 timeout 300 python3 bench/batch_bench.py --bin "$S" --floor "$F" --backend cuda --files "$n" \
     --work /tmp/bb_$cfg --config $cfg --skip-loop --per-device auto --devices "$sets" --jobs "$(nproc)" \
-    --runs "${RUNS:-2}" > "$OUT/bench_$cfg.txt" 2>&1
-  tail -9 "$OUT/bench_$cfg.txt"
+    --runs "${RUNS:-2}" > "$OUT/bench_${cfg}_$n.txt" 2>&1
+  tail -9 "$OUT/bench_${cfg}_$n.txt"
   if [ -n "${PYTHONPATH:-}" ]; then
     PYTHONUNBUFFERED=1 timeout 240 python3 bench/dask_gpu.py /tmp/bb_$cfg/batch_bench.yaml --gpus "$gl" \
-      --out-dir /tmp/bb_$cfg/out_dask > "$OUT/dask_$cfg.txt" 2>&1
-    grep -E "^dask|Error|error" "$OUT/dask_$cfg.txt" | head -8
+      --out-dir /tmp/bb_$cfg/out_dask > "$OUT/dask_${cfg}_$n.txt" 2>&1
+    grep -E "^dask|Error|error" "$OUT/dask_${cfg}_$n.txt" | head -8
   fi
 done
 echo "== cpu == cuda bytes (method direct), io config"
