@@ -115,7 +115,8 @@ std::vector<std::string> scheduler_args(const BatchFlags& f, const std::vector<s
     a.push_back("--no-progress");
   if (!c.stats.empty())
     a.insert(a.end(), {"--stats", c.stats});
-  a.insert(a.end(), {"--files-per-device", std::to_string(f.files_per_device)});
+  if (f.files_per_device > 0)  // 0: auto, the child's own default
+    a.insert(a.end(), {"--files-per-device", std::to_string(f.files_per_device)});
   if (!f.inputs_from.empty())
     a.insert(a.end(), {"--inputs-from", f.inputs_from});
   // Positionals after "--": an input may start with '-'.

@@ -1,5 +1,7 @@
 #include "core/thread_pool.hpp"
 
+#include <sched.h>
+
 namespace sigstream {
 
 ThreadPool::ThreadPool(int threads) {
@@ -34,7 +36,12 @@ void ThreadPool::work() {
 int hardware_threads() noexcept {
   // Asked once: glibc answers by reading /sys (microseconds), which a small
   // call from Python would pay every time.
+  // The CPUs this process may run on (a Slurm allocation, a container's
+  // cpuset, taskset), not every CPU of the machine.
   static const int threads = [] {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
     const unsigned n = std::thread::hardware_concurrency();
     return n == 0 ? 1 : static_cast<int>(n);
   }();

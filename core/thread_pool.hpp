@@ -40,7 +40,8 @@ class ThreadPool {
   bool stopping_ = false;
 };
 
-// Hardware threads, at least 1.
+// The CPUs this process may run on (sched_getaffinity: a Slurm or container
+// allocation), else the hardware threads; at least 1.
 int hardware_threads() noexcept;
 
 }  // namespace sigstream

@@ -528,6 +528,39 @@ class BatchDisplay {
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
 
+// The CUDA backends of batches that ended, per device, for the next batch
+// of this process: a Dask or Python worker runs one batch call per file, and
+// its lanes, cuFFT plans and pinned buffers are then made once per process,
+// not per file. Never destroyed (as the memory caches): at exit the OS takes
+// the memory back; a process keeps the GPU memory of its last batch's lanes.
+class IdleBackends {
+ public:
+  std::unique_ptr<Backend> take(int device) {
+    std::lock_guard lock(mutex_);
+    auto it = idle_.find(device);
+    if (it == idle_.end() || it->second.empty()) return nullptr;
+    std::unique_ptr<Backend> b = std::move(it->second.back());
+    it->second.pop_back();
+    return b;
+  }
+  void give(int device, std::unique_ptr<Backend> b) {
+    if (!b) return;
+    std::lock_guard lock(mutex_);
+    std::vector<std::unique_ptr<Backend>>& v = idle_[device];
+    if (v.size() < kMaxPerDevice) v.push_back(std::move(b));
+  }
+
+ private:
+  static constexpr std::size_t kMaxPerDevice = 256;
+  std::mutex mutex_;
+  std::map<int, std::vector<std::unique_ptr<Backend>>> idle_;
+};
+
+IdleBackends& idle_backends() {
+  static auto* idle = new IdleBackends;
+  return *idle;
+}
+
 std::string summary_csv_path(const std::string& json_path) {
   fs::path p(json_path);
   p.replace_extension(".csv");
@@ -901,6 +934,10 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     devices = resolve_batch_devices(config.execution.devices, device_count);
   const bool use_cuda = !devices.empty();
   const std::string backend = use_cuda ? "cuda" : "cpu";
+  // The devices' contexts are made while the inputs are listed and checked,
+  // all at once, rather than by the first file of each worker in turn.
+  std::jthread starting;
+  if (use_cuda && !options.runner) starting = std::jthread([devices] { start_devices(devices); });
 
   // The list (expanded, or options.items), this shard's part of it.
   BatchPlan plan = plan_batch(config, options, out_dir, backend, info);
@@ -1138,8 +1175,11 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     if (r.status == BatchStatus::interrupted && r.error.empty()) r.error = "interrupted";
   };
 
+  if (starting.joinable()) starting.join();
   auto worker_loop = [&](BatchWorker w) {
-    std::unique_ptr<Backend> kept;
+    // A backend an earlier batch of this process left on this device (a Dask
+    // or Python worker runs a batch call per file), else made by the first file.
+    std::unique_ptr<Backend> kept = w.device >= 0 ? idle_backends().take(w.device) : nullptr;
     for (;;) {
       std::size_t idx = 0;
       {
@@ -1178,6 +1218,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
             false);
       }
     }
+    if (w.device >= 0) idle_backends().give(w.device, std::move(kept));
     {
       std::lock_guard lock(mutex);
       ++finished_workers;

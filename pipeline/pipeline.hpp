@@ -178,6 +178,8 @@ struct DeviceDescription {
 };
 // CUDA devices visible (empty when none or when built without CUDA).
 std::vector<DeviceDescription> list_devices();
+// Creates these devices' CUDA contexts at once, in parallel (nothing without CUDA).
+void start_devices(const std::vector<int>& devices);
 [[nodiscard]] bool cuda_built() noexcept;
 
 }  // namespace sigstream

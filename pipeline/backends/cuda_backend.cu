@@ -25,6 +25,8 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -612,5 +614,20 @@ std::vector<CudaDeviceInfo> cuda_devices() {
 }
 
 std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+void cuda_start_devices(const std::vector<int>& devices) {
+  std::vector<std::thread> threads;
+  for (const int d : devices) {
+    try {
+      threads.emplace_back([d] {
+        if (cudaSetDevice(d) == cudaSuccess) static_cast<void>(cudaFree(nullptr));
+        static_cast<void>(cudaGetLastError());
+      });
+    } catch (const std::system_error&) {
+      break;  // no thread to spare: the workers make the rest
+    }
+  }
+  for (std::thread& t : threads) t.join();
+}
 
 }  // namespace sigstream

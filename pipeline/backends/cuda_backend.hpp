@@ -28,4 +28,9 @@ std::vector<CudaDeviceInfo> cuda_devices();
 // prepare() selects the device and allocates (Error(cuda) on failure).
 std::unique_ptr<Backend> make_cuda_backend();
 
+// Creates the CUDA context of each device, all at once (a thread each), so
+// that a batch's workers find them made rather than each waiting in turn.
+// Errors are left to the backends' own calls (they report them with context).
+void cuda_start_devices(const std::vector<int>& devices);
+
 }  // namespace sigstream

@@ -31,6 +31,12 @@ std::vector<DeviceDescription> list_devices() {
   return out;
 }
 
+void start_devices([[maybe_unused]] const std::vector<int>& devices) {
+#ifdef SIGSTREAM_HAVE_CUDA
+  cuda_start_devices(devices);
+#endif
+}
+
 std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
                                       const std::function<void(const std::string&)>& log) {
   if (kind == BackendKind::cpu) return make_cpu_backend();

@@ -644,7 +644,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-q", "--quiet", action="store_true")
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--stats", metavar="FILE.json", help="the summary's path (default OUT_DIR/batch_summary.json)")
-    p.add_argument("--files-per-device", type=int, default=2, help="local[:N]: files in flight per GPU worker")
+    p.add_argument("--files-per-device", type=int, default=0,
+                   help="local[:N]: files in flight per GPU worker (default: the CPU cores over the GPUs, at least 2)")
     p.add_argument("--files-per-task", type=int, default=1, help="files a Dask task runs")
     p.add_argument("--inputs-from", metavar="FILE", help="take the inputs from a list (- = standard input)")
     return p
@@ -664,6 +665,11 @@ def _local_gpus(spec: str) -> Union[str, int]:
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
+    # The first SIGINT/SIGTERM stops the batch; more of them (a second
+    # Ctrl-C, scancel's signal to the whole group as well as the one the CLI
+    # passes on) must not cut the summary short: ignored from now on.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -683,6 +689,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from distributed import Client
 
     signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, _on_sigterm)
     from . import _config_text
 
     try:
@@ -705,8 +712,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise _UsageError(f"--scheduler '{spec}': no such scheduler file (dask scheduler --scheduler-file "
                               "FILE.json writes it)")
         text, origin = _config_text(args.config)
-        if args.files_per_task < 1 or args.files_per_device < 1:
-            raise _UsageError("--files-per-task and --files-per-device must be 1 or more")
+        if args.files_per_task < 1 or args.files_per_device < 0:
+            raise _UsageError("--files-per-task must be 1 or more, --files-per-device 0 (auto) or more")
         # Planned before any cluster: a bad config or input list fails at once.
         planned = _plan(text, origin, args.config, args.sets, args.inputs, args.out_dir, args.keep_going,
                         args.backend, args.quiet, list_text,
@@ -714,7 +721,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         with_cluster: Any = None
         try:
             if gpus is not None:
-                with_cluster = local_cluster(gpus, files_per_gpu=args.files_per_device)
+                per = args.files_per_device
+                if per == 0:  # as the CLI's own batch: the CPU cores over the GPUs, at least 2
+                    n = len(_visible_gpus()) if gpus == "all" else int(gpus)
+                    per = max(2, _cores() // max(1, n))
+                with_cluster = local_cluster(gpus, files_per_gpu=per)
                 client = Client(with_cluster)
             elif spec.endswith(".json"):
                 client = Client(scheduler_file=spec, timeout=30)
