@@ -20,7 +20,8 @@ cache by reading them, then times (best of --runs):
   io floor loop    `bench_cpu_io_floor IN OUT` per file, one after the other (read + write
                    through libsndfile, no processing)
   io floor xP      the same, --jobs processes at a time
-and prints files/s, MB/s of input, and each ratio to the batch. The batch's
+and prints files/s, MB/s of input, and each ratio to the batch. Every contender writes new files
+(its output folder is emptied, untimed, before each run). The batch's
 outputs are checked byte for byte against the filter loop's for a few files.
 """
 import argparse
@@ -140,9 +141,14 @@ with open(cfg, "w") as f:
             "  keep_going: false\n")
 
 
-def timed(fn):
+def timed(fn, out_dir=None):
+    """Best of --runs. `out_dir` (the contender's output folder) is emptied before each run and not
+    timed: every contender writes new files (replacing files costs the file system's unlinks too)."""
     best = None
     for _ in range(args.runs):
+        if out_dir:
+            shutil.rmtree(out_dir, ignore_errors=True)
+            os.makedirs(out_dir)
         t = time.monotonic()
         fn()
         s = time.monotonic() - t
@@ -158,8 +164,7 @@ def check(cmd):
 
 
 def per_file(make_cmd, out_dir, jobs):
-    shutil.rmtree(out_dir, ignore_errors=True)
-    os.makedirs(out_dir)
+    os.makedirs(out_dir, exist_ok=True)
     cmds = [make_cmd(p, os.path.join(out_dir, os.path.basename(p))) for p in inputs]
     if jobs <= 1:
         for c in cmds:
@@ -184,22 +189,24 @@ for per in args.per_device.split(","):
     flag = [] if per == "auto" else ["--files-per-device", per]
     rows.append(("batch" if per == "auto" else f"batch {per}/gpu",
                  timed(lambda flag=flag: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
-                                                "--backend", args.backend] + flag))))
+                                                "--backend", args.backend] + flag), batch_out)))
 for devs in [d for d in args.devices.split(";") if d]:
     rows.append((f"batch gpus {devs}",
                  timed(lambda devs=devs: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
                                                 "--backend", args.backend, "--set",
-                                                f"execution.device=[{devs}]"]))))
+                                                f"execution.device=[{devs}]"]), batch_out)))
 if not args.skip_loop and args.config == "io":
-    rows.append(("filter loop", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_loop"), 1))))
+    rows.append(("filter loop", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_loop"), 1),
+                                      os.path.join(work, "out_loop"))))
 if args.jobs > 1 and not args.skip_loop and args.config == "io":
     rows.append((f"filter x{args.jobs}", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_par"),
-                                                                 args.jobs))))
+                                                                 args.jobs), os.path.join(work, "out_par"))))
 if have_floor:
-    rows.append(("io floor loop", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"), 1))))
+    rows.append(("io floor loop", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"), 1),
+                                        os.path.join(work, "out_floor"))))
     if args.jobs > 1:
         rows.append((f"io floor x{args.jobs}", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"),
-                                                                       args.jobs))))
+                                                                       args.jobs), os.path.join(work, "out_floor"))))
 else:
     print(f"(no {floor_tool}: build the bench target for the I/O floor rows)")
 
