@@ -200,13 +200,13 @@ int check_together(const std::vector<Parsed>& ps) {
   require_same(
       ps, [](const Parsed& p) { return std::to_string(p.rec->shard.count); },
       "the shards disagree on N, the shard count",
-      "every shard of one job runs --shard I/N with the same N");
+      "every shard of one job runs --shard I/N with the same N; summaries of an earlier job with "
+      "another N (batch_summary.I-of-M.json) left in the folder must be removed first");
   require_same(
       ps, [](const Parsed& p) { return "inputs_sha256 " + short_hash(p.rec->inputs_sha256); },
       "the shards saw different input lists",
       "files were added, removed or renamed between shards, or the inputs or out_dir differ; give "
-      "every "
-      "shard one list: --list-inputs > LIST, then --inputs-from LIST");
+      "every shard one list: --list-inputs > LIST, then --inputs-from LIST");
   require_same(
       ps, [](const Parsed& p) { return "config_sha256 " + short_hash(p.rec->config_sha256); },
       "the shards ran different configs",

@@ -277,7 +277,9 @@ def _worker_check() -> dict[str, Any]:
     """What the driver asks every worker before a batch (client.run)."""
     import sigstream
 
-    return {"cuda": sigstream.cuda_available(), "version": sigstream.__version__, "host": socket.gethostname()}
+    gpus = int(sigstream._core.cuda_device_count()) if sigstream.cuda_available() else 0
+    return {"cuda": sigstream.cuda_available(), "gpus": gpus, "version": sigstream.__version__,
+            "host": socket.gethostname()}
 
 
 # ---------------------------------------------------------------------------
@@ -377,6 +379,13 @@ def _resolve_backend(client: Client, wanted: str, display: _Display) -> str:
         display.say(f"batch: warning: the workers run sigstream {', '.join(versions)}, this driver "
                     f"{sigstream.__version__}")
     with_cuda = [a for a, f in facts.items() if f.get("cuda")]
+    crowded = sorted(a for a, f in facts.items() if int(f.get("gpus", 0)) > 1)
+    if crowded and wanted != "cpu":
+        # A task's file runs on its worker's first visible GPU: a worker that
+        # sees several GPUs leaves all but one idle.
+        display.say(f"batch: warning: {len(crowded)} Dask worker(s) see several GPUs ({', '.join(crowded[:3])}) and "
+                    "run every file on the first; start one worker per GPU (CUDA_VISIBLE_DEVICES, "
+                    "sigstream.distributed.local_cluster, or dask-cuda's LocalCUDACluster)")
     if wanted == "cpu":
         return "cpu"
     if wanted == "cuda":

@@ -35,7 +35,7 @@ BIN = os.path.abspath(sys.argv[1])
 TIMEOUT = 120
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from harness import Skip, run_cases  # noqa: E402
+from harness import Skip, run_cases, describe, expect_in, expect_rc, files_under  # noqa: E402
 
 
 # ---------------------------------------------------------------- helpers
@@ -85,29 +85,6 @@ def config_text(inputs, out_dir="out", taps=255, keep_going=True, threads=0, sin
 def run(args, timeout=TIMEOUT):
     return subprocess.run([BIN] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout)
-
-
-def describe(p):
-    return "rc=%d stdout=%r stderr=%r" % (p.returncode, p.stdout[-800:], p.stderr[-1500:])
-
-
-def expect_rc(p, rc):
-    if p.returncode != rc:
-        raise AssertionError("expected exit %d, got %s" % (rc, describe(p)))
-
-
-def expect_in(needle, hay, what="message"):
-    if needle.lower() not in hay.lower():
-        raise AssertionError("%s does not contain %r: %r" % (what, needle, hay[-1500:]))
-
-
-def files_under(root):
-    """Every file under root, relative to it."""
-    out = set()
-    for d, _, files in os.walk(root):
-        for f in files:
-            out.add(os.path.relpath(os.path.join(d, f), root))
-    return out
 
 
 def temp_files(root):

@@ -26,7 +26,7 @@ BIN = os.path.abspath(sys.argv[1])
 TIMEOUT = 120
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from harness import run_cases  # noqa: E402
+from harness import run_cases, describe, expect_in, expect_rc, files_under  # noqa: E402
 
 SLURM_VARS = ("SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX",
               "SLURM_ARRAY_TASK_STEP", "SLURM_ARRAY_TASK_COUNT")
@@ -97,28 +97,6 @@ def run(args, env=None, stdin=None, timeout=TIMEOUT):
                           stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout,
                           env=env if env is not None else clean_env(),
                           **({} if stdin is not None else {"stdin": subprocess.DEVNULL}))
-
-
-def describe(p):
-    return "rc=%d stdout=%r stderr=%r" % (p.returncode, p.stdout[-800:], p.stderr[-1500:])
-
-
-def expect_rc(p, rc):
-    if p.returncode != rc:
-        raise AssertionError("expected exit %d, got %s" % (rc, describe(p)))
-
-
-def expect_in(needle, hay, what="stderr"):
-    if needle.lower() not in hay.lower():
-        raise AssertionError("%s does not contain %r: %r" % (what, needle, hay[-1500:]))
-
-
-def files_under(root):
-    out = set()
-    for d, _, files in os.walk(root):
-        for f in files:
-            out.add(os.path.relpath(os.path.join(d, f), root))
-    return out
 
 
 def outputs(root):

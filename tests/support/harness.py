@@ -14,6 +14,30 @@ class Skip(Exception):
     """Raised by a case that cannot run here."""
 
 
+def describe(p):
+    """A finished subprocess for a failure message: its exit code and the tails of its output."""
+    return "rc=%d stdout=%r stderr=%r" % (p.returncode, p.stdout[-800:], p.stderr[-1500:])
+
+
+def expect_rc(p, rc):
+    if p.returncode != rc:
+        raise AssertionError("expected exit %d, got %s" % (rc, describe(p)))
+
+
+def expect_in(needle, hay, what="message"):
+    if needle.lower() not in hay.lower():
+        raise AssertionError("%s does not contain %r: %r" % (what, needle, hay[-1500:]))
+
+
+def files_under(root):
+    """Every file under root, relative to it."""
+    out = set()
+    for d, _, files in os.walk(root):
+        for f in files:
+            out.add(os.path.relpath(os.path.join(d, f), root))
+    return out
+
+
 def cuda_available(binary):
     """Whether `sigstream devices` lists a CUDA device."""
     r = subprocess.run([binary, "devices"], capture_output=True, text=True)
