@@ -550,8 +550,11 @@ int run_main(int argc, char** argv) {
       std::cerr << "  details: out/demo_stats.json, out/demo_chunks.csv; the config: configs/demo.yaml\n"
                    "  (sigstream run configs/demo.yaml --set stages.1.design.cutoff_hz=3000)\n";
       // The before/after figure; without matplotlib the demo has still filtered.
-      if (app::draw_figure("out/demo_stats.json", "out/demo.png") == 0)
-        std::cerr << "  figure: out/demo.png (the signal before and after, spectra, the filter's response)\n";
+      std::string python;
+      if (app::draw_figure("out/demo_stats.json", "out/demo.png", &python) == 0)
+        std::cerr << "  figure: out/demo.png (the signal before and after, spectra, the filter's response; "
+                     "drawn with "
+                  << python << ")\n";
       else
         std::cerr << "  no figure: once matplotlib is there, `sigstream plot out/demo_stats.json` draws out/demo.png\n";
     }

@@ -60,6 +60,11 @@ __all__ = [
 
 _core.set_error_types(KINDS)
 
+
+def __dir__() -> list[str]:
+    """The public API only (PEP 562): not the modules and helpers this package uses."""
+    return sorted([*__all__, "__version__", "distributed"])
+
 ArrayLike = Any  # numpy.ndarray, cupy.ndarray, torch.Tensor, or a sequence of numbers
 PathOrConfig = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 

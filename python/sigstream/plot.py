@@ -283,7 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         import matplotlib  # noqa: F401  (checked first: the CLI's install hint)
         import numpy  # noqa: F401
     except ImportError as e:
-        print(f"sigstream plot: {e}", file=sys.stderr)
+        # The CLI tries the next Python and says what it passed over itself.
+        if os.environ.get("SIGSTREAM_PLOT_TRYING") != "1":
+            print(f"sigstream plot: {e}", file=sys.stderr)
         return 3
     if os.path.splitext(out)[1].lower() not in (".png", ".svg", ".pdf"):
         print(f"sigstream plot: {out}: the figure's extension must be .png, .svg or .pdf", file=sys.stderr)

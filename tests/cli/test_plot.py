@@ -162,9 +162,37 @@ def test_errors():
     r = sh("plot", "bad.json", ok=False)
     assert r.returncode == 1 and "not a sigstream statistics file" in r.stderr, r.stderr
     sh("run", "c.yaml")
+    # A SIGSTREAM_PYTHON that cannot run is passed over, and said so.
     env = dict(ENV, SIGSTREAM_PYTHON="/nonexistent/python3")
-    r = subprocess.run([BIN, "plot", "stats.json"], capture_output=True, text=True, env=env)
-    assert r.returncode == 2 and "matplotlib" in r.stderr, r.stderr
+    r = subprocess.run([BIN, "plot", "stats.json", "-o", "f1.png"], capture_output=True, text=True, env=env)
+    if r.returncode == 0:
+        assert "passed over /nonexistent/python3 (cannot run)" in r.stderr and os.path.getsize("f1.png") > 10000, \
+            r.stderr
+    else:  # no python3 or /usr/bin/python3 with matplotlib here either: the hint, with what was tried
+        assert r.returncode == 2 and "no Python with matplotlib" in r.stderr and "/nonexistent" in r.stderr, r.stderr
+
+
+def test_a_python3_without_matplotlib_first_on_path():
+    """pyenv, conda, a virtual environment: the first python3 lacks matplotlib; the figure
+    still comes, drawn by the next Python that has it (here: the one running this test)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", "bare"], check=True)
+    assert subprocess.run(["bare/bin/python3", "-c", "import matplotlib"], capture_output=True).returncode != 0
+    open("c.yaml", "w").write(CASCADE)
+    env = {k: v for k, v in os.environ.items() if k != "SIGSTREAM_PYTHON"}
+    # The bare python3 first, then the test's own Python as "python3" too (a folder with a link to it).
+    os.mkdir("good")
+    os.symlink(sys.executable, "good/python3")
+    env["PATH"] = os.path.abspath("bare/bin") + ":" + os.path.abspath("good") + ":" + env.get("PATH", "")
+    sh("run", "c.yaml")
+    r = subprocess.run([BIN, "plot", "stats.json", "-o", "f.png"], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert "No module named" not in r.stderr, "plot.py's own message on a Python it passed over: " + r.stderr
+    assert "(no matplotlib or NumPy)" in r.stderr and "drawn with" in r.stderr, r.stderr
+    assert os.path.getsize("f.png") > 10000
+    # The demo says which Python drew its figure.
+    d = subprocess.run([BIN], capture_output=True, text=True, env=env)
+    assert d.returncode == 0 and os.path.getsize("out/demo.png") > 10000, d.stderr
+    assert "figure: out/demo.png" in d.stderr and "drawn with" in d.stderr, d.stderr
 
 
 def test_demo_draws_its_figure():
@@ -202,5 +230,6 @@ def test_batch_summary_figure():
 
 
 run_cases([test_run_plot_draws_every_panel_from_the_statistics, test_plot_command_writes_svg_and_pdf,
+           test_a_python3_without_matplotlib_first_on_path,
            test_filter_plot_without_a_stats_file, test_errors, test_demo_draws_its_figure,
            test_batch_summary_figure], BIN, "sigstream-plot-")

@@ -1,0 +1,43 @@
+"""The package's public names: __all__ equals the API the README documents, and
+dir(sigstream) shows nothing else (no numpy, os, json, typing helpers)."""
+from __future__ import annotations
+
+import re
+
+import sigstream
+
+from conftest import REPO
+
+
+def documented_names() -> set[str]:
+    """The names in the first column of the README's Python API table (| `call` | what | equals |)."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    start = text.index("| call | what | equals |")
+    rows = text[start:].split("\n\n", 1)[0].splitlines()[2:]
+    names: set[str] = set()
+    for row in rows:
+        first = row.split("|")[1]
+        for code in re.findall(r"`([^`]+)`", first):
+            name = code.split("(", 1)[0].strip()
+            if "." not in name:  # distributed.local_cluster: a submodule's, in its own __all__
+                names.add(name)
+    return names
+
+
+def test_all_is_the_documented_api() -> None:
+    assert sorted(sigstream.__all__) == sorted(documented_names())
+    for name in sigstream.__all__:
+        assert hasattr(sigstream, name), name
+
+
+def test_dir_hides_the_imports() -> None:
+    listed = set(dir(sigstream))
+    for private in ("np", "os", "json", "functools", "Any", "Iterable", "Mapping", "Union", "Batch", "as_batch"):
+        assert private not in listed, private
+    assert set(sigstream.__all__) <= listed and "__version__" in listed
+
+
+def test_distributed_all() -> None:
+    import sigstream.distributed as d
+
+    assert "local_cluster" in d.__all__ and all(hasattr(d, n) for n in d.__all__)
