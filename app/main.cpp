@@ -352,7 +352,8 @@ int run_main(int argc, char** argv) {
                "With no command, runs the built-in demo (writes out/demo.wav, out/demo_stats.json and out/demo_chunks.csv)."};
   app.set_version_flag("--version", std::string("sigstream ") + kVersion + " (CPU FFT: " +
                                         kernels::cpu::FirFft::library() + "; CUDA backend: " +
-                                        (cuda_built() ? "built" : "not built") + ")");
+                                        (cuda_built() ? std::string("built; fused FFT engine: ") + (fused_fft_engine_built() ? "on" : "off")
+                                                   : std::string("not built")) + ")");
   app.require_subcommand(0, 1);
 
   CommonFlags common;

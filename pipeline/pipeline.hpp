@@ -181,5 +181,8 @@ std::vector<DeviceDescription> list_devices();
 // Creates these devices' CUDA contexts at once, in parallel (nothing without CUDA).
 void start_devices(const std::vector<int>& devices);
 [[nodiscard]] bool cuda_built() noexcept;
+// Whether this build holds the fused cuFFTDx FFT engine (the cuFFTDx headers
+// were found at build time); false without CUDA.
+[[nodiscard]] bool fused_fft_engine_built() noexcept;
 
 }  // namespace sigstream

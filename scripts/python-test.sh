@@ -12,7 +12,7 @@ venv="$PWD/build/pyenv"
 if [ ! -x "$venv/bin/python" ]; then
   "$py" -m venv --system-site-packages "$venv"
 fi
-"$venv/bin/pip" install -q --disable-pip-version-check nanobind==2.9.2 scikit-build-core==0.11.6 pytest==8.3.5 \
+"$venv/bin/pip" install -q --disable-pip-version-check nanobind==2.9.2 scikit-build-core==0.11.6 nvidia-mathdx==25.6.0 pytest==8.3.5 \
   'dask[distributed]==2026.8.0'
 # No build isolation: the pinned build tools above, and no second download of them.
 "$venv/bin/pip" install -q --disable-pip-version-check --no-build-isolation .

@@ -22,6 +22,14 @@ bool cuda_built() noexcept {
 #endif
 }
 
+bool fused_fft_engine_built() noexcept {
+#ifdef SIGSTREAM_HAVE_CUDA
+  return kernels::cuda::fused_fft_built();
+#else
+  return false;
+#endif
+}
+
 std::vector<DeviceDescription> list_devices() {
   std::vector<DeviceDescription> out;
 #ifdef SIGSTREAM_HAVE_CUDA

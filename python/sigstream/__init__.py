@@ -49,6 +49,7 @@ __all__ = [
     "Stream",
     "VerificationError",
     "batch",
+    "build_info",
     "cuda_available",
     "design",
     "filter",
@@ -71,6 +72,18 @@ PathOrConfig = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 _MODES = ("causal", "same", "full", "valid")
 _METHODS = ("auto", "direct", "fft")
 _BACKENDS = ("auto", "cpu", "cuda")
+
+
+def build_info() -> dict[str, Any]:
+    """How this sigstream was built, as ``sigstream --version`` says it.
+
+    {"version", "cuda": the CUDA backend was compiled in, "fused_fft": the
+    fused cuFFTDx FFT engine was (without it the GPU's FFT method runs on
+    cuFFT's passes, 2-7x slower: the build found no nvidia-mathdx headers),
+    "cpu_fft": the CPU's FFT library}.
+    """
+    return {"version": __version__, "cuda": bool(_core.has_cuda), "fused_fft": bool(_core.fused_fft),
+            "cpu_fft": str(_core.cpu_fft)}
 
 
 def cuda_available() -> bool:

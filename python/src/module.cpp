@@ -31,6 +31,7 @@
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/pipeline.hpp"
+#include "kernels/cpu/fir_fft.hpp"
 #ifdef SIGSTREAM_HAVE_CUDA
 #include <cuda_runtime.h>
 
@@ -466,6 +467,8 @@ NB_MODULE(_core, m) {
   using namespace sigstream::py;
   m.doc() = "sigstream's compiled core (use the sigstream package, not this module)";
   m.attr("__version__") = kVersion;
+  m.attr("fused_fft") = fused_fft_engine_built();
+  m.attr("cpu_fft") = std::string(kernels::cpu::FirFft::library());
 #ifdef SIGSTREAM_HAVE_CUDA
   m.attr("has_cuda") = true;
   m.def("cuda_device_count", &cuda_device_count);

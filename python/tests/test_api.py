@@ -2,7 +2,9 @@
 dir(sigstream) shows nothing else (no numpy, os, json, typing helpers)."""
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 
 import sigstream
 
@@ -41,3 +43,17 @@ def test_distributed_all() -> None:
     import sigstream.distributed as d
 
     assert "local_cluster" in d.__all__ and all(hasattr(d, n) for n in d.__all__)
+
+
+def test_build_info_and_the_fused_engine() -> None:
+    """Every build path gets the fused FFT engine where CUDA is built: `pip install .` through the
+    pinned nvidia-mathdx build requirement, scripts/build.sh through scripts/fetch-mathdx.sh."""
+    info = sigstream.build_info()
+    assert set(info) == {"version", "cuda", "fused_fft", "cpu_fft"}
+    assert info["version"] == sigstream.__version__ and info["cpu_fft"]
+    if info["cuda"]:
+        assert info["fused_fft"] is True, "built with CUDA but without the cuFFTDx headers (nvidia-mathdx)"
+    cli = os.environ.get("SIGSTREAM_CLI")
+    if cli:
+        out = subprocess.run([cli, "--version"], capture_output=True, text=True, check=True).stdout
+        assert ("fused FFT engine: on" in out) == bool(info["fused_fft"]), out
