@@ -1132,11 +1132,20 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       if (ec)
         throw Error(ErrorKind::io,
                     r.item.stats_json + ": cannot remove the previous statistics: " + ec.message());
+      // The statistics are written before the pipeline commits the audio,
+      // so that only the two commits (microseconds) lie between the audio
+      // and its record: a worker killed there leaves a file a retry redoes,
+      // the one way an output can be committed twice (README, exactly once).
+      bool recorded = false;
+      ro.before_commit = [&](const RunReport& done) {
+        write_all(stats, batch_stats_json(done, fingerprint));
+        recorded = true;
+      };
       const auto p0 = std::chrono::steady_clock::now();
       const RunReport rep = runner(c, ro);
       const auto p1 = std::chrono::steady_clock::now();
       fill_from_report(r, rep);
-      write_all(stats, batch_stats_json(rep, fingerprint));
+      if (!recorded) write_all(stats, batch_stats_json(rep, fingerprint));  // a runner without the hook
       stats.commit();
       if (trace_on()) {
         const double call = std::chrono::duration<double>(p1 - p0).count();

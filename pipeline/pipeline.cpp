@@ -499,6 +499,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   const auto c0 = Clock::now();
   if (json_file) write_all(*json_file, stats_json(report));
   if (csv_file) write_all(*csv_file, stats_csv(report));
+  if (options.before_commit) options.before_commit(report);
   if (sink) sink->commit();
   if (json_file) json_file->commit();
   if (csv_file) csv_file->commit();

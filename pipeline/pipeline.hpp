@@ -16,6 +16,8 @@
 
 namespace sigstream {
 
+struct RunReport;
+
 struct RunOptions {
   bool verify = false;       // compare with the float64 CPU reference
   bool progress = false;     // draw a progress bar on stderr
@@ -33,6 +35,9 @@ struct RunOptions {
   // its own, and leaves its backend here when it ends well (on an error the
   // backend goes, and this is empty). nullptr: the run's backend is its own.
   std::unique_ptr<Backend>* kept_backend = nullptr;
+  // Called with the finished report after every output is written and before
+  // any is committed (the batch writes its statistics record there).
+  std::function<void(const RunReport&)> before_commit;
   // Informational messages (backend choice, format notes); nullptr = silent.
   std::function<void(const std::string&)> log;
 };
