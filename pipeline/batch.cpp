@@ -5,6 +5,7 @@
 // into a header of internals; the summary writer is the part to split off
 // when it grows.
 #include "pipeline/batch.hpp"
+#include "pipeline/batch_commit.hpp"
 #include "pipeline/batch_shard.hpp"
 
 #include "pipeline/resource_limits.hpp"
@@ -275,10 +276,13 @@ std::optional<fs::file_time_type> mtime(const std::string& p) {
 constexpr const char* kBatchKey = "batch";
 constexpr const char* kFingerprintKey = "config_fingerprint";
 
-// The file's statistics (SPEC §4) plus that record.
-std::string batch_stats_json(const RunReport& report, const std::string& fingerprint) {
+// The file's statistics (SPEC §4) plus that record, and the identities of the
+// audio and CSV files being committed with it (pipeline/batch_commit.hpp).
+std::string batch_stats_json(const RunReport& report, const std::string& fingerprint,
+                             const std::optional<CommitFiles>& files) {
   json j = stats_json_value(report);
   j[kBatchKey] = {{kFingerprintKey, fingerprint}};
+  if (files) j[kBatchKey]["commit"] = commit_record_json(*files);
   return j.dump(2) + "\n";
 }
 
@@ -318,6 +322,21 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
                     record[kFingerprintKey].get<std::string>() == fingerprint;
   if (!same) return {std::nullopt, true};
   return {std::move(j), false};
+}
+
+// up_to_date, after completing the commits of a worker that died between
+// them (complete_pending_commit), if that is what the file is waiting for.
+// `adopted`: set when this call completed them.
+ResumeCheck up_to_date_or_completed(const BatchItem& item, const std::vector<std::string>& deps,
+                                    bool verify, const std::string& fingerprint, bool* adopted = nullptr) {
+  ResumeCheck check = up_to_date(item, deps, verify, fingerprint);
+  if (check.stats) return check;
+  const bool done = complete_pending_commit(item, [&](const BatchItem& probe) {
+    return up_to_date(probe, deps, verify, fingerprint).stats.has_value();
+  });
+  if (!done) return check;
+  if (adopted) *adopted = true;
+  return up_to_date(item, deps, verify, fingerprint);
 }
 
 void fill_from_stats(BatchFileResult& r, const json& j) {
@@ -363,7 +382,7 @@ void fill_from_stats(BatchFileResult& r, const json& j) {
 // instant both commit; each commit is whole and the bytes are the same.)
 bool committed_meanwhile(BatchFileResult& r, const std::vector<std::string>& deps, bool verify,
                          const std::string& fingerprint) {
-  ResumeCheck check = up_to_date(r.item, deps, verify, fingerprint);
+  ResumeCheck check = up_to_date_or_completed(r.item, deps, verify, fingerprint);
   if (!check.stats) return false;
   r.status = BatchStatus::skipped;
   r.outputs_written = true;
@@ -960,12 +979,15 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
 
   summary.files.resize(items.size());
   std::vector<std::size_t> todo;
-  std::size_t other_config = 0;
+  std::size_t other_config = 0, completed = 0;
   for (std::size_t i = 0; i < items.size(); ++i) {
     BatchFileResult& r = summary.files[i];
     r.item = items[i];
     if (!options.force) {
-      ResumeCheck check = up_to_date(items[i], deps, options.verify, fingerprint);
+      // Before the sweep below, which would remove a dead worker's pending record.
+      bool adopted = false;
+      ResumeCheck check = up_to_date_or_completed(items[i], deps, options.verify, fingerprint, &adopted);
+      completed += adopted ? 1 : 0;
       if (check.stats) {
         r.status = BatchStatus::skipped;
         r.outputs_written = true;
@@ -977,6 +999,9 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     }
     todo.push_back(i);
   }
+  if (completed > 0)
+    info("batch: completed the commits of " + std::to_string(completed) +
+         " file(s) a killed run had committed the audio of (skipped, not redone)");
   if (other_config > 0)
     info("batch: " + std::to_string(other_config) + " complete file(s) in '" + out_dir +
          "' were made by another config (stages, sink or backend): redoing them");
@@ -1132,20 +1157,23 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       if (ec)
         throw Error(ErrorKind::io,
                     r.item.stats_json + ": cannot remove the previous statistics: " + ec.message());
-      // The statistics are written before the pipeline commits the audio,
-      // so that only the two commits (microseconds) lie between the audio
-      // and its record: a worker killed there leaves a file a retry redoes,
-      // the one way an output can be committed twice (README, exactly once).
+      // The statistics are written before the pipeline commits the audio and
+      // CSV, with their identities, and then, like the CSV, given a hidden
+      // name: a worker killed between the commits leaves this record pending
+      // (until then a kill leaves nothing), and a retry completes the commits
+      // instead of committing the audio again (pipeline/batch_commit.hpp).
       bool recorded = false;
-      ro.before_commit = [&](const RunReport& done) {
-        write_all(stats, batch_stats_json(done, fingerprint));
+      ro.name_csv_before_commit = true;
+      ro.before_commit = [&](const RunReport& done, const CommitFiles& files) {
+        write_all(stats, batch_stats_json(done, fingerprint, files));
+        stats.name_temporary();
         recorded = true;
       };
       const auto p0 = std::chrono::steady_clock::now();
       const RunReport rep = runner(c, ro);
       const auto p1 = std::chrono::steady_clock::now();
       fill_from_report(r, rep);
-      if (!recorded) write_all(stats, batch_stats_json(rep, fingerprint));  // a runner without the hook
+      if (!recorded) write_all(stats, batch_stats_json(rep, fingerprint, std::nullopt));  // a runner without the hook
       stats.commit();
       if (trace_on()) {
         const double call = std::chrono::duration<double>(p1 - p0).count();

@@ -499,7 +499,14 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   const auto c0 = Clock::now();
   if (json_file) write_all(*json_file, stats_json(report));
   if (csv_file) write_all(*csv_file, stats_csv(report));
-  if (options.before_commit) options.before_commit(report);
+  if (sink) sink->finish();
+  if (csv_file && options.name_csv_before_commit) csv_file->name_temporary();
+  if (options.before_commit) {
+    CommitFiles files;
+    if (sink) files.output = sink->identity();
+    if (csv_file) files.csv = csv_file->identity();
+    options.before_commit(report, files);
+  }
   if (sink) sink->commit();
   if (json_file) json_file->commit();
   if (csv_file) csv_file->commit();

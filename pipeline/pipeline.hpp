@@ -13,10 +13,17 @@
 #include "kernels/cpu/response.hpp"
 #include "pipeline/config.hpp"
 #include "core/channel_metrics.hpp"
+#include "pipeline/io/atomic_file.hpp"
 
 namespace sigstream {
 
 struct RunReport;
+
+// The files a run is about to commit (RunOptions::before_commit).
+struct CommitFiles {
+  std::optional<FileIdentity> output;  // the audio output
+  std::optional<FileIdentity> csv;     // stats.csv
+};
 
 struct RunOptions {
   bool verify = false;       // compare with the float64 CPU reference
@@ -35,9 +42,16 @@ struct RunOptions {
   // its own, and leaves its backend here when it ends well (on an error the
   // backend goes, and this is empty). nullptr: the run's backend is its own.
   std::unique_ptr<Backend>* kept_backend = nullptr;
-  // Called with the finished report after every output is written and before
-  // any is committed (the batch writes its statistics record there).
-  std::function<void(const RunReport&)> before_commit;
+  // Called with the finished report after every output is written and
+  // finished (the audio's header too) and before any is committed, with the
+  // identities of the audio and CSV files about to be committed (nullopt
+  // where none, or standard output): the batch writes its statistics record
+  // there. Commits then go audio, JSON (stats.json), CSV.
+  std::function<void(const RunReport&, const CommitFiles&)> before_commit;
+  // The CSV statistics' temporary gets its hidden name (name_temporary())
+  // before before_commit, so that it outlives a process killed before its
+  // commit: the batch completes such a commit on a retry (pipeline/batch_commit.hpp).
+  bool name_csv_before_commit = false;
   // Informational messages (backend choice, format notes); nullptr = silent.
   std::function<void(const std::string&)> log;
 };

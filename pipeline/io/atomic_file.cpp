@@ -180,6 +180,20 @@ AtomicFile::~AtomicFile() {
   unregister_temp_path(slot_);
 }
 
+void AtomicFile::name_temporary() {
+  if (!temp_.empty()) return;
+  if (fd_ < 0) throw io_error(path_ + ": nothing to name");
+  for (int attempt = 0; temp_.empty(); ++attempt) {
+    std::string name = unique_temp_name(pattern_);
+    if (link_unnamed(fd_, name) == 0) {
+      temp_ = std::move(name);
+      slot_ = register_temp_path(temp_);
+    } else if (errno != EEXIST || attempt > 100) {
+      throw io_error(path_ + ": cannot move the finished file into place: " + std::strerror(errno));
+    }
+  }
+}
+
 void AtomicFile::commit() {
   if (temp_.empty()) {
     // The unnamed file: straight to the target when it is free (atomic, no
@@ -191,15 +205,7 @@ void AtomicFile::commit() {
       if (rc != 0) throw io_error(path_ + ": write failed: " + std::strerror(errno));
       return;
     }
-    for (int attempt = 0; temp_.empty(); ++attempt) {
-      std::string name = unique_temp_name(pattern_);
-      if (link_unnamed(fd_, name) == 0) {
-        temp_ = std::move(name);
-        slot_ = register_temp_path(temp_);
-      } else if (errno != EEXIST || attempt > 100) {
-        throw io_error(path_ + ": cannot move the finished file into place: " + std::strerror(errno));
-      }
-    }
+    name_temporary();
   }
   if (fd_ >= 0) {
     const int rc = ::close(fd_);
@@ -233,6 +239,30 @@ void AtomicFile::commit() {
   if (std::rename(temp_.c_str(), path_.c_str()) != 0)
     throw io_error(path_ + ": cannot move the finished file into place: " + std::strerror(errno));
   committed_ = true;
+}
+
+namespace {
+std::optional<FileIdentity> identity_of_stat(const struct stat& st) {
+  if (!S_ISREG(st.st_mode)) return std::nullopt;
+  FileIdentity id;
+  id.dev = static_cast<std::uint64_t>(st.st_dev);
+  id.ino = static_cast<std::uint64_t>(st.st_ino);
+  id.size = static_cast<std::int64_t>(st.st_size);
+  id.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  return id;
+}
+}  // namespace
+
+std::optional<FileIdentity> identity_of_fd(int fd) {
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0) return std::nullopt;
+  return identity_of_stat(st);
+}
+
+std::optional<FileIdentity> identity_of_path(const std::string& path) {
+  struct stat st {};
+  if (path.empty() || ::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return identity_of_stat(st);
 }
 
 void write_file_atomic(const std::string& path, const std::string& text) {
@@ -323,6 +353,14 @@ bool local_writer_dead(long pid, double written) {
 }
 
 }  // namespace
+
+bool temp_writer_dead(const std::string& temp_path) {
+  const auto parts = parse_temp_file_name(fs::path(temp_path).filename().string());
+  if (!parts || parts->old_format() || parts->host != temp_host_tag()) return false;
+  struct stat st {};
+  if (::lstat(temp_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return local_writer_dead(parts->pid, seconds_of(st.st_mtim));
+}
 
 TempSweep remove_stale_temps(const std::vector<std::string>& targets) {
   struct Names {

@@ -26,17 +26,37 @@
 // Where O_TMPFILE is missing, each AtomicFile sweeps beside its own target
 // before it makes its temporary, and `sigstream batch` beside all of its
 // targets at start.
+// An unnamed temporary can be given its hidden name before commit()
+// (name_temporary()): `sigstream batch` does so for its statistics record and
+// CSV right before a file's commits, so that what a worker killed between its
+// commits leaves outlives it and a retry can complete the commits instead of
+// redoing the file (pipeline/batch_commit.hpp).
 // Hosts are told apart by their name: processes that share a host name must
 // share a pid namespace (a container with the host's UTS namespace but its
 // own pids, writing the same folder as the host, must get a host name of
 // its own).
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace sigstream {
+
+// What tells one file from another on this host: the same inode keeps it
+// through link, rename and exchange (a commit), and a file written since
+// (or a new file that got a freed inode number) differs in size or mtime.
+struct FileIdentity {
+  std::uint64_t dev = 0, ino = 0;
+  std::int64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  friend bool operator==(const FileIdentity&, const FileIdentity&) = default;
+};
+// The identity of the open file `fd` / of the file at `path` (links followed);
+// nullopt where fstat/stat fails or it is not a regular file.
+[[nodiscard]] std::optional<FileIdentity> identity_of_fd(int fd);
+[[nodiscard]] std::optional<FileIdentity> identity_of_path(const std::string& path);
 
 class AtomicFile {
  public:
@@ -51,6 +71,12 @@ class AtomicFile {
   [[nodiscard]] const std::string& temp_path() const noexcept { return temp_; }
   // The open descriptor of the temporary file (owned by this object).
   [[nodiscard]] int fd() const noexcept { return fd_; }
+  // The identity of the file being written (nullopt once closed).
+  [[nodiscard]] std::optional<FileIdentity> identity() const { return identity_of_fd(fd_); }
+  // Gives the unnamed temporary its hidden name now (nothing if it has one):
+  // from here on it outlives this process if killed before commit() (the
+  // next sweep on this host removes it). Throws Error(io).
+  void name_temporary();
   // Closes (if still owned) and renames into place. Throws Error(io).
   void commit();
 
@@ -81,6 +107,12 @@ struct TempSweep {
 // dead (see the top of this file); never a file of a live or foreign writer.
 // Files and names that are not sigstream's temporaries are never touched.
 TempSweep remove_stale_temps(const std::vector<std::string>& targets);
+
+// Whether the temporary file at `temp_path` (a name parse_temp_file_name
+// reads, with a host and pid) belongs to a writer of this host that is known
+// dead (see the top of this file). False for another host's, the old
+// format's, a missing file, or in doubt.
+[[nodiscard]] bool temp_writer_dead(const std::string& temp_path);
 
 // How long after the last write to a temporary file a process must have
 // started for its pid to count as reused (clock skew of a file server included).

@@ -250,7 +250,8 @@ void AudioSink::write(const HostBlock& block) {
   frames_ += put;
 }
 
-void AudioSink::commit() {
+void AudioSink::finish() {
+  if (finished_) return;
   auto* f = reinterpret_cast<SNDFILE*>(sndfile_);
   // No fsync: like SoX and FFmpeg, the data reaches the disk when the kernel
   // writes it back (flushing a 100 MB output here took longer than reading and
@@ -258,16 +259,17 @@ void AudioSink::commit() {
   // complete file, so a failed or interrupted run never leaves a partial one.
   const int rc = sf_close(f);
   sndfile_ = nullptr;
+  finished_ = true;
   if (stream_) {
     stream_->release();  // an output of no frames: its header
     return;
   }
-  if (!file_) {
-    if (rc != 0) throw io_error(name() + ": cannot finish the file: " + sf_error_number(rc));
-    return;
-  }
   if (rc != 0) throw io_error(name() + ": cannot finish the file: " + sf_error_number(rc));
-  file_->commit();
+}
+
+void AudioSink::commit() {
+  finish();
+  if (file_) file_->commit();
 }
 
 }  // namespace sigstream

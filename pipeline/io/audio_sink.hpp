@@ -50,8 +50,15 @@ class AudioSink {
   // <= 16 bits, i32 for 24/32 bits, f32 for float). On standard output they
   // are sent at once; Error(output_closed) when the reader has gone.
   void write(const HostBlock& block);
+  // Finishes the file (its header written; no more writes) without moving it
+  // into place. Throws Error(io). commit() calls it when not called before.
+  void finish();
   // Finishes the file and moves it into place (standard output: finishes the stream).
   void commit();
+  // The identity of the file being written (nullopt for standard output, or once committed).
+  [[nodiscard]] std::optional<FileIdentity> identity() const {
+    return file_ ? file_->identity() : std::nullopt;
+  }
   [[nodiscard]] std::int64_t frames_written() const noexcept { return frames_; }
 
  private:
@@ -60,7 +67,8 @@ class AudioSink {
   std::unique_ptr<ByteSink> stream_;
   sf_private_tag* sndfile_ = nullptr;
   std::int64_t frames_ = 0;
-  bool raw_pcm16_ = false;  // sndfile_is_native_pcm16: bytes written as they are
+  bool raw_pcm16_ = false;
+  bool finished_ = false;  // sndfile_is_native_pcm16: bytes written as they are
 };
 
 }  // namespace sigstream

@@ -504,6 +504,136 @@ TEST_F(Batch, AFileKilledBeforeItsRecordWasWrittenIsRedone) {
   for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
 }
 
+// What a worker killed between its commits leaves (pipeline/batch_commit.hpp):
+// a finished batch's a_mono8k made back into a pending one. Its statistics JSON
+// (and, with `csv_too`, its CSV: killed between the audio and CSV commits)
+// back under a hidden temporary name of `pid` on this host. Returns the JSON temporary.
+fs::path make_pending(const fs::path& out, long pid, bool csv_too) {
+  const fs::path json = out / temp_file_name("a_mono8k.json", temp_host_tag(), pid, "Zz9999");
+  fs::rename(out / "a_mono8k.json", json);
+  if (csv_too) fs::rename(out / "a_mono8k.csv", out / temp_file_name("a_mono8k.csv", temp_host_tag(), pid, "Yy8888"));
+  return json;
+}
+
+struct Ident {
+  ino_t ino = 0;
+  std::int64_t mtime_ns = 0;
+  friend bool operator==(const Ident&, const Ident&) = default;
+};
+Ident ident(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return {};
+  return {st.st_ino, static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+BatchStatus status_of(const BatchSummary& s, const std::string& name) {
+  for (const BatchFileResult& r : s.files)
+    if (fs::path(r.item.input).filename() == name) return r.status;
+  return BatchStatus::not_run;
+}
+
+TEST_F(Batch, ARetryCompletesTheCommitsOfAWorkerKilledBetweenThem) {
+  for (const bool csv_too : {false, true}) {
+    SCOPED_TRACE(csv_too ? "killed after the audio commit" : "killed after the CSV commit");
+    fs::remove_all(out());
+    ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
+    const Ident audio = ident(out() / "a_mono8k.wav"), csv = ident(out() / "a_mono8k.csv");
+    const std::string stats = read_bytes(out() / "a_mono8k.json");
+    const json record = json::parse(stats)["batch"]["commit"];
+    EXPECT_EQ(record["output"]["ino"].get<std::uint64_t>(), audio.ino) << "the inode survives the link";
+    EXPECT_EQ(record["csv"]["ino"].get<std::uint64_t>(), csv.ino);
+    make_pending(out(), test::dead_pid(), csv_too);
+    ASSERT_FALSE(fs::exists(out() / "a_mono8k.json"));
+
+    std::vector<std::string> lines;
+    BatchOptions o = quiet_options();
+    o.quiet = false;
+    o.log = [&](const std::string& l) { lines.push_back(l); };
+    const BatchSummary s = run_batch(tree_config(), o);
+    EXPECT_EQ(s.skipped, 4);
+    EXPECT_EQ(s.ok, 0);
+    EXPECT_EQ(status_of(s, "a_mono8k.wav"), BatchStatus::skipped);
+    EXPECT_TRUE(ident(out() / "a_mono8k.wav") == audio) << "the audio was not written again";
+    EXPECT_TRUE(ident(out() / "a_mono8k.csv") == csv) << "the dead worker's CSV, moved into place";
+    EXPECT_EQ(read_bytes(out() / "a_mono8k.json"), stats);
+    EXPECT_FALSE(has_temp_files(out()));
+    EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("completed the commits of 1 file") != std::string::npos;
+    }));
+  }
+}
+
+TEST_F(Batch, APendingRecordOfALiveWriterIsNeitherTakenNorRemoved) {
+  ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
+  const fs::path pending = make_pending(out(), static_cast<long>(::getppid()), false);
+  const BatchSummary s = run_batch(tree_config(), quiet_options());
+  EXPECT_EQ(status_of(s, "a_mono8k.wav"), BatchStatus::ok) << "redone: its writer may still run";
+  EXPECT_EQ(s.skipped, 3);
+  EXPECT_TRUE(fs::exists(pending)) << "a live writer's temporary stays";
+}
+
+TEST_F(Batch, APendingRecordOfAnotherAudioFileOrConfigIsNotTaken) {
+  for (const std::string what : {"audio replaced", "another config", "truncated record"}) {
+    SCOPED_TRACE(what);
+    fs::remove_all(out());
+    ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
+    const fs::path pending = make_pending(out(), test::dead_pid(), true);
+    if (what == "audio replaced") {
+      // Same bytes, another file (what `sigstream run` writing it meanwhile leaves).
+      const std::string bytes = read_bytes(out() / "a_mono8k.wav");
+      fs::remove(out() / "a_mono8k.wav");
+      write_text(out() / "a_mono8k.wav", bytes);
+    } else if (what == "another config") {
+      json j = json::parse(read_bytes(pending));
+      j["batch"]["config_fingerprint"] = "0000000000000000";
+      write_text(pending, j.dump(2));
+    } else {
+      const std::string text = read_bytes(pending);
+      write_text(pending, text.substr(0, text.size() / 2));
+    }
+    const Ident before = ident(out() / "a_mono8k.wav");
+    const BatchSummary s = run_batch(tree_config(), quiet_options());
+    EXPECT_EQ(status_of(s, "a_mono8k.wav"), BatchStatus::ok) << "redone";
+    EXPECT_EQ(s.skipped, 3);
+    EXPECT_FALSE(ident(out() / "a_mono8k.wav") == before) << "a new audio file";
+    EXPECT_TRUE(fs::exists(out() / "a_mono8k.json"));
+    EXPECT_TRUE(fs::exists(out() / "a_mono8k.csv"));
+    EXPECT_FALSE(has_temp_files(out())) << "the dead writer's temporaries removed";
+  }
+}
+
+TEST_F(Batch, AWorkerCompletesACommitLeftPendingSinceTheBatchStarted) {
+  // One worker, largest file first: while it runs the first file, a_mono8k
+  // (last in its order) is committed by "another process" that is then killed
+  // before its JSON commit. The worker completes it rather than redoing it.
+  ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
+  // Not done when the batch starts; b_stereo44 (larger) runs first.
+  fs::remove(out() / "a_mono8k.json");
+  fs::remove(out() / "b_stereo44.json");
+  Ident audio;
+  std::vector<std::string> ran;
+  BatchOptions o = quiet_options();
+  o.runner = [&](const Config& c, const RunOptions& ro) {
+    ran.push_back(fs::path(*c.source.file).filename().string());
+    if (ran.size() == 1) {
+      const Config other = config("[\"" + (in() / "a_mono8k.wav").string() + "\"]", true, 1);
+      EXPECT_EQ(run_batch(other, quiet_options()).ok, 1);
+      audio = ident(out() / "a_mono8k.wav");
+      make_pending(out(), test::dead_pid(), false);
+    }
+    return run_pipeline(c, ro);
+  };
+  const BatchSummary s = run_batch(tree_config(true, 1), o);
+  ASSERT_FALSE(ran.empty());
+  EXPECT_EQ(ran.front(), "b_stereo44.wav");
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), "a_mono8k.wav"), 0);
+  EXPECT_EQ(status_of(s, "a_mono8k.wav"), BatchStatus::skipped);
+  EXPECT_EQ(status_of(s, "b_stereo44.wav"), BatchStatus::ok);
+  EXPECT_TRUE(ident(out() / "a_mono8k.wav") == audio);
+  EXPECT_TRUE(fs::exists(out() / "a_mono8k.json"));
+  EXPECT_FALSE(has_temp_files(out()));
+}
+
 TEST_F(Batch, TemporariesBesideUpToDateFilesAreRemovedToo) {
   // A killed run with another config was rewriting a file that this config finds up to date.
   ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
