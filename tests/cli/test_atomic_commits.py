@@ -14,6 +14,10 @@ output goes through a named temporary ".NAME.sigstream-HOST-PID-XXXXXX").
   bad file is a failed entry.
 - A batch killed by SIGKILL leaves its temporaries (named for this host and
   its pid); the next batch removes them and leaves another host's alone.
+- A batch stopped right after committing a file's audio (or its CSV) and
+  killed there: the next batch completes that file's commits; across both
+  runs (commit log of tests/faults/commit_shim.cpp) each of its outputs was
+  committed once, no temporary is left, the outputs are a clean run's.
 
 Usage: python3 test_atomic_commits.py PATH_TO_sigstream   (SIGSTREAM_FAULT_SHIM: tests/faults' shim)
 """
@@ -38,6 +42,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from harness import Skip, run_cases  # noqa: E402
 
 SHIM = os.environ.get("SIGSTREAM_FAULT_SHIM", "")
+COMMIT_SHIM = os.environ.get("SIGSTREAM_COMMIT_SHIM", "")
 
 SYNTH = """version: 1
 source: {synth: {sample_rate: 48000, duration_s: %(seconds)s, channels: 2,
@@ -283,8 +288,62 @@ def test_killed_batch_leaves_temps_the_next_removes_but_not_another_hosts():
     return "killed batch left %s; the next run removed them, kept 2 of host '%s'" % (", ".join(left), other)
 
 
+def test_killed_between_commits_the_retry_completes_them():
+    if not COMMIT_SHIM or not os.path.exists(COMMIT_SHIM):
+        raise Skip("no commit shim (SIGSTREAM_COMMIT_SHIM)")
+    os.makedirs("in", exist_ok=True)
+    make_input("in/a.wav", 2, seed=7)
+    make_input("in/b.wav", 1, seed=8)
+    open("b.yaml", "w").write(BATCH % {"taps": 255, "threads": 1} + "stats: {json: x.json, csv: x.csv}\n")
+    r = sh(["batch", "b.yaml", "in", "--out-dir", "ref", "-q"])
+    assert r.returncode == 0, r.stderr
+    want = {f: sha("ref/" + f) for f in ("a.flac", "b.flac", "a.csv", "b.csv")}
+    outcomes = []
+    modes = [("O_TMPFILE", [])]
+    if SHIM and os.path.exists(SHIM):
+        modes.append(("no O_TMPFILE", [SHIM]))
+    for mode, preload in modes:
+        for stop_at in ("a.flac", "a.csv"):
+            out, log, mark = "out_%d_%s" % (len(preload), stop_at), os.path.abspath("commits_%d_%s.log" % (len(preload), stop_at)), os.path.abspath("mark_%d_%s" % (len(preload), stop_at))
+            env = dict(os.environ)
+            env["LD_PRELOAD"] = ":".join(preload + [COMMIT_SHIM])
+            env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
+            env["SIGSTREAM_COMMIT_LOG"] = log
+            if preload:
+                env["SIGSTREAM_FAULT_NO_TMPFILE"] = "1"
+            stall = dict(env, SIGSTREAM_STALL_PATH=stop_at, SIGSTREAM_STALL_ON="commit", SIGSTREAM_STALL_MARK=mark)
+            p = start(["batch", "b.yaml", "in", "--out-dir", out, "-q"], stall)
+            wait_for(lambda: os.path.exists(mark) and open(mark).read().strip(), "the batch to stop at " + stop_at, 60)
+            assert int(open(mark).read()) == p.pid
+            p.send_signal(signal.SIGKILL)
+            code, _ = finish(p)
+            assert code == -9, code
+            assert "a.json" not in visible(out), visible(out)
+            assert [t for t in temps(out) if t.startswith(".a.json.")], temps(out)
+
+            r = sh(["batch", "b.yaml", "in", "--out-dir", out], env=env)
+            err = r.stderr.decode(errors="replace")
+            assert r.returncode == 0, err
+            assert "completed the commits of 1 file(s)" in err, err
+            commits = {}
+            for line in open(log):
+                pid, _, path = line.rstrip("\n").split("\t")
+                commits.setdefault(os.path.basename(path), []).append(int(pid))
+            for f in ("a.flac", "a.csv", "a.json", "b.flac", "b.csv", "b.json"):
+                assert len(commits.get(f, [])) == 1, (mode, stop_at, f, commits)
+            assert commits["a.flac"] == [p.pid], "the audio committed by the killed run only"
+            assert temps(out) == [], temps(out)
+            for f, h in want.items():
+                assert sha(os.path.join(out, f)) == h, f
+            with open(os.path.join(out, "a.json")) as f:
+                assert json.load(f)["batch"]["commit"]["output"]["ino"] == os.stat(os.path.join(out, "a.flac")).st_ino
+            outcomes.append("%s, killed after committing %s: every output committed once" % (mode, stop_at))
+    return "; ".join(outcomes)
+
+
 if __name__ == "__main__":
     run_cases([test_shim_takes_o_tmpfile_away, test_two_filters_race_on_one_output, test_two_forced_batches_race,
                test_a_file_committed_meanwhile_is_skipped,
-               test_killed_batch_leaves_temps_the_next_removes_but_not_another_hosts],
+               test_killed_batch_leaves_temps_the_next_removes_but_not_another_hosts,
+               test_killed_between_commits_the_retry_completes_them],
               BIN, "sigstream-commits-")
