@@ -35,16 +35,24 @@
 // matches this run's. The record is per file, never taken from the summary: a
 // summary can be missing, or be left by a run with another config that was
 // killed partway. `force` redoes everything. The batch removes a file's old
-// JSON before running it and writes the new one itself, after run_pipeline has
-// written the audio and CSV atomically, so an interrupted batch leaves complete
-// files (JSON and record included) or files a re-run redoes, and a re-run goes
-// on from where it stopped. Temporaries a killed run left next to any file's
-// targets are removed first: only those of dead writers on this host
-// (remove_stale_temps, atomic_file.hpp); the log counts those of
-// other hosts and of live writers, left alone. Unless `force`, a worker checks
-// a file again just before running it: one that another process committed
-// since the batch started (an engine's retry, a shard run twice) is skipped,
-// not committed a second time. A bad file is a failed entry of the summary.
+// JSON before running it and commits the new one itself, last, after
+// run_pipeline has committed the audio and then the CSV atomically, so an
+// interrupted batch leaves complete files (JSON and record included) or files
+// a re-run finishes, and a re-run goes on from where it stopped.
+// Exactly once (SPEC §10, pipeline/batch_commit.hpp): the JSON, written before
+// the first commit, records the identities of the audio and CSV being
+// committed, and it and the CSV get hidden temporary names right before the
+// commits. A file whose JSON is missing but which has such a record of a dead
+// writer on this host, made by this config and naming the audio at its path
+// (and the CSV), is completed (the rest renamed into place) and skipped, not
+// redone: each output is committed once even when a worker is killed between
+// two commits. Temporaries a killed run left next to any file's targets are
+// then removed: only those of dead writers on this host (remove_stale_temps,
+// atomic_file.hpp); the log counts those of other hosts and of live writers,
+// left alone. Unless `force`, a worker checks a file again (completion
+// included) just before running it: one that another process committed since
+// the batch started (an engine's retry, a shard run twice) is skipped, not
+// committed a second time. A bad file is a failed entry of the summary.
 //
 // Scheduling. CUDA: `files_per_device` workers per device listed in
 // execution.device (default: every device; default count: the CPU threads

@@ -2,11 +2,13 @@
 // Exactly-once commits of a batch file's outputs when a worker dies between
 // them (SPEC §10). A file's commits go: audio (an unnamed O_TMPFILE file
 // linked into place), CSV, then the statistics JSON, which marks the file
-// done. The CSV and the JSON go through hidden NAMED temporaries
-// (AtomicFile(path, true)), so they outlive a killed worker; the JSON,
-// written before the first commit, records the identity (device, inode,
-// size, mtime: what a link or rename keeps) of the audio and CSV files being
-// committed ("batch": {"commit": {"output": {...}, "csv": {...}}}).
+// done. The JSON, written before the first commit, records the identity
+// (device, inode, size, mtime: what a link or rename keeps) of the audio and
+// CSV files being committed ("batch": {"commit": {"output": {...}, "csv":
+// {...}}}); then the CSV's and the JSON's temporaries get their hidden names
+// (AtomicFile::name_temporary), so that from there on they outlive a killed
+// worker. (Named only then, not from the start: a kill while the file is
+// being computed still leaves nothing, SPEC §5.)
 //
 // A retry (another process on this host) finding the JSON missing completes
 // the dead worker's commits instead of redoing the file, when a pending JSON
