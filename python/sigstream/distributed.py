@@ -251,7 +251,10 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
     """Runs one task's files in this worker; returns {"summary": JSON text, "worker": facts}.
 
     noted: with force, each file's statistics identity when the driver
-    planned; a file is forced only while its statistics are still those.
+    planned; a file is forced only while its statistics are still those, and
+    only if it had statistics then (one without them is not up to date, so it
+    runs unforced: a retry then completes what a killed first attempt
+    committed instead of committing it again).
     """
     overrides = list(job.overrides)
     if job.threads == 0:
@@ -260,7 +263,7 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
     if noted is None:
         groups = [(items, False)]
     else:
-        still = [_identity(it["stats_json"]) == (tuple(n) if n is not None else None) for it, n in zip(items, noted)]
+        still = [n is not None and _identity(it["stats_json"]) == tuple(n) for it, n in zip(items, noted)]
         groups = [([it for it, s in zip(items, still) if s], True), ([it for it, s in zip(items, still) if not s], False)]
         groups = [g for g in groups if g[0]]
     texts = [
