@@ -1107,9 +1107,11 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   bool stop = false;
   bool file_interrupted = false;
 
+  // The files in flight on a device (counted once, in summary.devices).
   auto workers_on_device = [&](int device) {
-    return static_cast<int>(std::count_if(summary.workers.begin(), summary.workers.end(),
-                                          [&](const BatchWorker& x) { return x.device == device; }));
+    for (const BatchDeviceCount& d : summary.devices)
+      if (d.device == device) return d.workers;
+    return 0;
   };
   auto run_one = [&](std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept) {
     BatchFileResult& r = summary.files[idx];

@@ -1,4 +1,7 @@
 // Shards of a batch, input lists and summary merging (pipeline/batch_shard.hpp).
+// Over 600 lines (~700) and one file on purpose: shard selection, the Slurm
+// reading, input lists and the merge all read and write the same summary
+// JSON and shard record; the merge is the part to split off when it grows.
 #include "pipeline/batch_shard.hpp"
 
 #include <openssl/evp.h>

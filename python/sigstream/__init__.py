@@ -437,6 +437,8 @@ def batch(
     sets = [str(o) for o in overrides]
     if backend is not None:
         _check_choice("backend", backend, _BACKENDS)
+    paths = [os.fspath(i) for i in inputs]
+    out = None if out_dir is None else os.fspath(out_dir)
     if client is not None:
         from .distributed import run_batch_on_client
 
@@ -446,8 +448,8 @@ def batch(
             origin,
             "" if isinstance(config, Mapping) else os.fspath(config),
             sets,
-            [os.fspath(i) for i in inputs],
-            None if out_dir is None else os.fspath(out_dir),
+            paths,
+            out,
             keep_going,
             bool(force),
             bool(verify),
@@ -459,18 +461,8 @@ def batch(
         )
     if backend is not None:
         sets.append(f"execution.backend={backend}")
-    summary_json, code = _core.batch(
-        text,
-        origin,
-        sets,
-        [os.fspath(i) for i in inputs],
-        None if out_dir is None else os.fspath(out_dir),
-        keep_going,
-        bool(force),
-        bool(verify),
-        bool(quiet),
-        "" if summary_path is None else os.fspath(summary_path),
-    )
+    summary_json, code = _core.batch(text, origin, sets, paths, out, keep_going, bool(force), bool(verify),
+                                     bool(quiet), "" if summary_path is None else os.fspath(summary_path))
     summary: dict[str, Any] = json.loads(summary_json)
     summary["exit_code"] = code
     return summary

@@ -19,6 +19,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <utility>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -301,26 +303,40 @@ std::string run(const std::string& yaml, const std::string& origin, const std::v
   return stats_json(report);
 }
 
+// What every batch call from Python sets: no progress line, these flags and log.
+BatchOptions batch_options(bool force, bool verify, bool quiet, const std::string& config_path,
+                           std::function<void(const std::string&)> log) {
+  BatchOptions bo;
+  bo.force = force;
+  bo.verify = verify;
+  bo.quiet = quiet;
+  bo.progress = false;
+  bo.config_path = config_path;
+  bo.log = std::move(log);
+  return bo;
+}
+
+// run_batch without the GIL, and the fingerprint its summary is written with.
+std::pair<BatchSummary, std::string> run_batch_released(const Config& config, const BatchOptions& bo) {
+  nb::gil_scoped_release release;
+  BatchSummary summary = run_batch(config, bo);
+  std::string fingerprint = batch_config_fingerprint(config, summary.backend);
+  return {std::move(summary), std::move(fingerprint)};
+}
+
 std::tuple<std::string, int> batch(const std::string& yaml, const std::string& origin,
                                    const std::vector<std::string>& overrides, const std::vector<std::string>& inputs,
                                    std::optional<std::string> out_dir, std::optional<bool> keep_going, bool force,
                                    bool verify, bool quiet, const std::string& summary_json) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
-  BatchOptions bo;
+  // Failures are reported even when quiet, as in the CLI.
+  BatchOptions bo = batch_options(force, verify, quiet, origin, logger(false));
   bo.extra_inputs = inputs;
   bo.out_dir = out_dir;
   bo.keep_going = keep_going;
   bo.summary_json = summary_json;
-  bo.force = force;
-  bo.verify = verify;
-  bo.quiet = quiet;
-  bo.progress = false;
-  bo.config_path = origin;
-  // Failures are reported even when quiet, as in the CLI.
-  bo.log = logger(false);
-  nb::gil_scoped_release release;
-  const BatchSummary summary = run_batch(config, bo);
-  return {batch_summary_json(summary, batch_config_fingerprint(config, summary.backend)), summary.exit_code()};
+  const auto [summary, fingerprint] = run_batch_released(config, bo);
+  return {batch_summary_json(summary, fingerprint), summary.exit_code()};
 }
 
 // ---------------------------------------------------------------------------
@@ -394,21 +410,14 @@ std::string batch_items_run(const std::string& yaml, const std::string& origin,
                             const std::string& out_dir, bool force, bool verify, int files_per_device,
                             const std::string& config_path, bool quiet) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
-  BatchOptions bo;
+  BatchOptions bo = batch_options(force, verify, quiet, config_path, logger(quiet));
   bo.items = items_of(items_json);
   bo.out_dir = out_dir;
   bo.keep_going = true;
-  bo.force = force;
-  bo.verify = verify;
-  bo.quiet = quiet;
-  bo.progress = false;
   bo.files_per_device = files_per_device;
-  bo.config_path = config_path;
   bo.write_summary = false;
-  bo.log = logger(quiet);
-  nb::gil_scoped_release release;
-  const BatchSummary summary = run_batch(config, bo);
-  return batch_summary_json(summary, batch_config_fingerprint(config, summary.backend));
+  const auto [summary, fingerprint] = run_batch_released(config, bo);
+  return batch_summary_json(summary, fingerprint);
 }
 
 // The C++ merge of task summaries (batch_shard.hpp), then what a distributed
