@@ -11,8 +11,9 @@ once and kept in --work, default bench/work/batch/, git-ignored), warms the page
 cache by reading them, then times (best of --runs):
   batch            `sigstream batch cfg.yaml --force --quiet --backend B` (one process, files
                    spread over GPUs / CPU threads; --config io: a --taps-tap low-pass at 3 kHz +
-                   metrics, which the file I/O bounds; --config gpu: a 65,536-tap low-pass, a
-                   48 k -> 44.1 k resample and a spectrum, which the GPU bounds); one row per
+                   metrics, which the file I/O bounds; --config gpu: a 65,536-tap low-pass by the
+                   direct method, a 48 k -> 44.1 k resample and a spectrum, which the GPU
+                   bounds); one row per
                    --per-device value and per --devices GPU set (execution.device)
   filter loop      `sigstream filter IN OUT --lowpass 3000 --taps 255 --backend B --quiet`,
                    one process per file, one after the other (a shell loop)
@@ -20,7 +21,9 @@ cache by reading them, then times (best of --runs):
   io floor loop    `bench_cpu_io_floor IN OUT` per file, one after the other (read + write
                    through libsndfile, no processing)
   io floor xP      the same, --jobs processes at a time
-and prints files/s, MB/s of input, and each ratio to the batch. Every contender writes new files
+  cuda start       (--backend cuda, where bench_gpu_start sits beside the floor tool) a CUDA
+                   process with no work: driver, a context per GPU of each set, exit
+and prints files/s, MB/s of input, each ratio to the batch and to the xP floor's rate. Every contender writes new files
 (its output folder is emptied, untimed, before each run). The batch's
 outputs are checked byte for byte against the filter loop's for a few files.
 """
@@ -46,8 +49,9 @@ ap.add_argument("--work", default="bench/work/batch")
 ap.add_argument("--per-device", default="auto",
                 help="comma list of --files-per-device values for batch rows ('auto': sigstream's default)")
 ap.add_argument("--config", default="io", choices=("io", "gpu"),
-                help="io: --taps-tap low-pass + metrics (the file I/O bounds it); gpu: a 65,536-tap low-pass, "
-                     "48 k -> 44.1 k resample and a spectrum (the GPU bounds it)")
+                help="io: --taps-tap low-pass + metrics (the file I/O bounds it); gpu: a 65,536-tap low-pass by "
+                     "the direct method (~190 G multiply-adds a file), 48 k -> 44.1 k resample and a spectrum "
+                     "(the GPU bounds it)")
 ap.add_argument("--devices", default="",
                 help="semicolon list of GPU sets for extra batch rows, e.g. '0;0,1;0,1,2,3' (execution.device)")
 ap.add_argument("--floor", default="", help="the bench_cpu_io_floor binary (default: found beside --bin)")
@@ -130,7 +134,7 @@ with open(cfg, "w") as f:
                "  - {type: metrics, name: after_lp}\n"
                if args.config == "io" else
                "  - {type: fir, name: lp, design: {kind: lowpass, cutoff_hz: 15000, taps: 65536, "
-               "window: blackman}, mode: causal, method: auto}\n"
+               "window: blackman}, mode: causal, method: direct}\n"
                "  - {type: resample, name: to441, to_hz: 44100}\n"
                "  - {type: metrics, name: out, spectrum: {nfft: 4096}}\n") +
             "sink: {file: placeholder.wav, format: same}\n"
@@ -209,6 +213,14 @@ if have_floor:
                                                                        args.jobs), os.path.join(work, "out_floor"))))
 else:
     print(f"(no {floor_tool}: build the bench target for the I/O floor rows)")
+# What a CUDA process pays with no work (driver, contexts, exit): the part of a
+# batch's wall that more files amortise and the floor does not pay.
+start_tool = os.path.join(os.path.dirname(floor_tool), "bench_gpu_start")
+if args.backend == "cuda" and os.access(start_tool, os.X_OK):
+    for devs in ["0"] + [d for d in args.devices.split(";") if d and d != "0"]:
+        out = subprocess.run([start_tool, "--devices", devs], capture_output=True, text=True).stdout.strip()
+        print(f"cuda start, gpus {devs}: {out}")
+        rows.append((f"cuda start {devs}", timed(lambda devs=devs: check([start_tool, "--devices", devs]))))
 
 # Same results: the batch's outputs against one filter run per file.
 ref_dir = os.path.join(work, "out_loop" if not args.skip_loop else "out_par")
@@ -220,9 +232,12 @@ if args.config == "io" and os.path.isdir(ref_dir):
 
 batch_s = rows[0][1]
 audio_s = args.files * args.seconds
-print(f"\n{'contender':<16} {'seconds':>9} {'files/s':>9} {'MB/s':>9} {'x real time':>12} {'vs batch':>9}")
+floor_s = next((s for n, s in rows if n.startswith("io floor x")), None)
+print(f"\n{'contender':<20} {'seconds':>9} {'files/s':>9} {'MB/s':>9} {'x real time':>12} {'vs batch':>9} "
+      f"{'x floor rate':>13}")
 for name, s in rows:
-    print(f"{name:<16} {s:9.2f} {args.files / s:9.1f} {in_bytes / s / 1e6:9.1f} {audio_s / s:12.0f} "
-          f"{s / batch_s:8.2f}x")
-what = f"{args.taps}-tap low-pass" if args.config == "io" else "65,536-tap low-pass + 44.1 kHz resample + spectrum"
+    print(f"{name:<20} {s:9.2f} {args.files / s:9.1f} {in_bytes / s / 1e6:9.1f} {audio_s / s:12.0f} "
+          f"{s / batch_s:8.2f}x {(floor_s / s if floor_s else float('nan')):12.2f}x")
+what = (f"{args.taps}-tap low-pass" if args.config == "io"
+        else "65,536-tap direct low-pass + 44.1 kHz resample + spectrum")
 print(f"\nbackend {args.backend}, {what}, best of {args.runs}; 'vs batch' > 1 means slower than the batch")

@@ -38,3 +38,10 @@ for f in /tmp/sb/f*.wav; do
 done
 k=0; for f in /tmp/sb/f*.wav; do cmp -s /tmp/sb/out/$(basename $f) /tmp/sb/ref_$(basename $f) && k=$((k+1)); done
 echo "batch (kept lanes, files shrinking) == one run per file: $k of 6"
+echo "== the CUDA and unit test suites on this machine"
+timeout 300 .gpu/bin/sigstream_cuda_tests --gtest_brief=1 > "$OUT/cuda_tests.txt" 2>&1
+echo "sigstream_cuda_tests: rc $? $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' "$OUT/cuda_tests.txt" | tr '\n' ' ')"
+if [ -x .gpu/bin/sigstream_tests ]; then  # (left out when the lease carry is full)
+  timeout 300 .gpu/bin/sigstream_tests --gtest_brief=1 > "$OUT/unit_tests.txt" 2>&1
+  echo "sigstream_tests: rc $? $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' "$OUT/unit_tests.txt" | tr '\n' ' ')"
+fi

@@ -26,13 +26,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <numeric>
 #include <set>
 #include <sstream>
+#include <stop_token>
 #include <system_error>
 #include <thread>
+#include <utility>
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
@@ -547,6 +550,53 @@ class BatchDisplay {
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
 
+// When a batch's next device is worth a context (see run_batch): once every
+// planned worker of the device before it holds its lanes, while files
+// remain, and only for a device that has workers.
+class DeviceStarts {
+ public:
+  void planned(const std::vector<BatchWorker>& workers) {
+    {
+      std::lock_guard lock(mutex_);
+      for (const BatchWorker& w : workers) ++workers_[w.device];
+      planned_ = true;
+      if (workers.empty()) all_taken_ = true;
+    }
+    cv_.notify_all();
+  }
+  void lanes_ready(int device) {
+    {
+      std::lock_guard lock(mutex_);
+      ++ready_[device];
+    }
+    cv_.notify_all();
+  }
+  void all_taken() {
+    {
+      std::lock_guard lock(mutex_);
+      all_taken_ = true;
+    }
+    cv_.notify_all();
+  }
+  // Waits until `next` should be started after `previous`; false: not worth
+  // it (no file left, no worker for it, or the batch is over).
+  bool wait_to_start(int previous, int next, std::stop_token stop) {
+    std::unique_lock lock(mutex_);
+    const bool go = cv_.wait(lock, stop, [&] {
+      return all_taken_ || (planned_ && ready_[previous] >= std::min(workers_[previous], kReadyBeforeNext));
+    });
+    return go && !all_taken_ && workers_[next] > 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable_any cv_;
+  // Workers of a device that hold their lanes before the next device starts.
+  static constexpr int kReadyBeforeNext = 1;
+  std::map<int, int> workers_, ready_;
+  bool planned_ = false, all_taken_ = false;
+};
+
 // The CUDA backends of batches that ended, per device, for the next batch
 // of this process: a Dask or Python worker runs one batch call per file, and
 // its lanes, cuFFT plans and pinned buffers are then made once per process,
@@ -954,9 +1004,33 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   const bool use_cuda = !devices.empty();
   const std::string backend = use_cuda ? "cuda" : "cpu";
   // The devices' contexts are made while the inputs are listed and checked,
-  // all at once, rather than by the first file of each worker in turn.
+  // one device at a time: the driver makes contexts one after another anyway
+  // (four at once took as long as four in a row on a 4-GPU host), and a
+  // context in the making holds back the other devices' allocations. Device
+  // k+1 is started once every worker of device k holds its lanes (its first
+  // file's backend is ready), and only while files remain: a batch that one
+  // GPU finishes does not pay for the others' contexts. A device's workers
+  // start as soon as its own context is up.
+  DeviceStarts starts;
+  std::map<int, std::shared_future<void>> device_up;
   std::jthread starting;
-  if (use_cuda && !options.runner) starting = std::jthread([devices] { start_devices(devices); });
+  if (use_cuda && !options.runner) {
+    std::vector<std::shared_ptr<std::promise<void>>> up;
+    for (const int d : devices) {
+      up.push_back(std::make_shared<std::promise<void>>());
+      device_up[d] = up.back()->get_future().share();
+    }
+    try {
+      starting = std::jthread([&starts, devices, up](std::stop_token stop) {
+        for (std::size_t k = 0; k < devices.size(); ++k) {
+          if (k == 0 || starts.wait_to_start(devices[k - 1], devices[k], stop)) start_devices({devices[k]});
+          up[k]->set_value();  // ready, or not worth starting: its workers find no file left
+        }
+      });
+    } catch (const std::system_error&) {
+      device_up.clear();  // no thread to spare: a worker's first file makes its context
+    }
+  }
 
   // The list (expanded, or options.items), this shard's part of it.
   BatchPlan plan = plan_batch(config, options, out_dir, backend, info);
@@ -1038,6 +1112,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   const int cpu_budget = config.execution.threads > 0 ? config.execution.threads : hardware_threads();
   if (!todo.empty())
     summary.workers = plan_batch_workers(devices, options.files_per_device, cpu_budget, todo.size());
+  starts.planned(summary.workers);
   if (use_cuda) {
     for (int d : devices) {
       BatchDeviceCount c;
@@ -1113,7 +1188,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       if (d.device == device) return d.workers;
     return 0;
   };
-  auto run_one = [&](std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept) {
+  auto run_one = [&](std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept,
+                     std::function<void()> backend_ready) {
     BatchFileResult& r = summary.files[idx];
     if (!options.force && committed_meanwhile(r, deps, options.verify, fingerprint)) {
       say("batch: " + r.item.input +
@@ -1145,6 +1221,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     // The worker's backend goes from file to file (its lanes, steps and
     // buffers made once), as long as the files' plans fit it.
     ro.kept_backend = &kept;
+    ro.backend_ready = std::move(backend_ready);
     r.device = w.device;
     const auto f0 = std::chrono::steady_clock::now();
     try {
@@ -1214,12 +1291,24 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     if (r.status == BatchStatus::interrupted && r.error.empty()) r.error = "interrupted";
   };
 
-  if (starting.joinable()) starting.join();
+  // Whether a worker of this device has anything to do once its context is
+  // up: false when the other devices took every file meanwhile.
+  auto device_ready = [&](int device) {
+    const auto up = device_up.find(device);
+    if (up == device_up.end()) return true;
+    while (up->second.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
+      std::lock_guard lock(mutex);
+      if (stop || interrupted() || next >= order.size()) return false;
+    }
+    return true;
+  };
   auto worker_loop = [&](BatchWorker w) {
+    const bool ready = device_ready(w.device);
     // A backend an earlier batch of this process left on this device (a Dask
     // or Python worker runs a batch call per file), else made by the first file.
-    std::unique_ptr<Backend> kept = w.device >= 0 ? idle_backends().take(w.device) : nullptr;
-    for (;;) {
+    std::unique_ptr<Backend> kept = ready && w.device >= 0 ? idle_backends().take(w.device) : nullptr;
+    bool first = true, said_ready = false;
+    while (ready) {
       std::size_t idx = 0;
       {
         std::lock_guard lock(mutex);
@@ -1227,7 +1316,15 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
         idx = order[next++];
         ++running;
       }
-      run_one(idx, w, kept);
+      // The first file's backend holds this worker's lanes once it is ready
+      // (said after the file too, in case it failed before its backend).
+      std::function<void()> ready_once;
+      if (std::exchange(first, false))
+        ready_once = [&starts, &said_ready, d = w.device] {
+          if (!std::exchange(said_ready, true)) starts.lanes_ready(d);
+        };
+      run_one(idx, w, kept, ready_once);
+      if (ready_once) ready_once();
       const BatchFileResult& r = summary.files[idx];
       std::size_t n = 0;
       {
@@ -1257,6 +1354,7 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
             false);
       }
     }
+    starts.all_taken();  // this worker found no file left (or the batch stops)
     if (w.device >= 0) idle_backends().give(w.device, std::move(kept));
     {
       std::lock_guard lock(mutex);

@@ -324,6 +324,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     trace("backend prepared");
     if (const std::string d = backend->describe(); !d.empty()) log(d);
   }
+  if (options.backend_ready) options.backend_ready();
   const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RunReport report = new_report(*source, config, plan, sink_format);

@@ -54,6 +54,10 @@ struct RunOptions {
   bool name_csv_before_commit = false;
   // Informational messages (backend choice, format notes); nullptr = silent.
   std::function<void(const std::string&)> log;
+  // Called once the run's backend is made and prepared (or kept), before the
+  // first chunk: a batch starts its next GPU once this GPU's workers hold
+  // their lanes.
+  std::function<void()> backend_ready;
 };
 
 struct ChunkMetricsRow {
