@@ -10,7 +10,7 @@
 
 #include "pipeline/io/atomic_file.hpp"
 #include "core/sample_block.hpp"
-#include "stages/types.hpp"
+#include "core/formats.hpp"
 
 struct sf_private_tag;
 
