@@ -28,6 +28,9 @@
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stages/design.hpp"
+#include "stages/fir/spec.hpp"
+#include "stages/gain/spec.hpp"
+#include "stages/resample/spec.hpp"
 
 namespace {
 
@@ -483,12 +486,12 @@ int run_main(int argc, char** argv) {
           if (filter->count(flag) > 0)
             throw config_error(std::string(flag) + " applies to --lowpass/--highpass/--bandpass/"
                                "--bandstop designs, not to --taps-file (the file gives the taps)");
-        fir.fir.taps_file = filter_flags.taps_file;
+        fir.as<FirSpec>().taps_file = filter_flags.taps_file;
       } else {
-        fir.fir.design = design_from(filter_flags);
+        fir.as<FirSpec>().design = design_from(filter_flags);
       }
-      fir.fir.mode = mode == "same" ? FirMode::same : mode == "full" ? FirMode::full : FirMode::causal;
-      fir.fir.method = method == "direct" ? FirMethod::direct : method == "fft" ? FirMethod::fft : FirMethod::automatic;
+      fir.as<FirSpec>().mode = mode == "same" ? FirMode::same : mode == "full" ? FirMode::full : FirMode::causal;
+      fir.as<FirSpec>().method = method == "direct" ? FirMethod::direct : method == "fft" ? FirMethod::fft : FirMethod::automatic;
       if (has_filter) c.stages.push_back(fir);
       if (resample_opt->count() > 0) {
         // After the filter: a filter's cutoffs are in the input's Hz.
@@ -498,7 +501,7 @@ int run_main(int argc, char** argv) {
         const double to = parse_hz(resample_hz, "--resample");
         if (to <= 0 || to != std::floor(to) || to > 2147483647.0)
           throw config_error("--resample: '" + resample_hz + "' is not a rate (expected a whole number of Hz > 0)");
-        r.resample.to_hz = to;
+        r.as<ResampleSpec>().to_hz = to;
         c.stages.push_back(r);
       }
       if (gain_opt->count() > 0) {
@@ -509,7 +512,7 @@ int run_main(int argc, char** argv) {
         if (!linear)
           throw config_error("--gain-db: " + gain_text +
                              " is not a usable gain (expected a finite number of dB below 770)");
-        g.gain_linear = *linear;
+        g.as<GainSpec>().linear = *linear;
         c.stages.push_back(g);
       }
       c.sink.file = output;

@@ -44,6 +44,7 @@
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace kc = sigstream::kernels::cuda;
 using sigstream::SampleType;
@@ -364,7 +365,7 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
   StageSpec st;
   st.type = StageType::fir;
   st.name = "lp";
-  st.fir.taps.assign(static_cast<std::size_t>(taps), 1.0 / taps);
+  st.as<sigstream::FirSpec>().taps.assign(static_cast<std::size_t>(taps), 1.0 / taps);
   config.stages.push_back(st);
   config.execution.chunk_frames = chunk;
   SourceInfo si;

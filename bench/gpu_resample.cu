@@ -26,6 +26,7 @@
 #include "kernels/cuda/resources.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
+#include "stages/resample/spec.hpp"
 
 namespace kc = sigstream::kernels::cuda;
 
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
       sigstream::StageSpec r;
       r.type = sigstream::StageType::resample;
       r.name = "r";
-      r.resample.to_hz = to;
+      r.as<sigstream::ResampleSpec>().to_hz = to;
       c.stages = {r};
       sigstream::SourceInfo info;
       info.sample_rate = from;

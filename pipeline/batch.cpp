@@ -9,6 +9,7 @@
 #include "pipeline/batch_shard.hpp"
 
 #include "pipeline/resource_limits.hpp"
+#include "stages/registry.hpp"
 
 #include <fnmatch.h>
 #include <glob.h>
@@ -844,18 +845,7 @@ std::string batch_config_facts(const Config& c, const std::string& backend) {
     << (c.stats.csv ? "csv" : "-");
   for (const StageSpec& s : c.stages) {
     o << "|stage:" << to_string(s.type) << ':' << s.name;
-    if (s.type == StageType::fir) {
-      o << ':' << to_string(s.fir.mode) << ':' << to_string(s.fir.method);
-      if (s.fir.design) {
-        o << ":design:" << to_string(s.fir.design->kind) << ':' << s.fir.design->taps << ':'
-          << to_string(s.fir.design->window);
-        for (double f : s.fir.design->cutoff_hz) o << ',' << f;
-      }
-      if (s.fir.taps_file) o << ":file:" << *s.fir.taps_file;
-      for (double t : s.fir.taps) o << ',' << t;
-    } else if (s.type == StageType::gain) {
-      o << ':' << s.gain_linear;
-    }
+    if (const auto facts = stage_kind(s.type).facts) facts(s, o);
   }
   return o.str();
 }
@@ -1051,7 +1041,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   std::vector<std::string> deps;
   if (!options.config_path.empty()) deps.push_back(options.config_path);
   for (const StageSpec& s : config.stages)
-    if (s.type == StageType::fir && s.fir.taps_file) deps.push_back(*s.fir.taps_file);
+    if (const auto files = stage_kind(s.type).files)
+      for (std::string& f : files(s)) deps.push_back(std::move(f));
 
   summary.files.resize(items.size());
   std::vector<std::size_t> todo;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/kind_data.hpp"
 #include "stages/types.hpp"
 
 namespace sigstream {
@@ -49,41 +50,24 @@ struct SourceSpec {
   std::optional<RawSpec> raw;        // with file: the file is headerless PCM
 };
 
-struct FirSpec {
-  std::optional<DesignSpec> design;    // exactly one of design / taps / taps_file
-  std::vector<double> taps;            // inline taps (non-empty when chosen)
-  std::optional<std::string> taps_file;
-  FirMode mode = FirMode::causal;
-  FirMethod method = FirMethod::automatic;
-};
-
-// A rational sample-rate change (SPEC §7): to_hz, or up/down (reduced by
-// their gcd when planned); the anti-alias filter as scipy.signal.resample_poly's.
-struct ResampleSpec {
-  std::optional<double> to_hz;  // exactly one of to_hz / (up, down)
-  std::int64_t up = 0;
-  std::int64_t down = 0;
-  WindowSpec window{WindowKind::kaiser, 5.0};
-  int half_taps_per_phase = 10;  // K = 2 * this * max(up, down) + 1
-};
-
-// A metrics stage's spectrum (SPEC §8): Welch's PSD per channel, as
-// scipy.signal.welch(x, fs, window, nperseg=nfft, noverlap=floor(nfft *
-// overlap), detrend=False, scaling='density').
-struct SpectrumSpec {
-  int nfft = 4096;
-  double overlap = 0.5;  // [0, 1): the segments' overlap as a fraction of nfft
-  WindowSpec window{WindowKind::hann, 0.0};
-};
-
+// A stage of the chain. Its kind's own fields are the kind's spec type, in
+// stages/<kind>/spec.hpp (FirSpec, GainSpec, ResampleSpec, MetricsSpec, ...),
+// filled by the kind's reader (stages/<kind>/schema.cpp) and read back by
+// type: `spec.as<FirSpec>()`.
 struct StageSpec {
   StageType type = StageType::fir;
   std::string name;      // defaults to "<type><index>", e.g. "fir0", "gain1"
-  FirSpec fir;           // type == fir
-  double gain_linear = 1.0;  // type == gain (db converted: 10^(db/20))
-  ResampleSpec resample;     // type == resample
-  std::optional<SpectrumSpec> spectrum;  // type == metrics, when it asks for one
+  KindData params;       // the kind's spec
   int line = 0;          // 1-based YAML position of the stage, for messages
+
+  template <class T>
+  [[nodiscard]] const T& as() const {
+    return params.get<T>();
+  }
+  template <class T>
+  [[nodiscard]] T& as() {
+    return params.get<T>();
+  }
 };
 
 struct SinkSpec {

@@ -12,6 +12,7 @@
 // needs is the plan's business (PlannedStage::lookback/lookahead); the step
 // trusts the buffer to hold them.
 #include <cstdint>
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -130,6 +131,13 @@ struct StageKind {
                                      std::int64_t phase) = nullptr;
   // Its fields in the statistics (null: none).
   StatFields (*stats)(const StageReport& stage) = nullptr;
+  // What of its spec decides its output, for a batch's resume fingerprint
+  // (pipeline/batch.cpp): written after ":name", at the stream's precision
+  // (17 digits). Null: nothing beyond its kind and name.
+  void (*facts)(const StageSpec& spec, std::ostream& out) = nullptr;
+  // The files its spec reads (a taps file), whose changes make a batch's
+  // outputs out of date. Null: none.
+  std::vector<std::string> (*files)(const StageSpec& spec) = nullptr;
 };
 
 // "stages.2 (stage 'lp')" with the config file and line, or "filter for

@@ -3,6 +3,8 @@
 // taps file; causal, same or full; direct or FFT overlap-save (and, in live
 // mode, partitioned: pipeline/live.cpp).
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "stages/stage.hpp"
 
@@ -21,6 +23,9 @@ void plan_fir(const StageSpec& spec, const StagePlanContext& where, PlannedStage
 std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage);
 // taps, mode, method, design.
 StatFields fir_stats(const StageReport& stage);
+// mode, method, then the design, the taps file or the inline taps (a batch's fingerprint).
+void fir_facts(const StageSpec& spec, std::ostream& out);
+std::vector<std::string> fir_files(const StageSpec& spec);  // its taps file, if any
 
 // Live mode (stages/fir/live.cpp): the kernel on the CPU (direct or
 // partitioned) and the running convolution over it.

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <ostream>
 #include <sstream>
 
 #include "core/error.hpp"
@@ -10,27 +11,28 @@
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/fir/fir.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace sigstream {
 
 namespace {
 
 std::vector<double> resolve_taps(const StageSpec& s, double sample_rate, const std::string& where) {
-  if (s.fir.design) {
+  if (s.as<FirSpec>().design) {
     try {
-      return design_fir(*s.fir.design, sample_rate);
+      return design_fir(*s.as<FirSpec>().design, sample_rate);
     } catch (const Error& e) {
       throw Error(e.kind(), where + ": " + e.what());
     }
   }
-  if (s.fir.taps_file) return read_taps_file(*s.fir.taps_file);
-  if (s.fir.taps.empty()) throw config_error(where + ": no taps");
-  if (s.fir.taps.size() > static_cast<std::size_t>(kMaxTaps))
-    throw config_error(where + ": " + std::to_string(s.fir.taps.size()) + " taps; at most " +
+  if (s.as<FirSpec>().taps_file) return read_taps_file(*s.as<FirSpec>().taps_file);
+  if (s.as<FirSpec>().taps.empty()) throw config_error(where + ": no taps");
+  if (s.as<FirSpec>().taps.size() > static_cast<std::size_t>(kMaxTaps))
+    throw config_error(where + ": " + std::to_string(s.as<FirSpec>().taps.size()) + " taps; at most " +
                        std::to_string(kMaxTaps) + " are allowed");
-  for (double t : s.fir.taps)
+  for (double t : s.as<FirSpec>().taps)
     if (!std::isfinite(t)) throw config_error(where + ": taps must be finite");
-  return s.fir.taps;
+  return s.as<FirSpec>().taps;
 }
 
 std::string describe_design(const DesignSpec& d) {
@@ -104,11 +106,11 @@ class FftStep final : public CpuStageStep {
 void plan_fir(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
   p.taps = resolve_taps(s, where.sample_rate, stage_where(where, s));
   p.taps_f32.assign(p.taps.begin(), p.taps.end());
-  if (s.fir.design) p.design_note = describe_design(*s.fir.design);
-  else if (s.fir.taps_file) p.design_note = "taps file " + *s.fir.taps_file;
+  if (s.as<FirSpec>().design) p.design_note = describe_design(*s.as<FirSpec>().design);
+  else if (s.as<FirSpec>().taps_file) p.design_note = "taps file " + *s.as<FirSpec>().taps_file;
   else p.design_note = "inline taps";
-  p.mode = s.fir.mode;
-  p.requested = s.fir.method;
+  p.mode = s.as<FirSpec>().mode;
+  p.requested = s.as<FirSpec>().method;
   p.method = FirMethod::direct;  // until resolve_methods() says otherwise
   const auto k = static_cast<std::int64_t>(p.taps.size());
   const std::int64_t centre = (k - 1) / 2;
@@ -116,6 +118,22 @@ void plan_fir(const StageSpec& s, const StagePlanContext& where, PlannedStage& p
   p.lookahead = p.mode == FirMode::same ? centre : 0;
   p.extra = p.mode == FirMode::full ? k - 1 : 0;
   p.frames_out = p.length_out(where.frames_in);
+}
+
+void fir_facts(const StageSpec& spec, std::ostream& o) {
+  const FirSpec& f = spec.as<FirSpec>();
+  o << ':' << to_string(f.mode) << ':' << to_string(f.method);
+  if (f.design) {
+    o << ":design:" << to_string(f.design->kind) << ':' << f.design->taps << ':' << to_string(f.design->window);
+    for (double c : f.design->cutoff_hz) o << ',' << c;
+  }
+  if (f.taps_file) o << ":file:" << *f.taps_file;
+  for (double t : f.taps) o << ',' << t;
+}
+
+std::vector<std::string> fir_files(const StageSpec& spec) {
+  const FirSpec& f = spec.as<FirSpec>();
+  return f.taps_file ? std::vector<std::string>{*f.taps_file} : std::vector<std::string>{};
 }
 
 StatFields fir_stats(const StageReport& s) {

@@ -16,6 +16,7 @@
 #include "stages/design.hpp"
 #include "stages/fir/fir.hpp"
 #include "stages/window_schema.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -180,7 +181,7 @@ std::vector<double> parse_inline_taps(Context& cx, const YAML::Node& v, const Pa
 
 void read_fir(MapReader& r, const StageReadContext& where, StageSpec& out) {
   Context& cx = where.cx;
-  FirSpec& f = out.fir;
+  FirSpec& f = out.as<FirSpec>();
   exactly_one_of(cx, r, {"design", "taps", "taps_file"});
   if (r.has("design")) {
     f.design = parse_design(cx, r.value("design"), r.path("design"), where.sample_rate, where.rate_changed);

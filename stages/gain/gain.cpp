@@ -1,8 +1,11 @@
 #include "stages/gain/gain.hpp"
 
+#include <ostream>
+
 #include "pipeline/config.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/plan.hpp"
+#include "stages/gain/spec.hpp"
 
 namespace sigstream {
 
@@ -45,11 +48,13 @@ class GainOp final : public LiveOp {
 }  // namespace
 
 void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
-  out.gain = spec.gain_linear;
+  out.gain = spec.as<GainSpec>().linear;
   out.frames_out = where.frames_in;
 }
 
 StatFields gain_stats(const StageReport& s) { return {{"linear", s.gain}}; }
+
+void gain_facts(const StageSpec& spec, std::ostream& o) { o << ':' << spec.as<GainSpec>().linear; }
 
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage) {
   return std::make_unique<const GainStep>(stage.gain);

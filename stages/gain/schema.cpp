@@ -6,6 +6,7 @@
 #include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/gain/gain.hpp"
+#include "stages/gain/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -21,14 +22,14 @@ void read_gain(MapReader& r, const StageReadContext& where, StageSpec& out) {
   exactly_one_of(where.cx, r, {"db", "linear"});
   if (r.has("db")) {
     if (auto db = r.number("db")) {
-      if (const auto g = gain_from_db(*db)) out.gain_linear = *g;
+      if (const auto g = gain_from_db(*db)) out.as<GainSpec>().linear = *g;
       else
         r.error("db", r.value("db").Scalar() +
                           " dB is beyond float32 range (expected a gain below 770 dB)");
     }
   }
   if (r.has("linear")) {
-    if (auto g = r.number("linear")) out.gain_linear = *g;
+    if (auto g = r.number("linear")) out.as<GainSpec>().linear = *g;
   }
 }
 

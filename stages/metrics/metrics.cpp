@@ -4,13 +4,15 @@
 
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
+#include "stages/metrics/spec.hpp"
 
 namespace sigstream {
 
 void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
   out.frames_out = where.frames_in;
-  if (!spec.spectrum) return;
-  const SpectrumSpec& sp = *spec.spectrum;
+  const std::optional<SpectrumSpec>& asked = spec.as<MetricsSpec>().spectrum;
+  if (!asked) return;
+  const SpectrumSpec& sp = *asked;
   // scipy.signal.get_window(window, nfft) (fftbins=True, periodic): the
   // symmetric window one longer, less its last point.
   out.spectrum_window = make_window(sp.window, sp.nfft + 1);

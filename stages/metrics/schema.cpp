@@ -8,6 +8,7 @@
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/metrics/metrics.hpp"
 #include "stages/window_schema.hpp"
+#include "stages/metrics/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -44,7 +45,7 @@ void read_metrics(MapReader& r, const StageReadContext& where, StageSpec& out) {
       spec.overlap = *o;
   }
   spec.window = read_window_setting(where.cx, s);
-  out.spectrum = spec;
+  out.as<MetricsSpec>().spectrum = spec;
 }
 
 constexpr Section kMetricsSections[] = {

@@ -11,6 +11,7 @@
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/resample/resample.hpp"
+#include "stages/resample/spec.hpp"
 
 namespace sigstream {
 
@@ -109,7 +110,7 @@ class ResampleOp final : public LiveOp {
 }  // namespace
 
 void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
-  const ResampleSpec& r = s.resample;
+  const ResampleSpec& r = s.as<ResampleSpec>();
   const std::string at = stage_where(where, s);
   std::int64_t up = r.up;
   std::int64_t down = r.down;

@@ -9,6 +9,7 @@
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/resample/resample.hpp"
 #include "stages/window_schema.hpp"
+#include "stages/resample/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -31,7 +32,7 @@ constexpr Key kResampleKeys[] = {
 };
 
 void read_resample(MapReader& r, const StageReadContext& where, StageSpec& out) {
-  ResampleSpec& spec = out.resample;
+  ResampleSpec& spec = out.as<ResampleSpec>();
   const bool up_down = r.has("up") || r.has("down");
   if (r.has("to_hz") && up_down) {
     r.error(r.has("up") ? "up" : "down", "to_hz and up/down are both given (expected exactly one of to_hz / up and down)");
@@ -56,9 +57,9 @@ void read_resample(MapReader& r, const StageReadContext& where, StageSpec& out) 
 
 // The rate the next stages see, where the config already knows it.
 std::optional<double> rate_after(const StageSpec& s, std::optional<double> rate) {
-  if (s.resample.to_hz) return s.resample.to_hz;
-  if (rate && s.resample.up > 0 && s.resample.down > 0)
-    return *rate * static_cast<double>(s.resample.up) / static_cast<double>(s.resample.down);
+  if (s.as<ResampleSpec>().to_hz) return s.as<ResampleSpec>().to_hz;
+  if (rate && s.as<ResampleSpec>().up > 0 && s.as<ResampleSpec>().down > 0)
+    return *rate * static_cast<double>(s.as<ResampleSpec>().up) / static_cast<double>(s.as<ResampleSpec>().down);
   return std::nullopt;
 }
 

@@ -13,6 +13,10 @@
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
 #include "test_support.hpp"
+#include "stages/fir/spec.hpp"
+#include "stages/gain/spec.hpp"
+#include "stages/metrics/spec.hpp"
+#include "stages/resample/spec.hpp"
 
 namespace sigstream::test {
 
@@ -32,9 +36,9 @@ inline StageSpec fir_stage(const std::string& name, std::vector<double> taps, Fi
   StageSpec s;
   s.type = StageType::fir;
   s.name = name;
-  s.fir.taps = std::move(taps);
-  s.fir.mode = mode;
-  s.fir.method = method;
+  s.as<FirSpec>().taps = std::move(taps);
+  s.as<FirSpec>().mode = mode;
+  s.as<FirSpec>().method = method;
   return s;
 }
 
@@ -42,7 +46,7 @@ inline StageSpec gain_stage(const std::string& name, double linear) {
   StageSpec s;
   s.type = StageType::gain;
   s.name = name;
-  s.gain_linear = linear;
+  s.as<GainSpec>().linear = linear;
   return s;
 }
 
@@ -50,8 +54,8 @@ inline StageSpec resample_stage(const std::string& name, int up, int down) {
   StageSpec s;
   s.type = StageType::resample;
   s.name = name;
-  s.resample.up = up;
-  s.resample.down = down;
+  s.as<ResampleSpec>().up = up;
+  s.as<ResampleSpec>().down = down;
   return s;
 }
 
@@ -74,7 +78,7 @@ inline StageSpec spectrum_stage(const std::string& name, int nfft, double overla
   sp.nfft = nfft;
   sp.overlap = overlap;
   sp.window = WindowSpec{window, 0.0};
-  s.spectrum = sp;
+  s.as<MetricsSpec>().spectrum = sp;
   return s;
 }
 
@@ -119,9 +123,9 @@ inline std::vector<std::vector<double>> source_planes(const SynthSpec& spec) {
 // Applies the fir and gain stages in float64 (SPEC §3).
 inline std::vector<double> reference_chain(std::vector<double> x, const std::vector<StageSpec>& stages) {
   for (const StageSpec& s : stages) {
-    if (s.type == StageType::fir) x = reference_fir(x, s.fir.taps, s.fir.mode);
+    if (s.type == StageType::fir) x = reference_fir(x, s.as<FirSpec>().taps, s.as<FirSpec>().mode);
     if (s.type == StageType::gain)
-      for (double& v : x) v *= s.gain_linear;
+      for (double& v : x) v *= s.as<GainSpec>().linear;
   }
   return x;
 }

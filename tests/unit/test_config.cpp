@@ -13,6 +13,8 @@
 
 #include "core/error.hpp"
 #include "pipeline/config.hpp"
+#include "stages/fir/spec.hpp"
+#include "stages/gain/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -53,11 +55,11 @@ TEST(Config, FilterFileExample) {
   EXPECT_FALSE(c.source.synth);
   ASSERT_EQ(c.stages.size(), 3U);
   EXPECT_EQ(c.stages[0].type, StageType::fir);
-  ASSERT_TRUE(c.stages[0].fir.design);
-  EXPECT_EQ(c.stages[0].fir.design->kind, FilterKind::lowpass);
-  EXPECT_EQ(c.stages[0].fir.design->cutoff_hz, std::vector<double>{3000.0});
+  ASSERT_TRUE(c.stages[0].as<FirSpec>().design);
+  EXPECT_EQ(c.stages[0].as<FirSpec>().design->kind, FilterKind::lowpass);
+  EXPECT_EQ(c.stages[0].as<FirSpec>().design->cutoff_hz, std::vector<double>{3000.0});
   EXPECT_EQ(c.stages[1].type, StageType::gain);
-  EXPECT_DOUBLE_EQ(c.stages[1].gain_linear, std::pow(10.0, -3.0 / 20.0));
+  EXPECT_DOUBLE_EQ(c.stages[1].as<GainSpec>().linear, std::pow(10.0, -3.0 / 20.0));
   EXPECT_EQ(c.stages[2].type, StageType::metrics);
   EXPECT_EQ(c.sink.format, SampleFormat::pcm16);
   ASSERT_TRUE(c.sink.file);
@@ -82,21 +84,21 @@ TEST(Config, CascadeExample) {
   for (const StageSpec& st : c.stages) names.push_back(st.name);
   EXPECT_EQ(names, (std::vector<std::string>{"input", "highpass", "notch", "gain3",
                                              "after_filters"}));
-  const DesignSpec& hp = *c.stages[1].fir.design;
+  const DesignSpec& hp = *c.stages[1].as<FirSpec>().design;
   EXPECT_EQ(hp.kind, FilterKind::highpass);
   EXPECT_EQ(hp.taps, 1001);
   EXPECT_EQ(hp.window.kind, WindowKind::kaiser);
   EXPECT_EQ(hp.window.beta, 8.6);
-  EXPECT_EQ(c.stages[1].fir.mode, FirMode::same);
-  const DesignSpec& bs = *c.stages[2].fir.design;
+  EXPECT_EQ(c.stages[1].as<FirSpec>().mode, FirMode::same);
+  const DesignSpec& bs = *c.stages[2].as<FirSpec>().design;
   EXPECT_EQ(bs.kind, FilterKind::bandstop);
   EXPECT_EQ(bs.cutoff_hz, (std::vector<double>{950.0, 1050.0}));
   // window: kaiser + beta: means the same as "kaiser:8.6".
   EXPECT_EQ(bs.window.kind, WindowKind::kaiser);
   EXPECT_EQ(bs.window.beta, 8.6);
-  EXPECT_EQ(c.stages[2].fir.mode, FirMode::same);
-  EXPECT_EQ(c.stages[2].fir.method, FirMethod::fft);
-  EXPECT_EQ(c.stages[3].gain_linear, 1.5);
+  EXPECT_EQ(c.stages[2].as<FirSpec>().mode, FirMode::same);
+  EXPECT_EQ(c.stages[2].as<FirSpec>().method, FirMethod::fft);
+  EXPECT_EQ(c.stages[3].as<GainSpec>().linear, 1.5);
   EXPECT_EQ(c.stats.json.value_or(""), "out/cascade_stats.json");
   EXPECT_EQ(c.stats.csv.value_or(""), "out/cascade_chunks.csv");
   EXPECT_EQ(c.sink.format, SampleFormat::pcm24);
@@ -109,7 +111,7 @@ TEST(Config, BatchExample) {
   EXPECT_TRUE(c.batch.keep_going);
   EXPECT_TRUE(c.execution.devices.empty());  // every GPU
   EXPECT_EQ(c.execution.streams, 2);
-  EXPECT_EQ(c.stages[0].fir.design->window.kind, WindowKind::blackman);
+  EXPECT_EQ(c.stages[0].as<FirSpec>().design->window.kind, WindowKind::blackman);
 }
 
 TEST(Config, DemoParsesFromFileAndBuiltIn) {
@@ -120,7 +122,7 @@ TEST(Config, DemoParsesFromFileAndBuiltIn) {
   EXPECT_EQ(built_in.source.synth->frames, 160000);
   EXPECT_EQ(built_in.stages.size(), file.stages.size());
   EXPECT_EQ(built_in.stages[1].name, "lowpass");
-  EXPECT_EQ(built_in.stages[1].fir.mode, FirMode::same);
+  EXPECT_EQ(built_in.stages[1].as<FirSpec>().mode, FirMode::same);
 }
 
 // The key tables' defaults must agree with the struct defaults in config.hpp.
@@ -148,11 +150,11 @@ TEST(Config, DefaultsMatchTheHeader) {
   EXPECT_EQ(c.batch.keep_going, b.keep_going);
   EXPECT_TRUE(c.batch.inputs.empty());
   const FirSpec f;
-  EXPECT_EQ(c.stages[0].fir.mode, f.mode);
-  EXPECT_EQ(c.stages[0].fir.method, f.method);
+  EXPECT_EQ(c.stages[0].as<FirSpec>().mode, f.mode);
+  EXPECT_EQ(c.stages[0].as<FirSpec>().method, f.method);
   const DesignSpec d;
-  EXPECT_EQ(c.stages[0].fir.design->taps, d.taps);
-  EXPECT_EQ(c.stages[0].fir.design->window.kind, d.window.kind);
+  EXPECT_EQ(c.stages[0].as<FirSpec>().design->taps, d.taps);
+  EXPECT_EQ(c.stages[0].as<FirSpec>().design->window.kind, d.window.kind);
 
   const Config s = parse_config(
       "version: 1\nsource:\n  synth:\n    frames: 10\n    tones: [{freq_hz: 5}]\n"
@@ -193,7 +195,7 @@ TEST(Config, GainInDecibelsIsConverted) {
     return parse_config(std::string(kMinimal) + "stages:\n  - {type: gain, " + setting + "}\n",
                         "g.yaml")
         .stages[0]
-        .gain_linear;
+        .as<GainSpec>().linear;
   };
   EXPECT_EQ(gain("db: 0"), 1.0);
   EXPECT_DOUBLE_EQ(gain("db: -6"), std::pow(10.0, -6.0 / 20.0));
@@ -228,7 +230,7 @@ TEST(Config, WindowSpellings) {
                             setting + "}\n",
                         "w.yaml")
         .stages[0]
-        .fir.design->window;
+        .as<FirSpec>().design->window;
   };
   EXPECT_EQ(window("window: hann").kind, WindowKind::hann);
   EXPECT_EQ(window("window: rectangular").kind, WindowKind::rectangular);
@@ -273,8 +275,8 @@ TEST(Config, OverridesNestedListIndexAndNewKeys) {
                                 {"stages.1.design.cutoff_hz=3000", "execution.streams=8",
                                  "sink.file=out/x.wav", "stages.1.mode=full",
                                  "execution.device=[0, 1]", "stats.csv=~"});
-  EXPECT_EQ(c.stages[1].fir.design->cutoff_hz, std::vector<double>{3000.0});
-  EXPECT_EQ(c.stages[1].fir.mode, FirMode::full);
+  EXPECT_EQ(c.stages[1].as<FirSpec>().design->cutoff_hz, std::vector<double>{3000.0});
+  EXPECT_EQ(c.stages[1].as<FirSpec>().mode, FirMode::full);
   EXPECT_EQ(c.execution.streams, 8);
   EXPECT_EQ(c.sink.file.value_or(""), "out/x.wav");
   EXPECT_EQ(c.execution.devices, (std::vector<int>{0, 1}));
@@ -298,7 +300,7 @@ TEST(Config, OverridesNestedListIndexAndNewKeys) {
                                 {"stages.0.design.kind=bandpass",
                                  "stages.0.design.cutoff_hz=[300, 3000]",
                                  "execution.streams=2", "execution.streams=3"});
-  EXPECT_EQ(b.stages[0].fir.design->cutoff_hz, (std::vector<double>{300.0, 3000.0}));
+  EXPECT_EQ(b.stages[0].as<FirSpec>().design->cutoff_hz, (std::vector<double>{300.0, 3000.0}));
   EXPECT_EQ(b.execution.streams, 3);
 }
 

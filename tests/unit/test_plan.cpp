@@ -8,6 +8,7 @@
 #include "stages/design.hpp"
 #include "stage_builders.hpp"
 #include "test_support.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -16,8 +17,8 @@ StageSpec fir(std::vector<double> taps, FirMode mode) {
   StageSpec s;
   s.type = StageType::fir;
   s.name = "f";
-  s.fir.taps = std::move(taps);
-  s.fir.mode = mode;
+  s.as<FirSpec>().taps = std::move(taps);
+  s.as<FirSpec>().mode = mode;
   return s;
 }
 
@@ -51,7 +52,7 @@ TEST(Plan, DesignedFilterAboveNyquistOfTheFileIsAConfigError) {
   StageSpec s;
   s.type = StageType::fir;
   s.name = "lp";
-  s.fir.design = DesignSpec{FilterKind::lowpass, {30000.0}, 31, {}};
+  s.as<FirSpec>().design = DesignSpec{FilterKind::lowpass, {30000.0}, 31, {}};
   c.stages = {s};
   try {
     (void)make_plan(c, source(10), 0);

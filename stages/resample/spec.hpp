@@ -1,0 +1,20 @@
+#pragma once
+// A resample stage as the config gives it (SPEC §7): to_hz, or up/down
+// (reduced by their gcd when planned); the anti-alias filter as
+// scipy.signal.resample_poly's. StageSpec::params holds it.
+#include <cstdint>
+#include <optional>
+
+#include "stages/types.hpp"
+
+namespace sigstream {
+
+struct ResampleSpec {
+  std::optional<double> to_hz;  // exactly one of to_hz / (up, down)
+  std::int64_t up = 0;
+  std::int64_t down = 0;
+  WindowSpec window{WindowKind::kaiser, 5.0};
+  int half_taps_per_phase = 10;  // K = 2 * this * max(up, down) + 1
+};
+
+}  // namespace sigstream
