@@ -17,21 +17,25 @@
 namespace sigstream::app {
 
 void add_common(CLI::App* cmd, CommonFlags& f, BackendCheck check) {
-  auto* backend =
-      cmd->add_option("--backend", f.backend, "Where to compute: auto (CUDA if a device exists), cpu, cuda");
+  auto* backend = cmd->add_option("--backend", f.backend,
+                                  "Where to compute: auto (CUDA if a device exists), cpu, cuda");
   // The help reads the same either way; where the schema checks the value,
   // CLI11 only names the choices.
-  if (check == BackendCheck::cli) backend->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  else backend->type_name("TEXT:{auto,cpu,cuda}");
-  cmd->add_flag("--verify", f.verify, "Check the output against a float64 CPU reference (exit 1 if off)");
+  if (check == BackendCheck::cli)
+    backend->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  else
+    backend->type_name("TEXT:{auto,cpu,cuda}");
+  cmd->add_flag("--verify", f.verify,
+                "Check the output against a float64 CPU reference (exit 1 if off)");
   cmd->add_flag("--quiet,-q", f.quiet, "Print nothing but errors");
   cmd->add_flag("--no-progress", f.no_progress, "No progress bar");
   cmd->add_option("--stats", f.stats, "Write statistics JSON here");
 }
 
 void add_plot_flag(CLI::App* cmd, CommonFlags& f) {
-  cmd->add_option("--plot", f.plot, "Also draw the run's figure (waveforms, spectra, filter responses, levels) "
-                                    "into FIG (.png, .svg, .pdf; needs matplotlib)")
+  cmd->add_option("--plot", f.plot,
+                  "Also draw the run's figure (waveforms, spectra, filter responses, levels) "
+                  "into FIG (.png, .svg, .pdf; needs matplotlib)")
       ->type_name("FIG");
 }
 
@@ -48,20 +52,24 @@ void add_set_option(CLI::App* cmd, std::vector<std::string>& sets) {
 void check_figure_name(const std::string& fig, const char* what) {
   const std::string ext = std::filesystem::path(fig).extension().string();
   if (ext != ".png" && ext != ".svg" && ext != ".pdf")
-    throw config_error(std::string(what) + ": '" + fig + "' must end in .png, .svg or .pdf (the figure's format)");
+    throw config_error(std::string(what) + ": '" + fig +
+                       "' must end in .png, .svg or .pdf (the figure's format)");
 }
 
 void add_live_flags(CLI::App* cmd, LiveFlags& f) {
   // The range is execution.latency_ms's, checked by the schema; the type
   // name keeps the help as it was.
-  cmd->add_option("--latency", f.latency, "Live mode: bound on the added latency in ms (execution.latency_ms)")
+  cmd->add_option("--latency", f.latency,
+                  "Live mode: bound on the added latency in ms (execution.latency_ms)")
       ->type_name("MS:FLOAT in [0.001 - 10000]");
-  cmd->add_flag("--busy-poll", f.busy_poll,
-                "Live mode: wait for input and output by spinning, not sleeping; one core busy, a shorter "
-                "tail on virtual machines (execution.busy_poll)");
-  cmd->add_flag("--redundant", f.redundant,
-                "Live mode: compute every block on two spinning threads, the first to finish writes it; "
-                "rides over one core's stall (execution.redundant)");
+  cmd->add_flag(
+      "--busy-poll", f.busy_poll,
+      "Live mode: wait for input and output by spinning, not sleeping; one core busy, a shorter "
+      "tail on virtual machines (execution.busy_poll)");
+  cmd->add_flag(
+      "--redundant", f.redundant,
+      "Live mode: compute every block on two spinning threads, the first to finish writes it; "
+      "rides over one core's stall (execution.redundant)");
 }
 
 std::string format_double(double v) {
@@ -82,13 +90,14 @@ bool plain_scalar(const std::string& text) {
   std::string lower;
   for (char c : text) {
     const auto u = static_cast<unsigned char>(c);
-    if (!std::isalnum(u) && c != '.' && c != '_' && c != '+' && c != '-' && c != ':') return false;
+    if (!std::isalnum(u) && c != '.' && c != '_' && c != '+' && c != '-' && c != ':')
+      return false;
     lower += static_cast<char>(std::tolower(u));
   }
   return lower != "null";
 }
 
-}  // namespace
+} // namespace
 
 std::string yaml_value(const std::string& text) {
   return plain_scalar(text) ? text : yaml_string(text);
@@ -127,7 +136,8 @@ namespace {
 const std::string* flag_of(const std::vector<std::pair<std::string, std::string>>& flags,
                            std::string_view override_text) {
   for (auto it = flags.rbegin(); it != flags.rend(); ++it)
-    if (it->first == override_text) return &it->second;
+    if (it->first == override_text)
+      return &it->second;
   return nullptr;
 }
 
@@ -138,22 +148,27 @@ const std::string* flag_of(const std::vector<std::pair<std::string, std::string>
 std::string reword(const std::string& line, const std::string& origin,
                    const std::vector<std::pair<std::string, std::string>>& flags) {
   const std::string prefix = origin + ": ";
-  if (!line.starts_with(prefix)) return line;
+  if (!line.starts_with(prefix))
+    return line;
   const std::string_view rest = std::string_view(line).substr(prefix.size());
   constexpr std::string_view kSet = "--set ";
   if (rest.starts_with(kSet)) {
     // The override's own text may hold ": " (a quoted value): try each split.
-    for (std::size_t at = rest.find(": "); at != std::string_view::npos; at = rest.find(": ", at + 1))
+    for (std::size_t at = rest.find(": "); at != std::string_view::npos;
+         at = rest.find(": ", at + 1))
       if (const std::string* flag = flag_of(flags, rest.substr(kSet.size(), at - kSet.size())))
         return *flag + ": " + std::string(rest.substr(at + 2));
     return line;
   }
   constexpr std::string_view kFrom = " (from --set ";
   const auto from = rest.rfind(kFrom);
-  if (from == std::string_view::npos || !rest.ends_with(")")) return line;
-  const std::string_view text = rest.substr(from + kFrom.size(), rest.size() - 1 - from - kFrom.size());
+  if (from == std::string_view::npos || !rest.ends_with(")"))
+    return line;
+  const std::string_view text =
+      rest.substr(from + kFrom.size(), rest.size() - 1 - from - kFrom.size());
   const std::string* flag = flag_of(flags, text);
-  if (flag == nullptr) return line;
+  if (flag == nullptr)
+    return line;
   std::string_view what = rest.substr(0, from);
   // Drop the key path: the user typed a flag, not a key.
   const auto colon = what.find(": ");
@@ -166,25 +181,29 @@ std::string reword(const std::string& line, const std::string& origin,
   std::string out(what);
   constexpr std::string_view kQuoted = "the quoted string '";
   constexpr std::string_view kUnquote = "; write it without quotes";
-  if (const auto q = out.find(kQuoted); q != std::string::npos) out.erase(q, kQuoted.size() - 1);
-  if (const auto u = out.find(kUnquote); u != std::string::npos) out.erase(u, kUnquote.size());
+  if (const auto q = out.find(kQuoted); q != std::string::npos)
+    out.erase(q, kQuoted.size() - 1);
+  if (const auto u = out.find(kUnquote); u != std::string::npos)
+    out.erase(u, kUnquote.size());
   return *flag + ": " + out;
 }
 
-}  // namespace
+} // namespace
 
 void FlagOverrides::rethrow(const std::string& origin) const {
   try {
     throw;
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::config) throw;
+    if (e.kind() != ErrorKind::config)
+      throw;
     std::istringstream in(e.what());
     std::string message;
     for (std::string line; std::getline(in, line);) {
       std::string text = reword(line, origin, flags_);
       if (text != line)
         for (const auto& [key, flag] : keys_)
-          for (auto at = text.find(key); at != std::string::npos; at = text.find(key, at + flag.size()))
+          for (auto at = text.find(key); at != std::string::npos;
+               at = text.find(key, at + flag.size()))
             text.replace(at, key.size(), flag);
       message += (message.empty() ? "" : "\n") + text;
     }
@@ -197,8 +216,9 @@ RunOptions run_options(const CommonFlags& f) {
   o.verify = f.verify;
   o.progress = !f.quiet && !f.no_progress;
   o.exiting = true;
-  o.chunk_rows = !f.plot.empty();  // the figure's levels; statistics files keep them anyway
-  if (!f.quiet) o.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
+  o.chunk_rows = !f.plot.empty(); // the figure's levels; statistics files keep them anyway
+  if (!f.quiet)
+    o.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
   return o;
 }
 
@@ -211,47 +231,54 @@ void print_summary(const RunReport& r) {
     std::snprintf(buf, sizeof buf, "  %-16s", m.name.c_str());
     o << buf;
     for (std::size_t c = 0; c < m.totals.size(); ++c) {
-      std::snprintf(buf, sizeof buf, "  ch%zu rms %.6g peak %.6g", c, m.totals[c].rms(), m.totals[c].peak);
+      std::snprintf(buf, sizeof buf, "  ch%zu rms %.6g peak %.6g", c, m.totals[c].rms(),
+                    m.totals[c].peak);
       o << buf;
     }
     o << "\n";
   }
   const double fps = r.wall_s > 0 ? static_cast<double>(r.output_frames) / r.wall_s : 0.0;
-  std::snprintf(buf, sizeof buf, "%lld frames x %d ch in %.3f s (%.1f Mframes/s, %.0fx real time) on %s",
+  std::snprintf(buf, sizeof buf,
+                "%lld frames x %d ch in %.3f s (%.1f Mframes/s, %.0fx real time) on %s",
                 static_cast<long long>(r.output_frames), r.channels, r.wall_s, fps * 1e-6,
                 r.sample_rate > 0 ? fps / r.sample_rate : 0.0, r.backend.c_str());
   o << "sigstream: " << buf;
-  if (!r.output_path.empty()) o << "; wrote " << r.output_path << " (" << r.output_format << ")";
-  if (r.clipped_samples > 0) o << "; " << r.clipped_samples << " samples clipped";
+  if (!r.output_path.empty())
+    o << "; wrote " << r.output_path << " (" << r.output_format << ")";
+  if (r.clipped_samples > 0)
+    o << "; " << r.clipped_samples << " samples clipped";
   o << "\n";
   std::cerr << o.str();
 }
 
-}  // namespace
+} // namespace
 
 int finish(const RunReport& r, const CommonFlags& f, const std::optional<std::string>& stats_path) {
-  if (!f.quiet) print_summary(r);
+  if (!f.quiet)
+    print_summary(r);
   if (r.verification.ran) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "rel L2 error %.3g, max abs error %.3g vs the float64 reference (tolerance %.0e)",
-                  r.verification.rel_l2_error, r.verification.max_abs_error, r.verification.tolerance);
+    std::snprintf(buf, sizeof buf,
+                  "rel L2 error %.3g, max abs error %.3g vs the float64 reference (tolerance %.0e)",
+                  r.verification.rel_l2_error, r.verification.max_abs_error,
+                  r.verification.tolerance);
     if (!r.verification.passed) {
       std::cerr << "sigstream: error: verification failed: " << buf << "\n";
       return 1;
     }
-    if (!f.quiet) std::cerr << "sigstream: verify passed: " << buf << "\n";
+    if (!f.quiet)
+      std::cerr << "sigstream: verify passed: " << buf << "\n";
   }
   // --plot: from the statistics file the run wrote, else from the report in memory.
-  if (f.plot.empty()) return 0;
-  return stats_path ? draw_figure(*stats_path, f.plot) : draw_figure_from_text(stats_json(r), f.plot);
+  if (f.plot.empty())
+    return 0;
+  return stats_path ? draw_figure(*stats_path, f.plot)
+                    : draw_figure_from_text(stats_json(r), f.plot);
 }
 
-}  // namespace sigstream::app
-
-namespace sigstream::app {
-
 void add_raw_flags(CLI::App* cmd, RawFlags& f) {
-  cmd->add_option("--input-type", f.input_type, "raw: the input is headerless PCM (needs --rate, --channels, --encoding)")
+  cmd->add_option("--input-type", f.input_type,
+                  "raw: the input is headerless PCM (needs --rate, --channels, --encoding)")
       ->check(CLI::IsMember({"raw"}));
   cmd->add_option("--rate", f.rate, "Raw input: sample rate in Hz")->type_name("HZ");
   cmd->add_option("--channels", f.channels, "Raw input: channels (interleaved)")->type_name("N");
@@ -261,15 +288,18 @@ void add_raw_flags(CLI::App* cmd, RawFlags& f) {
 }
 
 void add_raw_overrides(CLI::App* cmd, const RawFlags& f, FlagOverrides& out) {
-  const bool described = cmd->count("--rate") + cmd->count("--channels") + cmd->count("--encoding") > 0;
+  const bool described =
+      cmd->count("--rate") + cmd->count("--channels") + cmd->count("--encoding") > 0;
   if (f.input_type.empty()) {
     if (described)
-      throw config_error("--rate, --channels and --encoding describe a raw input: add --input-type raw");
+      throw config_error(
+          "--rate, --channels and --encoding describe a raw input: add --input-type raw");
     return;
   }
   std::string missing;
   for (const char* flag : {"--rate", "--channels", "--encoding"})
-    if (cmd->count(flag) == 0) missing += std::string(missing.empty() ? "" : ", ") + flag;
+    if (cmd->count(flag) == 0)
+      missing += std::string(missing.empty() ? "" : ", ") + flag;
   if (!missing.empty())
     throw config_error("--input-type raw: the stream has no header, so it needs " + missing +
                        " (e.g. --rate 48000 --channels 2 --encoding s16le)");
@@ -278,4 +308,4 @@ void add_raw_overrides(CLI::App* cmd, const RawFlags& f, FlagOverrides& out) {
   out.add("--encoding", "source.raw.encoding=" + yaml_value(f.encoding));
 }
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

@@ -22,7 +22,7 @@ struct CommonFlags {
   bool quiet = false;
   bool no_progress = false;
   std::string stats;
-  std::string plot;  // run/filter --plot FIG
+  std::string plot; // run/filter --plot FIG
 };
 
 // How --backend's value is checked: by CLI11 as it parses (batch, which may
@@ -62,7 +62,7 @@ std::string yaml_string(const std::string& text);
 // puts such lines in the words the user typed ("--mode: ..."), so that the
 // schema's rule is the only one and its message still names the flag.
 class FlagOverrides {
- public:
+public:
   // `flag`: how messages name it ("--mode", "OUTPUT"); `key_value`: "key.path=yaml".
   void add(std::string flag, std::string key_value);
   // In the reworded lines, a key the schema's message names (e.g.
@@ -73,10 +73,10 @@ class FlagOverrides {
   // reworded; any other exception unchanged.
   [[noreturn]] void rethrow(const std::string& origin) const;
 
- private:
+private:
   std::vector<std::string> texts_;
-  std::vector<std::pair<std::string, std::string>> flags_;  // (override text, flag)
-  std::vector<std::pair<std::string, std::string>> keys_;   // (key path, flag)
+  std::vector<std::pair<std::string, std::string>> flags_; // (override text, flag)
+  std::vector<std::pair<std::string, std::string>> keys_;  // (key path, flag)
 };
 
 RunOptions run_options(const CommonFlags& f);
@@ -84,10 +84,6 @@ RunOptions run_options(const CommonFlags& f);
 // Prints the summary and the verification line; draws --plot's figure.
 // Returns the exit code.
 int finish(const RunReport& r, const CommonFlags& f, const std::optional<std::string>& stats_path);
-
-}  // namespace sigstream::app
-
-namespace sigstream::app {
 
 // Headerless PCM input (SPEC §6) of filter and info: --input-type raw with
 // its description, the source.raw keys.
@@ -105,4 +101,4 @@ void add_raw_flags(CLI::App* cmd, RawFlags& f);
 // the command line can say; their values are the schema's to check.
 void add_raw_overrides(CLI::App* cmd, const RawFlags& f, FlagOverrides& out);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

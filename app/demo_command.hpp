@@ -6,4 +6,4 @@ namespace sigstream::app {
 
 int run_demo(const CommonFlags& common);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

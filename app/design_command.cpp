@@ -28,10 +28,11 @@ DesignSpec design_from(const FilterFlags& f) {
   return d;
 }
 
-}  // namespace
+} // namespace
 
 CLI::App* add_design_command(CLI::App& app, DesignFlags& flags) {
-  auto* design = app.add_subcommand("design", "Print FIR taps (one per line, %.17g), like scipy.signal.firwin");
+  auto* design = app.add_subcommand(
+      "design", "Print FIR taps (one per line, %.17g), like scipy.signal.firwin");
   add_filter_flags(design, flags.filter, false);
   design->add_option("--rate", flags.rate, "Sample rate in Hz")->required();
   return design;
@@ -39,8 +40,9 @@ CLI::App* add_design_command(CLI::App& app, DesignFlags& flags) {
 
 int run_design_command(const DesignFlags& flags) {
   const auto taps = design_fir(design_from(flags.filter), flags.rate);
-  for (double t : taps) std::printf("%.17g\n", t);
+  for (double t : taps)
+    std::printf("%.17g\n", t);
   return 0;
 }
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

@@ -14,4 +14,4 @@ struct DesignFlags {
 CLI::App* add_design_command(CLI::App& app, DesignFlags& flags);
 int run_design_command(const DesignFlags& flags);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

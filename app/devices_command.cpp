@@ -15,7 +15,7 @@ int run_devices_command() {
   const auto devices = list_devices();
   if (devices.empty()) {
     std::printf("none: %s\n", cuda_built() ? "no CUDA device found (the CPU backend will be used)"
-                                          : "this sigstream was built without CUDA");
+                                           : "this sigstream was built without CUDA");
     return 0;
   }
   for (const auto& d : devices)
@@ -25,4 +25,4 @@ int run_devices_command() {
   return 0;
 }
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

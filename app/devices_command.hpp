@@ -7,4 +7,4 @@ namespace sigstream::app {
 CLI::App* add_devices_command(CLI::App& app);
 int run_devices_command();
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

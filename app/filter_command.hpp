@@ -25,4 +25,4 @@ struct FilterCommandFlags {
 CLI::App* add_filter_command(CLI::App& app, FilterCommandFlags& flags, CommonFlags& common);
 int run_filter_command(const FilterCommandFlags& flags, const CommonFlags& common);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

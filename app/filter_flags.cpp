@@ -32,9 +32,12 @@ bool has_design(const FilterFlags& f) {
 }
 
 DesignFlag design_flag(const FilterFlags& f) {
-  if (!f.lowpass.empty()) return {"--lowpass", "lowpass", &f.lowpass};
-  if (!f.highpass.empty()) return {"--highpass", "highpass", &f.highpass};
-  if (!f.bandpass.empty()) return {"--bandpass", "bandpass", &f.bandpass};
+  if (!f.lowpass.empty())
+    return {"--lowpass", "lowpass", &f.lowpass};
+  if (!f.highpass.empty())
+    return {"--highpass", "highpass", &f.highpass};
+  if (!f.bandpass.empty())
+    return {"--bandpass", "bandpass", &f.bandpass};
   return {"--bandstop", "bandstop", &f.bandstop};
 }
 
@@ -53,11 +56,12 @@ double parse_number(const std::string& text, const std::string& flag) {
   return v;
 }
 
-}  // namespace
+} // namespace
 
 double parse_hz(const std::string& text, const std::string& flag) {
   const double v = parse_number(text, flag);
-  if (!std::isfinite(v)) throw config_error(flag + ": '" + text + "' is not a frequency in Hz");
+  if (!std::isfinite(v))
+    throw config_error(flag + ": '" + text + "' is not a frequency in Hz");
   return v;
 }
 
@@ -68,4 +72,4 @@ std::vector<double> parse_band(const std::string& text, const std::string& flag)
   return {parse_hz(text.substr(0, colon), flag), parse_hz(text.substr(colon + 1), flag)};
 }
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

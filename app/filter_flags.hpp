@@ -33,4 +33,4 @@ double parse_hz(const std::string& text, const std::string& flag);
 // LO:HI, the band flags' syntax (YAML has none like it: there it is [lo, hi]).
 std::vector<double> parse_band(const std::string& text, const std::string& flag);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

@@ -12,8 +12,10 @@
 namespace sigstream::app {
 
 CLI::App* add_info_command(CLI::App& app, InfoFlags& flags) {
-  auto* info = app.add_subcommand("info", "Show an audio file's rate, channels, frames, duration, format");
-  info->add_option("FILE", flags.path, "Audio file; - = standard input (read to its end)")->required();
+  auto* info =
+      app.add_subcommand("info", "Show an audio file's rate, channels, frames, duration, format");
+  info->add_option("FILE", flags.path, "Audio file; - = standard input (read to its end)")
+      ->required();
   add_raw_flags(info, flags.raw);
   flags.command = info;
   return info;
@@ -37,14 +39,17 @@ int run_info_command(const InfoFlags& flags) {
     // A stream (or a header that does not say): count the frames to its end.
     HostBlock block = make_host_block(i.sample_type, i.channels, 65536);
     frames = 0;
-    for (std::int64_t got = 0; (got = src->read(block, 0, block.capacity)) > 0;) frames += got;
-    if (frames == 0) throw io_error(path + ": holds no audio frames (the stream is empty)");
+    for (std::int64_t got = 0; (got = src->read(block, 0, block.capacity)) > 0;)
+      frames += got;
+    if (frames == 0)
+      throw io_error(path + ": holds no audio frames (the stream is empty)");
   }
-  std::printf("file:        %s\nformat:      %s\nsample_rate: %g\nchannels:    %d\nframes:      %lld\n"
-              "duration_s:  %.6f\n",
-              path.c_str(), src->format_name().c_str(), i.sample_rate, i.channels,
-              static_cast<long long>(frames), static_cast<double>(frames) / i.sample_rate);
+  std::printf(
+      "file:        %s\nformat:      %s\nsample_rate: %g\nchannels:    %d\nframes:      %lld\n"
+      "duration_s:  %.6f\n",
+      path.c_str(), src->format_name().c_str(), i.sample_rate, i.channels,
+      static_cast<long long>(frames), static_cast<double>(frames) / i.sample_rate);
   return 0;
 }
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

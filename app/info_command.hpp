@@ -17,4 +17,4 @@ struct InfoFlags {
 CLI::App* add_info_command(CLI::App& app, InfoFlags& flags);
 int run_info_command(const InfoFlags& flags);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

@@ -44,7 +44,9 @@ using namespace sigstream;
 
 int run_main(int argc, char** argv);
 
-int main(int argc, char** argv) { leave(run_main(argc, argv)); }
+int main(int argc, char** argv) {
+  leave(run_main(argc, argv));
+}
 
 int run_main(int argc, char** argv) {
   trace("main");
@@ -53,11 +55,15 @@ int run_main(int argc, char** argv) {
   // which the sink turns into a quiet stop, instead of killing us silently.
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"sigstream: filter audio on the GPU (or CPU), checked against a float64 reference.\n"
-               "With no command, runs the built-in demo (writes out/demo.wav, out/demo_stats.json and out/demo_chunks.csv)."};
-  app.set_version_flag("--version", std::string("sigstream ") + kVersion + " (CPU FFT: " +
-                                        kernels::cpu::FirFft::library() + "; CUDA backend: " +
-                                        (cuda_built() ? std::string("built; fused FFT engine: ") + (fused_fft_engine_built() ? "on" : "off")
-                                                   : std::string("not built")) + ")");
+               "With no command, runs the built-in demo (writes out/demo.wav, out/demo_stats.json "
+               "and out/demo_chunks.csv)."};
+  app.set_version_flag("--version",
+                       std::string("sigstream ") + kVersion +
+                           " (CPU FFT: " + kernels::cpu::FirFft::library() + "; CUDA backend: " +
+                           (cuda_built() ? std::string("built; fused FFT engine: ") +
+                                               (fused_fft_engine_built() ? "on" : "off")
+                                         : std::string("not built")) +
+                           ")");
   app.require_subcommand(0, 1);
 
   // The flags several commands share bind to one set of variables: only one
@@ -102,21 +108,29 @@ int run_main(int argc, char** argv) {
   }
 
   try {
-    if (*run) return app::run_run_command(run_flags, sets, common);
-    if (*filter) return app::run_filter_command(filter_flags, common);
+    if (*run)
+      return app::run_run_command(run_flags, sets, common);
+    if (*filter)
+      return app::run_filter_command(filter_flags, common);
     if (*batch)
       return app::run_batch_command(
           batch_flags, sets,
           {common.backend, common.verify, common.quiet, common.no_progress, common.stats});
-    if (*design) return app::run_design_command(design_flags);
-    if (*info) return app::run_info_command(info_flags);
-    if (*devices) return app::run_devices_command();
-    if (*plot) return app::run_plot_command(plot_flags);
-    if (*schema) return app::run_schema_command();
+    if (*design)
+      return app::run_design_command(design_flags);
+    if (*info)
+      return app::run_info_command(info_flags);
+    if (*devices)
+      return app::run_devices_command();
+    if (*plot)
+      return app::run_plot_command(plot_flags);
+    if (*schema)
+      return app::run_schema_command();
     return app::run_demo(common);
   } catch (const Error& e) {
     // A reader that closed our output pipe has all it wants: stop quietly.
-    if (e.kind() == ErrorKind::output_closed) return exit_code(e.kind());
+    if (e.kind() == ErrorKind::output_closed)
+      return exit_code(e.kind());
     std::cerr << "sigstream: error: " << e.what() << "\n";
     return exit_code(e.kind());
   } catch (const std::exception& e) {

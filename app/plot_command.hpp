@@ -15,4 +15,4 @@ struct PlotFlags {
 CLI::App* add_plot_command(CLI::App& app, PlotFlags& flags);
 int run_plot_command(const PlotFlags& flags);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

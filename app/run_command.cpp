@@ -23,25 +23,31 @@ int run_run_command(const RunFlags& flags, const std::vector<std::string>& sets,
   FlagOverrides o;
   if (flags.command->count("--latency") > 0)
     o.add("--latency", "execution.latency_ms=" + yaml_value(flags.live.latency));
-  if (flags.live.busy_poll) o.add("--busy-poll", "execution.busy_poll=true");
-  if (flags.live.redundant) o.add("--redundant", "execution.redundant=true");
+  if (flags.live.busy_poll)
+    o.add("--busy-poll", "execution.busy_poll=true");
+  if (flags.live.redundant)
+    o.add("--redundant", "execution.redundant=true");
   return run_config(flags.config_path, sets, o, common);
 }
 
 int run_config(const std::string& path, std::vector<std::string> sets, FlagOverrides flags,
                const CommonFlags& common) {
-  if (!common.backend.empty()) flags.add("--backend", "execution.backend=" + yaml_value(common.backend));
-  if (!common.stats.empty()) flags.add("--stats", "stats.json=" + yaml_string(common.stats));
+  if (!common.backend.empty())
+    flags.add("--backend", "execution.backend=" + yaml_value(common.backend));
+  if (!common.stats.empty())
+    flags.add("--stats", "stats.json=" + yaml_string(common.stats));
   sets.insert(sets.end(), flags.overrides().begin(), flags.overrides().end());
   const std::string origin = path.empty() ? "<built-in demo>" : path;
   Config config;
   try {
-    config = path.empty() ? parse_config(demo_config_text(), origin, sets) : load_config(path, sets);
+    config =
+        path.empty() ? parse_config(demo_config_text(), origin, sets) : load_config(path, sets);
   } catch (...) {
     flags.rethrow(origin);
   }
-  if (!common.plot.empty()) check_figure_name(common.plot, "--plot");
+  if (!common.plot.empty())
+    check_figure_name(common.plot, "--plot");
   return finish(run_pipeline(config, run_options(common)), common, config.stats.json);
 }
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

@@ -27,4 +27,4 @@ int run_run_command(const RunFlags& flags, const std::vector<std::string>& sets,
 int run_config(const std::string& path, std::vector<std::string> sets, FlagOverrides flags,
                const CommonFlags& common);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

@@ -14,10 +14,11 @@ CLI::App* add_schema_command(CLI::App& app) {
 }
 
 int run_schema_command() {
-  std::cout << "# YAML reference\n\nEvery key of a sigstream config (SPEC §2), printed by `sigstream schema` "
+  std::cout << "# YAML reference\n\nEvery key of a sigstream config (SPEC §2), printed by "
+               "`sigstream schema` "
                "from the tables the config reader validates with.\n\n"
             << config_reference();
   return 0;
 }
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

@@ -7,4 +7,4 @@ namespace sigstream::app {
 CLI::App* add_schema_command(CLI::App& app);
 int run_schema_command();
 
-}  // namespace sigstream::app
+} // namespace sigstream::app
