@@ -1,0 +1,179 @@
+// `sigstream filter`: its flags are written as a config (stages fir,
+// resample, gain as given) plus one override a flag, and read by
+// parse_config, so that the schema is the one rule for every value and its
+// messages come back in the flags' words (FlagOverrides). What the command
+// still checks itself is what no YAML key says: which flags go together.
+#include "app/filter_command.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "pipeline/config.hpp"
+#include "stages/fir/spec.hpp"
+
+namespace sigstream::app {
+
+CLI::App* add_filter_command(CLI::App& app, FilterCommandFlags& f, CommonFlags& common) {
+  auto* filter = app.add_subcommand("filter", "Filter one audio file or stream");
+  filter->add_option("INPUT", f.input, "Input audio file; - = standard input (a stream)")
+      ->required();
+  filter
+      ->add_option(
+          "OUTPUT", f.output,
+          "Output audio file (container from the extension); - = standard output (needs --type)")
+      ->required();
+  add_raw_flags(filter, f.raw);
+  // The choices and ranges in the type names are the schema's, which checks them.
+  filter
+      ->add_option("--type,-t", f.sink_type,
+                   "Output container: wav | raw | au | flac | caf (required for -)")
+      ->type_name("TEXT:{wav,raw,au,flac,caf}");
+  add_filter_flags(filter, f.filter, true);
+  filter->add_option("--mode", f.mode, "causal (like lfilter) | same (delay compensated) | full")
+      ->type_name("TEXT:{causal,same,full}")
+      ->capture_default_str();
+  filter->add_option("--method", f.method, "auto | direct | fft")
+      ->type_name("TEXT:{auto,direct,fft}")
+      ->capture_default_str();
+  add_live_flags(filter, f.live);
+  filter->add_option("--gain-db", f.gain_db, "Gain after the filter, in dB")->type_name("DB");
+  filter
+      ->add_option("--resample", f.resample,
+                   "Resample to this rate after the filter (as scipy.signal.resample_poly)")
+      ->type_name("HZ");
+  filter->add_option("--format", f.format, "same | pcm16 | pcm24 | pcm32 | float | double")
+      ->type_name("TEXT:{same,pcm16,pcm24,pcm32,float,double}")
+      ->capture_default_str();
+  filter
+      ->add_option("--quality", f.quality,
+                   "MP3/Vorbis/Opus output: 0 (smallest) .. 1 (best); default libsndfile's")
+      ->type_name("Q:FLOAT in [0 - 1]");
+  add_common(filter, common, BackendCheck::schema);
+  add_plot_flag(filter, common);
+  f.command = filter;
+  return filter;
+}
+
+namespace {
+
+// The fir stage's overrides (stages.0). A designed filter's cutoffs come in
+// the flag's own syntax (HZ, LO:HI), so they are read here; their values are
+// the schema's to check, but for one case: a cutoff at or below 0 Hz. The
+// schema rejects it without knowing the input's rate, while this command has
+// always said which Nyquist frequency the cutoff must stay under (and the
+// input's rate is known only once it is open). So such a design is given to
+// the schema with stand-in cutoffs, and its own are put back after it, for
+// the plan to reject with the input's rate. Returns those cutoffs (empty
+// when the schema had the real ones).
+std::vector<double> add_fir_overrides(const FilterCommandFlags& f, FlagOverrides& o) {
+  CLI::App* cmd = f.command;
+  std::vector<double> deferred;
+  if (!f.filter.taps_file.empty()) {
+    // --taps and --window shape a designed filter; with a taps file they
+    // would be ignored, so say so rather than run something else.
+    for (const char* flag : {"--taps", "--window"})
+      if (cmd->count(flag) > 0)
+        throw config_error(std::string(flag) +
+                           " applies to --lowpass/--highpass/--bandpass/"
+                           "--bandstop designs, not to --taps-file (the file gives the taps)");
+    o.add("--taps-file", "stages.0.taps_file=" + yaml_string(f.filter.taps_file));
+  } else {
+    const DesignFlag d = design_flag(f.filter);
+    const bool band = d.kind == std::string("bandpass") || d.kind == std::string("bandstop");
+    const std::vector<double> cutoffs =
+        band ? parse_band(*d.text, d.flag) : std::vector<double>{parse_hz(*d.text, d.flag)};
+    const bool above_zero =
+        std::all_of(cutoffs.begin(), cutoffs.end(), [](double v) { return v > 0; });
+    if (!above_zero)
+      deferred = cutoffs;
+    const auto value = [&](std::size_t i) {
+      return above_zero ? format_double(cutoffs[i]) : std::to_string(i + 1);
+    };
+    o.add(d.flag, std::string("stages.0.design.kind=") + d.kind);
+    o.add(d.flag, "stages.0.design.cutoff_hz=" +
+                      (band ? "[" + value(0) + ", " + value(1) + "]" : value(0)));
+    if (cmd->count("--taps") > 0)
+      o.add("--taps", "stages.0.design.taps=" + std::to_string(f.filter.taps));
+    if (cmd->count("--window") > 0)
+      o.add("--window", "stages.0.design.window=" + yaml_value(f.filter.window));
+  }
+  if (cmd->count("--mode") > 0)
+    o.add("--mode", "stages.0.mode=" + yaml_value(f.mode));
+  if (cmd->count("--method") > 0)
+    o.add("--method", "stages.0.method=" + yaml_value(f.method));
+  return deferred;
+}
+
+} // namespace
+
+int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
+  CLI::App* cmd = f.command;
+  FlagOverrides o;
+  o.name("sink.type", "--type");
+  o.add("INPUT", "source.file=" + yaml_string(f.input));
+  add_raw_overrides(cmd, f.raw, o);
+  o.add("OUTPUT", "sink.file=" + yaml_string(f.output));
+  if (cmd->count("--type") > 0)
+    o.add("--type", "sink.type=" + yaml_value(f.sink_type));
+
+  const bool has_filter = has_design(f.filter) || !f.filter.taps_file.empty();
+  const bool has_resample = cmd->count("--resample") > 0;
+  if (!has_filter && !has_resample)
+    throw config_error("filter: give a filter (--lowpass, --highpass, --bandpass, --bandstop or "
+                       "--taps-file), --resample HZ, or both");
+  // The stages in their order: the filter, then the resampler (a filter's
+  // cutoffs are in the input's Hz), then the gain.
+  std::string stages;
+  std::vector<double> deferred_cutoffs;
+  if (has_filter) {
+    stages += "{type: fir}, ";
+    deferred_cutoffs = add_fir_overrides(f, o);
+  } else {
+    for (const char* flag : {"--taps", "--window", "--mode", "--method"})
+      if (cmd->count(flag) > 0)
+        throw config_error(std::string(flag) +
+                           " shapes a filter, and none is given (expected --lowpass, "
+                           "--highpass, --bandpass, --bandstop or --taps-file with it)");
+  }
+  std::size_t next = has_filter ? 1 : 0;
+  if (has_resample) {
+    stages += "{type: resample}, ";
+    o.add("--resample", "stages." + std::to_string(next++) + ".to_hz=" + yaml_value(f.resample));
+  }
+  if (cmd->count("--gain-db") > 0) {
+    stages += "{type: gain}, ";
+    o.add("--gain-db", "stages." + std::to_string(next++) + ".db=" + yaml_value(f.gain_db));
+  }
+  stages.resize(stages.size() - 2);
+
+  if (cmd->count("--quality") > 0)
+    o.add("--quality", "sink.quality=" + yaml_value(f.quality));
+  if (cmd->count("--format") > 0)
+    o.add("--format", "sink.format=" + yaml_value(f.format));
+  if (!common.stats.empty())
+    o.add("--stats", "stats.json=" + yaml_string(common.stats));
+  if (!common.backend.empty())
+    o.add("--backend", "execution.backend=" + yaml_value(common.backend));
+  if (cmd->count("--latency") > 0)
+    o.add("--latency", "execution.latency_ms=" + yaml_value(f.live.latency));
+  if (f.live.busy_poll)
+    o.add("--busy-poll", "execution.busy_poll=true");
+  if (f.live.redundant)
+    o.add("--redundant", "execution.redundant=true");
+
+  Config c;
+  try {
+    c = parse_config("version: 1\nstages: [" + stages + "]\n", "filter", o.overrides());
+  } catch (...) {
+    o.rethrow("filter");
+  }
+  if (!deferred_cutoffs.empty())
+    c.stages.front().as<FirSpec>().design->cutoff_hz = deferred_cutoffs;
+  if (!common.plot.empty())
+    check_figure_name(common.plot, "--plot");
+  return finish(run_pipeline(c, run_options(common)), common, c.stats.json);
+}
+
+} // namespace sigstream::app
