@@ -70,10 +70,10 @@ int main(int argc, char** argv) {
       std::uniform_real_distribution<float> u(-0.9f, 0.9f);
       for (std::int64_t i = 0; i < n; ++i) h_x[static_cast<std::size_t>(halo + i)] = u(rng);
       kc::DeviceBuffer<float> d_x(h_x.size()), d_y(static_cast<std::size_t>(n_out));
-      kc::DeviceBuffer<float> d_taps(st.taps_f32.size());
+      kc::DeviceBuffer<float> d_taps(st.as<sigstream::ResamplePlan>().taps_f32.size());
       SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_x.data(), h_x.data(), d_x.bytes(), cudaMemcpyHostToDevice, s));
-      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps.data(), st.taps_f32.data(), d_taps.bytes(), cudaMemcpyHostToDevice, s));
-      const kc::DevicePolyphase f{d_taps.data(), static_cast<int>(st.taps_f32.size()), static_cast<int>(st.up),
+      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps.data(), st.as<sigstream::ResamplePlan>().taps_f32.data(), d_taps.bytes(), cudaMemcpyHostToDevice, s));
+      const kc::DevicePolyphase f{d_taps.data(), static_cast<int>(st.as<sigstream::ResamplePlan>().taps_f32.size()), static_cast<int>(st.up),
                                   static_cast<int>(st.down), st.lookahead, st.lookback};
       auto time_kernel = [&](kc::ResampleKernel which) {
         return sigstream::bench::median_ms(
@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
       std::printf("{\"pair\": \"%g->%g\", \"up\": %lld, \"down\": %lld, \"taps\": %zu, \"n_in\": %lld, \"n_out\": %lld, "
                   "\"kernel_ms\": %.4f, \"class_tiles_ms\": %.4f, \"blocked_ms\": %.4f, \"copy_floor_ms\": %.4f, "
                   "\"x_floor\": %.2f, \"gb_per_s\": %.0f}\n",
-                  from, to, static_cast<long long>(st.up), static_cast<long long>(st.down), st.taps.size(),
+                  from, to, static_cast<long long>(st.up), static_cast<long long>(st.down), st.as<sigstream::ResamplePlan>().taps.size(),
                   static_cast<long long>(n), static_cast<long long>(n_out), kernel, tiles, blocked, copy, kernel / copy,
                   gbs);
       std::fflush(stdout);

@@ -5,6 +5,7 @@
 // copies it without knowing its type; the kind that put it there takes it
 // back by type (DESIGN §1b: a kind's data lives in stages/<kind>/).
 #include <any>
+#include <concepts>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -19,7 +20,7 @@ class KindData {
   KindData() = default;
   template <class T>
     requires(!std::is_same_v<std::decay_t<T>, KindData>)
-  explicit KindData(T value) : value_(std::move(value)) {}
+  explicit KindData(T value) : value_(std::move(value)), equal_(&equal<T>) {}
 
   [[nodiscard]] bool empty() const noexcept { return !value_.has_value(); }
 
@@ -49,7 +50,15 @@ class KindData {
   [[nodiscard]] T& get() {
     if (T* p = find<T>()) return *p;
     if (!empty()) throw mismatch(typeid(T));
+    equal_ = &equal<T>;
     return value_.emplace<T>();
+  }
+
+  // Same kind data: both empty, or the same type and equal (a kind's type
+  // that has no operator== is never equal to another record's).
+  friend bool operator==(const KindData& a, const KindData& b) {
+    if (a.empty() || b.empty()) return a.empty() && b.empty();
+    return a.value_.type() == b.value_.type() && a.equal_ && a.equal_(a.value_, b.value_);
   }
 
  private:
@@ -57,7 +66,13 @@ class KindData {
     return internal_error(std::string("a stage's kind data is a ") + value_.type().name() + ", not the " +
                           wanted.name() + " asked for");
   }
+  template <class T>
+  static bool equal(const std::any& a, const std::any& b) {
+    if constexpr (std::equality_comparable<T>) return *std::any_cast<T>(&a) == *std::any_cast<T>(&b);
+    else return false;
+  }
   std::any value_;
+  bool (*equal_)(const std::any&, const std::any&) = nullptr;
 };
 
 }  // namespace sigstream

@@ -40,6 +40,8 @@
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/excerpt.hpp"
 #include "pipeline/progress.hpp"
+#include "stages/fir/spec.hpp"
+#include "stages/metrics/spec.hpp"
 
 namespace sigstream {
 
@@ -89,7 +91,7 @@ class MetricsOp final : public LiveOp {
   // the segments that end in each block, from the block and the nfft - 1
   // frames kept before it.
   void add_spectrum(const PlannedStage& st, int channels) {
-    welch_ = std::make_unique<const kernels::cpu::Welch>(st.spectrum_window, st.spectrum_hop);
+    welch_ = std::make_unique<const kernels::cpu::Welch>(st.as<MetricsPlan>().spectrum_window, st.as<MetricsPlan>().spectrum_hop);
     history_.assign(static_cast<std::size_t>(channels), {});
     sums_.power.assign(static_cast<std::size_t>(channels * welch_->bins()), 0.0);
   }
@@ -229,7 +231,7 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = tr
     if (kind.observer) {
       if (!observers) continue;
       auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch, same_rate);
-      if (!st.spectrum_window.empty()) m->add_spectrum(st, ch);
+      if (!st.as<MetricsPlan>().spectrum_window.empty()) m->add_spectrum(st, ch);
       chain.metrics.push_back(m.get());
       chain.ops.push_back(std::move(m));
       continue;
@@ -414,7 +416,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const LiveKernel* k = kernels.per_stage[j].get();
     if (k == nullptr) continue;
-    if (const auto m = k->method()) report.stages[j].method = *m;
+    if (const auto m = k->method()) report.stages[j].as<FirPlan>().method = *m;
     if (const std::string d = k->detail(); !d.empty()) report.stages[j].detail += "; " + d;
   }
   const double delay_s = delays_s(plan).back();

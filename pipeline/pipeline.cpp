@@ -26,6 +26,8 @@
 #include "pipeline/live.hpp"
 #include "pipeline/progress.hpp"
 #include "pipeline/resource_limits.hpp"
+#include "stages/metrics/spec.hpp"
+#include "stages/registry.hpp"
 
 namespace sigstream {
 
@@ -203,18 +205,11 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
     StageReport s;
     s.name = st.name;
     s.type = st.type;
-    s.taps = static_cast<std::int64_t>(st.taps.size());
-    s.mode = st.mode;
-    s.method = st.method;
-    s.detail = st.design_note;
-    s.gain = st.gain;
+    s.params = st.params;
+    s.detail = st.detail;
     s.up = st.up;
     s.down = st.down;
-    if (!st.taps.empty() && (st.type == StageType::fir || st.type == StageType::resample)) {
-      std::vector<double> h = st.taps;
-      for (double& v : h) v /= static_cast<double>(st.up);
-      s.response = kernels::cpu::filter_response(h, rate * static_cast<double>(st.up));
-    }
+    if (const auto response = stage_kind(st.type).response) s.response = response(st, rate);
     rate = rate * static_cast<double>(st.up) / static_cast<double>(st.down);
     s.rate_out = rate;
     report.stages.push_back(std::move(s));
@@ -236,16 +231,17 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
 
 void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, RunReport& report) {
   for (const PlannedStage& st : plan.stages) {
-    if (st.spectrum_window.empty()) continue;
+    const MetricsPlan* mp = st.params.find<MetricsPlan>();
+    if (!mp || mp->spectrum_window.empty()) continue;
     const auto slot = static_cast<std::size_t>(st.metrics_slot);
-    const kernels::cpu::Welch welch(st.spectrum_window, st.spectrum_hop);
+    const kernels::cpu::Welch welch(mp->spectrum_window, mp->spectrum_hop);
     const auto bins = static_cast<std::size_t>(welch.bins());
     SpectrumReport s;
     s.nfft = welch.nfft();
     s.overlap_frames = welch.nfft() - welch.hop();
-    s.window = st.spectrum_window_name;
-    s.sample_rate = st.spectrum_rate;
-    s.freq_hz = welch.frequencies(st.spectrum_rate);
+    s.window = mp->spectrum_window_name;
+    s.sample_rate = mp->spectrum_rate;
+    s.freq_hz = welch.frequencies(mp->spectrum_rate);
     const SpectrumSums* sum = slot < sums.size() && !sums[slot].power.empty() ? &sums[slot] : nullptr;
     s.segments = sum ? sum->segments : 0;
     const std::vector<double> zeros(bins, 0.0);
@@ -253,7 +249,7 @@ void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, Run
       const std::span<const double> power =
           sum ? std::span<const double>(sum->power.data() + static_cast<std::size_t>(c) * bins, bins)
               : std::span<const double>(zeros);
-      s.psd.push_back(welch.density(power, s.segments, st.spectrum_rate));
+      s.psd.push_back(welch.density(power, s.segments, mp->spectrum_rate));
     }
     report.metrics[slot].spectrum = std::move(s);
   }

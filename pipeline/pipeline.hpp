@@ -91,16 +91,23 @@ struct MetricsReport {
 struct StageReport {
   std::string name;
   StageType type = StageType::fir;
-  std::int64_t taps = 0;
-  FirMode mode = FirMode::causal;
-  FirMethod method = FirMethod::direct;
+  // The kind's plan as it ran (stages/<kind>/spec.hpp), for its statistics
+  // (StageKind::stats): stage.as<FirPlan>().
+  KindData params;
   std::string detail;
-  double gain = 1.0;
-  std::int64_t up = 1, down = 1;  // resample
+  std::int64_t up = 1, down = 1;  // the rate change (1/1 but for resample)
   double rate_out = 0.0;          // the rate after the stage
   // fir and resample: the filter's response (the resampler's at its
   // up-sampled rate, divided by up: unity pass band), for figures.
   std::optional<kernels::cpu::FilterResponse> response;
+  template <class T>
+  [[nodiscard]] const T& as() const {
+    return params.get<T>();
+  }
+  template <class T>
+  [[nodiscard]] T& as() {
+    return params.get<T>();
+  }
 };
 
 struct VerificationReport {

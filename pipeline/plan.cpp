@@ -189,10 +189,7 @@ namespace {
 
 // Every field but the lengths that follow from the source's (frames_in, frames_out).
 bool same_stage_shape(const PlannedStage& a, const PlannedStage& b) {
-  return a.type == b.type && a.name == b.name && a.taps == b.taps && a.taps_f32 == b.taps_f32 &&
-         a.mode == b.mode && a.requested == b.requested && a.method == b.method && a.gain == b.gain &&
-         a.metrics_slot == b.metrics_slot && a.spectrum_window == b.spectrum_window &&
-         a.spectrum_hop == b.spectrum_hop && a.spectrum_rate == b.spectrum_rate &&
+  return a.type == b.type && a.name == b.name && a.params == b.params && a.metrics_slot == b.metrics_slot &&
          a.lookback == b.lookback && a.lookahead == b.lookahead && a.up == b.up && a.down == b.down &&
          a.extra == b.extra && a.in_back == b.in_back && a.in_ahead == b.in_ahead && a.grow_in == b.grow_in &&
          a.grow_out == b.grow_out;

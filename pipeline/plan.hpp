@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "pipeline/config.hpp"
+#include "core/kind_data.hpp"
 #include "core/sample_block.hpp"
 
 namespace sigstream {
@@ -37,25 +38,14 @@ struct FrameWindow {
 struct PlannedStage {
   StageType type = StageType::fir;
   std::string name;
-  // fir
-  std::vector<double> taps;      // float64 taps (design or file)
-  std::vector<float> taps_f32;   // the taps that run
-  FirMode mode = FirMode::causal;
-  FirMethod requested = FirMethod::automatic;  // what the config asked for
-  FirMethod method = FirMethod::direct;        // what runs: direct or fft (see resolve_methods)
-  std::string design_note;       // e.g. "lowpass 3000 Hz, hamming" (for stats/logs)
-  // gain
-  double gain = 1.0;
-  // metrics: index into Plan::metric_names
+  // The kind's own plan (stages/<kind>/spec.hpp: FirPlan, ResamplePlan,
+  // GainPlan, MetricsPlan, ...), read back by type: stage.as<FirPlan>().
+  KindData params;
+  // What the stage is, for logs and the statistics' detail, e.g.
+  // "lowpass 3000 Hz, hamming" (the kind says).
+  std::string detail;
+  // An observer's (metrics') index into Plan::metric_names; -1 for the others.
   int metrics_slot = -1;
-  // metrics with a spectrum: Welch segments of spectrum_window.size() frames
-  // (the periodic window's values), spectrum_hop apart on the global frame
-  // grid, at spectrum_rate Hz; the stage looks back nfft - 1 frames so that
-  // a chunk holds every segment that ends in its frames.
-  std::vector<double> spectrum_window;  // empty: no spectrum
-  int spectrum_hop = 0;
-  double spectrum_rate = 0.0;
-  std::string spectrum_window_name;  // e.g. "hann", for the statistics
   // geometry
   std::int64_t lookback = 0;   // frames of input before an output frame it needs
   std::int64_t lookahead = 0;  // frames of input after it
@@ -81,6 +71,14 @@ struct PlannedStage {
     return source_frames + grow_out;
   }
   [[nodiscard]] bool changes_rate() const noexcept { return up != down; }
+  template <class T>
+  [[nodiscard]] const T& as() const {
+    return params.get<T>();
+  }
+  template <class T>
+  [[nodiscard]] T& as() {
+    return params.get<T>();
+  }
   // The input frames that output frames `out` need.
   [[nodiscard]] FrameWindow input_window(FrameWindow out) const noexcept;
   // The defined output length for `in` defined input frames (an open end stays open).
@@ -184,25 +182,17 @@ struct SourceInfo {
 // (e.g. a cutoff at or above this source's Nyquist) naming the stage.
 Plan make_plan(const Config& config, const SourceInfo& source, int output_bits);
 
-// Which FFT the CUDA backend runs (kernels/cuda/fir_fft.cuh): the fused
-// cuFFTDx kernel or cuFFT's passes. Their crossovers with direct differ.
-enum class CudaFftEngine { cufft, fused };
-
 // Decides, for each fir stage, the method that runs on `backend` ("cpu" or
 // "cuda"): `direct` and `fft` are kept as asked; `automatic` follows the rule
-// measured for that backend (pipeline/method_rule.cpp, with the measurements;
-// bench/ repeats them), on CUDA for `engine` (what the device runs).
+// measured for that backend (the kind's StageKind::resolve: fir's in
+// stages/fir/method_rule.cpp, with the measurements; bench/ repeats them), on
+// CUDA for `engine` (what the device runs).
 void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engine = CudaFftEngine::cufft);
-// The rule behind `method: auto` for one FIR of `taps` taps run in calls of
-// `frames_per_call` frames over `channels` channels (CPU: per channel; CUDA:
-// all channels in one launch, FFT by `engine`). Never FirMethod::automatic.
-FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels,
-                               CudaFftEngine engine = CudaFftEngine::cufft);
 
 // Seconds the CPU backend should take for `plan` on `threads` threads (direct
 // FIR), and whether that is less than a CUDA start costs: backend auto then
 // uses the CPU without starting the driver (rule and measurements in
-// pipeline/method_rule.cpp).
+// pipeline/backend_choice.cpp).
 [[nodiscard]] double cpu_seconds_estimate(const Plan& plan, int threads);
 [[nodiscard]] bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads);
 

@@ -1,10 +1,12 @@
 #pragma once
 // Windowed-sinc FIR design, equal to scipy.signal.firwin(numtaps, cutoff,
 // window=..., pass_zero=<by kind>, scale=True, fs=sample_rate) to within 1e-12.
+#include <cstdint>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "kernels/cpu/response.hpp"
 #include "stages/types.hpp"
 
 namespace sigstream {
@@ -25,6 +27,12 @@ std::vector<double> design_fir(const DesignSpec& spec, double sample_rate);
 // Parses "hamming", "hann", "blackman", "rectangular" (alias "boxcar"),
 // "kaiser:BETA" (also "kaiser" with beta given separately). Throws Error(config).
 WindowSpec parse_window(std::string_view text);
+
+// The response of float64 taps that run at `rate` Hz after up-sampling by
+// `up` (1: none), divided by up (a resampler's unity pass band): fir's and
+// resample's StageKind::response.
+[[nodiscard]] kernels::cpu::FilterResponse taps_response(std::span<const double> taps, std::int64_t up,
+                                                         double rate_in);
 
 // Parses a filter kind name; throws Error(config).
 FilterKind parse_filter_kind(std::string_view text);

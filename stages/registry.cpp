@@ -25,6 +25,9 @@ constexpr StageKind kKinds[] = {
      .live_kernel = &make_fir_live_kernel,
      .live_op = &make_fir_live_op,
      .stats = &fir_stats,
+     .resolve = &fir_resolve,
+     .cpu_ns_per_frame = &fir_cpu_ns_per_frame,
+     .response = &fir_response,
      .facts = &fir_facts,
      .files = &fir_files},
     {.type = StageType::gain,
@@ -58,7 +61,9 @@ constexpr StageKind kKinds[] = {
      .cpu_step = &make_resample_cpu_step,
      .live_kernel = nullptr,
      .live_op = &make_resample_live_op,
-     .stats = &resample_stats},
+     .stats = &resample_stats,
+     .cpu_ns_per_frame = &resample_cpu_ns_per_frame,
+     .response = &resample_response},
 };
 
 // stage_kind() indexes by the enum's value, so the table follows its order.

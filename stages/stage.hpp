@@ -21,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "kernels/cpu/response.hpp"
 #include "stages/types.hpp"
 
 namespace sigstream {
@@ -108,6 +109,17 @@ struct LiveContext {
   int device = -1;         // a CUDA device for the kernels that can use one; -1: the CPU
 };
 
+// Where a planned stage runs, for a kind that chooses how by it (fir's
+// `method: auto`): the backend, its FFT engine, the frames one call of the
+// stage's kernel computes (a chunk, or the whole signal when shorter) and
+// the channels.
+struct MethodContext {
+  bool cuda = false;
+  CudaFftEngine engine = CudaFftEngine::cufft;
+  std::int64_t frames_per_call = 1;
+  int channels = 1;
+};
+
 struct StageKind {
   StageType type;
   std::string_view name;     // as YAML spells it (`type: fir`)
@@ -131,6 +143,16 @@ struct StageKind {
                                      std::int64_t phase) = nullptr;
   // Its fields in the statistics (null: none).
   StatFields (*stats)(const StageReport& stage) = nullptr;
+  // Decides what the stage left to the backend (fir: method auto) for
+  // `where` (pipeline's resolve_methods). Null: nothing to decide.
+  void (*resolve)(PlannedStage& stage, const MethodContext& where) = nullptr;
+  // ns per output frame and channel of its CPU kernel alone on one thread,
+  // for backend auto's estimate of a CPU run (pipeline/backend_choice.cpp).
+  // Null: next to nothing (gain, metrics).
+  double (*cpu_ns_per_frame)(const PlannedStage& stage, std::int64_t frames_per_call) = nullptr;
+  // The filter's response at the stage's input rate, for the statistics and
+  // the figure (null, or nullopt: none).
+  std::optional<kernels::cpu::FilterResponse> (*response)(const PlannedStage& stage, double rate_in) = nullptr;
   // What of its spec decides its output, for a batch's resume fingerprint
   // (pipeline/batch.cpp): written after ":name", at the stream's precision
   // (17 digits). Null: nothing beyond its kind and name.

@@ -16,6 +16,9 @@ enum class FirMethod { automatic, direct, fft };
 enum class FilterKind { lowpass, highpass, bandpass, bandstop };
 enum class WindowKind { hamming, hann, blackman, rectangular, kaiser };
 enum class StageType { fir, gain, metrics, resample };
+// Which FFT the CUDA backend runs (kernels/cuda/fir_fft.cuh): the fused
+// cuFFTDx kernel or cuFFT's passes. Their crossovers with direct differ.
+enum class CudaFftEngine { cufft, fused };
 
 // The factor a gain of `db` decibels multiplies samples by (10^(db/20)), or
 // nullopt when it is not usable: samples are float32 in flight, so the factor

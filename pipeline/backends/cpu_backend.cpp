@@ -18,6 +18,7 @@
 #include "kernels/cpu/welch.hpp"
 #include "pipeline/backends/backend.hpp"
 #include "pipeline/backends/cpu_chunk.hpp"
+#include "stages/metrics/spec.hpp"
 
 namespace sigstream {
 
@@ -83,9 +84,9 @@ class CpuBackend final : public Backend {
     welch_.clear();
     welch_.resize(plan.metric_names.size());
     for (const PlannedStage& st : plan.stages)
-      if (!st.spectrum_window.empty())
+      if (const MetricsPlan* mp = st.params.find<MetricsPlan>(); mp && !mp->spectrum_window.empty())
         welch_[static_cast<std::size_t>(st.metrics_slot)] =
-            std::make_unique<const kernels::cpu::Welch>(st.spectrum_window, st.spectrum_hop);
+            std::make_unique<const kernels::cpu::Welch>(mp->spectrum_window, mp->spectrum_hop);
     // Chunks run as pieces of a fixed size, taken from neither the thread
     // count nor the CPU, so for given methods the output and the statistics'
     // sums are the same on every machine. With direct stages only, pieces

@@ -44,6 +44,7 @@
 #include "pipeline/backends/chunk_math.hpp"
 #include "pipeline/resource_limits.hpp"
 #include "stages/cuda_steps.cuh"
+#include "stages/metrics/spec.hpp"
 
 namespace sigstream {
 
@@ -428,11 +429,12 @@ class CudaBackend final : public Backend {
       lane.spectra.resize(slots);
       for (std::size_t j = 0; j < p.stages.size(); ++j) {
         const PlannedStage& st = p.stages[j];
-        if (st.spectrum_window.empty()) continue;
+        const MetricsPlan* mp = st.params.find<MetricsPlan>();
+        if (!mp || mp->spectrum_window.empty()) continue;
         Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
         // A chunk's call holds at most the stage's longest input window.
         sp.welch = std::make_unique<kc::DeviceWelch>(
-            st.spectrum_window, st.spectrum_hop, kc::DeviceWelch::segments_for(p.max_window[j], st.spectrum_hop),
+            mp->spectrum_window, mp->spectrum_hop, kc::DeviceWelch::segments_for(p.max_window[j], mp->spectrum_hop),
             p.channels);
         sp.d_power = kc::DeviceBuffer<double>(ch * static_cast<std::size_t>(sp.welch->bins()));
         sp.h_power = kc::PinnedBuffer<double>(sp.d_power.size());

@@ -10,6 +10,7 @@
 #ifdef SIGSTREAM_HAVE_CUDA
 #include "kernels/cuda/fir_fft.cuh"
 #include "pipeline/backends/cuda_backend.hpp"
+#include "stages/fir/spec.hpp"
 #endif
 
 namespace sigstream {
@@ -97,7 +98,7 @@ CudaFftEngine cuda_fft_engine([[maybe_unused]] int device) {
 // method that is bit-identical on the CPU and CUDA (FFT libraries differ).
 bool all_direct(const Plan& plan) {
   return std::none_of(plan.stages.begin(), plan.stages.end(), [](const PlannedStage& st) {
-    return st.type == StageType::fir && st.method != FirMethod::direct;
+    return st.type == StageType::fir && st.as<FirPlan>().method != FirMethod::direct;
   });
 }
 

@@ -23,6 +23,7 @@
 #include "kernels/cpu/welch.hpp"
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
+#include "stages/fir/fir.hpp"
 #include "stages/resample/resample.hpp"
 
 namespace sigstream::py {

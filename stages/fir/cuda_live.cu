@@ -22,6 +22,7 @@
 #include "pipeline/plan.hpp"
 #include "stages/cuda_steps.cuh"
 #include "stages/fir/block_convolver.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace sigstream {
 
@@ -162,8 +163,8 @@ std::unique_ptr<BlockConvolver> make_cuda_block_convolver(const float* taps, int
 // Every FIR stage runs partitioned on the GPU (blocks of at most 4096).
 std::unique_ptr<LiveKernel> make_fir_cuda_live_kernel(const PlannedStage& st, const LiveContext& context) {
   return std::make_unique<FirLiveKernel>(
-      fir_live_note(st.name, st.taps_f32.size()),
-      make_cuda_block_convolver(st.taps_f32.data(), static_cast<int>(st.taps_f32.size()), context.channels,
+      fir_live_note(st.name, st.as<FirPlan>().taps_f32.size()),
+      make_cuda_block_convolver(st.as<FirPlan>().taps_f32.data(), static_cast<int>(st.as<FirPlan>().taps_f32.size()), context.channels,
                                 static_cast<int>(std::min<std::int64_t>(context.block, 4096)), context.device));
 }
 

@@ -3,6 +3,7 @@
 // taps file; causal, same or full; direct or FFT overlap-save (and, in live
 // mode, partitioned: pipeline/live.cpp).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,8 +22,21 @@ void plan_fir(const StageSpec& spec, const StagePlanContext& where, PlannedStage
 // The step for the stage's resolved method: direct (taps ascending, fma) or
 // FFT overlap-save; the float64 path is always the direct sum.
 std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage);
+// The rule behind `method: auto` for one FIR of `taps` taps run in calls of
+// `frames_per_call` frames over `channels` channels (CPU: per channel; CUDA:
+// all channels in one launch, FFT by `engine`). Never FirMethod::automatic.
+// stages/fir/method_rule.cpp, with the measurements behind it.
+FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels,
+                               CudaFftEngine engine = CudaFftEngine::cufft);
+// The stage's method for `where`: as asked, or the rule above for auto.
+void fir_resolve(PlannedStage& stage, const MethodContext& where);
+// The cost model of the method that runs (kernels/cpu/fir_fft.hpp), per frame.
+double fir_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_call);
+
 // taps, mode, method, design.
 StatFields fir_stats(const StageReport& stage);
+// The taps' response (stages/design.hpp taps_response).
+std::optional<kernels::cpu::FilterResponse> fir_response(const PlannedStage& stage, double rate_in);
 // mode, method, then the design, the taps file or the inline taps (a batch's fingerprint).
 void fir_facts(const StageSpec& spec, std::ostream& out);
 std::vector<std::string> fir_files(const StageSpec& spec);  // its taps file, if any

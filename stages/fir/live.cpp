@@ -13,6 +13,7 @@
 #include "pipeline/plan.hpp"
 #include "stages/fir/block_convolver.hpp"
 #include "stages/fir/fir.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace sigstream {
 
@@ -54,12 +55,12 @@ class CpuBlockConvolver final : public BlockConvolver {
 class FirOp final : public LiveOp {
  public:
   FirOp(const PlannedStage& st, int channels, BlockConvolver* partitioned, std::int64_t phase)
-      : taps_(st.taps_f32), channels_(channels), fir_(partitioned) {
+      : taps_(st.as<FirPlan>().taps_f32), channels_(channels), fir_(partitioned) {
     const auto k = static_cast<std::int64_t>(taps_.size());
-    const std::int64_t c = st.mode == FirMode::same ? (k - 1) / 2 : 0;
+    const std::int64_t c = st.as<FirPlan>().mode == FirMode::same ? (k - 1) / 2 : 0;
     drop_ = c;
-    tail_ = st.mode == FirMode::full ? k - 1 : c;
-    extra_ = st.mode == FirMode::full ? k - 1 : 0;
+    tail_ = st.as<FirPlan>().mode == FirMode::full ? k - 1 : c;
+    extra_ = st.as<FirPlan>().mode == FirMode::full ? k - 1 : 0;
     if (fir_ != nullptr) {
       const std::int64_t p = fir_->block();
       const std::int64_t prime = ((phase % p) + p) % p;
@@ -159,23 +160,23 @@ std::string fir_live_note(const std::string& name, std::size_t taps) {
 // On the CPU: direct or partitioned as asked; `auto` partitioned where that
 // is cheaper. (On a GPU: stages/fir/cuda_live.cu.)
 std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& st, const LiveContext& context) {
-  const auto taps = static_cast<int>(st.taps_f32.size());
+  const auto taps = static_cast<int>(st.as<FirPlan>().taps_f32.size());
   std::unique_ptr<BlockConvolver> partitioned;
   {
-    bool part = st.requested == FirMethod::fft && kernels::cpu::PartitionedFir::available();
-    if (st.requested == FirMethod::automatic && kernels::cpu::PartitionedFir::available()) {
+    bool part = st.as<FirPlan>().requested == FirMethod::fft && kernels::cpu::PartitionedFir::available();
+    if (st.as<FirPlan>().requested == FirMethod::automatic && kernels::cpu::PartitionedFir::available()) {
       // Direct where it is cheaper: its short blocks run at about a quarter
       // of the long-chunk rate (measured at 48 frames on the EPYC).
-      const CpuBlockConvolver probe(st.taps_f32.data(), taps, 1, static_cast<int>(context.block));
+      const CpuBlockConvolver probe(st.as<FirPlan>().taps_f32.data(), taps, 1, static_cast<int>(context.block));
       const double direct_ns =
           4.0 * static_cast<double>(context.block) * taps * kernels::cpu::fir_direct_ns_per_fma();
       part = probe.block_cost_ns() < direct_ns;
     }
     if (part)
-      partitioned = std::make_unique<CpuBlockConvolver>(st.taps_f32.data(), taps, context.channels,
+      partitioned = std::make_unique<CpuBlockConvolver>(st.as<FirPlan>().taps_f32.data(), taps, context.channels,
                                                         static_cast<int>(context.block));
   }
-  return std::make_unique<FirLiveKernel>(fir_live_note(st.name, st.taps_f32.size()), std::move(partitioned));
+  return std::make_unique<FirLiveKernel>(fir_live_note(st.name, st.as<FirPlan>().taps_f32.size()), std::move(partitioned));
 }
 
 std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& st, LiveKernel* kernel, int channels,

@@ -48,13 +48,13 @@ class DirectStep final : public CpuStageStep {
   explicit DirectStep(const PlannedStage& st) : stage_(st) {}
   void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
            StepScratch* /*scratch*/) const override {
-    kernels::cpu::fir_direct(x + (y_first - stage_.lookback - x_first), n, stage_.taps_f32.data(),
-                             static_cast<int>(stage_.taps_f32.size()), y);
+    kernels::cpu::fir_direct(x + (y_first - stage_.lookback - x_first), n, stage_.as<FirPlan>().taps_f32.data(),
+                             static_cast<int>(stage_.as<FirPlan>().taps_f32.size()), y);
   }
   void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
            std::int64_t n) const override {
-    kernels::cpu::fir_direct_f64(x + (y_first - stage_.lookback - x_first), n, stage_.taps.data(),
-                                 static_cast<int>(stage_.taps.size()), y);
+    kernels::cpu::fir_direct_f64(x + (y_first - stage_.lookback - x_first), n, stage_.as<FirPlan>().taps.data(),
+                                 static_cast<int>(stage_.as<FirPlan>().taps.size()), y);
   }
 
  private:
@@ -70,7 +70,7 @@ class FftScratch final : public StepScratch {
 class FftStep final : public CpuStageStep {
  public:
   explicit FftStep(const PlannedStage& st)
-      : direct_(st), fft_(st.taps_f32.data(), static_cast<int>(st.taps_f32.size())), stage_(st) {}
+      : direct_(st), fft_(st.as<FirPlan>().taps_f32.data(), static_cast<int>(st.as<FirPlan>().taps_f32.size())), stage_(st) {}
   [[nodiscard]] std::unique_ptr<StepScratch> make_scratch() const override {
     return std::make_unique<FftScratch>();
   }
@@ -104,19 +104,19 @@ class FftStep final : public CpuStageStep {
 }  // namespace
 
 void plan_fir(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
-  p.taps = resolve_taps(s, where.sample_rate, stage_where(where, s));
-  p.taps_f32.assign(p.taps.begin(), p.taps.end());
-  if (s.as<FirSpec>().design) p.design_note = describe_design(*s.as<FirSpec>().design);
-  else if (s.as<FirSpec>().taps_file) p.design_note = "taps file " + *s.as<FirSpec>().taps_file;
-  else p.design_note = "inline taps";
-  p.mode = s.as<FirSpec>().mode;
-  p.requested = s.as<FirSpec>().method;
-  p.method = FirMethod::direct;  // until resolve_methods() says otherwise
-  const auto k = static_cast<std::int64_t>(p.taps.size());
+  p.as<FirPlan>().taps = resolve_taps(s, where.sample_rate, stage_where(where, s));
+  p.as<FirPlan>().taps_f32.assign(p.as<FirPlan>().taps.begin(), p.as<FirPlan>().taps.end());
+  if (s.as<FirSpec>().design) p.detail = describe_design(*s.as<FirSpec>().design);
+  else if (s.as<FirSpec>().taps_file) p.detail = "taps file " + *s.as<FirSpec>().taps_file;
+  else p.detail = "inline taps";
+  p.as<FirPlan>().mode = s.as<FirSpec>().mode;
+  p.as<FirPlan>().requested = s.as<FirSpec>().method;
+  p.as<FirPlan>().method = FirMethod::direct;  // until resolve_methods() says otherwise
+  const auto k = static_cast<std::int64_t>(p.as<FirPlan>().taps.size());
   const std::int64_t centre = (k - 1) / 2;
-  p.lookback = p.mode == FirMode::same ? k - 1 - centre : k - 1;
-  p.lookahead = p.mode == FirMode::same ? centre : 0;
-  p.extra = p.mode == FirMode::full ? k - 1 : 0;
+  p.lookback = p.as<FirPlan>().mode == FirMode::same ? k - 1 - centre : k - 1;
+  p.lookahead = p.as<FirPlan>().mode == FirMode::same ? centre : 0;
+  p.extra = p.as<FirPlan>().mode == FirMode::full ? k - 1 : 0;
   p.frames_out = p.length_out(where.frames_in);
 }
 
@@ -131,20 +131,26 @@ void fir_facts(const StageSpec& spec, std::ostream& o) {
   for (double t : f.taps) o << ',' << t;
 }
 
+std::optional<kernels::cpu::FilterResponse> fir_response(const PlannedStage& stage, double rate_in) {
+  const std::vector<double>& taps = stage.as<FirPlan>().taps;
+  if (taps.empty()) return std::nullopt;
+  return taps_response(taps, stage.up, rate_in);
+}
+
 std::vector<std::string> fir_files(const StageSpec& spec) {
   const FirSpec& f = spec.as<FirSpec>();
   return f.taps_file ? std::vector<std::string>{*f.taps_file} : std::vector<std::string>{};
 }
 
 StatFields fir_stats(const StageReport& s) {
-  return {{"taps", s.taps},
-          {"mode", std::string(to_string(s.mode))},
-          {"method", std::string(to_string(s.method))},
+  return {{"taps", static_cast<std::int64_t>(s.as<FirPlan>().taps.size())},
+          {"mode", std::string(to_string(s.as<FirPlan>().mode))},
+          {"method", std::string(to_string(s.as<FirPlan>().method))},
           {"design", s.detail}};
 }
 
 std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage) {
-  if (stage.method == FirMethod::fft) return std::make_unique<const FftStep>(stage);
+  if (stage.as<FirPlan>().method == FirMethod::fft) return std::make_unique<const FftStep>(stage);
   return std::make_unique<const DirectStep>(stage);
 }
 

@@ -1,6 +1,8 @@
 #pragma once
-// A fir stage as the config gives it (SPEC §2): its taps (designed, inline
-// or from a file), mode and method. StageSpec::params holds it.
+// A fir stage's own data: as the config gives it (SPEC §2: its taps,
+// designed, inline or from a file; mode and method), held by
+// StageSpec::params, and as planned, held by PlannedStage::params and the
+// run's StageReport::params.
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +17,15 @@ struct FirSpec {
   std::optional<std::string> taps_file;
   FirMode mode = FirMode::causal;
   FirMethod method = FirMethod::automatic;
+};
+
+struct FirPlan {
+  std::vector<double> taps;     // float64 taps (design or file)
+  std::vector<float> taps_f32;  // the taps that run
+  FirMode mode = FirMode::causal;
+  FirMethod requested = FirMethod::automatic;  // what the config asked for
+  FirMethod method = FirMethod::direct;        // what runs: direct or fft (see resolve_methods)
+  bool operator==(const FirPlan&) const = default;
 };
 
 }  // namespace sigstream

@@ -2,6 +2,7 @@
 #include "kernels/cuda/layout.cuh"
 #include "pipeline/plan.hpp"
 #include "stages/cuda_steps.cuh"
+#include "stages/gain/spec.hpp"
 
 namespace sigstream {
 
@@ -23,7 +24,7 @@ class GainStep final : public CudaStageStep {
 }  // namespace
 
 std::unique_ptr<CudaStageStep> make_gain_cuda_step(const PlannedStage& stage, const CudaStepShape& /*shape*/) {
-  return std::make_unique<GainStep>(stage.gain);
+  return std::make_unique<GainStep>(stage.as<GainPlan>().gain);
 }
 
 }  // namespace sigstream

@@ -48,16 +48,16 @@ class GainOp final : public LiveOp {
 }  // namespace
 
 void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
-  out.gain = spec.as<GainSpec>().linear;
+  out.as<GainPlan>().gain = spec.as<GainSpec>().linear;
   out.frames_out = where.frames_in;
 }
 
-StatFields gain_stats(const StageReport& s) { return {{"linear", s.gain}}; }
+StatFields gain_stats(const StageReport& s) { return {{"linear", s.as<GainPlan>().gain}}; }
 
 void gain_facts(const StageSpec& spec, std::ostream& o) { o << ':' << spec.as<GainSpec>().linear; }
 
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage) {
-  return std::make_unique<const GainStep>(stage.gain);
+  return std::make_unique<const GainStep>(stage.as<GainPlan>().gain);
 }
 
 }  // namespace sigstream
@@ -66,7 +66,7 @@ namespace sigstream {
 
 std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/, int /*channels*/,
                                           std::int64_t /*phase*/) {
-  return std::make_unique<GainOp>(stage.gain);
+  return std::make_unique<GainOp>(stage.as<GainPlan>().gain);
 }
 
 }  // namespace sigstream

@@ -15,12 +15,12 @@ void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedS
   const SpectrumSpec& sp = *asked;
   // scipy.signal.get_window(window, nfft) (fftbins=True, periodic): the
   // symmetric window one longer, less its last point.
-  out.spectrum_window = make_window(sp.window, sp.nfft + 1);
-  out.spectrum_window.pop_back();
+  out.as<MetricsPlan>().spectrum_window = make_window(sp.window, sp.nfft + 1);
+  out.as<MetricsPlan>().spectrum_window.pop_back();
   const int noverlap = static_cast<int>(std::floor(sp.nfft * sp.overlap));
-  out.spectrum_hop = sp.nfft - noverlap;
-  out.spectrum_rate = where.sample_rate;
-  out.spectrum_window_name = to_string(sp.window);
+  out.as<MetricsPlan>().spectrum_hop = sp.nfft - noverlap;
+  out.as<MetricsPlan>().spectrum_rate = where.sample_rate;
+  out.as<MetricsPlan>().spectrum_window_name = to_string(sp.window);
   out.lookback = sp.nfft - 1;
 }
 

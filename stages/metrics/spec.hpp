@@ -2,8 +2,11 @@
 // A metrics stage as the config gives it: optionally a spectrum (SPEC §8),
 // Welch's PSD per channel, as scipy.signal.welch(x, fs, window,
 // nperseg=nfft, noverlap=floor(nfft * overlap), detrend=False,
-// scaling='density'). StageSpec::params holds it.
+// scaling='density'). StageSpec::params holds it; PlannedStage::params the
+// planned spectrum.
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "stages/types.hpp"
 
@@ -17,6 +20,18 @@ struct SpectrumSpec {
 
 struct MetricsSpec {
   std::optional<SpectrumSpec> spectrum;  // when the stage asks for one
+};
+
+// Welch segments of spectrum_window.size() frames (the periodic window's
+// values), spectrum_hop apart on the global frame grid, at spectrum_rate Hz;
+// the stage looks back nfft - 1 frames so that a chunk holds every segment
+// that ends in its frames.
+struct MetricsPlan {
+  std::vector<double> spectrum_window;  // empty: no spectrum
+  int spectrum_hop = 0;
+  double spectrum_rate = 0.0;
+  std::string spectrum_window_name;  // e.g. "hann", for the statistics
+  bool operator==(const MetricsPlan&) const = default;
 };
 
 }  // namespace sigstream

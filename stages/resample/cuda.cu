@@ -7,6 +7,7 @@
 #include "kernels/cuda/resources.hpp"
 #include "pipeline/plan.hpp"
 #include "stages/cuda_steps.cuh"
+#include "stages/resample/spec.hpp"
 
 namespace sigstream {
 
@@ -16,16 +17,16 @@ namespace kc = kernels::cuda;
 
 class ResampleStep final : public CudaStageStep {
  public:
-  explicit ResampleStep(const PlannedStage& st) : d_taps_(st.taps_f32.size()) {
+  explicit ResampleStep(const PlannedStage& st) : d_taps_(st.as<ResamplePlan>().taps_f32.size()) {
     // On a stream of ours, waited for once: the lanes' streams do not wait
     // for the legacy stream.
     const kc::Stream upload = kc::Stream::create();
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.taps_f32.data(), st.taps_f32.size() * sizeof(float),
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.as<ResamplePlan>().taps_f32.data(), st.as<ResamplePlan>().taps_f32.size() * sizeof(float),
                                        cudaMemcpyHostToDevice, upload.get()));
     upload.synchronize();
-    filter_ = {d_taps_.data(), static_cast<int>(st.taps_f32.size()), static_cast<int>(st.up),
+    filter_ = {d_taps_.data(), static_cast<int>(st.as<ResamplePlan>().taps_f32.size()), static_cast<int>(st.up),
                static_cast<int>(st.down), st.lookahead, st.lookback};
-    describe_ = "stage '" + st.name + "': " + st.design_note + ", polyphase on the GPU";
+    describe_ = "stage '" + st.name + "': " + st.detail + ", polyphase on the GPU";
   }
   void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
            std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {

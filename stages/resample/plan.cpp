@@ -11,6 +11,7 @@
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/resample/resample.hpp"
+#include "kernels/cpu/fir.hpp"
 #include "stages/resample/spec.hpp"
 
 namespace sigstream {
@@ -28,7 +29,7 @@ std::string hz(double v) {
 
 class ResampleStep final : public CpuStageStep {
  public:
-  explicit ResampleStep(const PlannedStage& st) : taps_(kcpu::make_polyphase(st.taps, static_cast<int>(st.up), static_cast<int>(st.down), st.lookahead)) {}
+  explicit ResampleStep(const PlannedStage& st) : taps_(kcpu::make_polyphase(st.as<ResamplePlan>().taps, static_cast<int>(st.up), static_cast<int>(st.down), st.lookahead)) {}
   void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
            StepScratch* /*scratch*/) const override {
     kcpu::resample_direct(x, x_first, y, y_first, n, taps_);
@@ -50,7 +51,7 @@ class ResampleOp final : public LiveOp {
  public:
   ResampleOp(const PlannedStage& st, int channels)
       : stage_(st),
-        taps_(kcpu::make_polyphase(st.taps, static_cast<int>(st.up), static_cast<int>(st.down), st.lookahead)),
+        taps_(kcpu::make_polyphase(st.as<ResamplePlan>().taps, static_cast<int>(st.up), static_cast<int>(st.down), st.lookahead)),
         history_(static_cast<std::size_t>(channels)) {}
   void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
     for (std::size_t c = 0; c < history_.size(); ++c)
@@ -151,14 +152,14 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
        << hz(where.sample_rate * static_cast<double>(up) / static_cast<double>(down)) << " Hz (up " << up
        << ", down " << down << ")";
   try {
-    p.taps = resample_filter(up, down, r.half_taps_per_phase, r.window);
+    p.as<ResamplePlan>().taps = resample_filter(up, down, r.half_taps_per_phase, r.window);
   } catch (const Error& e) {
     throw Error(e.kind(), at + ": " + e.what());
   }
-  if (p.taps.size() > 1) note << ", " << p.taps.size() << " taps, " << to_string(r.window);
-  p.taps_f32.assign(p.taps.begin(), p.taps.end());
-  p.design_note = note.str();
-  const auto k = static_cast<std::int64_t>(p.taps.size());
+  if (p.as<ResamplePlan>().taps.size() > 1) note << ", " << p.as<ResamplePlan>().taps.size() << " taps, " << to_string(r.window);
+  p.as<ResamplePlan>().taps_f32.assign(p.as<ResamplePlan>().taps.begin(), p.as<ResamplePlan>().taps.end());
+  p.detail = note.str();
+  const auto k = static_cast<std::int64_t>(p.as<ResamplePlan>().taps.size());
   p.lookahead = (k - 1) / 2;
   p.lookback = k - 1 - p.lookahead;
   p.frames_out = p.length_out(where.frames_in);
@@ -179,12 +180,23 @@ std::vector<double> resample_filter(std::int64_t up, std::int64_t down, int half
   return taps;
 }
 
+std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage& stage, double rate_in) {
+  const std::vector<double>& taps = stage.as<ResamplePlan>().taps;
+  if (taps.empty()) return std::nullopt;
+  return taps_response(taps, stage.up, rate_in);
+}
+
+double resample_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t /*frames_per_call*/) {
+  return static_cast<double>(stage.as<ResamplePlan>().taps.size()) / static_cast<double>(stage.up) *
+         kernels::cpu::fir_direct_ns_per_fma();
+}
+
 StatFields resample_stats(const StageReport& s) {
   // Rates are whole numbers (plan_resample insists): an integer, like SPEC §4's rates.
   return {{"up", s.up},
           {"down", s.down},
           {"sample_rate", static_cast<std::int64_t>(s.rate_out)},
-          {"taps", s.taps},
+          {"taps", static_cast<std::int64_t>(s.as<ResamplePlan>().taps.size())},
           {"design", s.detail}};
 }
 

@@ -1,9 +1,12 @@
 #pragma once
 // A resample stage as the config gives it (SPEC §7): to_hz, or up/down
 // (reduced by their gcd when planned); the anti-alias filter as
-// scipy.signal.resample_poly's. StageSpec::params holds it.
+// scipy.signal.resample_poly's. StageSpec::params holds it; PlannedStage::params
+// and StageReport::params hold the planned filter (up and down are the plan's
+// generic geometry).
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "stages/types.hpp"
 
@@ -15,6 +18,12 @@ struct ResampleSpec {
   std::int64_t down = 0;
   WindowSpec window{WindowKind::kaiser, 5.0};
   int half_taps_per_phase = 10;  // K = 2 * this * max(up, down) + 1
+};
+
+struct ResamplePlan {
+  std::vector<double> taps;     // resample_poly's filter, times up
+  std::vector<float> taps_f32;  // the taps that run
+  bool operator==(const ResamplePlan&) const = default;
 };
 
 }  // namespace sigstream

@@ -35,6 +35,7 @@
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
 #include "pipeline/resource_limits.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -317,7 +318,7 @@ TEST(CudaBackend, KeptFftLanesServeOnlyTheSameFftLength) {
   auto fft_plan = [&](const BackendCase& bc) {
     Plan p = plan_for(bc, c.chunk);
     resolve_methods(p, "cuda");
-    EXPECT_EQ(p.stages[0].method, FirMethod::fft);
+    EXPECT_EQ(p.stages[0].as<FirPlan>().method, FirMethod::fft);
     return p;
   };
   const Plan long_plan = fft_plan(c);

@@ -23,6 +23,8 @@
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
+#include "stages/fir/spec.hpp"
+#include "stages/gain/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -85,7 +87,7 @@ Plan plan_for(const BackendCase& c, std::int64_t chunk, bool fft) {
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     if (plan.stages[j].type != StageType::fir) continue;
     const bool keep_direct = j < c.direct_on_gpu.size() && c.direct_on_gpu[j];
-    plan.stages[j].method = fft && !keep_direct ? FirMethod::fft : FirMethod::direct;
+    plan.stages[j].as<FirPlan>().method = fft && !keep_direct ? FirMethod::fft : FirMethod::direct;
   }
   return plan;
 }
@@ -138,19 +140,19 @@ std::vector<std::vector<double>> reference_output(const Plan& plan, const HostBl
       x[static_cast<std::size_t>(i)] = source.as<float>()[i * plan.channels + ch];
     for (const PlannedStage& st : plan.stages) {
       if (st.type == StageType::gain) {
-        for (double& v : x) v *= static_cast<double>(static_cast<float>(st.gain));
+        for (double& v : x) v *= static_cast<double>(static_cast<float>(st.as<GainPlan>().gain));
       } else if (st.type == StageType::fir) {
         const auto n = static_cast<std::int64_t>(x.size());
-        const auto k = static_cast<std::int64_t>(st.taps_f32.size());
+        const auto k = static_cast<std::int64_t>(st.as<FirPlan>().taps_f32.size());
         std::vector<double> full(static_cast<std::size_t>(n + k - 1), 0.0);
         for (std::int64_t i = 0; i < n; ++i)
           for (std::int64_t j = 0; j < k; ++j)
             full[static_cast<std::size_t>(i + j)] +=
-                x[static_cast<std::size_t>(i)] * st.taps_f32[static_cast<std::size_t>(j)];
-        if (st.mode == FirMode::full) {
+                x[static_cast<std::size_t>(i)] * st.as<FirPlan>().taps_f32[static_cast<std::size_t>(j)];
+        if (st.as<FirPlan>().mode == FirMode::full) {
           x = std::move(full);
         } else {
-          const std::int64_t off = st.mode == FirMode::same ? (k - 1) / 2 : 0;
+          const std::int64_t off = st.as<FirPlan>().mode == FirMode::same ? (k - 1) / 2 : 0;
           x.assign(full.begin() + off, full.begin() + off + n);
         }
       }

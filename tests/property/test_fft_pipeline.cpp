@@ -16,6 +16,7 @@
 #include "pipeline/plan.hpp"
 #include "stage_builders.hpp"
 #include "test_support.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -85,7 +86,7 @@ TEST_P(FftModeTest, MatchesFloat64AndIsChunkInvariant) {
   c.stages = {fir_stage("long", test::random_taps(4095, 21), mode)};
   const Outcome base = run_to(dir, c, "base", 1 << 20, 1, /*verify=*/true);
   ASSERT_EQ(base.report.stages.size(), 1u);
-  EXPECT_EQ(base.report.stages[0].method, FirMethod::fft);
+  EXPECT_EQ(base.report.stages[0].as<FirPlan>().method, FirMethod::fft);
   EXPECT_TRUE(base.report.verification.ran);
   EXPECT_TRUE(base.report.verification.passed);
   EXPECT_LE(base.report.verification.rel_l2_error, 1e-6);
@@ -141,7 +142,7 @@ FirMethod resolved(int k, FirMethod requested, const std::string& backend, std::
   si.frames = frames;
   Plan plan = make_plan(c, si, 0);
   resolve_methods(plan, backend, engine);
-  return plan.stages.at(0).method;
+  return plan.stages.at(0).as<FirPlan>().method;
 }
 
 TEST(FftPipeline, AutoRulePicksByTapsAndChunk) {
@@ -190,8 +191,8 @@ TEST(FftPipeline, StatsShowTheResolvedMethod) {
   c.stats.json = dir.file("stats.json");
   const Outcome r = run_to(dir, c, "auto", 1 << 20, 2);
   ASSERT_EQ(r.report.stages.size(), 2u);
-  EXPECT_EQ(r.report.stages[0].method, FirMethod::direct);
-  EXPECT_EQ(r.report.stages[1].method, FirMethod::fft);
+  EXPECT_EQ(r.report.stages[0].as<FirPlan>().method, FirMethod::direct);
+  EXPECT_EQ(r.report.stages[1].as<FirPlan>().method, FirMethod::fft);
   std::ifstream in(*c.stats.json);
   const auto j = nlohmann::json::parse(in);
   ASSERT_EQ(j.at("stages").size(), 2u);

@@ -6,6 +6,8 @@
 #include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fir_fft.hpp"
 #include "pipeline/plan.hpp"
+#include "stages/fir/fir.hpp"
+#include "stages/fir/spec.hpp"
 
 namespace sigstream {
 
@@ -61,21 +63,6 @@ constexpr CudaCrossover kCudaCufftCrossover{384, 33554432.0};  // 2^25
 constexpr CudaCrossover kCudaFusedCrossover{96, 4194304.0};    // 2^22
 constexpr std::int64_t kCudaAlwaysFftTaps = 4096;
 
-// The frames one call of the stage's kernel computes: a chunk, or the whole
-// signal when it is shorter than a chunk.
-std::int64_t frames_per_call(const Plan& plan, const PlannedStage& st) {
-  return std::max<std::int64_t>(1, std::min(plan.chunk_frames, st.frames_out));
-}
-
-// ns per output frame and channel of a fir stage on the CPU with `method`.
-double cpu_fir_ns(const Plan& plan, const PlannedStage& st, FirMethod method) {
-  const int k = static_cast<int>(st.taps_f32.size());
-  const std::int64_t n = frames_per_call(plan, st);
-  const double call_ns = method == FirMethod::fft ? kernels::cpu::FirFft::fft_cost_ns(k, n)
-                                                  : kernels::cpu::FirFft::direct_cost_ns(k, n);
-  return call_ns / static_cast<double>(n);
-}
-
 FirMethod automatic_cpu(int k, std::int64_t frames) {
   if (!kernels::cpu::FirFft::available()) return FirMethod::direct;
   // Short calls: an FFT call only pays off over enough outputs (at K = 4095
@@ -104,59 +91,27 @@ FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call
   return cuda ? automatic_cuda(taps, frames, channels, engine) : automatic_cpu(taps, frames);
 }
 
-void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engine) {
-  for (PlannedStage& st : plan.stages) {
-    if (st.type != StageType::fir) continue;
-    switch (st.requested) {
-      case FirMethod::direct:
-      case FirMethod::fft:
-        st.method = st.requested;
-        break;
-      case FirMethod::automatic:
-        st.method = automatic_fir_method(backend == "cuda", static_cast<int>(st.taps_f32.size()),
-                                         frames_per_call(plan, st), plan.channels, engine);
-        break;
-    }
+void fir_resolve(PlannedStage& stage, const MethodContext& where) {
+  FirPlan& fir = stage.as<FirPlan>();
+  switch (fir.requested) {
+    case FirMethod::direct:
+    case FirMethod::fft:
+      fir.method = fir.requested;
+      break;
+    case FirMethod::automatic:
+      fir.method = automatic_fir_method(where.cuda, static_cast<int>(fir.taps_f32.size()), where.frames_per_call,
+                                        where.channels, where.engine);
+      break;
   }
 }
 
-// Backend auto on a machine with a GPU: whether the CPU alone should finish
-// the job before CUDA could start and pay for itself. Measured on the lent
-// H100 machine (16 cores, 2026-11-23, bench/e2e_gpu.py with SIGSTREAM_TRACE=1,
-// 255 taps, stereo 16-bit): cuInit ~100-125 ms, the context ~105-120 ms, lanes
-// ~20 ms, and ~100 ms more at process exit for the driver's teardown; started
-// beside 16 busy CPU threads the GPU was ready only after 361 ms. The CPU
-// backend ran 10/30/60-minute files in 0.19/0.37/0.54 s (~10 GFMA/s per
-// thread with I/O, layout and metrics), CUDA in 0.42/0.48/0.63 s and the
-// hybrid in -/0.44/0.59 s: up to an hour of audio at 255 taps the GPU's fixed
-// cost is never won back there. So a job whose estimated CPU time is under
-// 0.6 s runs on the CPU without touching the driver; longer ones start the
-// GPU beside it.
-// The estimate scales the kernels' cost model (one thread, kernel alone) by
-// what the whole run cost there: ~10 GFMA/s per thread at 255 taps direct,
-// where the model says ~40, so x4.
-constexpr double kCudaStartCostS = 0.6;
-constexpr double kCpuEndToEndFactor = 4.0;
-constexpr double kCpuOverheadNsPerSample = 1.0;  // I/O, layout, metrics per sample and thread
-
-double cpu_seconds_estimate(const Plan& plan, int threads) {
-  // Each stage's work counts at its own length (a resampler changes it).
-  const auto stage_frames = [&](const PlannedStage& st) {
-    return plan.rate_changes ? static_cast<double>(st.frames_out) : static_cast<double>(plan.output_frames);
-  };
-  double ns = kCpuOverheadNsPerSample * static_cast<double>(plan.output_frames);
-  for (const PlannedStage& st : plan.stages) {
-    if (st.type == StageType::fir) ns += stage_frames(st) * kCpuEndToEndFactor * cpu_fir_ns(plan, st, st.method);
-    // The polyphase sum: ~K/up taps an output, at the direct kernel's rate.
-    if (st.type == StageType::resample)
-      ns += stage_frames(st) * kCpuEndToEndFactor * static_cast<double>(st.taps.size()) /
-            static_cast<double>(st.up) * kernels::cpu::fir_direct_ns_per_fma();
-  }
-  return ns * plan.channels * 1e-9 / std::max(1, threads);
-}
-
-bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {
-  return cpu_seconds_estimate(plan, threads) < kCudaStartCostS;
+double fir_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_call) {
+  const FirPlan& fir = stage.as<FirPlan>();
+  const int k = static_cast<int>(fir.taps_f32.size());
+  const std::int64_t n = std::max<std::int64_t>(1, frames_per_call);
+  const double call_ns = fir.method == FirMethod::fft ? kernels::cpu::FirFft::fft_cost_ns(k, n)
+                                                      : kernels::cpu::FirFft::direct_cost_ns(k, n);
+  return call_ns / static_cast<double>(n);
 }
 
 }  // namespace sigstream

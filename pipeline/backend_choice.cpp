@@ -1,0 +1,65 @@
+// What the engine decides from the plan before a run: each stage's method
+// for the backend that runs it (the kinds' own rules: stages/fir/method_rule.cpp
+// for the FIR's, with its measurements), and, for backend auto, whether the
+// CPU alone finishes before CUDA could start.
+#include <algorithm>
+
+#include "pipeline/plan.hpp"
+#include "stages/registry.hpp"
+
+namespace sigstream {
+
+namespace {
+
+// The frames one call of the stage's kernel computes: a chunk, or the whole
+// signal when it is shorter than a chunk.
+std::int64_t frames_per_call(const Plan& plan, const PlannedStage& st) {
+  return std::max<std::int64_t>(1, std::min(plan.chunk_frames, st.frames_out));
+}
+
+}  // namespace
+
+void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engine) {
+  for (PlannedStage& st : plan.stages) {
+    if (const auto resolve = stage_kind(st.type).resolve)
+      resolve(st, MethodContext{backend == "cuda", engine, frames_per_call(plan, st), plan.channels});
+  }
+}
+
+// Backend auto on a machine with a GPU: whether the CPU alone should finish
+// the job before CUDA could start and pay for itself. Measured on the lent
+// H100 machine (16 cores, 2026-11-23, bench/e2e_gpu.py with SIGSTREAM_TRACE=1,
+// 255 taps, stereo 16-bit): cuInit ~100-125 ms, the context ~105-120 ms, lanes
+// ~20 ms, and ~100 ms more at process exit for the driver's teardown; started
+// beside 16 busy CPU threads the GPU was ready only after 361 ms. The CPU
+// backend ran 10/30/60-minute files in 0.19/0.37/0.54 s (~10 GFMA/s per
+// thread with I/O, layout and metrics), CUDA in 0.42/0.48/0.63 s and the
+// hybrid in -/0.44/0.59 s: up to an hour of audio at 255 taps the GPU's fixed
+// cost is never won back there. So a job whose estimated CPU time is under
+// 0.6 s runs on the CPU without touching the driver; longer ones start the
+// GPU beside it.
+// The estimate scales the kernels' cost model (one thread, kernel alone) by
+// what the whole run cost there: ~10 GFMA/s per thread at 255 taps direct,
+// where the model says ~40, so x4.
+constexpr double kCudaStartCostS = 0.6;
+constexpr double kCpuEndToEndFactor = 4.0;
+constexpr double kCpuOverheadNsPerSample = 1.0;  // I/O, layout, metrics per sample and thread
+
+double cpu_seconds_estimate(const Plan& plan, int threads) {
+  // Each stage's work counts at its own length (a resampler changes it).
+  const auto stage_frames = [&](const PlannedStage& st) {
+    return plan.rate_changes ? static_cast<double>(st.frames_out) : static_cast<double>(plan.output_frames);
+  };
+  double ns = kCpuOverheadNsPerSample * static_cast<double>(plan.output_frames);
+  for (const PlannedStage& st : plan.stages) {
+    if (const auto cost = stage_kind(st.type).cpu_ns_per_frame)
+      ns += stage_frames(st) * kCpuEndToEndFactor * cost(st, frames_per_call(plan, st));
+  }
+  return ns * plan.channels * 1e-9 / std::max(1, threads);
+}
+
+bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {
+  return cpu_seconds_estimate(plan, threads) < kCudaStartCostS;
+}
+
+}  // namespace sigstream
