@@ -115,7 +115,7 @@ std::vector<std::string> scheduler_args(const BatchFlags& f, const std::vector<s
     a.push_back("--no-progress");
   if (!c.stats.empty())
     a.insert(a.end(), {"--stats", c.stats});
-  if (f.files_per_device > 0)  // 0: auto, the child's own default
+  if (f.files_per_device > 0) // 0: auto, the child's own default
     a.insert(a.end(), {"--files-per-device", std::to_string(f.files_per_device)});
   if (!f.inputs_from.empty())
     a.insert(a.end(), {"--inputs-from", f.inputs_from});
@@ -234,8 +234,10 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
                  "Stop at the first bad file (overrides batch.keep_going)")
       ->excludes(keep_going);
   batch->add_flag("--force", f.force, "Redo files whose outputs are already up to date");
-  batch->add_option("--files-per-device", f.files_per_device,
-                    "CUDA: files in flight on each GPU (default: the CPU threads over the GPUs, at least 2)")
+  batch
+      ->add_option(
+          "--files-per-device", f.files_per_device,
+          "CUDA: files in flight on each GPU (default: the CPU threads over the GPUs, at least 2)")
       ->check(CLI::Range(1, 256));
   batch
       ->add_option("--shard", f.shard,

@@ -12,8 +12,8 @@ struct BatchFlags {
   std::vector<std::string> inputs;
   std::string out_dir;
   bool keep_going = false, stop_on_error = false, force = false;
-  int files_per_device = 0;  // 0: auto
-  std::string shard; // "I/N" or "auto"
+  int files_per_device = 0; // 0: auto
+  std::string shard;        // "I/N" or "auto"
   bool list_inputs = false;
   std::string inputs_from; // FILE, or "-" for standard input
   std::string merge_dir;

@@ -14,4 +14,4 @@ namespace sigstream::app {
 // did-you-mean where one is close), or none.
 [[nodiscard]] std::optional<std::string> unknown_word(CLI::App& app, int argc, char** argv);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

@@ -4,11 +4,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -33,7 +33,8 @@ std::string plot_install_hint() {
 // Returns the child's exit status, or -1 when it could not be started.
 int run_python(const std::string& python, const std::string& stats, const std::string& figure) {
   int fds[2];
-  if (pipe(fds) != 0) return -1;
+  if (pipe(fds) != 0)
+    return -1;
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[0], STDIN_FILENO);
@@ -41,15 +42,18 @@ int run_python(const std::string& python, const std::string& stats, const std::s
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   std::vector<std::string> args = {python, "-", stats, "-o", figure};
   std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
+  for (auto& a : args)
+    argv.push_back(a.data());
   argv.push_back(nullptr);
   // The child's environment: ours, and SIGSTREAM_PLOT_TRYING=1 (plot.py then
   // leaves the word on a missing module to us: we may try another Python).
   std::vector<std::string> env_strings = {"SIGSTREAM_PLOT_TRYING=1"};
   for (char** e = environ; *e != nullptr; ++e)
-    if (std::strncmp(*e, "SIGSTREAM_PLOT_TRYING=", 22) != 0) env_strings.emplace_back(*e);
+    if (std::strncmp(*e, "SIGSTREAM_PLOT_TRYING=", 22) != 0)
+      env_strings.emplace_back(*e);
   std::vector<char*> envp;
-  for (auto& e : env_strings) envp.push_back(e.data());
+  for (auto& e : env_strings)
+    envp.push_back(e.data());
   envp.push_back(nullptr);
   pid_t pid = 0;
   const int rc = posix_spawnp(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
@@ -87,7 +91,8 @@ std::vector<std::string> python_candidates() {
       std::string dirs = path;
       for (std::size_t a = 0; a <= dirs.size();) {
         const std::size_t b = std::min(dirs.find(':', a), dirs.size());
-        const std::filesystem::path c = std::filesystem::path(a == b ? "." : dirs.substr(a, b - a)) / cmd;
+        const std::filesystem::path c =
+            std::filesystem::path(a == b ? "." : dirs.substr(a, b - a)) / cmd;
         if (::access(c.c_str(), X_OK) == 0) {
           where = c;
           break;
@@ -99,47 +104,54 @@ std::vector<std::string> python_candidates() {
     // base interpreter and still sees other packages.
     if (!where.empty()) {
       const std::filesystem::path at = std::filesystem::absolute(where).lexically_normal();
-      if (std::find(seen.begin(), seen.end(), at) != seen.end()) return;
+      if (std::find(seen.begin(), seen.end(), at) != seen.end())
+        return;
       seen.push_back(at);
     }
     out.push_back(cmd);
   };
-  if (const char* env = std::getenv("SIGSTREAM_PYTHON"); env != nullptr && *env != '\0') add(env);
+  if (const char* env = std::getenv("SIGSTREAM_PYTHON"); env != nullptr && *env != '\0')
+    add(env);
   add("python3");
   add("/usr/bin/python3");
   return out;
 }
 
-}  // namespace
+} // namespace
 
 int draw_figure(const std::string& stats_json, const std::string& figure, std::string* drawn_by) {
-  std::vector<std::string> passed_over;  // "X: why", for the message
+  std::vector<std::string> passed_over; // "X: why", for the message
   for (const std::string& python : python_candidates()) {
     const int rc = run_python(python, stats_json, figure);
     if (rc == -1 || rc == 127) {
       passed_over.push_back(python + " (cannot run)");
       continue;
     }
-    if (rc == 3) {  // plot.py: matplotlib or NumPy missing
+    if (rc == 3) { // plot.py: matplotlib or NumPy missing
       passed_over.push_back(python + " (no matplotlib or NumPy)");
       continue;
     }
-    if (drawn_by != nullptr) *drawn_by = python;
+    if (drawn_by != nullptr)
+      *drawn_by = python;
     if (rc == 0 && !passed_over.empty()) {
       std::string m;
-      for (const auto& p : passed_over) m += (m.empty() ? "" : ", ") + p;
+      for (const auto& p : passed_over)
+        m += (m.empty() ? "" : ", ") + p;
       std::cerr << "sigstream plot: drawn with " << python << " (passed over " << m << ")\n";
     }
     return rc == 0 ? 0 : rc == 2 ? 2 : 1;
   }
   std::string m;
-  for (const auto& p : passed_over) m += (m.empty() ? "" : ", ") + p;
-  std::cerr << "sigstream plot: no Python with matplotlib (tried " << m << "): " << plot_install_hint() << "\n";
+  for (const auto& p : passed_over)
+    m += (m.empty() ? "" : ", ") + p;
+  std::cerr << "sigstream plot: no Python with matplotlib (tried " << m
+            << "): " << plot_install_hint() << "\n";
   return 2;
 }
 
 int draw_figure_from_text(const std::string& stats_text, const std::string& figure) {
-  std::string path = (std::filesystem::temp_directory_path() / "sigstream-plot-XXXXXX.json").string();
+  std::string path =
+      (std::filesystem::temp_directory_path() / "sigstream-plot-XXXXXX.json").string();
   const int fd = mkstemps(path.data(), 5);
   if (fd < 0) {
     std::cerr << "sigstream plot: cannot create a temporary file: " << std::strerror(errno) << "\n";
@@ -153,9 +165,10 @@ int draw_figure_from_text(const std::string& stats_text, const std::string& figu
     rc = 1;
   }
   close(fd);
-  if (rc == 0) rc = draw_figure(path, figure);
+  if (rc == 0)
+    rc = draw_figure(path, figure);
   std::remove(path.c_str());
   return rc;
 }
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

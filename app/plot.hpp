@@ -16,10 +16,11 @@ const char* plot_script();
 // message on stderr when none has matplotlib (saying how to install it) or
 // for a bad figure name; 1 for an unreadable or bad statistics file, or a
 // drawing that failed.
-int draw_figure(const std::string& stats_json, const std::string& figure, std::string* drawn_by = nullptr);
+int draw_figure(const std::string& stats_json, const std::string& figure,
+                std::string* drawn_by = nullptr);
 
 // The figure of a run whose statistics are in memory (--plot when the run
 // wrote no JSON file): written to a temporary file, drawn, removed.
 int draw_figure_from_text(const std::string& stats_text, const std::string& figure);
 
-}  // namespace sigstream::app
+} // namespace sigstream::app

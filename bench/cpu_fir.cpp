@@ -31,19 +31,21 @@ struct Data {
     x.resize(static_cast<std::size_t>(n + k - 1));
     h.resize(static_cast<std::size_t>(k));
     y.resize(static_cast<std::size_t>(n));
-    for (auto& v : x) v = u(rng);
-    for (auto& v : h) v = u(rng) / static_cast<float>(k);
+    for (auto& v : x)
+      v = u(rng);
+    for (auto& v : h)
+      v = u(rng) / static_cast<float>(k);
   }
 };
 
 void counters(benchmark::State& state, std::int64_t n, int k) {
-  state.counters["Msamples/s"] =
-      benchmark::Counter(static_cast<double>(n) * 1e-6, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["Msamples/s"] = benchmark::Counter(static_cast<double>(n) * 1e-6,
+                                                    benchmark::Counter::kIsIterationInvariantRate);
   state.counters["ns/sample"] = benchmark::Counter(static_cast<double>(n) * 1e-9,
                                                    benchmark::Counter::kIsIterationInvariantRate |
                                                        benchmark::Counter::kInvert);
-  state.counters["GFMA/s"] =
-      benchmark::Counter(static_cast<double>(n) * k * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFMA/s"] = benchmark::Counter(static_cast<double>(n) * k * 1e-9,
+                                                benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_FirDirect(benchmark::State& state) {
@@ -57,11 +59,25 @@ void BM_FirDirect(benchmark::State& state) {
   counters(state, n, k);
 }
 BENCHMARK(BM_FirDirect)
-    ->Arg(15)->Arg(31)->Arg(47)->Arg(63)->Arg(95)->Arg(127)->Arg(255)->Arg(383)->Arg(447)->Arg(511)->Arg(639)->Arg(767)->Arg(1023)
-    ->Arg(4095)->Arg(16383)
+    ->Arg(15)
+    ->Arg(31)
+    ->Arg(47)
+    ->Arg(63)
+    ->Arg(95)
+    ->Arg(127)
+    ->Arg(255)
+    ->Arg(383)
+    ->Arg(447)
+    ->Arg(511)
+    ->Arg(639)
+    ->Arg(767)
+    ->Arg(1023)
+    ->Arg(4095)
+    ->Arg(16383)
     ->Unit(benchmark::kMillisecond);
 
-void run_fft(benchmark::State& state, int k, std::int64_t n, sigstream::kernels::cpu::FirFft::Options o) {
+void run_fft(benchmark::State& state, int k, std::int64_t n,
+             sigstream::kernels::cpu::FirFft::Options o) {
   Data d(k, n);
   const sigstream::kernels::cpu::FirFft fft(d.h.data(), k, o);
   sigstream::kernels::cpu::FirFft::Scratch scratch;
@@ -75,13 +91,26 @@ void run_fft(benchmark::State& state, int k, std::int64_t n, sigstream::kernels:
 
 void BM_FirFft(benchmark::State& state) {
   sigstream::kernels::cpu::FirFft::Options o;
-  o.short_direct = false;  // always the FFT path, also where direct would be cheaper
+  o.short_direct = false; // always the FFT path, also where direct would be cheaper
   run_fft(state, static_cast<int>(state.range(0)), 1 << 20, o);
 }
 BENCHMARK(BM_FirFft)
-    ->Arg(15)->Arg(31)->Arg(47)->Arg(63)->Arg(95)->Arg(127)->Arg(255)->Arg(383)->Arg(447)->Arg(511)->Arg(639)->Arg(767)->Arg(1023)
+    ->Arg(15)
+    ->Arg(31)
+    ->Arg(47)
+    ->Arg(63)
+    ->Arg(95)
+    ->Arg(127)
+    ->Arg(255)
+    ->Arg(383)
+    ->Arg(447)
+    ->Arg(511)
+    ->Arg(639)
+    ->Arg(767)
+    ->Arg(1023)
     ->Arg(4095)
-    ->Arg(16383)->Unit(benchmark::kMillisecond);
+    ->Arg(16383)
+    ->Unit(benchmark::kMillisecond);
 
 void BM_FirFftSize(benchmark::State& state) {
   sigstream::kernels::cpu::FirFft::Options o;
@@ -145,8 +174,8 @@ void BM_FftEngine(benchmark::State& state) {
     e->convolve(in.data(), count, spec.data(), k - 1, nfft - k + 1, out.data());
     benchmark::DoNotOptimize(d.y.data());
   }
-  state.counters["us/block"] = benchmark::Counter(count * 1e-6, benchmark::Counter::kIsIterationInvariantRate |
-                                                                    benchmark::Counter::kInvert);
+  state.counters["us/block"] = benchmark::Counter(
+      count * 1e-6, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_FftEngine)
     ->ArgsProduct({{2048, 32768}, {1, 2, 4, 5, 8}})
@@ -172,14 +201,20 @@ void BM_Resample(benchmark::State& state) {
     benchmark::DoNotOptimize(y.data());
   }
   // FMAs: K/up taps per output.
-  state.counters["GFMA/s"] = benchmark::Counter(static_cast<double>(n) * static_cast<double>(k) / up * 1e-9,
-                                               benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["GFMA/s"] =
+      benchmark::Counter(static_cast<double>(n) * static_cast<double>(k) / up * 1e-9,
+                         benchmark::Counter::kIsIterationInvariantRate);
   state.counters["ns/output"] = benchmark::Counter(static_cast<double>(n) * 1e-9,
                                                    benchmark::Counter::kIsIterationInvariantRate |
                                                        benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_Resample)->Args({160, 147})->Args({147, 160})->Args({1, 3})->Args({6, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Resample)
+    ->Args({160, 147})
+    ->Args({147, 160})
+    ->Args({1, 3})
+    ->Args({6, 1})
+    ->Unit(benchmark::kMillisecond);
 
-}  // namespace
+} // namespace
 
 BENCHMARK_MAIN();

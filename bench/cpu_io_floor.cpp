@@ -30,14 +30,15 @@ int main(int argc, char** argv) {
   sf_count_t total = 0;
   for (;;) {
     const sf_count_t n = sf_readf_short(in, buf.data(), kBlock);
-    if (n <= 0) break;
+    if (n <= 0)
+      break;
     sf_writef_short(out, buf.data(), n);
     total += n;
   }
   sf_close(in);
   sf_close(out);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("io floor: %lld frames in %.3f s (%.1f Mframes/s)\n", static_cast<long long>(total), s,
-              static_cast<double>(total) / s * 1e-6);
+  std::printf("io floor: %lld frames in %.3f s (%.1f Mframes/s)\n", static_cast<long long>(total),
+              s, static_cast<double>(total) / s * 1e-6);
   return 0;
 }

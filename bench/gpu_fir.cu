@@ -33,8 +33,8 @@
 #include <string>
 #include <vector>
 
-#include "core/error.hpp"
 #include "bench/gpu_timing.cuh"
+#include "core/error.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_direct.cuh"
 #include "kernels/cuda/fir_fft.cuh"
@@ -58,26 +58,30 @@ constexpr int kPeakIters = 4096;
 __global__ void __launch_bounds__(kPeakThreads) fma_peak_kernel(float* out, float a, float b) {
   float v[kPeakChains];
 #pragma unroll
-  for (int c = 0; c < kPeakChains; ++c) v[c] = static_cast<float>(threadIdx.x + c);
+  for (int c = 0; c < kPeakChains; ++c)
+    v[c] = static_cast<float>(threadIdx.x + c);
 #pragma unroll 1
   for (int i = 0; i < kPeakIters; ++i) {
 #pragma unroll
     for (int r = 0; r < 16; ++r) {
 #pragma unroll
-      for (int c = 0; c < kPeakChains; ++c) v[c] = fmaf(v[c], a, b);
+      for (int c = 0; c < kPeakChains; ++c)
+        v[c] = fmaf(v[c], a, b);
     }
   }
   float s = 0.0f;
 #pragma unroll
-  for (int c = 0; c < kPeakChains; ++c) s += v[c];
-  if (s == 1234.5f) out[0] = s;  // keeps the chains alive
+  for (int c = 0; c < kPeakChains; ++c)
+    s += v[c];
+  if (s == 1234.5f)
+    out[0] = s; // keeps the chains alive
 }
 
 // Median of `reps` timings (ms) of `work` on `stream`, after one warm-up.
 using sigstream::bench::median_ms;
 
 struct Limits {
-  double fma_per_s = 0;  // FP32 FMA (not flops)
+  double fma_per_s = 0; // FP32 FMA (not flops)
   double bytes_per_s = 0;
 };
 
@@ -110,20 +114,29 @@ struct NamedPolicy {
 
 std::vector<NamedPolicy> policies(bool all) {
   std::vector<NamedPolicy> v = {{"auto", kc::fir_direct}};
-  if (!all) return v;
-  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy0>(), kc::fir_direct_with_policy<kc::FirBenchPolicy0>});
-  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy1>(), kc::fir_direct_with_policy<kc::FirBenchPolicy1>});
-  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy2>(), kc::fir_direct_with_policy<kc::FirBenchPolicy2>});
-  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy3>(), kc::fir_direct_with_policy<kc::FirBenchPolicy3>});
-  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy4>(), kc::fir_direct_with_policy<kc::FirBenchPolicy4>});
-  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy5>(), kc::fir_direct_with_policy<kc::FirBenchPolicy5>});
+  if (!all)
+    return v;
+  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy0>(),
+               kc::fir_direct_with_policy<kc::FirBenchPolicy0>});
+  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy1>(),
+               kc::fir_direct_with_policy<kc::FirBenchPolicy1>});
+  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy2>(),
+               kc::fir_direct_with_policy<kc::FirBenchPolicy2>});
+  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy3>(),
+               kc::fir_direct_with_policy<kc::FirBenchPolicy3>});
+  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy4>(),
+               kc::fir_direct_with_policy<kc::FirBenchPolicy4>});
+  v.push_back({kc::describe_fir_policy<kc::FirBenchPolicy5>(),
+               kc::fir_direct_with_policy<kc::FirBenchPolicy5>});
   return v;
 }
 
 std::string short_policy(const std::string& d) {
-  // "128 threads x 15 outputs (tile 1920), taps unrolled by 16 with window reuse, ..." -> "128x15/u16r"
+  // "128 threads x 15 outputs (tile 1920), taps unrolled by 16 with window reuse, ..." ->
+  // "128x15/u16r"
   int t = 0, o = 0, u = 0;
-  if (std::sscanf(d.c_str(), "%d threads x %d outputs (tile %*d), taps unrolled by %d", &t, &o, &u) == 3)
+  if (std::sscanf(d.c_str(), "%d threads x %d outputs (tile %*d), taps unrolled by %d", &t, &o,
+                  &u) == 3)
     return std::to_string(t) + "x" + std::to_string(o) + "/u" + std::to_string(u) +
            (d.find("reuse") != std::string::npos ? "r" : "");
   return d;
@@ -135,9 +148,11 @@ void bench_fir(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
   std::vector<float> hx(static_cast<std::size_t>(n + k_max - 1));
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  for (float& v : hx) v = d(rng);
+  for (float& v : hx)
+    v = d(rng);
   std::vector<float> hh(static_cast<std::size_t>(k_max));
-  for (float& v : hh) v = d(rng) * 0.01f;
+  for (float& v : hh)
+    v = d(rng) * 0.01f;
   kc::DeviceBuffer<float> x(hx.size()), h(hh.size()), y(static_cast<std::size_t>(n));
   SIGSTREAM_CUDA_TRY(cudaMemcpy(x.data(), hx.data(), x.bytes(), cudaMemcpyHostToDevice));
   SIGSTREAM_CUDA_TRY(cudaMemcpy(h.data(), hh.data(), h.bytes(), cudaMemcpyHostToDevice));
@@ -174,8 +189,9 @@ struct FftTiming {
   int fft = 0, block = 0, group = 0;
 };
 
-FftTiming time_fft(cudaStream_t s, int reps, const float* x, std::int64_t n, const std::vector<float>& hh,
-                   int k, float* y, int channels, std::int64_t stride, kc::FftFirOptions o = {}) {
+FftTiming time_fft(cudaStream_t s, int reps, const float* x, std::int64_t n,
+                   const std::vector<float>& hh, int k, float* y, int channels, std::int64_t stride,
+                   kc::FftFirOptions o = {}) {
   kc::FftFir f(hh.data(), k, n, channels, o);
   FftTiming t;
   t.ms = median_ms(s, reps, [&] { f.run(x, n, y, channels, stride, stride, s); });
@@ -191,15 +207,18 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
   std::vector<float> hx(static_cast<std::size_t>(n + k_max - 1));
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  for (float& v : hx) v = d(rng);
+  for (float& v : hx)
+    v = d(rng);
   std::vector<float> hh(static_cast<std::size_t>(k_max));
-  for (float& v : hh) v = d(rng) * 0.01f;
+  for (float& v : hh)
+    v = d(rng) * 0.01f;
   kc::DeviceBuffer<float> x(hx.size()), y(static_cast<std::size_t>(n));
   SIGSTREAM_CUDA_TRY(cudaMemcpy(x.data(), hx.data(), x.bytes(), cudaMemcpyHostToDevice));
   SIGSTREAM_CUDA_TRY(cudaDeviceSynchronize());
 
-  std::printf("\nFIR fft (overlap-save, cuFFT), N = %lld float32 samples, 1 channel, median of %d\n",
-              static_cast<long long>(n), reps);
+  std::printf(
+      "\nFIR fft (overlap-save, cuFFT), N = %lld float32 samples, 1 channel, median of %d\n",
+      static_cast<long long>(n), reps);
   std::printf("%-12s %6s %10s %12s %10s %10s %8s %7s %6s\n", "method", "taps", "time ms",
               "Gsamples/s", "%bw in+out", "%bw passes", "L", "block", "group");
   for (int k : taps)
@@ -207,7 +226,8 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
       kc::FftFirOptions o;
       o.engine = engine;
       kc::FftFir f(hh.data(), k, n, 1, o);
-      if (engine == kc::FftEngine::automatic && f.engine() == kc::FftEngine::cufft) continue;
+      if (engine == kc::FftEngine::automatic && f.engine() == kc::FftEngine::cufft)
+        continue;
       const double ms = median_ms(s, reps, [&] { f.run(x.data(), n, y.data(), 1, 0, 0, s); });
       const double sec = ms * 1e-3;
       const double io = (static_cast<double>(n + k - 1) + static_cast<double>(n)) * 4.0;
@@ -219,11 +239,13 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
                   100.0 * io / sec / lim.bytes_per_s, 100.0 * passes / sec / lim.bytes_per_s,
                   f.fft_size(), f.block(), f.group_segments());
     }
-  if (!tune) return;
+  if (!tune)
+    return;
   std::printf("\nFused FFT size tuning (N = %lld, 1 channel): ms\n", static_cast<long long>(n));
   for (int k : taps)
     for (int l = 1024; l <= 65536; l *= 2) {
-      if (l < k + 1 || !kc::fused_fft_available(l)) continue;
+      if (l < k + 1 || !kc::fused_fft_available(l))
+        continue;
       kc::FftFirOptions o;
       o.fft_size = l;
       o.engine = kc::FftEngine::fused;
@@ -234,21 +256,25 @@ void bench_fft(cudaStream_t s, int reps, std::int64_t n, const std::vector<int>&
   std::printf("\nFFT size and group tuning, cuFFT engine (N = %lld, 1 channel): ms\n",
               static_cast<long long>(n));
   for (int k : taps) {
-    if (k < 255) continue;
+    if (k < 255)
+      continue;
     int k2 = 1;
-    while (k2 < k) k2 *= 2;
+    while (k2 < k)
+      k2 *= 2;
     FftTiming best;
     best.ms = 1e30;
     for (int m : {2, 4, 8, 16, 32}) {
       const std::int64_t l = static_cast<std::int64_t>(k2) * m;
-      if (l > (1 << 20) || l < 2 * k) continue;
+      if (l > (1 << 20) || l < 2 * k)
+        continue;
       kc::FftFirOptions o;
       o.fft_size = static_cast<int>(l);
       o.engine = kc::FftEngine::cufft;
       const FftTiming t = time_fft(s, reps, x.data(), n, hh, k, y.data(), 1, 0, o);
       std::printf("tune K=%-6d L=%-8d block=%-7d group=%-6d group_MB=%-5d %9.3f ms\n", k, t.fft,
                   t.block, t.group, static_cast<int>(kc::fft_default_group_bytes() >> 20), t.ms);
-      if (t.ms < best.ms) best = t;
+      if (t.ms < best.ms)
+        best = t;
     }
     int best_mb = static_cast<int>(kc::fft_default_group_bytes() >> 20);
     for (int mb : {16, 32, 256}) {
@@ -297,9 +323,11 @@ void bench_crossover(cudaStream_t s, int reps, std::int64_t n, int channels) {
   std::vector<float> hx(static_cast<std::size_t>(stride * channels));
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  for (float& v : hx) v = d(rng);
+  for (float& v : hx)
+    v = d(rng);
   std::vector<float> hh(static_cast<std::size_t>(k_max));
-  for (float& v : hh) v = d(rng) * 0.01f;
+  for (float& v : hh)
+    v = d(rng) * 0.01f;
   kc::DeviceBuffer<float> x(hx.size()), h(hh.size()), y(hx.size());
   SIGSTREAM_CUDA_TRY(cudaMemcpy(x.data(), hx.data(), x.bytes(), cudaMemcpyHostToDevice));
   SIGSTREAM_CUDA_TRY(cudaMemcpy(h.data(), hh.data(), h.bytes(), cudaMemcpyHostToDevice));
@@ -334,22 +362,34 @@ void bench_other_kernels(cudaStream_t s, int reps, std::int64_t n, const Limits&
                 100.0 * bytes / (ms * 1e-3) / lim.bytes_per_s);
   };
   const double fn = static_cast<double>(n);
-  row("metrics (1 ch, y + source)", median_ms(s, reps, [&] {
-        kc::channel_metrics(a.data(), n, b.data(), n, n, 1, partials.data(), out.data(), s);
-      }), fn, 8.0 * fn);
-  row("metrics (2 ch, y + source)", median_ms(s, reps, [&] {
-        kc::channel_metrics(a.data(), n, b.data(), n, n, 2, partials.data(), out.data(), s);
-      }), 2 * fn, 16.0 * fn);
-  row("deinterleave int16 stereo", median_ms(s, reps, [&] {
-        kc::deinterleave(pcm.data(), SampleType::i16, 2, 0, n, a.data(), n, s);
-      }), fn, 12.0 * fn);
-  row("interleave+quantize int16 stereo", median_ms(s, reps, [&] {
-        SIGSTREAM_CUDA_TRY(cudaMemsetAsync(clipped.data(), 0, 8, s));
-        kc::interleave(a.data(), n, 2, n, SampleType::i16, 16, pcm.data(), clipped.data(), s);
-      }), fn, 12.0 * fn);
-  row("gain stereo", median_ms(s, reps, [&] {
-        kc::gain(a.data(), n, b.data(), n, 2, n, 0.5f, s);
-      }), fn, 16.0 * fn);
+  row("metrics (1 ch, y + source)",
+      median_ms(s, reps,
+                [&] {
+                  kc::channel_metrics(a.data(), n, b.data(), n, n, 1, partials.data(), out.data(),
+                                      s);
+                }),
+      fn, 8.0 * fn);
+  row("metrics (2 ch, y + source)",
+      median_ms(s, reps,
+                [&] {
+                  kc::channel_metrics(a.data(), n, b.data(), n, n, 2, partials.data(), out.data(),
+                                      s);
+                }),
+      2 * fn, 16.0 * fn);
+  row("deinterleave int16 stereo",
+      median_ms(s, reps,
+                [&] { kc::deinterleave(pcm.data(), SampleType::i16, 2, 0, n, a.data(), n, s); }),
+      fn, 12.0 * fn);
+  row("interleave+quantize int16 stereo",
+      median_ms(s, reps,
+                [&] {
+                  SIGSTREAM_CUDA_TRY(cudaMemsetAsync(clipped.data(), 0, 8, s));
+                  kc::interleave(a.data(), n, 2, n, SampleType::i16, 16, pcm.data(), clipped.data(),
+                                 s);
+                }),
+      fn, 12.0 * fn);
+  row("gain stereo", median_ms(s, reps, [&] { kc::gain(a.data(), n, b.data(), n, 2, n, 0.5f, s); }),
+      fn, 16.0 * fn);
 }
 
 // Int16 stereo through the CUDA backend, host memory to host memory.
@@ -359,7 +399,8 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
   const std::int64_t frames = samples / ch;
   std::vector<std::int16_t> src(static_cast<std::size_t>(samples));
   std::mt19937 rng(7);
-  for (auto& v : src) v = static_cast<std::int16_t>(static_cast<int>(rng() % 20001) - 10000);
+  for (auto& v : src)
+    v = static_cast<std::int16_t>(static_cast<int>(rng() % 20001) - 10000);
 
   Config config;
   StageSpec st;
@@ -385,14 +426,16 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
   // the GPU works), so the timed loop is submit/retire only.
   std::vector<HostBlock> blocks;
   for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
-    HostBlock b = backend->make_block(SampleType::i16, ch, plan.chunk_frames + plan.back + plan.ahead);
+    HostBlock b =
+        backend->make_block(SampleType::i16, ch, plan.chunk_frames + plan.back + plan.ahead);
     const std::int64_t start = plan.chunk_start(c);
     const std::int64_t lo = start - plan.back, hi = start + plan.chunk_length(c) + plan.ahead;
     b.frames = hi - lo;
     auto* dst = reinterpret_cast<unsigned char*>(b.data.get());
     const std::int64_t a = std::max<std::int64_t>(lo, 0), e = std::min(hi, frames);
     std::memset(dst, 0, static_cast<std::size_t>(b.frames) * frame_bytes);
-    std::memcpy(dst + (a - lo) * frame_bytes, src.data() + a * ch, static_cast<std::size_t>(e - a) * frame_bytes);
+    std::memcpy(dst + (a - lo) * frame_bytes, src.data() + a * ch,
+                static_cast<std::size_t>(e - a) * frame_bytes);
     blocks.push_back(b);
   }
   std::vector<std::int16_t> sink(static_cast<std::size_t>(samples));
@@ -402,7 +445,8 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
     std::int64_t written = 0;
     auto take = [&] {
       ChunkResult r = backend->retire();
-      if (copy_out) std::memcpy(sink.data() + written * ch, r.output.data.get(), r.output.bytes());
+      if (copy_out)
+        std::memcpy(sink.data() + written * ch, r.output.data.get(), r.output.bytes());
       written += r.frames;
     };
     for (std::int64_t c = 0; c < plan.num_chunks; ++c) {
@@ -415,15 +459,17 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
       backend->submit(std::move(job));
       ++in_flight;
     }
-    while (in_flight-- > 0) take();
+    while (in_flight-- > 0)
+      take();
   };
-  run_once(true);  // warm-up
+  run_once(true); // warm-up
   auto t0 = std::chrono::steady_clock::now();
   run_once(false);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   t0 = std::chrono::steady_clock::now();
   run_once(true);
-  const double s_copy = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double s_copy =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // The PCIe floor: the same bytes up and down, pinned, concurrently on two streams.
   const std::size_t bytes = static_cast<std::size_t>(samples) * sizeof(std::int16_t);
@@ -433,8 +479,12 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
   auto down = kc::Stream::create();
   auto timed = [&](bool h2d, bool d2h) {
     const auto t = std::chrono::steady_clock::now();
-    if (h2d) SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(du.data(), hu.data(), bytes, cudaMemcpyHostToDevice, up.get()));
-    if (d2h) SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(hd.data(), dd.data(), bytes, cudaMemcpyDeviceToHost, down.get()));
+    if (h2d)
+      SIGSTREAM_CUDA_TRY(
+          cudaMemcpyAsync(du.data(), hu.data(), bytes, cudaMemcpyHostToDevice, up.get()));
+    if (d2h)
+      SIGSTREAM_CUDA_TRY(
+          cudaMemcpyAsync(hd.data(), dd.data(), bytes, cudaMemcpyDeviceToHost, down.get()));
     up.synchronize();
     down.synchronize();
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
@@ -442,8 +492,9 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
   timed(true, true);
   const double t_up = timed(true, false), t_down = timed(false, true), t_both = timed(true, true);
   const double gb = static_cast<double>(bytes) * 1e-9;
-  std::printf("\nHost to host: %lld int16 samples (stereo), fir %d taps, chunk %lld frames, %d streams\n",
-              static_cast<long long>(samples), taps, static_cast<long long>(chunk), streams);
+  std::printf(
+      "\nHost to host: %lld int16 samples (stereo), fir %d taps, chunk %lld frames, %d streams\n",
+      static_cast<long long>(samples), taps, static_cast<long long>(chunk), streams);
   std::printf("  pipeline          %8.2f ms  %7.2f GB/s each way  %7.1f Msamples/s\n", s * 1e3,
               gb / s, static_cast<double>(samples) / s * 1e-6);
   std::printf("  + output memcpy   %8.2f ms  (results copied out on the same thread)\n",
@@ -461,15 +512,16 @@ std::vector<int> parse_list(const char* s) {
   for (const char* p = s; *p != '\0';) {
     char* end = nullptr;
     const long x = std::strtol(p, &end, 10);
-    if (end == p || x < 1) throw sigstream::Error(sigstream::ErrorKind::invalid_argument,
-                                                  std::string("bad --taps list: ") + s);
+    if (end == p || x < 1)
+      throw sigstream::Error(sigstream::ErrorKind::invalid_argument,
+                             std::string("bad --taps list: ") + s);
     v.push_back(static_cast<int>(x));
     p = *end == ',' ? end + 1 : end;
   }
   return v;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   try {
@@ -481,23 +533,36 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
       auto value = [&]() -> const char* {
-        if (i + 1 >= argc) throw sigstream::Error(sigstream::ErrorKind::invalid_argument, a + " needs a value");
+        if (i + 1 >= argc)
+          throw sigstream::Error(sigstream::ErrorKind::invalid_argument, a + " needs a value");
         return argv[++i];
       };
-      if (a == "--taps") taps = parse_list(value());
-      else if (a == "--log2n") log2n = std::atoi(value());
-      else if (a == "--reps") reps = std::max(3, std::atoi(value()));
-      else if (a == "--device") device = std::atoi(value());
-      else if (a == "--policies") all_policies = true;
-      else if (a == "--no-pipeline") pipeline = false;
-      else if (a == "--fft-tune") fft_tune = true;
-      else if (a == "--no-crossover") crossover = false;
-      else if (a == "--chunk") chunk = std::max<std::int64_t>(1, std::atoll(value()));
-      else if (a == "--streams") stream_counts = parse_list(value());
+      if (a == "--taps")
+        taps = parse_list(value());
+      else if (a == "--log2n")
+        log2n = std::atoi(value());
+      else if (a == "--reps")
+        reps = std::max(3, std::atoi(value()));
+      else if (a == "--device")
+        device = std::atoi(value());
+      else if (a == "--policies")
+        all_policies = true;
+      else if (a == "--no-pipeline")
+        pipeline = false;
+      else if (a == "--fft-tune")
+        fft_tune = true;
+      else if (a == "--no-crossover")
+        crossover = false;
+      else if (a == "--chunk")
+        chunk = std::max<std::int64_t>(1, std::atoll(value()));
+      else if (a == "--streams")
+        stream_counts = parse_list(value());
       else {
-        std::fprintf(stderr, "usage: %s [--taps 31,127,...] [--log2n 26] [--reps 20] [--policies] "
-                             "[--fft-tune] [--no-crossover] [--no-pipeline] [--chunk FRAMES] "
-                             "[--streams 1,4] [--device N]\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s [--taps 31,127,...] [--log2n 26] [--reps 20] [--policies] "
+                     "[--fft-tune] [--no-crossover] [--no-pipeline] [--chunk FRAMES] "
+                     "[--streams 1,4] [--device N]\n",
+                     argv[0]);
         return 2;
       }
     }
@@ -525,7 +590,8 @@ int main(int argc, char** argv) {
     }
     bench_other_kernels(stream.get(), reps, n / 2, lim);
     if (pipeline)
-      for (int sc : stream_counts) bench_pipeline(n, 255, chunk, sc);
+      for (int sc : stream_counts)
+        bench_pipeline(n, 255, chunk, sc);
     return 0;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_gpu_fir: %s\n", e.what());

@@ -39,14 +39,13 @@ struct Signal {
   std::int64_t n;
   const float* x;
   float* y;
-  const float2* spectrum;  // any finite bins: the timing does not depend on them
+  const float2* spectrum; // any finite bins: the timing does not depend on them
   double copy_bytes_per_s;
   cudaStream_t s;
   int reps;
 };
 
-template <unsigned L, unsigned EPT>
-void time_shape(const Signal& g) {
+template <unsigned L, unsigned EPT> void time_shape(const Signal& g) {
   using Shape = kd::FusedFft<L, EPT>;
   auto kernel = kd::fused_fft_fir_kernel<L, EPT>;
   SIGSTREAM_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -63,22 +62,25 @@ void time_shape(const Signal& g) {
       SIGSTREAM_CUDA_CHECK_LAUNCH("fused_fft_fir_kernel");
     });
     const double bytes = 2.0 * 4.0 * static_cast<double>(g.n);
-    std::printf("L=%-6u EPT=%-3u (%s) threads=%-5u smem=%-7u blocks/SM=%-2d K=%-6d %8.3f ms  %5.1f%% of copy rate\n",
+    std::printf("L=%-6u EPT=%-3u (%s) threads=%-5u smem=%-7u blocks/SM=%-2d K=%-6d %8.3f ms  "
+                "%5.1f%% of copy rate\n",
                 L, Shape::R2C::elements_per_thread, EPT == 0 ? "suggested" : "set      ",
                 Shape::threads, Shape::shared_bytes, per_sm, taps, ms,
                 100.0 * bytes / (ms * 1e-3) / g.copy_bytes_per_s);
   }
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   try {
     int log2n = 26, reps = 20;
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
-      if (a == "--log2n" && i + 1 < argc) log2n = std::atoi(argv[++i]);
-      else if (a == "--reps" && i + 1 < argc) reps = std::atoi(argv[++i]);
+      if (a == "--log2n" && i + 1 < argc)
+        log2n = std::atoi(argv[++i]);
+      else if (a == "--reps" && i + 1 < argc)
+        reps = std::atoi(argv[++i]);
       else {
         std::fprintf(stderr, "usage: bench_gpu_fused_tune [--log2n 26] [--reps 20]\n");
         return 2;
@@ -90,16 +92,20 @@ int main(int argc, char** argv) {
     std::vector<float> hx(static_cast<std::size_t>(n + 65536));
     std::mt19937 rng(1);
     std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-    for (float& v : hx) v = d(rng);
+    for (float& v : hx)
+      v = d(rng);
     std::vector<float2> hs(65536 / 2 + 1);
-    for (float2& v : hs) v = make_float2(d(rng) * 1e-4f, d(rng) * 1e-4f);
+    for (float2& v : hs)
+      v = make_float2(d(rng) * 1e-4f, d(rng) * 1e-4f);
     kc::DeviceBuffer<float> x(hx.size()), y(static_cast<std::size_t>(n));
     kc::DeviceBuffer<float2> spectrum(hs.size());
     SIGSTREAM_CUDA_TRY(cudaMemcpy(x.data(), hx.data(), x.bytes(), cudaMemcpyHostToDevice));
-    SIGSTREAM_CUDA_TRY(cudaMemcpy(spectrum.data(), hs.data(), spectrum.bytes(), cudaMemcpyHostToDevice));
+    SIGSTREAM_CUDA_TRY(
+        cudaMemcpy(spectrum.data(), hs.data(), spectrum.bytes(), cudaMemcpyHostToDevice));
     // The copy rate: read + write bytes of a device-to-device copy of the signal.
     const double copy_ms = median_ms(s, reps, [&] {
-      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(y.data(), x.data(), y.bytes(), cudaMemcpyDeviceToDevice, s));
+      SIGSTREAM_CUDA_TRY(
+          cudaMemcpyAsync(y.data(), x.data(), y.bytes(), cudaMemcpyDeviceToDevice, s));
     });
     const double copy_rate = 2.0 * static_cast<double>(y.bytes()) / (copy_ms * 1e-3);
     std::printf("N = %lld float32 samples; copy %.3f ms (%.0f GB/s read + write); median of %d\n",

@@ -35,9 +35,12 @@ int main(int argc, char** argv) {
   std::string pairs = "48000:44100,44100:48000,48000:16000";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
-    if (a == "--log2n") log2n = std::atoi(argv[i + 1]);
-    else if (a == "--reps") reps = std::atoi(argv[i + 1]);
-    else if (a == "--pairs") pairs = argv[i + 1];
+    if (a == "--log2n")
+      log2n = std::atoi(argv[i + 1]);
+    else if (a == "--reps")
+      reps = std::atoi(argv[i + 1]);
+    else if (a == "--pairs")
+      pairs = argv[i + 1];
   }
   try {
     const std::int64_t n = std::int64_t{1} << log2n;
@@ -68,16 +71,26 @@ int main(int argc, char** argv) {
       std::vector<float> h_x(static_cast<std::size_t>(n + halo + ahead), 0.0f);
       std::mt19937 rng(5);
       std::uniform_real_distribution<float> u(-0.9f, 0.9f);
-      for (std::int64_t i = 0; i < n; ++i) h_x[static_cast<std::size_t>(halo + i)] = u(rng);
+      for (std::int64_t i = 0; i < n; ++i)
+        h_x[static_cast<std::size_t>(halo + i)] = u(rng);
       kc::DeviceBuffer<float> d_x(h_x.size()), d_y(static_cast<std::size_t>(n_out));
       kc::DeviceBuffer<float> d_taps(st.as<sigstream::ResamplePlan>().taps_f32.size());
-      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_x.data(), h_x.data(), d_x.bytes(), cudaMemcpyHostToDevice, s));
-      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps.data(), st.as<sigstream::ResamplePlan>().taps_f32.data(), d_taps.bytes(), cudaMemcpyHostToDevice, s));
-      const kc::DevicePolyphase f{d_taps.data(), static_cast<int>(st.as<sigstream::ResamplePlan>().taps_f32.size()), static_cast<int>(st.up),
-                                  static_cast<int>(st.down), st.lookahead, st.lookback};
+      SIGSTREAM_CUDA_TRY(
+          cudaMemcpyAsync(d_x.data(), h_x.data(), d_x.bytes(), cudaMemcpyHostToDevice, s));
+      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps.data(),
+                                         st.as<sigstream::ResamplePlan>().taps_f32.data(),
+                                         d_taps.bytes(), cudaMemcpyHostToDevice, s));
+      const kc::DevicePolyphase f{
+          d_taps.data(),
+          static_cast<int>(st.as<sigstream::ResamplePlan>().taps_f32.size()),
+          static_cast<int>(st.up),
+          static_cast<int>(st.down),
+          st.lookahead,
+          st.lookback};
       auto time_kernel = [&](kc::ResampleKernel which) {
-        return sigstream::bench::median_ms(
-            s, reps, [&] { kc::resample(d_x.data(), -halo, 0, d_y.data(), 0, 0, n_out, 1, f, s, which); });
+        return sigstream::bench::median_ms(s, reps, [&] {
+          kc::resample(d_x.data(), -halo, 0, d_y.data(), 0, 0, n_out, 1, f, s, which);
+        });
       };
       const double kernel = time_kernel(kc::ResampleKernel::automatic);
       const double tiles = time_kernel(kc::ResampleKernel::class_tiles);
@@ -85,15 +98,18 @@ int main(int argc, char** argv) {
       const std::size_t copy_bytes = static_cast<std::size_t>(n + n_out) * sizeof(float) / 2;
       kc::DeviceBuffer<std::byte> a(copy_bytes), b(copy_bytes);
       const double copy = sigstream::bench::median_ms(s, reps, [&] {
-        SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(b.data(), a.data(), copy_bytes, cudaMemcpyDeviceToDevice, s));
+        SIGSTREAM_CUDA_TRY(
+            cudaMemcpyAsync(b.data(), a.data(), copy_bytes, cudaMemcpyDeviceToDevice, s));
       });
       const double gbs = static_cast<double>(n + n_out) * sizeof(float) / (kernel * 1e-3) / 1e9;
-      std::printf("{\"pair\": \"%g->%g\", \"up\": %lld, \"down\": %lld, \"taps\": %zu, \"n_in\": %lld, \"n_out\": %lld, "
-                  "\"kernel_ms\": %.4f, \"class_tiles_ms\": %.4f, \"blocked_ms\": %.4f, \"copy_floor_ms\": %.4f, "
+      std::printf("{\"pair\": \"%g->%g\", \"up\": %lld, \"down\": %lld, \"taps\": %zu, \"n_in\": "
+                  "%lld, \"n_out\": %lld, "
+                  "\"kernel_ms\": %.4f, \"class_tiles_ms\": %.4f, \"blocked_ms\": %.4f, "
+                  "\"copy_floor_ms\": %.4f, "
                   "\"x_floor\": %.2f, \"gb_per_s\": %.0f}\n",
-                  from, to, static_cast<long long>(st.up), static_cast<long long>(st.down), st.as<sigstream::ResamplePlan>().taps.size(),
-                  static_cast<long long>(n), static_cast<long long>(n_out), kernel, tiles, blocked, copy, kernel / copy,
-                  gbs);
+                  from, to, static_cast<long long>(st.up), static_cast<long long>(st.down),
+                  st.as<sigstream::ResamplePlan>().taps.size(), static_cast<long long>(n),
+                  static_cast<long long>(n_out), kernel, tiles, blocked, copy, kernel / copy, gbs);
       std::fflush(stdout);
     }
   } catch (const std::exception& e) {

@@ -24,12 +24,13 @@ double since(std::chrono::steady_clock::time_point t0) {
 }
 
 bool check(cudaError_t e, const char* what) {
-  if (e == cudaSuccess) return true;
+  if (e == cudaSuccess)
+    return true;
   std::fprintf(stderr, "bench_gpu_start: %s: %s\n", what, cudaGetErrorString(e));
   return false;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -41,7 +42,8 @@ int main(int argc, char** argv) {
       for (std::size_t p = 0; p <= s.size();) {
         const std::size_t q = s.find(',', p);
         devices.push_back(std::atoi(s.substr(p, q - p).c_str()));
-        if (q == std::string::npos) break;
+        if (q == std::string::npos)
+          break;
         p = q + 1;
       }
     } else if (std::strcmp(argv[i], "--pinned-mb") == 0 && i + 1 < argc) {
@@ -51,10 +53,12 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (devices.empty()) devices.push_back(0);
+  if (devices.empty())
+    devices.push_back(0);
 
   int count = 0;
-  if (!check(cudaGetDeviceCount(&count), "cudaGetDeviceCount")) return 1;
+  if (!check(cudaGetDeviceCount(&count), "cudaGetDeviceCount"))
+    return 1;
   const double driver_ms = since(t0);
 
   std::vector<int> ok(devices.size(), 0);
@@ -63,26 +67,32 @@ int main(int argc, char** argv) {
     std::vector<std::thread> threads;
     for (std::size_t k = 0; k < devices.size(); ++k)
       threads.emplace_back([&, k] {
-        ok[k] = check(cudaSetDevice(devices[k]), "cudaSetDevice") && check(cudaFree(nullptr), "context");
+        ok[k] = check(cudaSetDevice(devices[k]), "cudaSetDevice") &&
+                check(cudaFree(nullptr), "context");
         up_ms[k] = since(t0);
       });
-    for (std::thread& t : threads) t.join();
+    for (std::thread& t : threads)
+      t.join();
   }
   for (int v : ok)
-    if (!v) return 1;
+    if (!v)
+      return 1;
 
   double pinned_ms = 0.0;
   void* pinned = nullptr;
   if (pinned_mb > 0) {
     const auto p0 = std::chrono::steady_clock::now();
-    if (!check(cudaHostAlloc(&pinned, pinned_mb << 20, cudaHostAllocPortable), "cudaHostAlloc")) return 1;
+    if (!check(cudaHostAlloc(&pinned, pinned_mb << 20, cudaHostAllocPortable), "cudaHostAlloc"))
+      return 1;
     std::memset(pinned, 0, pinned_mb << 20);
     pinned_ms = since(p0);
   }
 
   std::printf("%d device(s) found; driver up %.1f ms", count, driver_ms);
-  for (std::size_t k = 0; k < devices.size(); ++k) std::printf("; context %d up %.1f ms", devices[k], up_ms[k]);
-  if (pinned_mb > 0) std::printf("; %zu MiB pinned in %.1f ms", pinned_mb, pinned_ms);
+  for (std::size_t k = 0; k < devices.size(); ++k)
+    std::printf("; context %d up %.1f ms", devices[k], up_ms[k]);
+  if (pinned_mb > 0)
+    std::printf("; %zu MiB pinned in %.1f ms", pinned_mb, pinned_ms);
   std::printf("; main returns at %.1f ms\n", since(t0));
   // Released by the process's exit, as sigstream's caches are.
   return 0;

@@ -12,8 +12,7 @@
 
 namespace sigstream::bench {
 
-template <typename Work>
-double median_ms(cudaStream_t stream, int reps, Work&& work) {
+template <typename Work> double median_ms(cudaStream_t stream, int reps, Work&& work) {
   auto start = kernels::cuda::Event::create(true);
   auto stop = kernels::cuda::Event::create(true);
   work();
@@ -30,4 +29,4 @@ double median_ms(cudaStream_t stream, int reps, Work&& work) {
   return ms[ms.size() / 2];
 }
 
-}  // namespace sigstream::bench
+} // namespace sigstream::bench

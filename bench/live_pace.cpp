@@ -72,13 +72,15 @@ struct Read {
 };
 
 double quantile(const std::vector<double>& sorted, double q) {
-  if (sorted.empty()) return std::nan("");
+  if (sorted.empty())
+    return std::nan("");
   const auto i = static_cast<std::size_t>(
-      std::clamp<double>(std::ceil(q * static_cast<double>(sorted.size())) - 1, 0, static_cast<double>(sorted.size() - 1)));
+      std::clamp<double>(std::ceil(q * static_cast<double>(sorted.size())) - 1, 0,
+                         static_cast<double>(sorted.size() - 1)));
   return sorted[i];
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   double seconds = 10;
@@ -96,42 +98,60 @@ int main(int argc, char** argv) {
       spin = true;
       continue;
     }
-    if (i + 1 >= argc) die("missing value for " + a);
+    if (i + 1 >= argc)
+      die("missing value for " + a);
     const char* v = argv[++i];
-    if (a == "--seconds") seconds = std::atof(v);
-    else if (a == "--rate") rate = std::atoi(v);
-    else if (a == "--channels") channels = std::atoi(v);
-    else if (a == "--block") block = std::atoi(v);
-    else if (a == "--in-frame-bytes") in_frame = std::atoi(v);
-    else if (a == "--out-frame-bytes") out_frame = std::atoi(v);
-    else if (a == "--stderr") err_path = v;
-    else die("unknown option " + a);
+    if (a == "--seconds")
+      seconds = std::atof(v);
+    else if (a == "--rate")
+      rate = std::atoi(v);
+    else if (a == "--channels")
+      channels = std::atoi(v);
+    else if (a == "--block")
+      block = std::atoi(v);
+    else if (a == "--in-frame-bytes")
+      in_frame = std::atoi(v);
+    else if (a == "--out-frame-bytes")
+      out_frame = std::atoi(v);
+    else if (a == "--stderr")
+      err_path = v;
+    else
+      die("unknown option " + a);
   }
-  if (i >= argc) die("no command after --");
-  if (rate <= 0 || channels <= 0 || block <= 0 || seconds <= 0) die("rate, channels, block and seconds must be > 0");
-  if (in_frame == 0) in_frame = 2 * channels;
-  if (out_frame == 0) out_frame = in_frame;
+  if (i >= argc)
+    die("no command after --");
+  if (rate <= 0 || channels <= 0 || block <= 0 || seconds <= 0)
+    die("rate, channels, block and seconds must be > 0");
+  if (in_frame == 0)
+    in_frame = 2 * channels;
+  if (out_frame == 0)
+    out_frame = in_frame;
 
   const auto n_writes = static_cast<std::int64_t>(seconds * rate / block);
   const auto write_bytes = static_cast<std::size_t>(block) * static_cast<std::size_t>(in_frame);
   std::vector<std::int16_t> payload(write_bytes / 2);
-  for (std::size_t k = 0; k < payload.size(); ++k) payload[k] = static_cast<std::int16_t>((k * 7919) % 2001) - 1000;
+  for (std::size_t k = 0; k < payload.size(); ++k)
+    payload[k] = static_cast<std::int16_t>((k * 7919) % 2001) - 1000;
   std::vector<std::int64_t> write_done(static_cast<std::size_t>(n_writes), 0);
   std::vector<Read> reads;
   reads.reserve(static_cast<std::size_t>(n_writes) * 2 + 1024);
 
   int in_pipe[2], out_pipe[2];
-  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0) die("pipe: " + std::string(std::strerror(errno)));
+  if (pipe(in_pipe) != 0 || pipe(out_pipe) != 0)
+    die("pipe: " + std::string(std::strerror(errno)));
   signal(SIGPIPE, SIG_IGN);
   const pid_t child = fork();
-  if (child < 0) die("fork: " + std::string(std::strerror(errno)));
+  if (child < 0)
+    die("fork: " + std::string(std::strerror(errno)));
   if (child == 0) {
     const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
-    if (err >= 0) dup2(err, 2);
+    if (err >= 0)
+      dup2(err, 2);
     for (const int fd : {in_pipe[0], in_pipe[1], out_pipe[0], out_pipe[1], err})
-      if (fd > 2) close(fd);
+      if (fd > 2)
+        close(fd);
     signal(SIGPIPE, SIG_DFL);
     execvp(argv[i], argv + i);
     std::fprintf(stderr, "exec %s: %s\n", argv[i], std::strerror(errno));
@@ -142,7 +162,8 @@ int main(int argc, char** argv) {
   const bool locked = mlockall(MCL_CURRENT | MCL_FUTURE) == 0;
 
   bool consumer_rt = false;
-  if (spin) static_cast<void>(fcntl(out_pipe[0], F_SETFL, fcntl(out_pipe[0], F_GETFL) | O_NONBLOCK));
+  if (spin)
+    static_cast<void>(fcntl(out_pipe[0], F_SETFL, fcntl(out_pipe[0], F_GETFL) | O_NONBLOCK));
   std::thread consumer([&] {
     consumer_rt = spin || raise_priority();
     std::vector<char> buf(1 << 16);
@@ -150,23 +171,26 @@ int main(int argc, char** argv) {
     for (;;) {
       const ssize_t got = read(out_pipe[0], buf.data(), buf.size());
       const std::int64_t t = now_ns();
-      if (got < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (got <= 0) break;
+      if (got < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (got <= 0)
+        break;
       reads.push_back({t, total});
       total += got;
     }
-    reads.push_back({now_ns(), total});  // the end: total bytes
+    reads.push_back({now_ns(), total}); // the end: total bytes
   });
 
   const bool producer_rt = spin || raise_priority();
   timespec pause{0, 500000000};
-  nanosleep(&pause, nullptr);  // let the filter start (config, plans, devices) before the clock runs
-  const std::int64_t period_num = static_cast<std::int64_t>(block) * 1000000000;  // ns * rate
+  nanosleep(&pause, nullptr); // let the filter start (config, plans, devices) before the clock runs
+  const std::int64_t period_num = static_cast<std::int64_t>(block) * 1000000000; // ns * rate
   const std::int64_t t0 = now_ns();
   std::int64_t written = 0;
   for (std::int64_t w = 0; w < n_writes; ++w) {
     const std::int64_t deadline = t0 + w * period_num / rate;
-    timespec ts{static_cast<time_t>(deadline / 1000000000), static_cast<long>(deadline % 1000000000)};
+    timespec ts{static_cast<time_t>(deadline / 1000000000),
+                static_cast<long>(deadline % 1000000000)};
     if (spin) {
       while (now_ns() < deadline) {
       }
@@ -179,7 +203,8 @@ int main(int argc, char** argv) {
     bool broken = false;
     while (left > 0) {
       const ssize_t n = write(in_pipe[1], p, left);
-      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && errno == EINTR)
+        continue;
       if (n <= 0) {
         broken = true;
         break;
@@ -187,7 +212,8 @@ int main(int argc, char** argv) {
       p += n;
       left -= static_cast<std::size_t>(n);
     }
-    if (broken) break;
+    if (broken)
+      break;
     write_done[static_cast<std::size_t>(w)] = now_ns();
     ++written;
   }
@@ -206,7 +232,8 @@ int main(int argc, char** argv) {
     const std::int64_t frame = reads[r].bytes_before / out_frame;
     const std::int64_t w = frame / block;
     if (w < written && write_done[static_cast<std::size_t>(w)] > 0)
-      lat.push_back(static_cast<double>(reads[r].t_ns - write_done[static_cast<std::size_t>(w)]) * 1e-6);
+      lat.push_back(static_cast<double>(reads[r].t_ns - write_done[static_cast<std::size_t>(w)]) *
+                    1e-6);
   }
   std::sort(lat.begin(), lat.end());
   const std::int64_t bytes_out = reads.empty() ? 0 : reads.back().bytes_before;
@@ -217,10 +244,11 @@ int main(int argc, char** argv) {
       "{\"p50\": %s, \"p99\": %s, \"p999\": %s, \"max\": %s, \"reads\": %zu, \"frames_in\": %lld, "
       "\"frames_out\": %lld, \"cpu_s\": %.6f, \"wall_s\": %.6f, \"exit\": %d, \"harness_rt\": %s, "
       "\"harness_mlock\": %s, \"harness_spin\": %s}\n",
-      num(quantile(lat, 0.5)).c_str(), num(quantile(lat, 0.99)).c_str(), num(quantile(lat, 0.999)).c_str(),
-      num(lat.empty() ? std::nan("") : lat.back()).c_str(),
-      lat.size(), static_cast<long long>(written * block), static_cast<long long>(bytes_out / out_frame), cpu_s,
-      wall_s, rc, !spin && producer_rt && consumer_rt ? "true" : "false", locked ? "true" : "false",
+      num(quantile(lat, 0.5)).c_str(), num(quantile(lat, 0.99)).c_str(),
+      num(quantile(lat, 0.999)).c_str(), num(lat.empty() ? std::nan("") : lat.back()).c_str(),
+      lat.size(), static_cast<long long>(written * block),
+      static_cast<long long>(bytes_out / out_frame), cpu_s, wall_s, rc,
+      !spin && producer_rt && consumer_rt ? "true" : "false", locked ? "true" : "false",
       spin ? "true" : "false");
   return 0;
 }

@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
-#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -34,13 +34,14 @@ std::int64_t now_ns() {
 
 // A whole number >= 0 (the whole string), or -1.
 long long whole(const std::string& s) {
-  if (s.empty()) return -1;
+  if (s.empty())
+    return -1;
   char* end = nullptr;
   const long long v = std::strtoll(s.c_str(), &end, 10);
   return *end == '\0' && v >= 0 ? v : -1;
 }
 
-constexpr std::size_t kMaxGaps = 100000;  // per CPU; the summary says when more came
+constexpr std::size_t kMaxGaps = 100000; // per CPU; the summary says when more came
 
 struct Gap {
   std::int64_t start_ns;
@@ -52,7 +53,7 @@ struct Probe {
   bool pinned = false;
   std::vector<Gap> gaps;
   std::int64_t reads = 0;
-  std::int64_t dropped = 0;  // gaps past kMaxGaps
+  std::int64_t dropped = 0; // gaps past kMaxGaps
 };
 
 void spin(Probe& p, std::int64_t seconds, std::int64_t threshold_ns) {
@@ -67,15 +68,18 @@ void spin(Probe& p, std::int64_t seconds, std::int64_t threshold_ns) {
     const std::int64_t t = now_ns();
     ++p.reads;
     if (t - last > threshold_ns) {
-      if (p.gaps.size() < kMaxGaps) p.gaps.push_back({last, t - last});
-      else ++p.dropped;
+      if (p.gaps.size() < kMaxGaps)
+        p.gaps.push_back({last, t - last});
+      else
+        ++p.dropped;
     }
     last = t;
-    if (t >= end) break;
+    if (t >= end)
+      break;
   }
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> cpus;
@@ -93,7 +97,9 @@ int main(int argc, char** argv) {
         const std::size_t comma = v.find(',', at);
         const long long cpu = whole(v.substr(at, comma - at));
         if (cpu < 0 || cpu >= CPU_SETSIZE) {
-          std::fprintf(stderr, "bench_stall_probe: --cpus %s: expected CPU numbers separated by commas\n", v.c_str());
+          std::fprintf(stderr,
+                       "bench_stall_probe: --cpus %s: expected CPU numbers separated by commas\n",
+                       v.c_str());
           return 2;
         }
         cpus.push_back(static_cast<int>(cpu));
@@ -118,18 +124,23 @@ int main(int argc, char** argv) {
     probes[i].cpu = cpus[i];
     threads.emplace_back(spin, std::ref(probes[i]), seconds, threshold_us * 1000);
   }
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : threads)
+    t.join();
   for (const Probe& p : probes)
     for (const Gap& g : p.gaps)
-      std::printf("%d %.6f %.3f\n", p.cpu, static_cast<double>(g.start_ns) * 1e-9, static_cast<double>(g.length_ns) * 1e-6);
+      std::printf("%d %.6f %.3f\n", p.cpu, static_cast<double>(g.start_ns) * 1e-9,
+                  static_cast<double>(g.length_ns) * 1e-6);
   for (const Probe& p : probes) {
     double worst = 0.0;
-    for (const Gap& g : p.gaps) worst = std::max(worst, static_cast<double>(g.length_ns) * 1e-6);
-    std::printf("# cpu %d%s: %zu gaps over %lld us in %lld s, the longest %.3f ms, %lld clock reads", p.cpu,
-                p.pinned ? "" : " (not pinned)", p.gaps.size() + static_cast<std::size_t>(p.dropped),
-                static_cast<long long>(threshold_us), static_cast<long long>(seconds), worst,
-                static_cast<long long>(p.reads));
-    if (p.dropped > 0) std::printf(" (only the first %zu listed)", kMaxGaps);
+    for (const Gap& g : p.gaps)
+      worst = std::max(worst, static_cast<double>(g.length_ns) * 1e-6);
+    std::printf(
+        "# cpu %d%s: %zu gaps over %lld us in %lld s, the longest %.3f ms, %lld clock reads", p.cpu,
+        p.pinned ? "" : " (not pinned)", p.gaps.size() + static_cast<std::size_t>(p.dropped),
+        static_cast<long long>(threshold_us), static_cast<long long>(seconds), worst,
+        static_cast<long long>(p.reads));
+    if (p.dropped > 0)
+      std::printf(" (only the first %zu listed)", kMaxGaps);
     std::printf("\n");
   }
   return 0;

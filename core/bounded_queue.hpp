@@ -8,16 +8,16 @@
 
 namespace sigstream {
 
-template <typename T>
-class BoundedQueue {
- public:
+template <typename T> class BoundedQueue {
+public:
   explicit BoundedQueue(std::size_t capacity) : capacity_(capacity < 1 ? 1 : capacity) {}
 
   // Returns false if the queue was aborted.
   bool push(T item) {
     std::unique_lock lock(mutex_);
     not_full_.wait(lock, [&] { return aborted_ || items_.size() < capacity_; });
-    if (aborted_) return false;
+    if (aborted_)
+      return false;
     items_.push_back(std::move(item));
     not_empty_.notify_one();
     return true;
@@ -26,7 +26,8 @@ class BoundedQueue {
   std::optional<T> pop() {
     std::unique_lock lock(mutex_);
     not_empty_.wait(lock, [&] { return aborted_ || closed_ || !items_.empty(); });
-    if (aborted_ || items_.empty()) return std::nullopt;
+    if (aborted_ || items_.empty())
+      return std::nullopt;
     T item = std::move(items_.front());
     items_.pop_front();
     not_full_.notify_one();
@@ -47,7 +48,7 @@ class BoundedQueue {
     not_full_.notify_all();
   }
 
- private:
+private:
   std::size_t capacity_;
   std::deque<T> items_;
   std::mutex mutex_;
@@ -56,4 +57,4 @@ class BoundedQueue {
   bool aborted_ = false;
 };
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -7,11 +7,11 @@
 namespace sigstream {
 
 struct ChannelMetrics {
-  double energy = 0.0;         // sum y^2 (finite samples)
-  double sum = 0.0;            // sum y
-  double peak = 0.0;           // max |y|
-  double dot = 0.0;            // sum x*y, x = source sample at the same frame
-  double source_energy = 0.0;  // sum x^2 over the same frames
+  double energy = 0.0;        // sum y^2 (finite samples)
+  double sum = 0.0;           // sum y
+  double peak = 0.0;          // max |y|
+  double dot = 0.0;           // sum x*y, x = source sample at the same frame
+  double source_energy = 0.0; // sum x^2 over the same frames
   // NaN/Inf samples of y. Non-finite samples (of y, and of x in dot and
   // source_energy) enter the sums and the peak as 0.
   std::int64_t nonfinite = 0;
@@ -38,4 +38,4 @@ struct ChannelMetrics {
   }
 };
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -15,8 +15,8 @@ namespace {
 
 constexpr int kSlots = 64;
 constexpr std::size_t kPathMax = 4096;
-std::array<std::atomic<bool>, kSlots> g_used{};   // slot claimed
-std::array<std::atomic<bool>, kSlots> g_ready{};  // path fully written
+std::array<std::atomic<bool>, kSlots> g_used{};  // slot claimed
+std::array<std::atomic<bool>, kSlots> g_ready{}; // path fully written
 std::array<std::array<char, kPathMax>, kSlots> g_paths{};
 std::atomic<int> g_signal{0};
 
@@ -24,36 +24,41 @@ extern "C" void on_signal(int sig) {
   if (g_signal.exchange(sig) != 0) {
     // Second signal: the user wants out now. unlink and _exit are async-signal-safe.
     for (int i = 0; i < kSlots; ++i)
-      if (g_ready[i].load()) ::unlink(g_paths[i].data());
+      if (g_ready[i].load())
+        ::unlink(g_paths[i].data());
     ::_exit(128 + sig);
   }
 }
 
-}  // namespace
+} // namespace
 
 void install_signal_handlers() {
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
-  sa.sa_flags = 0;  // no SA_RESTART: blocking reads return so the flag is seen
+  sa.sa_flags = 0; // no SA_RESTART: blocking reads return so the flag is seen
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-bool interrupted() noexcept { return g_signal.load(std::memory_order_relaxed) != 0; }
+bool interrupted() noexcept {
+  return g_signal.load(std::memory_order_relaxed) != 0;
+}
 
 void throw_if_interrupted() {
   if (const int sig = g_signal.load(); sig != 0)
-    throw Error(ErrorKind::interrupted,
-                std::string("interrupted by ") + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
-                    ": no output written");
+    throw Error(ErrorKind::interrupted, std::string("interrupted by ") +
+                                            (sig == SIGINT ? "SIGINT" : "SIGTERM") +
+                                            ": no output written");
 }
 
 int register_temp_path(const std::string& path) noexcept {
-  if (path.size() >= kPathMax) return -1;
+  if (path.size() >= kPathMax)
+    return -1;
   for (int i = 0; i < kSlots; ++i) {
     bool expected = false;
-    if (!g_used[i].compare_exchange_strong(expected, true)) continue;
+    if (!g_used[i].compare_exchange_strong(expected, true))
+      continue;
     std::memcpy(g_paths[i].data(), path.c_str(), path.size() + 1);
     g_ready[i].store(true);
     return i;
@@ -62,9 +67,10 @@ int register_temp_path(const std::string& path) noexcept {
 }
 
 void unregister_temp_path(int slot) noexcept {
-  if (slot < 0 || slot >= kSlots) return;
+  if (slot < 0 || slot >= kSlots)
+    return;
   g_ready[slot].store(false);
   g_used[slot].store(false);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

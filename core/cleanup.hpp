@@ -17,4 +17,4 @@ void throw_if_interrupted();
 int register_temp_path(const std::string& path) noexcept;
 void unregister_temp_path(int slot) noexcept;
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -11,7 +11,20 @@ enum class SampleFormat { same, pcm16, pcm24, pcm32, float32, float64 };
 enum class BackendKind { automatic, cpu, cuda };
 enum class NoiseKind { gaussian, uniform };
 // Raw PCM sample encodings (SPEC §6), as `--encoding` and `raw.encoding` spell them.
-enum class RawEncoding { s8, u8, s16le, s16be, s24le, s24be, s32le, s32be, f32le, f32be, f64le, f64be };
+enum class RawEncoding {
+  s8,
+  u8,
+  s16le,
+  s16be,
+  s24le,
+  s24be,
+  s32le,
+  s32be,
+  f32le,
+  f32be,
+  f64le,
+  f64be
+};
 // Containers an output stream ('-') can be written as (`--type`, `sink.type`).
 enum class SinkType { wav, raw, au, flac, caf };
 
@@ -24,4 +37,4 @@ std::string_view to_string(SinkType t);
 [[nodiscard]] std::optional<RawEncoding> raw_encoding_named(std::string_view name) noexcept;
 [[nodiscard]] std::optional<SinkType> sink_type_named(std::string_view name) noexcept;
 
-}  // namespace sigstream
+} // namespace sigstream

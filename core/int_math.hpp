@@ -12,11 +12,13 @@
 
 namespace sigstream {
 
-[[nodiscard]] SIGSTREAM_HOST_DEVICE constexpr std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+[[nodiscard]] SIGSTREAM_HOST_DEVICE constexpr std::int64_t floor_div(std::int64_t a,
+                                                                     std::int64_t b) noexcept {
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
-[[nodiscard]] SIGSTREAM_HOST_DEVICE constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) noexcept {
+[[nodiscard]] SIGSTREAM_HOST_DEVICE constexpr std::int64_t ceil_div(std::int64_t a,
+                                                                    std::int64_t b) noexcept {
   return -floor_div(-a, b);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

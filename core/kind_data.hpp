@@ -16,29 +16,25 @@
 namespace sigstream {
 
 class KindData {
- public:
+public:
   KindData() = default;
   template <class T>
-    requires(!std::is_same_v<std::decay_t<T>, KindData>)
-  explicit KindData(T value) : value_(std::move(value)), equal_(&equal<T>) {}
+  requires(!std::is_same_v<std::decay_t<T>, KindData>) explicit KindData(T value)
+      : value_(std::move(value)), equal_(&equal<T>) {}
 
   [[nodiscard]] bool empty() const noexcept { return !value_.has_value(); }
 
   // The data if it is a T, else null.
-  template <class T>
-  [[nodiscard]] const T* find() const noexcept {
+  template <class T> [[nodiscard]] const T* find() const noexcept {
     return std::any_cast<T>(&value_);
   }
-  template <class T>
-  [[nodiscard]] T* find() noexcept {
-    return std::any_cast<T>(&value_);
-  }
+  template <class T> [[nodiscard]] T* find() noexcept { return std::any_cast<T>(&value_); }
 
   // The data as a T: a T's defaults while the record holds none (a record
   // made in code, field by field); another kind's data is an internal error.
-  template <class T>
-  [[nodiscard]] const T& get() const {
-    if (const T* p = find<T>()) return *p;
+  template <class T> [[nodiscard]] const T& get() const {
+    if (const T* p = find<T>())
+      return *p;
     if (empty()) {
       static const T defaults{};
       return defaults;
@@ -46,10 +42,11 @@ class KindData {
     throw mismatch(typeid(T));
   }
   // The data as a T to fill in, made from a T's defaults if there is none.
-  template <class T>
-  [[nodiscard]] T& get() {
-    if (T* p = find<T>()) return *p;
-    if (!empty()) throw mismatch(typeid(T));
+  template <class T> [[nodiscard]] T& get() {
+    if (T* p = find<T>())
+      return *p;
+    if (!empty())
+      throw mismatch(typeid(T));
     equal_ = &equal<T>;
     return value_.emplace<T>();
   }
@@ -57,22 +54,24 @@ class KindData {
   // Same kind data: both empty, or the same type and equal (a kind's type
   // that has no operator== is never equal to another record's).
   friend bool operator==(const KindData& a, const KindData& b) {
-    if (a.empty() || b.empty()) return a.empty() && b.empty();
+    if (a.empty() || b.empty())
+      return a.empty() && b.empty();
     return a.value_.type() == b.value_.type() && a.equal_ && a.equal_(a.value_, b.value_);
   }
 
- private:
+private:
   [[nodiscard]] Error mismatch(const std::type_info& wanted) const {
-    return internal_error(std::string("a stage's kind data is a ") + value_.type().name() + ", not the " +
-                          wanted.name() + " asked for");
+    return internal_error(std::string("a stage's kind data is a ") + value_.type().name() +
+                          ", not the " + wanted.name() + " asked for");
   }
-  template <class T>
-  static bool equal(const std::any& a, const std::any& b) {
-    if constexpr (std::equality_comparable<T>) return *std::any_cast<T>(&a) == *std::any_cast<T>(&b);
-    else return false;
+  template <class T> static bool equal(const std::any& a, const std::any& b) {
+    if constexpr (std::equality_comparable<T>)
+      return *std::any_cast<T>(&a) == *std::any_cast<T>(&b);
+    else
+      return false;
   }
   std::any value_;
   bool (*equal_)(const std::any&, const std::any&) = nullptr;
 };
 
-}  // namespace sigstream
+} // namespace sigstream

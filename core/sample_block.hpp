@@ -21,15 +21,17 @@ enum class SampleType { i16, i32, f32 };
 struct HostBlock {
   SampleType type = SampleType::f32;
   int channels = 0;
-  std::int64_t frames = 0;    // frames in use
-  std::int64_t capacity = 0;  // frames that fit
+  std::int64_t frames = 0;   // frames in use
+  std::int64_t capacity = 0; // frames that fit
   std::shared_ptr<std::byte> data;
-  bool pinned = false;        // page-locked (CUDA copies it asynchronously)
+  bool pinned = false; // page-locked (CUDA copies it asynchronously)
 
-  template <typename T>
-  [[nodiscard]] T* as() const noexcept { return reinterpret_cast<T*>(data.get()); }
+  template <typename T> [[nodiscard]] T* as() const noexcept {
+    return reinterpret_cast<T*>(data.get());
+  }
   [[nodiscard]] std::size_t bytes() const noexcept {
-    return static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels) * sample_bytes(type);
+    return static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels) *
+           sample_bytes(type);
   }
 };
 
@@ -37,4 +39,4 @@ struct HostBlock {
 // aligned; frames in use 0. Throws std::bad_alloc.
 [[nodiscard]] HostBlock make_host_block(SampleType type, int channels, std::int64_t frames);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -11,11 +11,12 @@ namespace {
 
 std::string lower_case(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
-}  // namespace
+} // namespace
 
 // Damerau-Levenshtein distance (optimal string alignment), ignoring case, so that
 // transpositions like "casual" -> "causal" count as one edit.
@@ -25,8 +26,10 @@ std::size_t edit_distance(std::string_view a_in, std::string_view b_in) {
   const std::size_t n = a.size();
   const std::size_t m = b.size();
   std::vector<std::vector<std::size_t>> d(n + 1, std::vector<std::size_t>(m + 1));
-  for (std::size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= m; ++j) d[0][j] = j;
+  for (std::size_t i = 0; i <= n; ++i)
+    d[i][0] = i;
+  for (std::size_t j = 0; j <= m; ++j)
+    d[0][j] = j;
   for (std::size_t i = 1; i <= n; ++i) {
     for (std::size_t j = 1; j <= m; ++j) {
       const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
@@ -52,7 +55,8 @@ std::optional<std::string_view> closest(std::string_view word,
       best = c;
     }
   }
-  if (!best) return std::nullopt;
+  if (!best)
+    return std::nullopt;
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   if (best_distance > limit || best_distance >= std::max(word.size(), best->size())) {
     return std::nullopt;
@@ -65,4 +69,4 @@ std::string did_you_mean(std::string_view word, std::span<const std::string_view
   return best ? "; did you mean '" + std::string(*best) + "'?" : std::string();
 }
 
-}  // namespace sigstream
+} // namespace sigstream

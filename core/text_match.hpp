@@ -14,6 +14,7 @@ namespace sigstream {
 [[nodiscard]] std::optional<std::string_view> closest(std::string_view word,
                                                       std::span<const std::string_view> candidates);
 // "; did you mean 'x'?", or "" when nothing is close.
-[[nodiscard]] std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates);
+[[nodiscard]] std::string did_you_mean(std::string_view word,
+                                       std::span<const std::string_view> candidates);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -5,9 +5,11 @@
 namespace sigstream {
 
 ThreadPool::ThreadPool(int threads) {
-  if (threads < 1) threads = 1;
+  if (threads < 1)
+    threads = 1;
   workers_.reserve(static_cast<std::size_t>(threads));
-  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { work(); });
+  for (int i = 0; i < threads; ++i)
+    workers_.emplace_back([this] { work(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -16,7 +18,8 @@ ThreadPool::~ThreadPool() {
     stopping_ = true;
   }
   cv_.notify_all();
-  for (auto& w : workers_) w.join();
+  for (auto& w : workers_)
+    w.join();
 }
 
 void ThreadPool::work() {
@@ -25,7 +28,8 @@ void ThreadPool::work() {
     {
       std::unique_lock lock(mutex_);
       cv_.wait(lock, [this] { return stopping_ || !tasks_.empty(); });
-      if (tasks_.empty()) return;
+      if (tasks_.empty())
+        return;
       task = std::move(tasks_.front());
       tasks_.pop_front();
     }
@@ -41,11 +45,12 @@ int hardware_threads() noexcept {
   static const int threads = [] {
     cpu_set_t set;
     CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+      return CPU_COUNT(&set);
     const unsigned n = std::thread::hardware_concurrency();
     return n == 0 ? 1 : static_cast<int>(n);
   }();
   return threads;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

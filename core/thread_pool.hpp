@@ -11,16 +11,15 @@
 namespace sigstream {
 
 class ThreadPool {
- public:
+public:
   explicit ThreadPool(int threads);
-  ~ThreadPool();  // finishes queued tasks, then joins
+  ~ThreadPool(); // finishes queued tasks, then joins
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   [[nodiscard]] int size() const noexcept { return static_cast<int>(workers_.size()); }
 
-  template <typename F>
-  auto enqueue(F&& f) -> std::future<decltype(f())> {
+  template <typename F> auto enqueue(F&& f) -> std::future<decltype(f())> {
     auto task = std::make_shared<std::packaged_task<decltype(f())()>>(std::forward<F>(f));
     auto future = task->get_future();
     {
@@ -31,7 +30,7 @@ class ThreadPool {
     return future;
   }
 
- private:
+private:
   void work();
   std::vector<std::thread> workers_;
   std::deque<std::function<void()>> tasks_;
@@ -44,4 +43,4 @@ class ThreadPool {
 // allocation), else the hardware threads; at least 1.
 int hardware_threads() noexcept;
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -19,7 +19,9 @@ const bool g_on = [] {
 
 } // namespace
 
-bool trace_on() noexcept { return g_on; }
+bool trace_on() noexcept {
+  return g_on;
+}
 
 void trace(const char* what) noexcept {
   if (!g_on)

@@ -22,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   overrides.push_back(line);
-  fuzz::only_errors([&] { static_cast<void>(parse_config(demo_config_text(), "demo.yaml", overrides)); });
+  fuzz::only_errors(
+      [&] { static_cast<void>(parse_config(demo_config_text(), "demo.yaml", overrides)); });
   return 0;
 }

@@ -19,8 +19,7 @@
 
 namespace sigstream::fuzz {
 
-template <class F>
-void only_errors(F&& body) {
+template <class F> void only_errors(F&& body) {
   try {
     body();
   } catch (const Error&) {
@@ -41,28 +40,31 @@ void only_errors(F&& body) {
 // A file holding `bytes`, in memory (memfd), with a path the library can
 // open: "/proc/self/fd/N". Closed by the destructor.
 class MemoryFile {
- public:
+public:
   explicit MemoryFile(std::string_view bytes) : fd_(memfd_create("sigstream-fuzz", 0)) {
-    if (fd_ < 0) std::abort();
-    write_all(fd_, bytes, "fuzz input (memfd)");  // throws outside only_errors: a harness failure aborts
+    if (fd_ < 0)
+      std::abort();
+    write_all(fd_, bytes,
+              "fuzz input (memfd)"); // throws outside only_errors: a harness failure aborts
   }
   MemoryFile(const MemoryFile&) = delete;
   MemoryFile& operator=(const MemoryFile&) = delete;
   ~MemoryFile() { ::close(fd_); }
   [[nodiscard]] std::string path() const { return "/proc/self/fd/" + std::to_string(fd_); }
 
- private:
+private:
   int fd_;
 };
 
 // A pipe holding `bytes` (at most a pipe's 64 KiB; the rest is dropped) with
 // its write end closed: a finished stream, read through "/proc/self/fd/N".
 class FinishedPipe {
- public:
+public:
   static constexpr std::size_t kMax = 65536;
   explicit FinishedPipe(std::string_view bytes) {
     int fds[2];
-    if (::pipe(fds) != 0) std::abort();
+    if (::pipe(fds) != 0)
+      std::abort();
     read_fd_ = fds[0];
     write_all(fds[1], bytes.substr(0, kMax), "fuzz input (pipe)");
     ::close(fds[1]);
@@ -72,8 +74,8 @@ class FinishedPipe {
   ~FinishedPipe() { ::close(read_fd_); }
   [[nodiscard]] std::string path() const { return "/proc/self/fd/" + std::to_string(read_fd_); }
 
- private:
+private:
   int read_fd_ = -1;
 };
 
-}  // namespace sigstream::fuzz
+} // namespace sigstream::fuzz

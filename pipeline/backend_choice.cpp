@@ -17,12 +17,13 @@ std::int64_t frames_per_call(const Plan& plan, const PlannedStage& st) {
   return std::max<std::int64_t>(1, std::min(plan.chunk_frames, st.frames_out));
 }
 
-}  // namespace
+} // namespace
 
 void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engine) {
   for (PlannedStage& st : plan.stages) {
     if (const auto resolve = stage_kind(st.type).resolve)
-      resolve(st, MethodContext{backend == "cuda", engine, frames_per_call(plan, st), plan.channels});
+      resolve(st,
+              MethodContext{backend == "cuda", engine, frames_per_call(plan, st), plan.channels});
   }
 }
 
@@ -43,12 +44,13 @@ void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engin
 // where the model says ~40, so x4.
 constexpr double kCudaStartCostS = 0.6;
 constexpr double kCpuEndToEndFactor = 4.0;
-constexpr double kCpuOverheadNsPerSample = 1.0;  // I/O, layout, metrics per sample and thread
+constexpr double kCpuOverheadNsPerSample = 1.0; // I/O, layout, metrics per sample and thread
 
 double cpu_seconds_estimate(const Plan& plan, int threads) {
   // Each stage's work counts at its own length (a resampler changes it).
   const auto stage_frames = [&](const PlannedStage& st) {
-    return plan.rate_changes ? static_cast<double>(st.frames_out) : static_cast<double>(plan.output_frames);
+    return plan.rate_changes ? static_cast<double>(st.frames_out)
+                             : static_cast<double>(plan.output_frames);
   };
   double ns = kCpuOverheadNsPerSample * static_cast<double>(plan.output_frames);
   for (const PlannedStage& st : plan.stages) {
@@ -62,4 +64,4 @@ bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {
   return cpu_seconds_estimate(plan, threads) < kCudaStartCostS;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -40,8 +40,8 @@
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
-#include "core/trace.hpp"
 #include "core/thread_pool.hpp"
+#include "core/trace.hpp"
 #include "core/version.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/source.hpp"
@@ -57,20 +57,24 @@ namespace {
 // ---------------------------------------------------------------------------
 // Paths
 
-bool has_wildcard(std::string_view s) { return s.find_first_of("*?[{") != std::string_view::npos; }
+bool has_wildcard(std::string_view s) {
+  return s.find_first_of("*?[{") != std::string_view::npos;
+}
 
 std::vector<std::string> split_components(const std::string& p) {
   std::vector<std::string> out;
   std::string cur;
   for (char c : p) {
     if (c == '/') {
-      if (!cur.empty()) out.push_back(cur);
+      if (!cur.empty())
+        out.push_back(cur);
       cur.clear();
     } else {
       cur += c;
     }
   }
-  if (!cur.empty()) out.push_back(cur);
+  if (!cur.empty())
+    out.push_back(cur);
   return out;
 }
 
@@ -78,10 +82,12 @@ std::string join_components(const std::vector<std::string>& parts, std::size_t f
                             bool absolute) {
   std::string s = absolute ? "/" : "";
   for (std::size_t i = from; i < to; ++i) {
-    if (i > from) s += '/';
+    if (i > from)
+      s += '/';
     s += parts[i];
   }
-  if (s.empty()) s = ".";
+  if (s.empty())
+    s = ".";
   return s;
 }
 
@@ -94,7 +100,8 @@ std::string expand_tilde(const std::string& p) {
 }
 
 std::string lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -117,27 +124,30 @@ fs::path canonical_of(const fs::path& p) {
   std::error_code ec;
   const fs::path a = fs::absolute(p, ec);
   fs::path c = fs::weakly_canonical(a, ec);
-  if (ec) c = a.lexically_normal();
+  if (ec)
+    c = a.lexically_normal();
   return c;
 }
 
 bool is_under(const fs::path& p, const fs::path& dir) {
   auto pi = p.begin();
   for (auto di = dir.begin(); di != dir.end(); ++di, ++pi) {
-    if (di->empty()) continue;  // trailing separator
-    if (pi == p.end() || *pi != *di) return false;
+    if (di->empty())
+      continue; // trailing separator
+    if (pi == p.end() || *pi != *di)
+      return false;
   }
   return true;
 }
 
 struct Found {
   std::string path;
-  fs::path base;  // the folder whose structure is mirrored under out_dir
+  fs::path base; // the folder whose structure is mirrored under out_dir
   bool literal = false;
 };
 
 class Expander {
- public:
+public:
   Expander(const fs::path& out_dir_canonical, std::vector<Found>& out)
       : out_dir_(out_dir_canonical), out_(out) {}
 
@@ -145,25 +155,32 @@ class Expander {
   // `rest` (a `**` pattern's tail) further filters the path below `dir`.
   void walk(const fs::path& dir, const fs::path& base, const std::string& rest = {}) {
     std::error_code ec;
-    if (is_under(canonical_of(dir), out_dir_)) return;
-    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+    if (is_under(canonical_of(dir), out_dir_))
+      return;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec),
+        end;
     std::vector<std::string> files;
     for (; !ec && it != end; it.increment(ec)) {
       const fs::path& p = it->path();
       if (is_hidden(p)) {
-        if (it->is_directory(ec)) it.disable_recursion_pending();
+        if (it->is_directory(ec))
+          it.disable_recursion_pending();
         continue;
       }
       if (it->is_directory(ec)) {
-        if (is_under(canonical_of(p), out_dir_)) it.disable_recursion_pending();
+        if (is_under(canonical_of(p), out_dir_))
+          it.disable_recursion_pending();
         continue;
       }
-      if (!it->is_regular_file(ec)) continue;
-      if (rest.empty() ? !is_audio_name(p) : !tail_matches(p.lexically_relative(dir), rest)) continue;
+      if (!it->is_regular_file(ec))
+        continue;
+      if (rest.empty() ? !is_audio_name(p) : !tail_matches(p.lexically_relative(dir), rest))
+        continue;
       files.push_back(p.string());
     }
     std::sort(files.begin(), files.end());
-    for (auto& f : files) out_.push_back({std::move(f), base, false});
+    for (auto& f : files)
+      out_.push_back({std::move(f), base, false});
   }
 
   // Returns the number of files found.
@@ -178,7 +195,7 @@ class Expander {
         first_wild = i;
         break;
       }
-    if (first_wild == parts.size()) {  // a plain path
+    if (first_wild == parts.size()) { // a plain path
       std::error_code ec;
       if (fs::is_directory(text, ec))
         walk(text, text);
@@ -194,7 +211,8 @@ class Expander {
       const std::string rest = join_components(parts, k + 1, parts.size(), false);
       for (const std::string& dir : glob_paths(head)) {
         std::error_code ec;
-        if (fs::is_directory(dir, ec)) walk(dir, base, rest == "." ? std::string() : rest);
+        if (fs::is_directory(dir, ec))
+          walk(dir, base, rest == "." ? std::string() : rest);
       }
       return out_.size() - before;
     }
@@ -209,9 +227,10 @@ class Expander {
     return out_.size() - before;
   }
 
- private:
+private:
   static std::vector<std::string> glob_paths(const std::string& pattern) {
-    if (!has_wildcard(pattern)) return {pattern};
+    if (!has_wildcard(pattern))
+      return {pattern};
     int flags = 0;
 #ifdef GLOB_BRACE
     flags |= GLOB_BRACE;
@@ -222,18 +241,21 @@ class Expander {
     glob_t g{};
     std::vector<std::string> out;
     if (::glob(pattern.c_str(), flags, nullptr, &g) == 0)
-      for (std::size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+      for (std::size_t i = 0; i < g.gl_pathc; ++i)
+        out.emplace_back(g.gl_pathv[i]);
     ::globfree(&g);
-    return out;  // glob(3) sorts
+    return out; // glob(3) sorts
   }
 
   // `**/rest`: rest matches the last components of `rel` (zero or more folders before).
   static bool tail_matches(const fs::path& rel, const std::string& rest) {
     std::vector<std::string> parts;
-    for (const auto& c : rel) parts.push_back(c.string());
+    for (const auto& c : rel)
+      parts.push_back(c.string());
     for (std::size_t i = 0; i < parts.size(); ++i) {
       const std::string tail = join_components(parts, i, parts.size(), false);
-      if (::fnmatch(rest.c_str(), tail.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) return true;
+      if (::fnmatch(rest.c_str(), tail.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0)
+        return true;
     }
     return false;
   }
@@ -246,18 +268,21 @@ std::string mirrored_subdir(const std::string& input, const fs::path& base) {
   const fs::path parent = fs::absolute(fs::path(input)).lexically_normal().parent_path();
   const fs::path b = fs::absolute(base).lexically_normal();
   fs::path rel = parent.lexically_relative(b);
-  if (rel.empty() || rel == "." || *rel.begin() == "..") return {};
+  if (rel.empty() || rel == "." || *rel.begin() == "..")
+    return {};
   return rel.string();
 }
 
 fs::path common_parent(const std::vector<fs::path>& dirs) {
-  if (dirs.empty()) return {};
+  if (dirs.empty())
+    return {};
   fs::path common = dirs.front();
   for (const fs::path& d : dirs) {
     fs::path next;
     auto a = common.begin();
     auto b = d.begin();
-    for (; a != common.end() && b != d.end() && *a == *b; ++a, ++b) next /= *a;
+    for (; a != common.end() && b != d.end() && *a == *b; ++a, ++b)
+      next /= *a;
     common = next;
   }
   return common;
@@ -268,9 +293,11 @@ fs::path common_parent(const std::vector<fs::path>& dirs) {
 
 std::optional<fs::file_time_type> mtime(const std::string& p) {
   std::error_code ec;
-  if (!fs::is_regular_file(p, ec)) return std::nullopt;
+  if (!fs::is_regular_file(p, ec))
+    return std::nullopt;
   auto t = fs::last_write_time(p, ec);
-  if (ec) return std::nullopt;
+  if (ec)
+    return std::nullopt;
   return t;
 }
 
@@ -286,13 +313,14 @@ std::string batch_stats_json(const RunReport& report, const std::string& fingerp
                              const std::optional<CommitFiles>& files) {
   json j = stats_json_value(report);
   j[kBatchKey] = {{kFingerprintKey, fingerprint}};
-  if (files) j[kBatchKey]["commit"] = commit_record_json(*files);
+  if (files)
+    j[kBatchKey]["commit"] = commit_record_json(*files);
   return j.dump(2) + "\n";
 }
 
 struct ResumeCheck {
-  std::optional<json> stats;  // set when the file is up to date
-  bool other_config = false;  // complete and fresh, but not made by this effective config
+  std::optional<json> stats; // set when the file is up to date
+  bool other_config = false; // complete and fresh, but not made by this effective config
 };
 
 // A file is up to date when its outputs are complete, not older than
@@ -300,14 +328,18 @@ struct ResumeCheck {
 ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& deps, bool verify,
                        const std::string& fingerprint) {
   const auto in_time = mtime(item.input);
-  if (!in_time) return {};
+  if (!in_time)
+    return {};
   fs::file_time_type newest = *in_time;
   for (const std::string& d : deps)
-    if (auto t = mtime(d)) newest = std::max(newest, *t);
+    if (auto t = mtime(d))
+      newest = std::max(newest, *t);
   for (const std::string* p : {&item.output, &item.stats_json, &item.stats_csv}) {
-    if (p->empty()) continue;
+    if (p->empty())
+      continue;
     const auto t = mtime(*p);
-    if (!t || *t < newest) return {};
+    if (!t || *t < newest)
+      return {};
   }
   std::ifstream f(item.stats_json);
   json j = json::parse(f, nullptr, false);
@@ -317,14 +349,17 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   if (!path.is_string() || canonical_of(path.get<std::string>()) != canonical_of(item.input))
     return {};
   const json& v = j.value("verification", json());
-  if (v.is_object() && !v.value("passed", false)) return {};
-  if (verify && !v.is_object()) return {};
+  if (v.is_object() && !v.value("passed", false))
+    return {};
+  if (verify && !v.is_object())
+    return {};
   // No record (statistics from `sigstream run` or an older sigstream) counts as another config.
   const json record = j.value(kBatchKey, json());
   const bool same = record.is_object() && record.contains(kFingerprintKey) &&
                     record[kFingerprintKey].is_string() &&
                     record[kFingerprintKey].get<std::string>() == fingerprint;
-  if (!same) return {std::nullopt, true};
+  if (!same)
+    return {std::nullopt, true};
   return {std::move(j), false};
 }
 
@@ -332,14 +367,18 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
 // them (complete_pending_commit), if that is what the file is waiting for.
 // `adopted`: set when this call completed them.
 ResumeCheck up_to_date_or_completed(const BatchItem& item, const std::vector<std::string>& deps,
-                                    bool verify, const std::string& fingerprint, bool* adopted = nullptr) {
+                                    bool verify, const std::string& fingerprint,
+                                    bool* adopted = nullptr) {
   ResumeCheck check = up_to_date(item, deps, verify, fingerprint);
-  if (check.stats) return check;
+  if (check.stats)
+    return check;
   const bool done = complete_pending_commit(item, [&](const BatchItem& probe) {
     return up_to_date(probe, deps, verify, fingerprint).stats.has_value();
   });
-  if (!done) return check;
-  if (adopted) *adopted = true;
+  if (!done)
+    return check;
+  if (adopted)
+    *adopted = true;
   return up_to_date(item, deps, verify, fingerprint);
 }
 
@@ -351,7 +390,8 @@ void fill_from_stats(BatchFileResult& r, const json& j) {
     return o.is_object() && o.contains(k) && o[k].is_number() ? o[k].get<std::int64_t>() : 0;
   };
   auto str = [](const json& o, const char* k) {
-    return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>() : std::string();
+    return o.is_object() && o.contains(k) && o[k].is_string() ? o[k].get<std::string>()
+                                                              : std::string();
   };
   const json in = j.value("input", json());
   const json out = j.value("output", json());
@@ -387,7 +427,8 @@ void fill_from_stats(BatchFileResult& r, const json& j) {
 bool committed_meanwhile(BatchFileResult& r, const std::vector<std::string>& deps, bool verify,
                          const std::string& fingerprint) {
   ResumeCheck check = up_to_date_or_completed(r.item, deps, verify, fingerprint);
-  if (!check.stats) return false;
+  if (!check.stats)
+    return false;
   r.status = BatchStatus::skipped;
   r.outputs_written = true;
   fill_from_stats(r, *check.stats);
@@ -405,7 +446,8 @@ void fill_from_report(BatchFileResult& r, const RunReport& rep) {
   r.device_name = rep.device;
   r.clipped_samples = rep.clipped_samples;
   for (const MetricsReport& m : rep.metrics) {
-    if (m.name != "output") continue;
+    if (m.name != "output")
+      continue;
     for (const ChannelMetrics& c : m.totals) {
       r.output_rms.push_back(c.rms());
       r.output_peak.push_back(c.peak);
@@ -448,9 +490,11 @@ std::string fmt(const char* f, double v) {
 }
 
 std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  if (s.find_first_of(",\"\n\r") == std::string::npos)
+    return s;
   std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  for (char c : s)
+    q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
 }
 
@@ -470,23 +514,22 @@ std::string human_bytes(double b) {
 // The batch progress line (stderr, terminals only); log lines go above it.
 
 class BatchDisplay {
- public:
+public:
   BatchDisplay(bool enabled, std::function<void(const std::string&)> log, std::size_t files,
                std::uintmax_t bytes)
-      : enabled_(enabled && ::isatty(STDERR_FILENO) == 1),
-        log_(std::move(log)),
-        files_(files),
-        bytes_(bytes),
-        start_(std::chrono::steady_clock::now()) {}
+      : enabled_(enabled && ::isatty(STDERR_FILENO) == 1), log_(std::move(log)), files_(files),
+        bytes_(bytes), start_(std::chrono::steady_clock::now()) {}
 
   [[nodiscard]] bool drawing() const noexcept { return enabled_; }
 
   void say(const std::string& line) {
     std::lock_guard lock(mutex_);
-    if (!log_) return;
+    if (!log_)
+      return;
     clear_locked();
     log_(line);
-    if (drawn_) draw_locked();
+    if (drawn_)
+      draw_locked();
   }
 
   void update(std::size_t done, std::uintmax_t bytes_done, int failed, int running) {
@@ -495,9 +538,11 @@ class BatchDisplay {
     bytes_done_ = bytes_done;
     failed_ = failed;
     running_ = running;
-    if (!enabled_) return;
+    if (!enabled_)
+      return;
     const auto now = std::chrono::steady_clock::now();
-    if (done < files_ && drawn_ && now - last_draw_ < std::chrono::milliseconds(100)) return;
+    if (done < files_ && drawn_ && now - last_draw_ < std::chrono::milliseconds(100))
+      return;
     last_draw_ = now;
     draw_locked();
   }
@@ -509,28 +554,32 @@ class BatchDisplay {
     enabled_ = false;
   }
 
- private:
+private:
   void clear_locked() {
-    if (!enabled_ || !drawn_) return;
+    if (!enabled_ || !drawn_)
+      return;
     std::fprintf(stderr, "\r\033[K");
     std::fflush(stderr);
   }
 
   void draw_locked() {
     constexpr int kWidth = 24;
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    const double frac = bytes_ > 0
-                            ? static_cast<double>(bytes_done_) / static_cast<double>(bytes_)
-                            : (files_ > 0 ? static_cast<double>(done_) / static_cast<double>(files_) : 1.0);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    const double frac =
+        bytes_ > 0 ? static_cast<double>(bytes_done_) / static_cast<double>(bytes_)
+                   : (files_ > 0 ? static_cast<double>(done_) / static_cast<double>(files_) : 1.0);
     const double rate = secs > 0 ? static_cast<double>(bytes_done_) / secs : 0.0;
-    const double eta = rate > 0 ? static_cast<double>(bytes_ - std::min(bytes_, bytes_done_)) / rate : 0.0;
+    const double eta =
+        rate > 0 ? static_cast<double>(bytes_ - std::min(bytes_, bytes_done_)) / rate : 0.0;
     char bar[kWidth + 1];
     const int filled = static_cast<int>(std::clamp(frac, 0.0, 1.0) * kWidth);
-    for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '#' : '.';
+    for (int i = 0; i < kWidth; ++i)
+      bar[i] = i < filled ? '#' : '.';
     bar[kWidth] = '\0';
     std::string eta_text = rate > 0 ? fmt("ETA %.0f s", eta) : std::string("ETA --");
-    std::fprintf(stderr, "\r[%s] %zu/%zu files  %s/%s  %s/s  %s  %d running%s%s", bar, done_, files_,
-                 human_bytes(static_cast<double>(bytes_done_)).c_str(),
+    std::fprintf(stderr, "\r[%s] %zu/%zu files  %s/%s  %s/s  %s  %d running%s%s", bar, done_,
+                 files_, human_bytes(static_cast<double>(bytes_done_)).c_str(),
                  human_bytes(static_cast<double>(bytes_)).c_str(), human_bytes(rate).c_str(),
                  eta_text.c_str(), running_, failed_ > 0 ? "  failed " : "",
                  failed_ > 0 ? std::to_string(failed_).c_str() : "");
@@ -555,13 +604,15 @@ class BatchDisplay {
 // worker of the device before it holds its lanes, while files remain, and
 // only for a device that has workers.
 class DeviceStarts {
- public:
+public:
   void planned(const std::vector<BatchWorker>& workers) {
     {
       std::lock_guard lock(mutex_);
-      for (const BatchWorker& w : workers) ++workers_[w.device];
+      for (const BatchWorker& w : workers)
+        ++workers_[w.device];
       planned_ = true;
-      if (workers.empty()) all_taken_ = true;
+      if (workers.empty())
+        all_taken_ = true;
     }
     cv_.notify_all();
   }
@@ -584,12 +635,13 @@ class DeviceStarts {
   bool wait_to_start(int previous, int next, std::stop_token stop) {
     std::unique_lock lock(mutex_);
     const bool go = cv_.wait(lock, stop, [&] {
-      return all_taken_ || (planned_ && ready_[previous] >= std::min(workers_[previous], kReadyBeforeNext));
+      return all_taken_ ||
+             (planned_ && ready_[previous] >= std::min(workers_[previous], kReadyBeforeNext));
     });
     return go && !all_taken_ && workers_[next] > 0;
   }
 
- private:
+private:
   std::mutex mutex_;
   std::condition_variable_any cv_;
   // Workers of a device that hold their lanes before the next device starts.
@@ -604,23 +656,26 @@ class DeviceStarts {
 // not per file. Never destroyed (as the memory caches): at exit the OS takes
 // the memory back; a process keeps the GPU memory of its last batch's lanes.
 class IdleBackends {
- public:
+public:
   std::unique_ptr<Backend> take(int device) {
     std::lock_guard lock(mutex_);
     auto it = idle_.find(device);
-    if (it == idle_.end() || it->second.empty()) return nullptr;
+    if (it == idle_.end() || it->second.empty())
+      return nullptr;
     std::unique_ptr<Backend> b = std::move(it->second.back());
     it->second.pop_back();
     return b;
   }
   void give(int device, std::unique_ptr<Backend> b) {
-    if (!b) return;
+    if (!b)
+      return;
     std::lock_guard lock(mutex_);
     std::vector<std::unique_ptr<Backend>>& v = idle_[device];
-    if (v.size() < kMaxPerDevice) v.push_back(std::move(b));
+    if (v.size() < kMaxPerDevice)
+      v.push_back(std::move(b));
   }
 
- private:
+private:
   static constexpr std::size_t kMaxPerDevice = 256;
   std::mutex mutex_;
   std::map<int, std::vector<std::unique_ptr<Backend>>> idle_;
@@ -637,7 +692,7 @@ std::string summary_csv_path(const std::string& json_path) {
   return p.string();
 }
 
-}  // namespace
+} // namespace
 
 // ---------------------------------------------------------------------------
 
@@ -658,7 +713,8 @@ std::string_view to_string(BatchStatus s) {
 }
 
 int BatchSummary::files_exit_code() const noexcept {
-  if (interrupted) return 130;
+  if (interrupted)
+    return 130;
   return failed > 0 || interrupted_files > 0 ? 1 : 0;
 }
 
@@ -667,7 +723,8 @@ int BatchSummary::exit_code() const noexcept {
   return rc == 0 && !summary_json.empty() && !summary_written ? 1 : rc;
 }
 
-std::vector<BatchItem> collect_batch_items(const Config& config, const std::vector<std::string>& extra_inputs,
+std::vector<BatchItem> collect_batch_items(const Config& config,
+                                           const std::vector<std::string>& extra_inputs,
                                            const std::string& out_dir,
                                            const std::function<void(const std::string&)>& log) {
   const fs::path out_canon = canonical_of(out_dir);
@@ -676,24 +733,26 @@ std::vector<BatchItem> collect_batch_items(const Config& config, const std::vect
   std::vector<std::string> patterns = config.batch.inputs;
   patterns.insert(patterns.end(), extra_inputs.begin(), extra_inputs.end());
   if (patterns.empty())
-    throw config_error(
-        "batch: no inputs: give files, folders or globs on the command line or in "
-        "batch.inputs of " +
-        config.origin);
+    throw config_error("batch: no inputs: give files, folders or globs on the command line or in "
+                       "batch.inputs of " +
+                       config.origin);
   for (const std::string& p : patterns) {
-    if (ex.pattern(p) == 0 && log) log("batch: warning: '" + p + "' matched no audio files");
+    if (ex.pattern(p) == 0 && log)
+      log("batch: warning: '" + p + "' matched no audio files");
   }
 
   // Plain paths mirror their folders below the deepest folder common to them all.
   std::vector<fs::path> literal_dirs;
   for (const Found& f : found)
-    if (f.literal) literal_dirs.push_back(fs::absolute(fs::path(f.path)).lexically_normal().parent_path());
+    if (f.literal)
+      literal_dirs.push_back(fs::absolute(fs::path(f.path)).lexically_normal().parent_path());
   const fs::path literal_base = common_parent(literal_dirs);
 
   std::set<fs::path> seen;
   std::vector<BatchItem> items;
   for (const Found& f : found) {
-    if (!seen.insert(canonical_of(f.path)).second) continue;
+    if (!seen.insert(canonical_of(f.path)).second)
+      continue;
     BatchItem it;
     it.input = f.path;
     it.subdir = mirrored_subdir(f.path, f.literal ? literal_base : f.base);
@@ -701,7 +760,8 @@ std::vector<BatchItem> collect_batch_items(const Config& config, const std::vect
   }
   if (items.empty()) {
     std::string list;
-    for (const auto& p : patterns) list += (list.empty() ? "'" : ", '") + p + "'";
+    for (const auto& p : patterns)
+      list += (list.empty() ? "'" : ", '") + p + "'";
     throw config_error("batch: no input files: " + list + " matched nothing (out_dir '" + out_dir +
                        "' is never searched)");
   }
@@ -728,7 +788,8 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
   std::set<fs::path> seen;
   std::vector<BatchItem> items;
   for (BatchItem& it : given) {
-    if (!seen.insert(canonical_of(it.input)).second) continue;
+    if (!seen.insert(canonical_of(it.input)).second)
+      continue;
     std::error_code ec;
     const auto size = fs::file_size(it.input, ec);
     it.bytes = ec ? 0 : size;
@@ -737,21 +798,27 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
   std::stable_sort(items.begin(), items.end(),
                    [](const BatchItem& a, const BatchItem& b) { return a.input < b.input; });
 
-  const std::string sink_ext = config.sink.file ? fs::path(*config.sink.file).extension().string() : "";
+  const std::string sink_ext =
+      config.sink.file ? fs::path(*config.sink.file).extension().string() : "";
   for (BatchItem& it : items) {
-    if (!it.stats_json.empty()) continue;  // explicit paths
+    if (!it.stats_json.empty())
+      continue; // explicit paths
     fs::path stem_path = fs::path(out_dir);
-    if (!it.subdir.empty()) stem_path /= it.subdir;
+    if (!it.subdir.empty())
+      stem_path /= it.subdir;
     stem_path /= fs::path(it.input).stem();
     const std::string s = stem_path.string();
-    if (config.sink.file) it.output = s + sink_ext;
+    if (config.sink.file)
+      it.output = s + sink_ext;
     it.stats_json = s + ".json";
-    if (config.stats.csv) it.stats_csv = s + ".csv";
+    if (config.stats.csv)
+      it.stats_csv = s + ".csv";
   }
 
   // Every path written must be distinct, and none may be an input.
   std::map<fs::path, std::string> inputs;
-  for (const BatchItem& it : items) inputs.emplace(canonical_of(it.input), it.input);
+  for (const BatchItem& it : items)
+    inputs.emplace(canonical_of(it.input), it.input);
   std::map<fs::path, std::string> claimed;
   const std::string summary = (fs::path(out_dir) / "batch_summary.json").string();
   claimed.emplace(canonical_of(summary), "the batch summary");
@@ -759,7 +826,8 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
   std::vector<std::string> problems;
   for (const BatchItem& it : items) {
     for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv}) {
-      if (p->empty()) continue;
+      if (p->empty())
+        continue;
       const fs::path c = canonical_of(*p);
       if (auto in = inputs.find(c); in != inputs.end()) {
         problems.push_back("output '" + *p + "' of '" + it.input + "' would overwrite the input '" +
@@ -774,7 +842,8 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
   }
   if (!problems.empty()) {
     std::string m = "batch: outputs collide:";
-    for (const auto& p : problems) m += "\n  " + p;
+    for (const auto& p : problems)
+      m += "\n  " + p;
     throw config_error(m);
   }
   return items;
@@ -783,7 +852,8 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
 std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int device_count) {
   std::vector<int> out;
   if (requested.empty()) {
-    for (int d = 0; d < device_count; ++d) out.push_back(d);
+    for (int d = 0; d < device_count; ++d)
+      out.push_back(d);
     return out;
   }
   std::string bad;
@@ -792,13 +862,14 @@ std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int de
       bad += (bad.empty() ? "" : ", ") + std::to_string(d);
       continue;
     }
-    if (std::find(out.begin(), out.end(), d) == out.end()) out.push_back(d);
+    if (std::find(out.begin(), out.end(), d) == out.end())
+      out.push_back(d);
   }
   if (!bad.empty())
-    throw config_error("execution.device: device " + bad + " does not exist (" +
-                       std::to_string(device_count) + " CUDA device(s) found; expected " +
-                       (device_count > 0 ? "0.." + std::to_string(device_count - 1) : std::string("none")) +
-                       ")");
+    throw config_error(
+        "execution.device: device " + bad + " does not exist (" + std::to_string(device_count) +
+        " CUDA device(s) found; expected " +
+        (device_count > 0 ? "0.." + std::to_string(device_count - 1) : std::string("none")) + ")");
   return out;
 }
 
@@ -810,18 +881,22 @@ std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int
     // Auto: as many files in flight as CPU threads, spread over the GPUs. A
     // file's reading and writing cost the CPU several times what its
     // computing costs the GPU, so the cores, not the GPUs, set the pace.
-    const int per = files_per_device > 0
-                        ? files_per_device
-                        : std::max(2, (std::max(1, cpu_threads) + static_cast<int>(devices.size()) - 1) /
-                                          static_cast<int>(devices.size()));
+    const int per =
+        files_per_device > 0
+            ? files_per_device
+            : std::max(2, (std::max(1, cpu_threads) + static_cast<int>(devices.size()) - 1) /
+                              static_cast<int>(devices.size()));
     for (int slot = 0; slot < per; ++slot)
       for (int d : devices)
-        if (out.size() < cap) out.push_back({d, 0});
+        if (out.size() < cap)
+          out.push_back({d, 0});
     return out;
   }
   const int budget = std::max(1, cpu_threads);
-  const int workers = static_cast<int>(std::min<std::size_t>(cap, static_cast<std::size_t>(budget)));
-  for (int w = 0; w < workers; ++w) out.push_back({-1, std::max(1, budget / workers)});
+  const int workers =
+      static_cast<int>(std::min<std::size_t>(cap, static_cast<std::size_t>(budget)));
+  for (int w = 0; w < workers; ++w)
+    out.push_back({-1, std::max(1, budget / workers)});
   return out;
 }
 
@@ -845,7 +920,8 @@ std::string batch_config_facts(const Config& c, const std::string& backend) {
     << (c.stats.csv ? "csv" : "-");
   for (const StageSpec& s : c.stages) {
     o << "|stage:" << to_string(s.type) << ':' << s.name;
-    if (const auto facts = stage_kind(s.type).facts) facts(s, o);
+    if (const auto facts = stage_kind(s.type).facts)
+      facts(s, o);
   }
   return o.str();
 }
@@ -923,8 +999,9 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
     e["input_format"] = f.input_format;
     e["output_format"] = f.output_format;
     e["wall_s"] = f.wall_s;
-    e["frames_per_s"] =
-        f.wall_s > 0 && known && written ? json(static_cast<double>(f.frames) / f.wall_s) : json(nullptr);
+    e["frames_per_s"] = f.wall_s > 0 && known && written
+                            ? json(static_cast<double>(f.frames) / f.wall_s)
+                            : json(nullptr);
     e["backend"] = f.backend;
     e["device"] = f.device >= 0 ? json(f.device) : json(nullptr);
     e["device_name"] = f.device_name;
@@ -947,8 +1024,10 @@ std::string batch_summary_csv(const BatchSummary& s) {
     const bool written = known && f.outputs_written;
     // One row per file: rms and peak over all channels (the JSON has them per channel).
     double energy = 0.0, peak = 0.0;
-    for (double r : f.output_rms) energy += r * r;
-    for (double p : f.output_peak) peak = std::max(peak, p);
+    for (double r : f.output_rms)
+      energy += r * r;
+    for (double p : f.output_peak)
+      peak = std::max(peak, p);
     const double rms =
         f.output_rms.empty() ? 0.0 : std::sqrt(energy / static_cast<double>(f.output_rms.size()));
     std::string device;
@@ -956,39 +1035,43 @@ std::string batch_summary_csv(const BatchSummary& s) {
       device = "cuda:" + std::to_string(f.device);
     else if (!f.backend.empty())
       device = f.backend;
-    o << csv_field(f.item.input) << ',' << csv_field(f.outputs_written ? f.item.output : std::string()) << ','
-      << to_string(f.status) << ',' << (known ? std::to_string(f.frames) : "") << ','
+    o << csv_field(f.item.input) << ','
+      << csv_field(f.outputs_written ? f.item.output : std::string()) << ',' << to_string(f.status)
+      << ',' << (known ? std::to_string(f.frames) : "") << ','
       << (known ? fmt("%.6f", f.duration_s()) : "") << ','
-      << (known ? fmt("%.17g", f.sample_rate) : "") << ',' << (known ? std::to_string(f.channels) : "") << ','
-      << fmt("%.6f", f.wall_s) << ','
-      << (written && f.wall_s > 0 ? fmt("%.6g", static_cast<double>(f.frames) / f.wall_s) : "") << ','
-      << csv_field(device) << ',' << (written ? std::to_string(f.clipped_samples) : "") << ','
-      << (written && !f.output_rms.empty() ? fmt("%.9g", rms) : "") << ','
-      << (written && !f.output_peak.empty() ? fmt("%.9g", peak) : "") << ',' << csv_field(f.error) << '\n';
+      << (known ? fmt("%.17g", f.sample_rate) : "") << ','
+      << (known ? std::to_string(f.channels) : "") << ',' << fmt("%.6f", f.wall_s) << ','
+      << (written && f.wall_s > 0 ? fmt("%.6g", static_cast<double>(f.frames) / f.wall_s) : "")
+      << ',' << csv_field(device) << ',' << (written ? std::to_string(f.clipped_samples) : "")
+      << ',' << (written && !f.output_rms.empty() ? fmt("%.9g", rms) : "") << ','
+      << (written && !f.output_peak.empty() ? fmt("%.9g", peak) : "") << ',' << csv_field(f.error)
+      << '\n';
   }
   return o.str();
 }
 
 BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
-  check_execution_limits(config.execution);  // before any worker starts
+  check_execution_limits(config.execution); // before any worker starts
   const bool keep_going = options.keep_going.value_or(config.batch.keep_going);
   const std::string out_dir = options.out_dir.value_or(config.batch.out_dir);
   std::mutex log_mutex;
   auto info = [&](const std::string& m) {
-    if (options.log && !options.quiet) options.log(m);
+    if (options.log && !options.quiet)
+      options.log(m);
   };
 
   // Where: resolved once for the whole batch, before any file is touched.
   const BackendKind kind = options.backend.value_or(config.execution.backend);
-  const int device_count = options.device_count_override >= 0 ? options.device_count_override
-                                                              : static_cast<int>(list_devices().size());
+  const int device_count = options.device_count_override >= 0
+                               ? options.device_count_override
+                               : static_cast<int>(list_devices().size());
   std::vector<int> devices;
   if (kind == BackendKind::cuda && device_count == 0)
-    throw Error(ErrorKind::cuda, cuda_built()
-                                     ? "backend 'cuda': no CUDA device found (use --backend cpu or auto)"
-                                     : "backend 'cuda': this sigstream was built without CUDA "
-                                       "(no nvcc at build time); use --backend cpu");
+    throw Error(ErrorKind::cuda,
+                cuda_built() ? "backend 'cuda': no CUDA device found (use --backend cpu or auto)"
+                             : "backend 'cuda': this sigstream was built without CUDA "
+                               "(no nvcc at build time); use --backend cpu");
   if (kind != BackendKind::cpu && device_count > 0)
     devices = resolve_batch_devices(config.execution.devices, device_count);
   const bool use_cuda = !devices.empty();
@@ -1015,12 +1098,13 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     try {
       starting = std::jthread([&starts, devices, up](std::stop_token stop) {
         for (std::size_t k = 0; k < devices.size(); ++k) {
-          if (k == 0 || starts.wait_to_start(devices[k - 1], devices[k], stop)) start_devices({devices[k]});
-          up[k]->set_value();  // ready, or not worth starting: its workers find no file left
+          if (k == 0 || starts.wait_to_start(devices[k - 1], devices[k], stop))
+            start_devices({devices[k]});
+          up[k]->set_value(); // ready, or not worth starting: its workers find no file left
         }
       });
     } catch (const std::system_error&) {
-      device_up.clear();  // no thread to spare: a worker's first file makes its context
+      device_up.clear(); // no thread to spare: a worker's first file makes its context
     }
   }
 
@@ -1039,10 +1123,12 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   const std::string fingerprint = batch_config_fingerprint(config, backend);
 
   std::vector<std::string> deps;
-  if (!options.config_path.empty()) deps.push_back(options.config_path);
+  if (!options.config_path.empty())
+    deps.push_back(options.config_path);
   for (const StageSpec& s : config.stages)
     if (const auto files = stage_kind(s.type).files)
-      for (std::string& f : files(s)) deps.push_back(std::move(f));
+      for (std::string& f : files(s))
+        deps.push_back(std::move(f));
 
   summary.files.resize(items.size());
   std::vector<std::size_t> todo;
@@ -1053,7 +1139,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     if (!options.force) {
       // Before the sweep below, which would remove a dead worker's pending record.
       bool adopted = false;
-      ResumeCheck check = up_to_date_or_completed(items[i], deps, options.verify, fingerprint, &adopted);
+      ResumeCheck check =
+          up_to_date_or_completed(items[i], deps, options.verify, fingerprint, &adopted);
       completed += adopted ? 1 : 0;
       if (check.stats) {
         r.status = BatchStatus::skipped;
@@ -1062,7 +1149,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
         ++summary.skipped;
         continue;
       }
-      if (check.other_config) ++other_config;
+      if (check.other_config)
+        ++other_config;
     }
     todo.push_back(i);
   }
@@ -1078,7 +1166,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     // config may have been rewriting a file that this config finds up to date.
     std::vector<std::string> targets = {summary.summary_json, summary.summary_csv};
     for (const BatchItem& it : items)
-      for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv}) targets.push_back(*p);
+      for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv})
+        targets.push_back(*p);
     const TempSweep sweep = remove_stale_temps(targets);
     if (sweep.removed > 0)
       info("batch: removed " + std::to_string(sweep.removed) +
@@ -1100,17 +1189,21 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     total_bytes += items[i].bytes;
   }
   std::vector<std::size_t> order;
-  for (std::size_t k : batch_dispatch_order(todo_bytes)) order.push_back(todo[k]);
+  for (std::size_t k : batch_dispatch_order(todo_bytes))
+    order.push_back(todo[k]);
 
-  const int cpu_budget = config.execution.threads > 0 ? config.execution.threads : hardware_threads();
+  const int cpu_budget =
+      config.execution.threads > 0 ? config.execution.threads : hardware_threads();
   if (!todo.empty())
-    summary.workers = plan_batch_workers(devices, options.files_per_device, cpu_budget, todo.size());
+    summary.workers =
+        plan_batch_workers(devices, options.files_per_device, cpu_budget, todo.size());
   starts.planned(summary.workers);
   if (use_cuda) {
     for (int d : devices) {
       BatchDeviceCount c;
       c.device = d;
-      for (const auto& w : summary.workers) c.workers += w.device == d ? 1 : 0;
+      for (const auto& w : summary.workers)
+        c.workers += w.device == d ? 1 : 0;
       summary.devices.push_back(c);
     }
   } else {
@@ -1122,7 +1215,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     if (use_cuda) {
       where = "cuda device";
       where += devices.size() > 1 ? "s " : " ";
-      for (std::size_t i = 0; i < devices.size(); ++i) where += (i ? "," : "") + std::to_string(devices[i]);
+      for (std::size_t i = 0; i < devices.size(); ++i)
+        where += (i ? "," : "") + std::to_string(devices[i]);
       where += " (" + std::to_string(summary.workers.size()) + " file(s) in flight)";
     } else {
       if (kind == BackendKind::automatic)
@@ -1132,17 +1226,21 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       where = "cpu (" + std::to_string(summary.workers.size()) + " file(s) in flight, " +
               std::to_string(per) + " thread" + (per == 1 ? "" : "s") + " each)";
     }
-    std::string m = "batch: " + std::to_string(items.size()) + " file" + (items.size() == 1 ? "" : "s");
+    std::string m =
+        "batch: " + std::to_string(items.size()) + " file" + (items.size() == 1 ? "" : "s");
     if (summary.skipped > 0)
       m += ", " + std::to_string(summary.skipped) + " up to date (skipped; --force redoes them)";
-    if (todo.empty()) m += ", nothing to run -> " + out_dir;
-    else m += ", " + std::to_string(todo.size()) + " to run on " + where + " -> " + out_dir;
+    if (todo.empty())
+      m += ", nothing to run -> " + out_dir;
+    else
+      m += ", " + std::to_string(todo.size()) + " to run on " + where + " -> " + out_dir;
     info(m);
   }
 
   BatchDisplay display(options.progress && !options.quiet, options.log, todo.size(), total_bytes);
   auto say = [&](const std::string& m, bool failure) {
-    if (!options.log || (options.quiet && !failure)) return;
+    if (!options.log || (options.quiet && !failure))
+      return;
     display.say(m);
   };
 
@@ -1153,7 +1251,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     file_log = [&](const std::string& m) {
       {
         std::lock_guard lock(log_mutex);
-        if (!seen_messages.insert(m).second) return;
+        if (!seen_messages.insert(m).second)
+          return;
       }
       display.say(m);
     };
@@ -1178,7 +1277,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   // The files in flight on a device (counted once, in summary.devices).
   auto workers_on_device = [&](int device) {
     for (const BatchDeviceCount& d : summary.devices)
-      if (d.device == device) return d.workers;
+      if (d.device == device)
+        return d.workers;
     return 0;
   };
   auto run_one = [&](std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept,
@@ -1197,14 +1297,17 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     // The statistics JSON is written below rather than by the pipeline: it must
     // carry the fingerprint the resume check compares, and appear only with it.
     c.stats.json.reset();
-    c.stats.csv = r.item.stats_csv.empty() ? std::nullopt : std::optional<std::string>(r.item.stats_csv);
+    c.stats.csv =
+        r.item.stats_csv.empty() ? std::nullopt : std::optional<std::string>(r.item.stats_csv);
     c.execution.backend = w.device >= 0 ? BackendKind::cuda : BackendKind::cpu;
     c.execution.devices = w.device >= 0 ? std::vector<int>{w.device} : std::vector<int>{};
     // Several files in flight on a GPU overlap each other's transfers and
     // kernels: two lanes a file keep its own reading and computing apart;
     // more would only pin more host memory (a lane holds a chunk's blocks).
-    if (w.device >= 0 && workers_on_device(w.device) > 2) c.execution.streams = std::min(c.execution.streams, 2);
-    if (w.device < 0) c.execution.threads = w.threads;
+    if (w.device >= 0 && workers_on_device(w.device) > 2)
+      c.execution.streams = std::min(c.execution.streams, 2);
+    if (w.device < 0)
+      c.execution.threads = w.threads;
     RunOptions ro;
     ro.verify = options.verify;
     ro.tolerance = options.tolerance;
@@ -1245,11 +1348,14 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       const RunReport rep = runner(c, ro);
       const auto p1 = std::chrono::steady_clock::now();
       fill_from_report(r, rep);
-      if (!recorded) write_all(stats, batch_stats_json(rep, fingerprint, std::nullopt));  // a runner without the hook
+      if (!recorded)
+        write_all(stats,
+                  batch_stats_json(rep, fingerprint, std::nullopt)); // a runner without the hook
       stats.commit();
       if (trace_on()) {
         const double call = std::chrono::duration<double>(p1 - p0).count();
-        const double stats_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - p1).count();
+        const double stats_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - p1).count();
         std::lock_guard lock(mutex);
         profile.setup += rep.setup_s;
         profile.read += rep.read_s;
@@ -1266,7 +1372,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
         r.status = BatchStatus::failed;
         r.error = r.item.input + ": verification failed: rel L2 error " +
                   fmt("%.3g", rep.verification.rel_l2_error) + " > tolerance " +
-                  fmt("%.0e", rep.verification.tolerance) + " (outputs kept; a re-run redoes this file)";
+                  fmt("%.0e", rep.verification.tolerance) +
+                  " (outputs kept; a re-run redoes this file)";
       }
     } catch (const Error& e) {
       r.status = e.kind() == ErrorKind::interrupted || interrupted() ? BatchStatus::interrupted
@@ -1280,18 +1387,22 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       r.error = "internal error: unknown exception";
     }
     r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
-    if (r.status == BatchStatus::failed && r.channels == 0) fill_from_header(r);
-    if (r.status == BatchStatus::interrupted && r.error.empty()) r.error = "interrupted";
+    if (r.status == BatchStatus::failed && r.channels == 0)
+      fill_from_header(r);
+    if (r.status == BatchStatus::interrupted && r.error.empty())
+      r.error = "interrupted";
   };
 
   // Whether a worker of this device has anything to do once its context is
   // up: false when the other devices took every file meanwhile.
   auto device_ready = [&](int device) {
     const auto up = device_up.find(device);
-    if (up == device_up.end()) return true;
+    if (up == device_up.end())
+      return true;
     while (up->second.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
       std::lock_guard lock(mutex);
-      if (stop || interrupted() || next >= order.size()) return false;
+      if (stop || interrupted() || next >= order.size())
+        return false;
     }
     return true;
   };
@@ -1299,13 +1410,15 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     const bool ready = device_ready(w.device);
     // A backend an earlier batch of this process left on this device (a Dask
     // or Python worker runs a batch call per file), else made by the first file.
-    std::unique_ptr<Backend> kept = ready && w.device >= 0 ? idle_backends().take(w.device) : nullptr;
+    std::unique_ptr<Backend> kept =
+        ready && w.device >= 0 ? idle_backends().take(w.device) : nullptr;
     bool first = true, said_ready = false;
     while (ready) {
       std::size_t idx = 0;
       {
         std::lock_guard lock(mutex);
-        if (stop || interrupted() || next >= order.size()) break;
+        if (stop || interrupted() || next >= order.size())
+          break;
         idx = order[next++];
         ++running;
       }
@@ -1314,10 +1427,12 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       std::function<void()> ready_once;
       if (std::exchange(first, false))
         ready_once = [&starts, &said_ready, d = w.device] {
-          if (!std::exchange(said_ready, true)) starts.lanes_ready(d);
+          if (!std::exchange(said_ready, true))
+            starts.lanes_ready(d);
         };
       run_one(idx, w, kept, ready_once);
-      if (ready_once) ready_once();
+      if (ready_once)
+        ready_once();
       const BatchFileResult& r = summary.files[idx];
       std::size_t n = 0;
       {
@@ -1327,7 +1442,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
         bytes_done += r.item.bytes;
         if (r.status == BatchStatus::failed) {
           ++failures;
-          if (!keep_going) stop = true;
+          if (!keep_going)
+            stop = true;
         }
         if (r.status == BatchStatus::interrupted) {
           file_interrupted = true;
@@ -1342,13 +1458,14 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       } else if (r.status == BatchStatus::ok && !display.drawing()) {
         const double x = r.wall_s > 0 ? r.duration_s() / r.wall_s : 0.0;
         say(count + "ok " + r.item.input + " -> " +
-                (r.item.output.empty() ? r.item.stats_json : r.item.output) + " (" + fmt("%.2f", r.wall_s) +
-                " s, " + fmt("%.0f", x) + "x real time)",
+                (r.item.output.empty() ? r.item.stats_json : r.item.output) + " (" +
+                fmt("%.2f", r.wall_s) + " s, " + fmt("%.0f", x) + "x real time)",
             false);
       }
     }
-    starts.all_taken();  // this worker found no file left (or the batch stops)
-    if (w.device >= 0) idle_backends().give(w.device, std::move(kept));
+    starts.all_taken(); // this worker found no file left (or the batch stops)
+    if (w.device >= 0)
+      idle_backends().give(w.device, std::move(kept));
     {
       std::lock_guard lock(mutex);
       ++finished_workers;
@@ -1362,8 +1479,9 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       try {
         threads.emplace_back(worker_loop, w);
       } catch (const std::system_error&) {
-        if (threads.empty()) throw;
-        break;  // fewer workers than planned: those running take every file
+        if (threads.empty())
+          throw;
+        break; // fewer workers than planned: those running take every file
       }
     }
     std::unique_lock lock(mutex);
@@ -1377,22 +1495,27 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       lock.lock();
     }
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   display.finish();
   if (trace_on() && profile.files > 0) {
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const double budget = wall * static_cast<double>(threads.size());
-    auto pct = [&](double v) { return fmt("%.1f", v) + " s (" + fmt("%.0f", 100.0 * v / budget) + "%)"; };
-    std::fprintf(stderr,
-                 "sigstream: batch profile: %zu worker(s) x %.3f s wall, %.0f files; worker time: setup %s, "
-                 "processing %s (reader %s, writer %s), commit %s, backend release %s, statistics %s\n",
-                 threads.size(), wall, profile.files, pct(profile.setup).c_str(), pct(profile.run).c_str(),
-                 pct(profile.read).c_str(), pct(profile.write).c_str(), pct(profile.commit).c_str(),
-                 pct(profile.release).c_str(), pct(profile.stats).c_str());
+    auto pct = [&](double v) {
+      return fmt("%.1f", v) + " s (" + fmt("%.0f", 100.0 * v / budget) + "%)";
+    };
+    std::fprintf(
+        stderr,
+        "sigstream: batch profile: %zu worker(s) x %.3f s wall, %.0f files; worker time: setup %s, "
+        "processing %s (reader %s, writer %s), commit %s, backend release %s, statistics %s\n",
+        threads.size(), wall, profile.files, pct(profile.setup).c_str(), pct(profile.run).c_str(),
+        pct(profile.read).c_str(), pct(profile.write).c_str(), pct(profile.commit).c_str(),
+        pct(profile.release).c_str(), pct(profile.stats).c_str());
   }
 
   summary.interrupted = interrupted() || file_interrupted;
-  summary.skipped = 0;  // counted again: a worker may have found a file committed meanwhile
+  summary.skipped = 0; // counted again: a worker may have found a file committed meanwhile
   for (const BatchFileResult& r : summary.files) {
     switch (r.status) {
       case BatchStatus::ok:
@@ -1415,10 +1538,13 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     if (r.status == BatchStatus::ok || r.status == BatchStatus::failed ||
         r.status == BatchStatus::interrupted) {
       for (BatchDeviceCount& d : summary.devices) {
-        if (d.device != r.device) continue;
+        if (d.device != r.device)
+          continue;
         ++d.files;
-        if (r.status != BatchStatus::ok) ++d.failed;
-        if (r.status == BatchStatus::ok) d.frames += r.frames;
+        if (r.status != BatchStatus::ok)
+          ++d.failed;
+        if (r.status == BatchStatus::ok)
+          d.frames += r.frames;
         d.busy_s += r.wall_s;
       }
     }
@@ -1443,24 +1569,26 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
             " not started; run the same command again to resume",
         true);
   } else if (summary.stopped) {
-    say("batch: stopped at the first failure (keep_going is off): " + std::to_string(summary.not_run) +
-            " file(s) not started",
+    say("batch: stopped at the first failure (keep_going is off): " +
+            std::to_string(summary.not_run) + " file(s) not started",
         true);
   }
   {
     const double secs = summary.wall_s;
-    std::string m = "batch: " + std::to_string(summary.ok) + " ok, " + std::to_string(summary.failed) +
-                    " failed, " + std::to_string(summary.skipped) + " up to date";
+    std::string m = "batch: " + std::to_string(summary.ok) + " ok, " +
+                    std::to_string(summary.failed) + " failed, " + std::to_string(summary.skipped) +
+                    " up to date";
     if (summary.interrupted_files + summary.not_run > 0)
       m += ", " + std::to_string(summary.interrupted_files + summary.not_run) + " not done";
     m += " in " + fmt("%.2f", secs) + " s";
     if (secs > 0 && summary.ok > 0)
       m += " (" + fmt("%.2f", summary.ok / secs) + " files/s, " +
            human_bytes(static_cast<double>(summary.bytes) / secs) + "/s)";
-    if (summary.summary_written) m += "; summary: " + summary.summary_json;
+    if (summary.summary_written)
+      m += "; summary: " + summary.summary_json;
     say(m, summary.failed > 0);
   }
   return summary;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -80,11 +80,11 @@ namespace sigstream {
 // One input and where its results go.
 struct BatchItem {
   std::string input;
-  std::string subdir;  // mirrored folder under out_dir ("" = top level)
-  std::string output;  // "" when the config has no sink.file
+  std::string subdir; // mirrored folder under out_dir ("" = top level)
+  std::string output; // "" when the config has no sink.file
   std::string stats_json;
-  std::string stats_csv;     // "" unless the config has stats.csv
-  std::uintmax_t bytes = 0;  // input size (0 if missing)
+  std::string stats_csv;    // "" unless the config has stats.csv
+  std::uintmax_t bytes = 0; // input size (0 if missing)
 };
 
 // One of `count` shards of a batch: the files at positions index,
@@ -98,39 +98,41 @@ struct BatchShard {
 // summary JSON), so that `batch --merge` can tell shards of one job.
 struct BatchShardRecord {
   BatchShard shard;
-  std::string inputs_sha256;      // of the whole sorted list (batch_input_list), before sharding
-  std::string config_sha256;      // of batch_config_facts: what determines the outputs
-  std::size_t inputs_total = 0;   // files in the whole list
+  std::string inputs_sha256;    // of the whole sorted list (batch_input_list), before sharding
+  std::string config_sha256;    // of batch_config_facts: what determines the outputs
+  std::size_t inputs_total = 0; // files in the whole list
 };
 
 struct BatchOptions {
-  std::vector<std::string> extra_inputs;  // command-line inputs (files, folders, globs)
-  std::optional<std::string> out_dir;     // overrides batch.out_dir
-  std::optional<bool> keep_going;         // overrides batch.keep_going
-  std::optional<BackendKind> backend;     // overrides execution.backend (--backend)
-  bool force = false;                     // redo files that are up to date
-  bool progress = false;                  // draw the batch progress line (stderr, terminals only)
-  bool quiet = false;                     // log only failures
-  bool verify = false;                    // --verify for every file (a failed check fails the file)
+  std::vector<std::string> extra_inputs; // command-line inputs (files, folders, globs)
+  std::optional<std::string> out_dir;    // overrides batch.out_dir
+  std::optional<bool> keep_going;        // overrides batch.keep_going
+  std::optional<BackendKind> backend;    // overrides execution.backend (--backend)
+  bool force = false;                    // redo files that are up to date
+  bool progress = false;                 // draw the batch progress line (stderr, terminals only)
+  bool quiet = false;                    // log only failures
+  bool verify = false;                   // --verify for every file (a failed check fails the file)
   double tolerance = 1e-5;
-  std::string config_path;         // for the up-to-date check (mtime); may be empty
-  std::string summary_json;        // default out_dir/batch_summary.json; CSV: same stem, .csv
-  int files_per_device = 0;        // CUDA: files in flight per GPU (0: auto, plan_batch_workers)
-  int device_count_override = -1;  // >= 0: pretend this many CUDA devices exist (tests)
+  std::string config_path;        // for the up-to-date check (mtime); may be empty
+  std::string summary_json;       // default out_dir/batch_summary.json; CSV: same stem, .csv
+  int files_per_device = 0;       // CUDA: files in flight per GPU (0: auto, plan_batch_workers)
+  int device_count_override = -1; // >= 0: pretend this many CUDA devices exist (tests)
   // Lines for the user (no trailing newline). Failures are logged even when quiet.
   std::function<void(const std::string&)> log;
   // Runs one file; default run_pipeline. Tests inject a fake to exercise the
   // scheduler without a GPU.
   std::function<RunReport(const Config&, const RunOptions&)> runner;
-  std::vector<BatchItem> items;  // explicit inputs and outputs: used instead of expanding inputs when non-empty
-  std::optional<BatchShard> shard;  // run only this shard's files (pipeline/batch_shard.hpp)
-  bool write_summary = true;  // false: return the summary without writing files (Python/Dask tasks)
+  std::vector<BatchItem>
+      items; // explicit inputs and outputs: used instead of expanding inputs when non-empty
+  std::optional<BatchShard> shard; // run only this shard's files (pipeline/batch_shard.hpp)
+  bool write_summary = true; // false: return the summary without writing files (Python/Dask tasks)
 };
 
 // Expands inputs and computes output paths (see the header comment). Throws
 // Error(config) when nothing matched, for colliding outputs, or when an
 // output would overwrite an input. `log` gets warnings (a glob matching nothing).
-std::vector<BatchItem> collect_batch_items(const Config& config, const std::vector<std::string>& extra_inputs,
+std::vector<BatchItem> collect_batch_items(const Config& config,
+                                           const std::vector<std::string>& extra_inputs,
                                            const std::string& out_dir,
                                            const std::function<void(const std::string&)>& log = {});
 
@@ -172,11 +174,11 @@ std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int
 std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>& bytes);
 
 enum class BatchStatus {
-  ok,           // processed now
-  skipped,      // up to date, not redone
-  failed,       // error (message in `error`)
-  interrupted,  // was running when SIGINT/SIGTERM arrived; no output left
-  not_run,      // never started: the batch was interrupted or stopped at a failure
+  ok,          // processed now
+  skipped,     // up to date, not redone
+  failed,      // error (message in `error`)
+  interrupted, // was running when SIGINT/SIGTERM arrived; no output left
+  not_run,     // never started: the batch was interrupted or stopped at a failure
 };
 std::string_view to_string(BatchStatus s);
 
@@ -188,15 +190,15 @@ struct BatchFileResult {
   // failed later, or from the statistics of a skipped file); zero otherwise.
   double sample_rate = 0.0;
   int channels = 0;
-  std::int64_t frames = 0;  // input frames
+  std::int64_t frames = 0; // input frames
   std::int64_t output_frames = 0;
   std::string input_format, output_format;
   std::string backend, device_name;
-  int device = -1;      // CUDA ordinal this batch ran it on (-1: CPU or not run)
-  double wall_s = 0.0;  // time spent on it by this batch
+  int device = -1;     // CUDA ordinal this batch ran it on (-1: CPU or not run)
+  double wall_s = 0.0; // time spent on it by this batch
   std::int64_t clipped_samples = 0;
   std::int64_t nonfinite = 0;
-  std::vector<double> output_rms, output_peak;  // per channel, the `output` metrics block
+  std::vector<double> output_rms, output_peak; // per channel, the `output` metrics block
   // Its output and statistics exist and are this file's results: done now
   // (ok, or failed only at verification, whose outputs are kept) or up to
   // date. The summary names the output files, and gives their numbers, only then.
@@ -209,27 +211,27 @@ struct BatchFileResult {
 };
 
 struct BatchDeviceCount {
-  int device = -1;  // -1 = CPU
+  int device = -1; // -1 = CPU
   int workers = 0;
-  int files = 0;  // ok + failed + interrupted on it
+  int files = 0; // ok + failed + interrupted on it
   int failed = 0;
   std::int64_t frames = 0;
   double busy_s = 0.0;
 };
 
 struct BatchSummary {
-  std::vector<BatchFileResult> files;  // in input order
-  std::string backend;                 // "cpu" or "cuda"
+  std::vector<BatchFileResult> files; // in input order
+  std::string backend;                // "cpu" or "cuda"
   std::vector<BatchWorker> workers;
   std::vector<BatchDeviceCount> devices;
   // summary_json "": no summary file (BatchOptions::write_summary off).
   std::string out_dir, summary_json, summary_csv;
-  std::optional<BatchShardRecord> shard;            // a shard's run: its "shard" object
+  std::optional<BatchShardRecord> shard; // a shard's run: its "shard" object
   int ok = 0, skipped = 0, failed = 0, interrupted_files = 0, not_run = 0;
-  bool interrupted = false;  // SIGINT/SIGTERM arrived
-  bool stopped = false;      // stopped at the first failure (keep_going off)
+  bool interrupted = false; // SIGINT/SIGTERM arrived
+  bool stopped = false;     // stopped at the first failure (keep_going off)
   bool summary_written = false;
-  std::uintmax_t bytes = 0;  // input bytes processed now
+  std::uintmax_t bytes = 0; // input bytes processed now
   double wall_s = 0.0;
   // 130 if interrupted, 1 if a file failed, else 0 (SPEC §1).
   [[nodiscard]] int exit_code() const noexcept;
@@ -254,4 +256,4 @@ std::string batch_config_fingerprint(const Config& config, const std::string& ba
 // The text those facts are hashed from (a shard's config_sha256 hashes it too).
 std::string batch_config_facts(const Config& config, const std::string& backend);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -23,7 +23,8 @@ json identity_json(const FileIdentity& id) {
 }
 
 // The hidden temporaries beside `target` written by `host`/`pid` (any pid: 0).
-std::vector<std::string> temps_beside(const std::string& target, const std::string& host, long pid) {
+std::vector<std::string> temps_beside(const std::string& target, const std::string& host,
+                                      long pid) {
   std::vector<std::string> out;
   const fs::path t(target);
   const fs::path dir = t.has_parent_path() ? t.parent_path() : fs::path(".");
@@ -32,9 +33,11 @@ std::vector<std::string> temps_beside(const std::string& target, const std::stri
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     const std::string f = it->path().filename().string();
     const auto parts = parse_temp_file_name(f);
-    if (!parts || parts->old_format() || parts->host != host || (pid != 0 && parts->pid != pid)) continue;
+    if (!parts || parts->old_format() || parts->host != host || (pid != 0 && parts->pid != pid))
+      continue;
     // The same NAME (cut as temporary names cut it): the name rebuilt from its parts.
-    if (temp_file_name(name, parts->host, parts->pid, f.substr(f.size() - 6)) != f) continue;
+    if (temp_file_name(name, parts->host, parts->pid, f.substr(f.size() - 6)) != f)
+      continue;
     out.push_back(it->path().string());
   }
   return out;
@@ -43,28 +46,35 @@ std::vector<std::string> temps_beside(const std::string& target, const std::stri
 // Renames `from` to `to` unless `to` exists (then, or when `from` is gone: false).
 bool rename_no_replace(const std::string& from, const std::string& to) {
 #ifdef RENAME_NOREPLACE
-  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0) return true;
-  if (errno != EINVAL && errno != ENOSYS) return false;
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
+    return true;
+  if (errno != EINVAL && errno != ENOSYS)
+    return false;
 #endif
   // No RENAME_NOREPLACE on this file system: a link fails where `to` exists.
-  if (::link(from.c_str(), to.c_str()) != 0) return false;
+  if (::link(from.c_str(), to.c_str()) != 0)
+    return false;
   ::unlink(from.c_str());
   return true;
 }
 
-}  // namespace
+} // namespace
 
 json commit_record_json(const CommitFiles& files) {
   json j = json::object();
-  if (files.output) j["output"] = identity_json(*files.output);
-  if (files.csv) j["csv"] = identity_json(*files.csv);
+  if (files.output)
+    j["output"] = identity_json(*files.output);
+  if (files.csv)
+    j["csv"] = identity_json(*files.csv);
   return j;
 }
 
 std::optional<FileIdentity> identity_from_json(const json& j) {
-  if (!j.is_object()) return std::nullopt;
+  if (!j.is_object())
+    return std::nullopt;
   for (const char* k : {"dev", "ino", "size", "mtime_ns"})
-    if (!j.contains(k) || !j[k].is_number_integer()) return std::nullopt;
+    if (!j.contains(k) || !j[k].is_number_integer())
+      return std::nullopt;
   FileIdentity id;
   id.dev = j["dev"].get<std::uint64_t>();
   id.ino = j["ino"].get<std::uint64_t>();
@@ -73,47 +83,59 @@ std::optional<FileIdentity> identity_from_json(const json& j) {
   return id;
 }
 
-bool complete_pending_commit(const BatchItem& item, const std::function<bool(const BatchItem&)>& is_current) {
-  if (item.stats_json.empty()) return false;
+bool complete_pending_commit(const BatchItem& item,
+                             const std::function<bool(const BatchItem&)>& is_current) {
+  if (item.stats_json.empty())
+    return false;
   std::error_code ec;
-  if (fs::exists(fs::symlink_status(item.stats_json, ec))) return false;  // committed (or not ours to replace)
+  if (fs::exists(fs::symlink_status(item.stats_json, ec)))
+    return false; // committed (or not ours to replace)
   for (const std::string& pending : temps_beside(item.stats_json, temp_host_tag(), 0)) {
-    if (!temp_writer_dead(pending)) continue;  // a live writer (this process included): its own business
+    if (!temp_writer_dead(pending))
+      continue; // a live writer (this process included): its own business
     std::ifstream f(pending);
     const json j = json::parse(f, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) continue;  // killed while writing it
+    if (j.is_discarded() || !j.is_object())
+      continue; // killed while writing it
     const json batch = j.value("batch", json());
-    if (!batch.is_object() || !batch.contains("commit") || !batch["commit"].is_object()) continue;
+    if (!batch.is_object() || !batch.contains("commit") || !batch["commit"].is_object())
+      continue;
     const json& record = batch["commit"];
     // The audio: committed, and still the file the dead worker committed.
     if (!item.output.empty()) {
       const auto want = identity_from_json(record.value("output", json()));
-      if (!want || identity_of_path(item.output) != want) continue;
+      if (!want || identity_of_path(item.output) != want)
+        continue;
     }
     // The CSV: in place as recorded, or still the dead worker's temporary.
     std::string csv_pending;
     std::optional<FileIdentity> csv_want;
     if (!item.stats_csv.empty()) {
       csv_want = identity_from_json(record.value("csv", json()));
-      if (!csv_want) continue;
+      if (!csv_want)
+        continue;
       if (identity_of_path(item.stats_csv) != csv_want) {
         const auto parts = parse_temp_file_name(fs::path(pending).filename().string());
         for (const std::string& t : temps_beside(item.stats_csv, parts->host, parts->pid))
-          if (identity_of_path(t) == csv_want) csv_pending = t;
-        if (csv_pending.empty()) continue;
+          if (identity_of_path(t) == csv_want)
+            csv_pending = t;
+        if (csv_pending.empty())
+          continue;
       }
     }
     BatchItem probe = item;
     probe.stats_json = pending;
-    if (!csv_pending.empty()) probe.stats_csv = csv_pending;
-    if (!is_current(probe)) continue;
+    if (!csv_pending.empty())
+      probe.stats_csv = csv_pending;
+    if (!is_current(probe))
+      continue;
     // The dead worker's remaining commits, in its order: CSV, then JSON.
     if (!csv_pending.empty() && std::rename(csv_pending.c_str(), item.stats_csv.c_str()) != 0 &&
         identity_of_path(item.stats_csv) != csv_want)
-      return false;  // neither ours nor another retry's rename put it there
+      return false; // neither ours nor another retry's rename put it there
     return rename_no_replace(pending, item.stats_json);
   }
   return false;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

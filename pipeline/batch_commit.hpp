@@ -46,4 +46,4 @@ std::optional<FileIdentity> identity_from_json(const nlohmann::ordered_json& j);
 bool complete_pending_commit(const BatchItem& item,
                              const std::function<bool(const BatchItem& probe)>& is_current);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -20,18 +20,18 @@ struct ToneSpec {
   double freq_hz = 0.0;
   double amplitude = 1.0;
   double phase_deg = 0.0;
-  std::optional<int> channel;  // 0-based; none = every channel
+  std::optional<int> channel; // 0-based; none = every channel
 };
 
 struct NoiseSpec {
   NoiseKind kind = NoiseKind::gaussian;
-  double amplitude = 0.0;  // gaussian: standard deviation; uniform: half-width
+  double amplitude = 0.0; // gaussian: standard deviation; uniform: half-width
   std::uint64_t seed = 1;
 };
 
 struct SynthSpec {
   double sample_rate = 48000.0;
-  std::int64_t frames = 0;  // resolved from duration_s when that was given
+  std::int64_t frames = 0; // resolved from duration_s when that was given
   int channels = 1;
   std::vector<ToneSpec> tones;
   std::optional<NoiseSpec> noise;
@@ -45,9 +45,9 @@ struct RawSpec {
 };
 
 struct SourceSpec {
-  std::optional<std::string> file;   // exactly one of file / synth; "-" = standard input
+  std::optional<std::string> file; // exactly one of file / synth; "-" = standard input
   std::optional<SynthSpec> synth;
-  std::optional<RawSpec> raw;        // with file: the file is headerless PCM
+  std::optional<RawSpec> raw; // with file: the file is headerless PCM
 };
 
 // A stage of the chain. Its kind's own fields are the kind's spec type, in
@@ -56,24 +56,18 @@ struct SourceSpec {
 // type: `spec.as<FirSpec>()`.
 struct StageSpec {
   StageType type = StageType::fir;
-  std::string name;      // defaults to "<type><index>", e.g. "fir0", "gain1"
-  KindData params;       // the kind's spec
-  int line = 0;          // 1-based YAML position of the stage, for messages
+  std::string name; // defaults to "<type><index>", e.g. "fir0", "gain1"
+  KindData params;  // the kind's spec
+  int line = 0;     // 1-based YAML position of the stage, for messages
 
-  template <class T>
-  [[nodiscard]] const T& as() const {
-    return params.get<T>();
-  }
-  template <class T>
-  [[nodiscard]] T& as() {
-    return params.get<T>();
-  }
+  template <class T> [[nodiscard]] const T& as() const { return params.get<T>(); }
+  template <class T> [[nodiscard]] T& as() { return params.get<T>(); }
 };
 
 struct SinkSpec {
-  std::optional<std::string> file;  // no sink file: statistics only; "-" = standard output
+  std::optional<std::string> file; // no sink file: statistics only; "-" = standard output
   SampleFormat format = SampleFormat::same;
-  std::optional<SinkType> type;     // the container; required for "-", else from the extension
+  std::optional<SinkType> type; // the container; required for "-", else from the extension
   // MP3, Vorbis and Opus: 0 (smallest) .. 1 (best), libsndfile's compression
   // level min(1 - quality, 0.99); none: libsndfile's default.
   std::optional<double> quality;
@@ -88,11 +82,11 @@ struct ExecutionSpec {
   BackendKind backend = BackendKind::automatic;
   std::int64_t chunk_frames = 1048576;
   int streams = 4;
-  int threads = 0;           // CPU worker threads; 0 = one per hardware thread
-  std::vector<int> devices;  // empty = default (device 0 for run, all for batch)
-  std::optional<double> latency_ms;  // live mode (SPEC §6): bound on the added latency
-  bool busy_poll = false;            // live mode: spin instead of sleeping while waiting for I/O
-  bool redundant = false;            // live mode: two threads compute each block, the first writes it
+  int threads = 0;                  // CPU worker threads; 0 = one per hardware thread
+  std::vector<int> devices;         // empty = default (device 0 for run, all for batch)
+  std::optional<double> latency_ms; // live mode (SPEC §6): bound on the added latency
+  bool busy_poll = false;           // live mode: spin instead of sleeping while waiting for I/O
+  bool redundant = false; // live mode: two threads compute each block, the first writes it
 };
 
 struct BatchSpec {
@@ -109,7 +103,7 @@ struct Config {
   StatsSpec stats;
   ExecutionSpec execution;
   BatchSpec batch;
-  std::string origin;  // the config file's path (or "<demo>"), for messages
+  std::string origin; // the config file's path (or "<demo>"), for messages
 };
 
 // Parses and validates a YAML text. `origin` names it in messages.
@@ -137,4 +131,4 @@ std::string config_reference();
 // The built-in demo config (configs/demo.yaml compiled in).
 const std::string& demo_config_text();
 
-}  // namespace sigstream
+} // namespace sigstream

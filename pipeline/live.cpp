@@ -32,16 +32,16 @@
 #include "kernels/cpu/layout.hpp"
 #include "kernels/cpu/reduce.hpp"
 #include "kernels/cpu/welch.hpp"
+#include "pipeline/backends/cuda_backend.hpp"
+#include "pipeline/excerpt.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/audio_sink.hpp"
 #include "pipeline/io/byte_stream.hpp"
-#include "stages/registry.hpp"
 #include "pipeline/io/stats_writer.hpp"
-#include "pipeline/backends/cuda_backend.hpp"
-#include "pipeline/excerpt.hpp"
 #include "pipeline/progress.hpp"
 #include "stages/fir/spec.hpp"
 #include "stages/metrics/spec.hpp"
+#include "stages/registry.hpp"
 
 namespace sigstream {
 
@@ -52,67 +52,80 @@ std::int64_t live_block_frames(double latency_ms, double rate) noexcept {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using Planes = LivePlanes;  // [channel][frame]
+using Planes = LivePlanes; // [channel][frame]
 
-void append(std::vector<float>& to, const float* p, std::int64_t n) { to.insert(to.end(), p, p + n); }
+void append(std::vector<float>& to, const float* p, std::int64_t n) {
+  to.insert(to.end(), p, p + n);
+}
 void drop_front(std::vector<float>& v, std::int64_t n) {
-  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min<std::int64_t>(n, static_cast<std::int64_t>(v.size()))));
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min<std::int64_t>(
+                                     n, static_cast<std::int64_t>(v.size()))));
 }
 
 // The source frames a metrics block pairs its signal with (dot_input): the
 // stage sees frame j after the source's frame j has come (stages only delay),
 // so each block keeps the source frames between, and zeros past the end.
 class SourceQueue {
- public:
+public:
   explicit SourceQueue(int channels) : q_(static_cast<std::size_t>(channels)) {}
   void feed(const Planes& src, std::int64_t n) {
-    for (std::size_t c = 0; c < q_.size(); ++c) append(q_[c], src[c].data(), n);
+    for (std::size_t c = 0; c < q_.size(); ++c)
+      append(q_[c], src[c].data(), n);
   }
   // The next n source frames, channel c (zeros beyond what came).
   const float* take(std::size_t c, std::int64_t n) {
-    if (static_cast<std::int64_t>(q_[c].size()) < n) q_[c].resize(static_cast<std::size_t>(n), 0.0f);
+    if (static_cast<std::int64_t>(q_[c].size()) < n)
+      q_[c].resize(static_cast<std::size_t>(n), 0.0f);
     return q_[c].data();
   }
   void pop(std::int64_t n) {
-    for (auto& v : q_) drop_front(v, n);
+    for (auto& v : q_)
+      drop_front(v, n);
   }
 
- private:
+private:
   Planes q_;
 };
 
 // An observer (metrics) stage, and the output block.
 class MetricsOp final : public LiveOp {
- public:
+public:
   // `paired`: no rate change before it, so it pairs with the source frame
   // by frame (else it keeps no source frames and its dot is null).
-  MetricsOp(int slot, int channels, bool paired) : slot_(slot), paired_(paired), source_(channels) {}
+  MetricsOp(int slot, int channels, bool paired)
+      : slot_(slot), paired_(paired), source_(channels) {}
   // With a spectrum (the stage's planned window and hop): the Welch sums of
   // the segments that end in each block, from the block and the nfft - 1
   // frames kept before it.
   void add_spectrum(const PlannedStage& st, int channels) {
-    welch_ = std::make_unique<const kernels::cpu::Welch>(st.as<MetricsPlan>().spectrum_window, st.as<MetricsPlan>().spectrum_hop);
+    welch_ = std::make_unique<const kernels::cpu::Welch>(st.as<MetricsPlan>().spectrum_window,
+                                                         st.as<MetricsPlan>().spectrum_hop);
     history_.assign(static_cast<std::size_t>(channels), {});
     sums_.power.assign(static_cast<std::size_t>(channels * welch_->bins()), 0.0);
   }
   void push(const Planes& in, std::int64_t n, Planes& out) override {
     measure(in, n);
-    for (std::size_t c = 0; c < in.size(); ++c) append(out[c], in[c].data(), n);
+    for (std::size_t c = 0; c < in.size(); ++c)
+      append(out[c], in[c].data(), n);
   }
   // The metrics of in[c][0..n), without passing the frames on.
   void measure(const Planes& in, std::int64_t n) {
     last_.assign(in.size(), ChannelMetrics{});
     for (std::size_t c = 0; c < in.size(); ++c)
-      last_[c] = kernels::cpu::channel_metrics(in[c].data(), paired_ ? source_.take(c, n) : nullptr, n);
-    if (paired_) source_.pop(n);
+      last_[c] =
+          kernels::cpu::channel_metrics(in[c].data(), paired_ ? source_.take(c, n) : nullptr, n);
+    if (paired_)
+      source_.pop(n);
     last_frames_ = n;
-    if (welch_ && n > 0) measure_spectrum(in, n);
+    if (welch_ && n > 0)
+      measure_spectrum(in, n);
   }
   [[nodiscard]] const SpectrumSums& spectrum() const { return sums_; }
   void finish(Planes& /*out*/) override {}
   // Takes the source frames of a step (nothing if it is not paired).
   void feed(const Planes& src, std::int64_t n) {
-    if (paired_) source_.feed(src, n);
+    if (paired_)
+      source_.feed(src, n);
   }
   [[nodiscard]] int slot() const { return slot_; }
   // This step's metrics (frames 0 when the stage saw none), then resets.
@@ -123,18 +136,19 @@ class MetricsOp final : public LiveOp {
     return n;
   }
 
- private:
+private:
   void measure_spectrum(const Planes& in, std::int64_t n) {
     const auto bins = static_cast<std::size_t>(welch_->bins());
     const auto keep = static_cast<std::size_t>(welch_->nfft() - 1);
     std::int64_t segments = 0;
     for (std::size_t c = 0; c < in.size(); ++c) {
-      std::vector<float>& h = history_[c];  // frames [seen_ - h.size(), seen_), then the block
+      std::vector<float>& h = history_[c]; // frames [seen_ - h.size(), seen_), then the block
       const auto before = static_cast<std::int64_t>(h.size());
       h.insert(h.end(), in[c].data(), in[c].data() + n);
       segments = welch_->add(h.data(), seen_ - before, before + n, seen_, seen_ + n,
                              std::span<double>(sums_.power.data() + c * bins, bins));
-      if (h.size() > keep) h.erase(h.begin(), h.end() - static_cast<std::ptrdiff_t>(keep));
+      if (h.size() > keep)
+        h.erase(h.begin(), h.end() - static_cast<std::ptrdiff_t>(keep));
     }
     sums_.segments += segments;
     seen_ += n;
@@ -145,9 +159,9 @@ class MetricsOp final : public LiveOp {
   SourceQueue source_;
   std::vector<ChannelMetrics> last_;
   std::int64_t last_frames_ = 0;
-  std::unique_ptr<const kernels::cpu::Welch> welch_;  // null: no spectrum
+  std::unique_ptr<const kernels::cpu::Welch> welch_; // null: no spectrum
   std::vector<std::vector<float>> history_;
-  std::int64_t seen_ = 0;  // frames measured so far
+  std::int64_t seen_ = 0; // frames measured so far
   SpectrumSums sums_;
 };
 
@@ -184,7 +198,8 @@ struct LiveKernels {
 // for the other kinds) the CPU's.
 LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) {
   LiveKernels k;
-  if (device >= 0) k.where = "CUDA device " + std::to_string(device) + " (FIR stages), the CPU (the rest)";
+  if (device >= 0)
+    k.where = "CUDA device " + std::to_string(device) + " (FIR stages), the CPU (the rest)";
   k.per_stage.resize(plan.stages.size());
   const std::vector<double> rates = input_rates(plan);
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
@@ -192,8 +207,8 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
     const StageKind& kind = stage_kind(st.type);
     // A stage's blocks last as long as the source's: behind a resampler
     // they hold other frame counts.
-    const std::int64_t stage_block =
-        std::max<std::int64_t>(1, std::llround(static_cast<double>(block) * rates[j] / plan.sample_rate));
+    const std::int64_t stage_block = std::max<std::int64_t>(
+        1, std::llround(static_cast<double>(block) * rates[j] / plan.sample_rate));
     if (device >= 0) {
 #ifdef SIGSTREAM_HAVE_CUDA
       k.per_stage[j] = make_cuda_live_kernel(st, LiveContext{plan.channels, stage_block, device});
@@ -203,16 +218,17 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
     }
     if (!k.per_stage[j] && kind.live_kernel != nullptr)
       k.per_stage[j] = kind.live_kernel(st, LiveContext{plan.channels, stage_block, -1});
-    if (k.per_stage[j]) k.notes.push_back(k.per_stage[j]->describe());
+    if (k.per_stage[j])
+      k.notes.push_back(k.per_stage[j]->describe());
   }
   return k;
 }
 
 struct LiveChain {
   std::vector<std::unique_ptr<LiveOp>> ops;
-  std::vector<MetricsOp*> metrics;  // in plan order
+  std::vector<MetricsOp*> metrics; // in plan order
   std::unique_ptr<MetricsOp> output;
-  std::vector<Planes> bufs;         // bufs[j] = output of op j
+  std::vector<Planes> bufs; // bufs[j] = output of op j
 };
 
 // `observers`: with the metrics stages and the output's metrics; without
@@ -229,17 +245,21 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = tr
     const PlannedStage& st = plan.stages[j];
     const StageKind& kind = stage_kind(st.type);
     if (kind.observer) {
-      if (!observers) continue;
+      if (!observers)
+        continue;
       auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch, same_rate);
-      if (!st.as<MetricsPlan>().spectrum_window.empty()) m->add_spectrum(st, ch);
+      if (!st.as<MetricsPlan>().spectrum_window.empty())
+        m->add_spectrum(st, ch);
       chain.metrics.push_back(m.get());
       chain.ops.push_back(std::move(m));
       continue;
     }
-    chain.ops.push_back(kind.live_op(st, k.per_stage[j].get(), ch, std::llround(delay[j] * rates[j])));
+    chain.ops.push_back(
+        kind.live_op(st, k.per_stage[j].get(), ch, std::llround(delay[j] * rates[j])));
     same_rate = same_rate && !st.changes_rate();
   }
-  chain.output = std::make_unique<MetricsOp>(plan.output_slot(), ch, observers && !plan.rate_changes);
+  chain.output =
+      std::make_unique<MetricsOp>(plan.output_slot(), ch, observers && !plan.rate_changes);
   chain.bufs.assign(chain.ops.size(), Planes(static_cast<std::size_t>(ch)));
   return chain;
 }
@@ -248,15 +268,18 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = tr
 // the source has ended. Returns the chain's output planes (`in` itself when
 // there are no stages: then n must be in[c].size()).
 const Planes& step(LiveChain& chain, const Planes& in, std::int64_t n, bool last) {
-  for (MetricsOp* m : chain.metrics) m->feed(in, n);
+  for (MetricsOp* m : chain.metrics)
+    m->feed(in, n);
   chain.output->feed(in, n);
   const Planes* cur = &in;
   std::int64_t frames = n;
   for (std::size_t j = 0; j < chain.ops.size(); ++j) {
     Planes& out = chain.bufs[j];
-    for (auto& v : out) v.clear();
+    for (auto& v : out)
+      v.clear();
     chain.ops[j]->push(*cur, frames, out);
-    if (last) chain.ops[j]->finish(out);
+    if (last)
+      chain.ops[j]->finish(out);
     cur = &out;
     frames = static_cast<std::int64_t>(out[0].size());
   }
@@ -265,7 +288,7 @@ const Planes& step(LiveChain& chain, const Planes& in, std::int64_t n, bool last
 
 // Added latency, in 10 µs bins up to 1 s (the max is kept exactly).
 class LatencyHistogram {
- public:
+public:
   void add(double ms) {
     const auto bin = static_cast<std::size_t>(std::min(ms * 100.0, static_cast<double>(kBins - 1)));
     ++bins_[bin];
@@ -273,19 +296,21 @@ class LatencyHistogram {
     max_ = std::max(max_, ms);
   }
   [[nodiscard]] double quantile(double q) const {
-    if (count_ == 0) return 0.0;
+    if (count_ == 0)
+      return 0.0;
     const auto want = static_cast<std::int64_t>(std::ceil(q * static_cast<double>(count_)));
     std::int64_t seen = 0;
     for (std::size_t b = 0; b < kBins; ++b) {
       seen += bins_[b];
-      if (seen >= want) return std::min(max_, (static_cast<double>(b) + 1.0) / 100.0);
+      if (seen >= want)
+        return std::min(max_, (static_cast<double>(b) + 1.0) / 100.0);
     }
     return max_;
   }
   [[nodiscard]] double max() const { return max_; }
   [[nodiscard]] std::int64_t count() const { return count_; }
 
- private:
+private:
   static constexpr std::size_t kBins = 100000;
   std::vector<std::int64_t> bins_ = std::vector<std::int64_t>(kBins, 0);
   std::int64_t count_ = 0;
@@ -295,7 +320,9 @@ class LatencyHistogram {
 double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
-double ms_since(Clock::time_point t) { return ms_between(t, Clock::now()); }
+double ms_since(Clock::time_point t) {
+  return ms_between(t, Clock::now());
+}
 
 // A spinning wait's pause between two looks (the CPU's hint that it spins).
 inline void cpu_relax() noexcept {
@@ -311,27 +338,29 @@ inline void cpu_relax() noexcept {
 struct Lane {
   LiveKernels kernels;
   LiveChain chain;
-  bool primary = true;  // keeps the metrics (the other lane's chain has none)
+  bool primary = true; // keeps the metrics (the other lane's chain has none)
   Planes src;
   std::vector<float*> src_ptrs;
   HostBlock out_block;
   std::vector<const float*> out_ptrs;
-  alignas(64) std::atomic<std::int64_t> consumed{0};  // blocks taken from the input ring
-  alignas(64) std::int64_t written = 0;               // blocks whose output it wrote
-  std::int64_t late_covered = 0;  // its own result over the target, the other lane's written first
-  std::int64_t preempted = 0;     // involuntary context switches
-  std::int64_t clipped = 0;       // of the block it interleaved last
-  rusage block_usage{};           // the thread's, when it took the block (trace)
+  alignas(64) std::atomic<std::int64_t> consumed{0}; // blocks taken from the input ring
+  alignas(64) std::int64_t written = 0;              // blocks whose output it wrote
+  std::int64_t late_covered = 0; // its own result over the target, the other lane's written first
+  std::int64_t preempted = 0;    // involuntary context switches
+  std::int64_t clipped = 0;      // of the block it interleaved last
+  rusage block_usage{};          // the thread's, when it took the block (trace)
 };
 
-void init_lane(Lane& lane, const Plan& plan, LiveKernels kernels, bool primary, std::int64_t block) {
+void init_lane(Lane& lane, const Plan& plan, LiveKernels kernels, bool primary,
+               std::int64_t block) {
   const auto ch = static_cast<std::size_t>(plan.channels);
   lane.kernels = std::move(kernels);
   lane.chain = make_chain(plan, lane.kernels, primary);
   lane.primary = primary;
   lane.src.assign(ch, std::vector<float>(static_cast<std::size_t>(block)));
   lane.src_ptrs.resize(ch);
-  for (std::size_t c = 0; c < ch; ++c) lane.src_ptrs[c] = lane.src[c].data();
+  for (std::size_t c = 0; c < ch; ++c)
+    lane.src_ptrs[c] = lane.src[c].data();
   lane.out_block = make_host_block(plan.output_type, plan.channels, block);
   lane.out_ptrs.resize(ch);
 }
@@ -341,7 +370,7 @@ struct BlockInfo {
   std::int64_t got = 0;
   bool ended = false;
   Clock::time_point arrived;
-  double read_ms = 0.0;  // how long the read that brought it took (waited, mostly)
+  double read_ms = 0.0; // how long the read that brought it took (waited, mostly)
 };
 
 // A block as read, in the ring the lanes share.
@@ -359,15 +388,16 @@ std::int64_t ring_blocks(double latency_ms, std::int64_t block, int channels) {
   return std::clamp<std::int64_t>(std::min(second, (std::int64_t{64} << 20) / per_block), 2, 1024);
 }
 
-struct StopLane {};  // another lane has failed: this one leaves quietly
+struct StopLane {}; // another lane has failed: this one leaves quietly
 
-}  // namespace
+} // namespace
 
-RunReport run_live(const Config& config, const RunOptions& options, Source& source, const Plan& plan,
-                   const std::optional<SinkFormat>& sink_format, RunReport report,
+RunReport run_live(const Config& config, const RunOptions& options, Source& source,
+                   const Plan& plan, const std::optional<SinkFormat>& sink_format, RunReport report,
                    std::chrono::steady_clock::time_point t0) {
   auto log = [&](const std::string& m) {
-    if (options.log) options.log(m);
+    if (options.log)
+      options.log(m);
   };
   const double target = *config.execution.latency_ms;
   const std::int64_t block = plan.chunk_frames;
@@ -375,18 +405,21 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // What one block costs here, measured on zeros through a chain of its own.
   auto measure_block = [&](const LiveKernels& k) {
     LiveChain warm = make_chain(plan, k);
-    const Planes zeros(static_cast<std::size_t>(ch), std::vector<float>(static_cast<std::size_t>(block), 0.0f));
+    const Planes zeros(static_cast<std::size_t>(ch),
+                       std::vector<float>(static_cast<std::size_t>(block), 0.0f));
     // 30 blocks, 5 of them unmeasured; a block of a million frames or more
     // (a huge rate or latency) once, unskipped (30 of them took minutes:
     // found by fuzz_live, a 2.1 GHz WAV).
-    const int kWarm = static_cast<int>(std::clamp<std::int64_t>((std::int64_t{1} << 20) / std::max<std::int64_t>(block, 1), 1, 30));
+    const int kWarm = static_cast<int>(std::clamp<std::int64_t>(
+        (std::int64_t{1} << 20) / std::max<std::int64_t>(block, 1), 1, 30));
     const int kSkip = kWarm > 5 ? 5 : 0;
     std::pair<double, double> mean_max{0.0, 0.0};
     for (int i = 0; i < kWarm; ++i) {
       const auto t = Clock::now();
       static_cast<void>(step(warm, zeros, block, false));
       const double ms = ms_since(t);
-      if (i < kSkip) continue;
+      if (i < kSkip)
+        continue;
       mean_max.first += ms / (kWarm - kSkip);
       mean_max.second = std::max(mean_max.second, ms);
     }
@@ -399,8 +432,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
 #ifdef SIGSTREAM_HAVE_CUDA
   // auto: the CPU, unless it cannot keep up and a GPU is there.
   if (asked == BackendKind::automatic && warm_mean > 0.5 * target && !cuda_devices().empty()) {
-    log("live: the CPU needs " + std::to_string(warm_mean) + " ms a block; moving the FIR stages to CUDA device " +
-        std::to_string(device));
+    log("live: the CPU needs " + std::to_string(warm_mean) +
+        " ms a block; moving the FIR stages to CUDA device " + std::to_string(device));
     try {
       LiveKernels gpu = make_live_kernels(plan, block, device);
       const auto [gpu_mean, gpu_max] = measure_block(gpu);
@@ -408,37 +441,48 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       warm_mean = gpu_mean;
       warm_max = gpu_max;
     } catch (const Error& e) {
-      log("live: CUDA could not take the FIR stages (" + std::string(e.what()) + "); staying on the CPU");
+      log("live: CUDA could not take the FIR stages (" + std::string(e.what()) +
+          "); staying on the CPU");
     }
   }
 #endif
   const bool on_gpu = kernels.where.rfind("CUDA", 0) == 0;
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const LiveKernel* k = kernels.per_stage[j].get();
-    if (k == nullptr) continue;
-    if (const auto m = k->method()) report.stages[j].as<FirPlan>().method = *m;
-    if (const std::string d = k->detail(); !d.empty()) report.stages[j].detail += "; " + d;
+    if (k == nullptr)
+      continue;
+    if (const auto m = k->method())
+      report.stages[j].as<FirPlan>().method = *m;
+    if (const std::string d = k->detail(); !d.empty())
+      report.stages[j].detail += "; " + d;
   }
   const double delay_s = delays_s(plan).back();
   {
     std::ostringstream o;
-    o << "live: blocks of " << block << " frames (" << static_cast<double>(block) * 1000.0 / plan.sample_rate
-      << " ms at " << plan.sample_rate << " Hz) on " << kernels.where;
-    if (config.execution.redundant) o << ", twice (two redundant lanes)";
-    for (const std::string& n : kernels.notes) o << "; " << n;
+    o << "live: blocks of " << block << " frames ("
+      << static_cast<double>(block) * 1000.0 / plan.sample_rate << " ms at " << plan.sample_rate
+      << " Hz) on " << kernels.where;
+    if (config.execution.redundant)
+      o << ", twice (two redundant lanes)";
+    for (const std::string& n : kernels.notes)
+      o << "; " << n;
     o << "; inherent delay: the block";
-    if (delay_s > 0) o << " + " << delay_s * 1000.0 << " ms of look-ahead (same-mode filters, resamplers)";
+    if (delay_s > 0)
+      o << " + " << delay_s * 1000.0 << " ms of look-ahead (same-mode filters, resamplers)";
     o << "; compute " << warm_mean << " ms a block (max " << warm_max << ")";
     log(o.str());
     if (warm_mean > 0.5 * target)
-      log("warning: --latency " + std::to_string(target) + " ms is below what this machine can hold for these stages (" +
-          std::to_string(warm_mean) + " ms of compute a block): expect late chunks");
+      log("warning: --latency " + std::to_string(target) +
+          " ms is below what this machine can hold for these stages (" + std::to_string(warm_mean) +
+          " ms of compute a block): expect late chunks");
   }
 
   std::optional<AudioSink> sink;
-  if (sink_format) sink.emplace(*config.sink.file, *sink_format, plan.output_rate, ch);
+  if (sink_format)
+    sink.emplace(*config.sink.file, *sink_format, plan.output_rate, ch);
   std::optional<AtomicFile> json_file, csv_file;
-  if (config.stats.json) json_file.emplace(*config.stats.json);
+  if (config.stats.json)
+    json_file.emplace(*config.stats.json);
   if (config.stats.csv) {
     csv_file.emplace(*config.stats.csv);
     write_all(*csv_file, stats_csv_header());
@@ -449,7 +493,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
 #ifdef SIGSTREAM_HAVE_CUDA
   if (on_gpu)
     for (const CudaDeviceInfo& d : cuda_devices())
-      if (d.ordinal == device) report.device = d.name + " (live FIR stages; the rest on the CPU)";
+      if (d.ordinal == device)
+        report.device = d.name + " (live FIR stages; the rest on the CPU)";
 #endif
 
   // execution.redundant: two lanes (threads), each with its own chain,
@@ -464,7 +509,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     CPU_ZERO(&cpus);
     if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 4)
       log("warning: --redundant on " + std::to_string(CPU_COUNT(&cpus)) +
-          " CPUs: its two spinning threads leave little room for the producer and the consumer; it pays off "
+          " CPUs: its two spinning threads leave little room for the producer and the consumer; it "
+          "pays off "
           "with four or more");
   }
 
@@ -479,33 +525,40 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     sched_param param{};
     bool raised = false;
     ~Priority() {
-      if (raised) static_cast<void>(pthread_setschedparam(pthread_self(), policy, &param));
+      if (raised)
+        static_cast<void>(pthread_setschedparam(pthread_self(), policy, &param));
     }
   } priority;
-  const bool spins = busy && (source.is_stream() || (config.sink.file && is_std_stream(*config.sink.file)));
+  const bool spins =
+      busy && (source.is_stream() || (config.sink.file && is_std_stream(*config.sink.file)));
   if (source.is_stream() && !busy) {
     pthread_getschedparam(pthread_self(), &priority.policy, &priority.param);
     sched_param sp{};
     sp.sched_priority = std::min(50, sched_get_priority_max(SCHED_FIFO));
     priority.raised = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0;
-    log(priority.raised ? "live: real-time priority (SCHED_FIFO " + std::to_string(sp.sched_priority) + ")"
-                        : std::string("live: no real-time priority here (ordinary scheduling; blocks may wait "
-                                      "behind other work)"));
+    log(priority.raised
+            ? "live: real-time priority (SCHED_FIFO " + std::to_string(sp.sched_priority) + ")"
+            : std::string("live: no real-time priority here (ordinary scheduling; blocks may wait "
+                          "behind other work)"));
   }
   // execution.busy_poll: the waits for input and output spin on this
   // thread. Measured on the H100 VM (32 channels, K = 65536, 150 s): 12 late
   // blocks sleeping between blocks, 0 spinning (bench/RESULTS.md, stop 15).
   const BusyPollScope busy_poll(busy);
   if (redundant)
-    log("live: redundant: two threads compute every block, the first to finish writes it (two cores busy" +
+    log("live: redundant: two threads compute every block, the first to finish writes it (two "
+        "cores busy" +
         std::string(on_gpu ? ", the GPU work twice)" : ")"));
   else if (spins)
-    log("live: busy polling: the waits for the input and output pipes spin (one core busy, ordinary "
+    log("live: busy polling: the waits for the input and output pipes spin (one core busy, "
+        "ordinary "
         "scheduling)");
   else if (config.execution.busy_poll)
-    log("live: busy polling has nothing to wait for here (a file in, a file out): it changes nothing");
+    log("live: busy polling has nothing to wait for here (a file in, a file out): it changes "
+        "nothing");
 
-  LatencyHistogram latency, compute;  // added latency; of it, the stages' part (read to output ready)
+  LatencyHistogram latency,
+      compute; // added latency; of it, the stages' part (read to output ready)
   std::int64_t late = 0, late_in_compute = 0, source_frames = 0, out_frames = 0, out_chunks = 0;
   // What a late write did in the kernel: slept (a voluntary switch: a lock,
   // a page allocation, a full pipe) or faulted pages in; and the slowest write.
@@ -520,13 +573,17 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   Progress progress(0, plan.output_rate, options.progress);
   std::vector<ChannelMetrics> row;
   auto record = [&](int slot, std::int64_t n, const std::vector<ChannelMetrics>& m) {
-    if (n == 0) return;
+    if (n == 0)
+      return;
     MetricsReport& rep = report.metrics[static_cast<std::size_t>(slot)];
-    for (std::size_t c = 0; c < m.size(); ++c) rep.totals[c].merge(m[c]);
+    for (std::size_t c = 0; c < m.size(); ++c)
+      rep.totals[c].merge(m[c]);
     const std::int64_t index = metric_rows[static_cast<std::size_t>(slot)]++;
     const std::int64_t start = metric_frames[static_cast<std::size_t>(slot)];
     metric_frames[static_cast<std::size_t>(slot)] += n;
-    if (csv_file) write_all(*csv_file, stats_csv_rows(rep.name, ChunkMetricsRow{index, start, n, m}, rep.paired));
+    if (csv_file)
+      write_all(*csv_file,
+                stats_csv_rows(rep.name, ChunkMetricsRow{index, start, n, m}, rep.paired));
   };
 
   // SIGSTREAM_TRACE: each late block's story, printed at the end (the
@@ -536,14 +593,16 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // did to the thread meanwhile.
   const bool tracing = trace_on();
   constexpr std::size_t kMaxLate = 5000;
-  struct LateStory {  // printed however the run ends (SIGINT is how a live stream usually does)
+  struct LateStory { // printed however the run ends (SIGINT is how a live stream usually does)
     std::vector<std::string> lines;
     const std::function<void(const std::string&)>& log;
     ~LateStory() {
-      if (!log) return;
+      if (!log)
+        return;
       try {
-        for (const std::string& line : lines) log("trace: " + line);
-      } catch (...) {  // nothing to be done about a log that fails here
+        for (const std::string& line : lines)
+          log("trace: " + line);
+      } catch (...) { // nothing to be done about a log that fails here
       }
     }
   } late_story{{}, options.log};
@@ -558,28 +617,32 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   init_lane(*lanes.front(), plan, std::move(kernels), true, block);
   const std::int64_t ring_size = redundant ? ring_blocks(target, block, ch) : 1;
   std::vector<InputSlot> ring(static_cast<std::size_t>(ring_size));
-  for (InputSlot& slot : ring) slot.data = make_host_block(plan.input_type, ch, block);
+  for (InputSlot& slot : ring)
+    slot.data = make_host_block(plan.input_type, ch, block);
   alignas(64) std::atomic<std::int64_t> blocks_read{0};
   std::mutex reader;
   alignas(64) std::atomic<std::int64_t> write_turn{0};
-  alignas(64) std::atomic<bool> stop{false};  // a lane failed, or the first lane is done
+  alignas(64) std::atomic<bool> stop{false}; // a lane failed, or the first lane is done
   std::mutex error_mutex;
   std::exception_ptr first_error;
   auto fail = [&](std::exception_ptr e) {
     {
       const std::lock_guard<std::mutex> hold(error_mutex);
-      if (!first_error) first_error = std::move(e);
+      if (!first_error)
+        first_error = std::move(e);
     }
     stop.store(true);
-    source.cancel();  // a lane waiting for input in a read gives up
+    source.cancel(); // a lane waiting for input in a read gives up
   };
   auto check_stop = [&] {
     throw_if_interrupted();
-    if (stop.load(std::memory_order_relaxed)) throw StopLane{};
+    if (stop.load(std::memory_order_relaxed))
+      throw StopLane{};
   };
   auto slowest_lane = [&] {
     std::int64_t m = std::numeric_limits<std::int64_t>::max();
-    for (const auto& lane : lanes) m = std::min(m, lane->consumed.load(std::memory_order_acquire));
+    for (const auto& lane : lanes)
+      m = std::min(m, lane->consumed.load(std::memory_order_acquire));
     return m;
   };
 
@@ -589,7 +652,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   auto obtain = [&](std::int64_t b) -> const InputSlot& {
     InputSlot& slot = ring[static_cast<std::size_t>(b % ring_size)];
     for (;;) {
-      if (blocks_read.load(std::memory_order_acquire) > b) return slot;
+      if (blocks_read.load(std::memory_order_acquire) > b)
+        return slot;
       check_stop();
       if (lanes.size() > 1 && !source.ready_now(block)) {
         cpu_relax();
@@ -600,8 +664,9 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
         cpu_relax();
         continue;
       }
-      if (blocks_read.load(std::memory_order_acquire) > b) return slot;
-      while (slowest_lane() <= b - ring_size) {  // the slot's last block is still to be taken
+      if (blocks_read.load(std::memory_order_acquire) > b)
+        return slot;
+      while (slowest_lane() <= b - ring_size) { // the slot's last block is still to be taken
         check_stop();
         cpu_relax();
       }
@@ -625,9 +690,11 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // before the lane asks for the write turn.
   auto interleave_output = [&](Lane& lane, const Planes& y, std::int64_t n) {
     HostBlock& out = lane.out_block;
-    if (out.capacity < n) out = make_host_block(plan.output_type, ch, n);  // tails at the end
+    if (out.capacity < n)
+      out = make_host_block(plan.output_type, ch, n); // tails at the end
     out.frames = n;
-    for (int c = 0; c < ch; ++c) lane.out_ptrs[static_cast<std::size_t>(c)] = y[static_cast<std::size_t>(c)].data();
+    for (int c = 0; c < ch; ++c)
+      lane.out_ptrs[static_cast<std::size_t>(c)] = y[static_cast<std::size_t>(c)].data();
     lane.clipped = kernels::cpu::interleave(lane.out_ptrs.data(), n, plan.output_bits, out);
   };
 
@@ -639,27 +706,31 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     const double compute_ms = ms_between(arrived, ready);
     double last_write_ms = 0.0;
     compute.add(compute_ms);
-    if (compute_ms > target) ++late_in_compute;
+    if (compute_ms > target)
+      ++late_in_compute;
     if (!sink) {
       excerpt.output_planes(y, n, out_frames);
     } else {
       const HostBlock& out = lane.out_block;
       report.clipped_samples += lane.clipped;
-      excerpt.output_block(out, out_frames);  // outside the write's timing
+      excerpt.output_block(out, out_frames); // outside the write's timing
       rusage before{}, after{};
       const bool watched = have_usage && getrusage(RUSAGE_THREAD, &before) == 0;
       const auto write_start = Clock::now();
       sink->write(out);
       last_write_ms = ms_since(write_start);
       write_max_ms = std::max(write_max_ms, last_write_ms);
-      if (watched && compute_ms <= target && ms_since(arrived) > target && getrusage(RUSAGE_THREAD, &after) == 0) {
+      if (watched && compute_ms <= target && ms_since(arrived) > target &&
+          getrusage(RUSAGE_THREAD, &after) == 0) {
         late_write_slept += after.ru_nvcsw > before.ru_nvcsw ? 1 : 0;
-        late_write_faulted += after.ru_minflt + after.ru_majflt > before.ru_minflt + before.ru_majflt ? 1 : 0;
+        late_write_faulted +=
+            after.ru_minflt + after.ru_majflt > before.ru_minflt + before.ru_majflt ? 1 : 0;
       }
     }
     const double ms = ms_since(arrived);
     latency.add(ms);
-    if (ms > target) ++late;
+    if (ms > target)
+      ++late;
     if (tracing && ms > target && late_story.lines.size() < kMaxLate) {
       rusage now{};
       static_cast<void>(getrusage(RUSAGE_THREAD, &now));
@@ -667,15 +738,18 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       o.setf(std::ios::fixed);
       o.precision(3);
       o << "late block " << out_chunks << ": input at "
-        << std::chrono::duration<double>(arrived.time_since_epoch()).count() << " s (monotonic) after a "
-        << in.read_ms << " ms read; " << ms << " ms: stages " << compute_ms << ", write " << last_write_ms
-        << "; voluntary switches " << now.ru_nvcsw - lane.block_usage.ru_nvcsw << ", preempted "
+        << std::chrono::duration<double>(arrived.time_since_epoch()).count()
+        << " s (monotonic) after a " << in.read_ms << " ms read; " << ms << " ms: stages "
+        << compute_ms << ", write " << last_write_ms << "; voluntary switches "
+        << now.ru_nvcsw - lane.block_usage.ru_nvcsw << ", preempted "
         << now.ru_nivcsw - lane.block_usage.ru_nivcsw << ", page faults "
         << now.ru_minflt + now.ru_majflt - lane.block_usage.ru_minflt - lane.block_usage.ru_majflt;
-      if (lanes.size() > 1) o << " (since lane " << (lane.primary ? 1 : 2) << ", which wrote it, took it)";
+      if (lanes.size() > 1)
+        o << " (since lane " << (lane.primary ? 1 : 2) << ", which wrote it, took it)";
       for (const auto& k : lane.kernels.per_stage)
         if (k)
-          if (const std::string d = k->last_step(); !d.empty()) o << "; " << d;
+          if (const std::string d = k->last_step(); !d.empty())
+            o << "; " << d;
       late_story.lines.push_back(o.str());
     }
     ++out_chunks;
@@ -687,17 +761,21 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   // first; else the other lane has it (written, or being written).
   // (late_covered is counted on a stream only: from a file the lanes run
   // flat out, and the one behind is late by its own clock all along.)
-  auto finish_block = [&](Lane& lane, std::int64_t b, const Planes& y, std::int64_t n, const BlockInfo& in,
-                          Clock::time_point ready) {
+  auto finish_block = [&](Lane& lane, std::int64_t b, const Planes& y, std::int64_t n,
+                          const BlockInfo& in, Clock::time_point ready) {
     const std::int64_t mine = 2 * b;
-    if (n > 0 && sink) interleave_output(lane, y, n);
+    if (n > 0 && sink)
+      interleave_output(lane, y, n);
     for (std::int64_t turn = write_turn.load(std::memory_order_acquire);;) {
       if (turn > mine) {
-        if (n > 0 && source.is_stream() && ms_between(in.arrived, ready) > target) ++lane.late_covered;
+        if (n > 0 && source.is_stream() && ms_between(in.arrived, ready) > target)
+          ++lane.late_covered;
         return;
       }
-      if (turn == mine && write_turn.compare_exchange_weak(turn, mine + 1, std::memory_order_acq_rel)) break;
-      if (turn < mine) {  // the other lane is still writing the block before
+      if (turn == mine &&
+          write_turn.compare_exchange_weak(turn, mine + 1, std::memory_order_acq_rel))
+        break;
+      if (turn < mine) { // the other lane is still writing the block before
         check_stop();
         cpu_relax();
         turn = write_turn.load(std::memory_order_acquire);
@@ -716,17 +794,20 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     for (std::int64_t b = 0;; ++b) {
       check_stop();
       const InputSlot& in = obtain(b);
-      if (tracing) static_cast<void>(getrusage(RUSAGE_THREAD, &lane.block_usage));
-      const BlockInfo taken = in.info;  // the slot may be read into again once taken
+      if (tracing)
+        static_cast<void>(getrusage(RUSAGE_THREAD, &lane.block_usage));
+      const BlockInfo taken = in.info; // the slot may be read into again once taken
       const std::int64_t got = taken.got;
       const bool ended = taken.ended;
-      if (got > 0) kernels::cpu::deinterleave(in.data, 0, got, lane.src_ptrs.data());
+      if (got > 0)
+        kernels::cpu::deinterleave(in.data, 0, got, lane.src_ptrs.data());
       lane.consumed.store(b + 1, std::memory_order_release);
       const Planes& y = step(lane.chain, lane.src, got, ended);
       const auto n = lane.chain.ops.empty() ? got : static_cast<std::int64_t>(y[0].size());
       finish_block(lane, b, y, n, taken, Clock::now());
       if (lane.primary) {
-        if (n > 0) lane.chain.output->measure(y, n);
+        if (n > 0)
+          lane.chain.output->measure(y, n);
         for (MetricsOp* m : lane.chain.metrics) {
           const std::int64_t k = m->take(row);
           record(m->slot(), k, row);
@@ -734,15 +815,17 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
         const std::int64_t k = lane.chain.output->take(row);
         record(lane.chain.output->slot(), k, row);
       }
-      if (ended) break;
+      if (ended)
+        break;
     }
     rusage usage1{};
-    if (counted && getrusage(RUSAGE_THREAD, &usage1) == 0) lane.preempted = usage1.ru_nivcsw - usage0.ru_nivcsw;
+    if (counted && getrusage(RUSAGE_THREAD, &usage1) == 0)
+      lane.preempted = usage1.ru_nivcsw - usage0.ru_nivcsw;
   };
   auto lane_body = [&](Lane& lane) {
     try {
       run_lane(lane);
-    } catch (const StopLane&) {  // the error that stopped it is the other lane's
+    } catch (const StopLane&) { // the error that stopped it is the other lane's
     } catch (...) {
       fail(std::current_exception());
     }
@@ -758,7 +841,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     std::atomic<bool>& stop;
     Source& source;
     ~Join() {
-      if (!t.joinable()) return;
+      if (!t.joinable())
+        return;
       stop.store(true);
       source.cancel();
       t.join();
@@ -776,8 +860,8 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
         init_lane(lane, plan, std::move(k), false, block);
         second_ready.set_value();
       } catch (const Error& e) {
-        second_ready.set_exception(std::make_exception_ptr(
-            Error(e.kind(), std::string("the second live lane (execution.redundant): ") + e.what())));
+        second_ready.set_exception(std::make_exception_ptr(Error(
+            e.kind(), std::string("the second live lane (execution.redundant): ") + e.what())));
         return;
       } catch (...) {
         second_ready.set_exception(std::current_exception());
@@ -787,15 +871,17 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
       lane.chain = LiveChain{};
       lane.kernels = LiveKernels{};
     });
-    ready.get();  // the second lane's setup error, if any
+    ready.get(); // the second lane's setup error, if any
   }
   lane_body(*lanes.front());
   // Every block has been written or is being written: the second lane
   // stops at its next look (after a write it holds), not after computing
   // the blocks it is behind by.
   stop.store(true);
-  if (second.joinable()) second.join();
-  if (first_error) std::rethrow_exception(first_error);
+  if (second.joinable())
+    second.join();
+  if (first_error)
+    std::rethrow_exception(first_error);
   progress.finish();
 
   report.input_frames = source_frames;
@@ -814,42 +900,54 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   report.latency = lr;
   {
     std::ostringstream o;
-    o << "live: " << out_chunks << " blocks, added latency p50 " << lr.p50 << " ms, p99 " << lr.p99 << " ms, max "
-      << lr.max << " ms; " << late << " late (over " << target << " ms); the stages' part p99 " << lr.compute_p99
-      << " ms, max " << lr.compute_max << " ms";
+    o << "live: " << out_chunks << " blocks, added latency p50 " << lr.p50 << " ms, p99 " << lr.p99
+      << " ms, max " << lr.max << " ms; " << late << " late (over " << target
+      << " ms); the stages' part p99 " << lr.compute_p99 << " ms, max " << lr.compute_max << " ms";
     if (late > 0)
-      o << " (" << late_in_compute << " of the late blocks late in the stages, the rest in the write; of those, "
+      o << " (" << late_in_compute
+        << " of the late blocks late in the stages, the rest in the write; of those, "
         << late_write_slept << " slept in the kernel during the write and " << late_write_faulted
         << " faulted pages in)";
-    if (sink) o << "; the slowest write " << write_max_ms << " ms";
-    if (have_usage && lanes.size() == 1) o << "; the live thread was preempted " << lanes[0]->preempted << " times";
+    if (sink)
+      o << "; the slowest write " << write_max_ms << " ms";
+    if (have_usage && lanes.size() == 1)
+      o << "; the live thread was preempted " << lanes[0]->preempted << " times";
     log(o.str());
     if (lanes.size() > 1) {
       std::ostringstream r;
       r << "live: redundant lanes: lane 1 wrote " << lanes[0]->written << " blocks, lane 2 "
-        << lanes[1]->written << "; a lane's own result came over " << target
-        << " ms on " << lanes[0]->late_covered << " / " << lanes[1]->late_covered
+        << lanes[1]->written << "; a lane's own result came over " << target << " ms on "
+        << lanes[0]->late_covered << " / " << lanes[1]->late_covered
         << " blocks the other lane had written first";
-      if (have_usage) r << "; preempted " << lanes[0]->preempted << " / " << lanes[1]->preempted << " times";
+      if (have_usage)
+        r << "; preempted " << lanes[0]->preempted << " / " << lanes[1]->preempted << " times";
       log(r.str());
-      for (const auto& lane : lanes) lr.lanes.push_back({lane->written, lane->late_covered});
+      for (const auto& lane : lanes)
+        lr.lanes.push_back({lane->written, lane->late_covered});
       report.latency = lr;
     }
     if (late > 0 && source.is_stream() && !busy && !priority.raised)
-      log("live: hint: without real-time priority a thread that sleeps between blocks can wake late, on a "
-          "virtual machine by milliseconds; --busy-poll (execution.busy_poll) keeps one core spinning instead");
+      log("live: hint: without real-time priority a thread that sleeps between blocks can wake "
+          "late, on a "
+          "virtual machine by milliseconds; --busy-poll (execution.busy_poll) keeps one core "
+          "spinning instead");
   }
   {
     std::vector<SpectrumSums> sums(plan.metric_names.size());
-    for (const MetricsOp* m : lanes.front()->chain.metrics) sums[static_cast<std::size_t>(m->slot())] = m->spectrum();
+    for (const MetricsOp* m : lanes.front()->chain.metrics)
+      sums[static_cast<std::size_t>(m->slot())] = m->spectrum();
     finish_spectra(plan, sums, report);
   }
   report.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (json_file) write_all(*json_file, stats_json(report));
-  if (sink) sink->commit();
-  if (json_file) json_file->commit();
-  if (csv_file) csv_file->commit();
+  if (json_file)
+    write_all(*json_file, stats_json(report));
+  if (sink)
+    sink->commit();
+  if (json_file)
+    json_file->commit();
+  if (csv_file)
+    csv_file->commit();
   return report;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -28,9 +28,9 @@
 #include <chrono>
 #include <optional>
 
+#include "pipeline/backends/backend.hpp"
 #include "pipeline/io/audio_sink.hpp"
 #include "pipeline/io/source.hpp"
-#include "pipeline/backends/backend.hpp"
 #include "pipeline/pipeline.hpp"
 
 namespace sigstream {
@@ -51,8 +51,8 @@ void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, Run
 // `config` has execution.latency_ms set, `plan` was made with chunks of
 // live_block_frames, the source is open and the outputs checked; `report`
 // holds what is known before the run. Throws Error like run_pipeline.
-RunReport run_live(const Config& config, const RunOptions& options, Source& source, const Plan& plan,
-                   const std::optional<SinkFormat>& sink_format, RunReport report,
+RunReport run_live(const Config& config, const RunOptions& options, Source& source,
+                   const Plan& plan, const std::optional<SinkFormat>& sink_format, RunReport report,
                    std::chrono::steady_clock::time_point t0);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -36,7 +36,7 @@ namespace {
 // Recycles the backend's host blocks (pinned memory for CUDA): a block handed
 // out returns to the pool when its last user drops it.
 class BlockPool : public std::enable_shared_from_this<BlockPool> {
- public:
+public:
   BlockPool(Backend& backend, SampleType type, int channels, std::int64_t frames)
       : backend_(backend), type_(type), channels_(channels), frames_(frames) {}
 
@@ -47,11 +47,13 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
       // Blocks that no longer suit the backend (pageable ones once a GPU
       // is up) are dropped rather than reused.
       while (!free_.empty() && !raw.data) {
-        if (backend_.block_suits(free_.back())) raw = std::move(free_.back());
+        if (backend_.block_suits(free_.back()))
+          raw = std::move(free_.back());
         free_.pop_back();
       }
     }
-    if (!raw.data) raw = backend_.make_block(type_, channels_, frames_);
+    if (!raw.data)
+      raw = backend_.make_block(type_, channels_, frames_);
     HostBlock out = raw;
     out.frames = 0;
     auto self = shared_from_this();
@@ -62,7 +64,7 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
     return out;
   }
 
- private:
+private:
   Backend& backend_;
   SampleType type_;
   int channels_;
@@ -77,7 +79,7 @@ class BlockPool : public std::enable_shared_from_this<BlockPool> {
 // unknown length is read until it ends; the chunk that sees the end, and
 // every later one, carry the true length (and are cut to it).
 class ChunkReader {
- public:
+public:
   ChunkReader(Source& source, const Plan& plan, std::shared_ptr<BlockPool> pool)
       : source_(source), plan_(plan), pool_(std::move(pool)), known_(plan.source_frames) {}
 
@@ -85,18 +87,22 @@ class ChunkReader {
   std::optional<ChunkJob> next(std::int64_t c) {
     ChunkJob job = chunk_job(plan_, c);
     job.frames = plan_.chunk_length(c, known_);
-    if (job.frames == 0) return std::nullopt;
+    if (job.frames == 0)
+      return std::nullopt;
     const FrameWindow window = plan_.source_window(job.start, job.frames);
     const std::int64_t lo = window.lo;
     std::int64_t hi = window.hi;
     HostBlock block = pool_->acquire();
     block.frames = hi - lo;
-    const std::size_t frame_bytes = static_cast<std::size_t>(plan_.channels) * sample_bytes(block.type);
+    const std::size_t frame_bytes =
+        static_cast<std::size_t>(plan_.channels) * sample_bytes(block.type);
     auto* dst = reinterpret_cast<unsigned char*>(block.data.get());
     std::int64_t f = lo;
     if (prev_.data && prev_hi_ > lo) {
       const std::int64_t n = prev_hi_ - lo;
-      std::memcpy(dst, reinterpret_cast<const unsigned char*>(prev_.data.get()) + (lo - prev_lo_) * frame_bytes,
+      std::memcpy(dst,
+                  reinterpret_cast<const unsigned char*>(prev_.data.get()) +
+                      (lo - prev_lo_) * frame_bytes,
                   static_cast<std::size_t>(n) * frame_bytes);
       f = prev_hi_;
     }
@@ -106,7 +112,8 @@ class ChunkReader {
       f += z;
     }
     if (f < hi && f < known_) {
-      if (f != next_read_) throw internal_error("chunk reader: non-sequential read");
+      if (f != next_read_)
+        throw internal_error("chunk reader: non-sequential read");
       const std::int64_t want = std::min(hi, known_) - f;
       const std::int64_t got = source_.read(block, f - lo, want);
       next_read_ += got;
@@ -115,14 +122,17 @@ class ChunkReader {
         // The stream has ended: its length is now known, and this chunk
         // (and the run) end where the output does.
         known_ = next_read_;
-        if (known_ == 0) throw io_error(source_.path() + ": holds no audio frames (the stream is empty)");
+        if (known_ == 0)
+          throw io_error(source_.path() + ": holds no audio frames (the stream is empty)");
         job.frames = plan_.chunk_length(c, known_);
-        if (job.frames == 0) return std::nullopt;
+        if (job.frames == 0)
+          return std::nullopt;
         hi = plan_.source_window(job.start, job.frames).hi;
         block.frames = hi - lo;
       }
     }
-    if (f < hi) std::memset(dst + (f - lo) * frame_bytes, 0, static_cast<std::size_t>(hi - f) * frame_bytes);
+    if (f < hi)
+      std::memset(dst + (f - lo) * frame_bytes, 0, static_cast<std::size_t>(hi - f) * frame_bytes);
     job.source_frames = known_;
     prev_ = block;
     prev_lo_ = lo;
@@ -134,14 +144,14 @@ class ChunkReader {
   // The source's length: known from the start, or once the stream has ended.
   [[nodiscard]] std::int64_t source_frames() const noexcept { return known_; }
 
- private:
+private:
   Source& source_;
   const Plan& plan_;
   std::shared_ptr<BlockPool> pool_;
   HostBlock prev_;
   std::int64_t prev_lo_ = 0, prev_hi_ = 0;
   std::int64_t next_read_ = 0;
-  std::int64_t known_;  // kOpenEnd until a stream ends
+  std::int64_t known_; // kOpenEnd until a stream ends
 };
 
 struct VerifyPartial {
@@ -164,10 +174,10 @@ VerifyPartial verify_chunk(const Plan& plan, const CpuSteps& steps, const ChunkR
   kernels::cpu::deinterleave(r.input, 0, len, outs.data());
   std::copy(as_float.begin(), as_float.end(), src.begin());
   ChunkScratch<double> scratch;
-  const auto ref = run_stages<double>(
-      plan, steps, r.start, r.frames, r.source_frames, planes, scratch,
-      [](const PlannedStage&, const std::vector<const double*>&, const std::vector<const double*>&, std::int64_t,
-         std::int64_t) {});
+  const auto ref =
+      run_stages<double>(plan, steps, r.start, r.frames, r.source_frames, planes, scratch,
+                         [](const PlannedStage&, const std::vector<const double*>&,
+                            const std::vector<const double*>&, std::int64_t, std::int64_t) {});
   VerifyPartial v;
   for (int c = 0; c < ch; ++c) {
     const double* y = ref[static_cast<std::size_t>(c)];
@@ -182,7 +192,7 @@ VerifyPartial verify_chunk(const Plan& plan, const CpuSteps& steps, const ChunkR
   return v;
 }
 
-}  // namespace
+} // namespace
 
 RunReport new_report(const Source& source, const Config& config, const Plan& plan,
                      const std::optional<SinkFormat>& sink_format) {
@@ -209,11 +219,13 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
     s.detail = st.detail;
     s.up = st.up;
     s.down = st.down;
-    if (const auto response = stage_kind(st.type).response) s.response = response(st, rate);
+    if (const auto response = stage_kind(st.type).response)
+      s.response = response(st, rate);
     rate = rate * static_cast<double>(st.up) / static_cast<double>(st.down);
     s.rate_out = rate;
     report.stages.push_back(std::move(s));
-    if (st.metrics_slot >= 0) paired[static_cast<std::size_t>(st.metrics_slot)] = same_rate;
+    if (st.metrics_slot >= 0)
+      paired[static_cast<std::size_t>(st.metrics_slot)] = same_rate;
     same_rate = same_rate && !st.changes_rate();
   }
   report.output_sample_rate = plan.output_rate;
@@ -232,7 +244,8 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
 void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, RunReport& report) {
   for (const PlannedStage& st : plan.stages) {
     const MetricsPlan* mp = st.params.find<MetricsPlan>();
-    if (!mp || mp->spectrum_window.empty()) continue;
+    if (!mp || mp->spectrum_window.empty())
+      continue;
     const auto slot = static_cast<std::size_t>(st.metrics_slot);
     const kernels::cpu::Welch welch(mp->spectrum_window, mp->spectrum_hop);
     const auto bins = static_cast<std::size_t>(welch.bins());
@@ -242,12 +255,14 @@ void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, Run
     s.window = mp->spectrum_window_name;
     s.sample_rate = mp->spectrum_rate;
     s.freq_hz = welch.frequencies(mp->spectrum_rate);
-    const SpectrumSums* sum = slot < sums.size() && !sums[slot].power.empty() ? &sums[slot] : nullptr;
+    const SpectrumSums* sum =
+        slot < sums.size() && !sums[slot].power.empty() ? &sums[slot] : nullptr;
     s.segments = sum ? sum->segments : 0;
     const std::vector<double> zeros(bins, 0.0);
     for (int c = 0; c < plan.channels; ++c) {
       const std::span<const double> power =
-          sum ? std::span<const double>(sum->power.data() + static_cast<std::size_t>(c) * bins, bins)
+          sum ? std::span<const double>(sum->power.data() + static_cast<std::size_t>(c) * bins,
+                                        bins)
               : std::span<const double>(zeros);
       s.psd.push_back(welch.density(power, s.segments, mp->spectrum_rate));
     }
@@ -258,10 +273,11 @@ void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, Run
 RunReport run_pipeline(const Config& config, const RunOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   auto log = [&](const std::string& m) {
-    if (options.log) options.log(m);
+    if (options.log)
+      options.log(m);
   };
   throw_if_interrupted();
-  check_execution_limits(config.execution);  // before any thread or buffer
+  check_execution_limits(config.execution); // before any thread or buffer
   std::unique_ptr<Source> source = open_source(config.source);
   const SourceInfo& si = source->info();
   trace("source opened");
@@ -273,23 +289,28 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   if (config.sink.file) {
     if (input_is_file && !is_std_stream(*config.sink.file))
       refuse_same_file(*config.source.file, *config.sink.file, "sink.file");
-    sink_format = choose_sink_format(*config.sink.file, config.sink.format, source->sndfile_format(),
-                                     config.sink.type, config.sink.quality);
-    if (!sink_format->note.empty()) log(sink_format->note);
+    sink_format =
+        choose_sink_format(*config.sink.file, config.sink.format, source->sndfile_format(),
+                           config.sink.type, config.sink.quality);
+    if (!sink_format->note.empty())
+      log(sink_format->note);
   }
   for (const auto* p : {&config.stats.json, &config.stats.csv})
-    if (*p && input_is_file) refuse_same_file(*config.source.file, **p, "stats output");
+    if (*p && input_is_file)
+      refuse_same_file(*config.source.file, **p, "stats output");
 
   if (config.execution.latency_ms) {
     // Live mode (pipeline/live.hpp): blocks from the latency, on the CPU.
     if (options.verify)
-      throw config_error("--verify is not available in live mode (--latency): the float64 reference "
-                         "would hold up every block; verify the same config without --latency (direct "
-                         "filters give the same bytes)");
+      throw config_error(
+          "--verify is not available in live mode (--latency): the float64 reference "
+          "would hold up every block; verify the same config without --latency (direct "
+          "filters give the same bytes)");
     Config live = config;
     live.execution.chunk_frames = live_block_frames(*config.execution.latency_ms, si.sample_rate);
     const Plan plan = make_plan(live, si, sink_format ? sink_format->bits : 0);
-    return run_live(live, options, *source, plan, sink_format, new_report(*source, config, plan, sink_format), t0);
+    return run_live(live, options, *source, plan, sink_format,
+                    new_report(*source, config, plan, sink_format), t0);
   }
   // A stream that ends within its first chunk is planned as that file would be.
   source = prefetch_stream(std::move(source), config.execution.chunk_frames + 1);
@@ -306,7 +327,8 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   if (options.kept_backend && *options.kept_backend) {
     // A kept backend either runs this plan or goes now (its memory back to the caches).
     std::unique_ptr<Backend> kept = std::move(*options.kept_backend);
-    if (adopt_kept_backend(*kept, config, device, plan, bo)) backend = std::move(kept);
+    if (adopt_kept_backend(*kept, config, device, plan, bo))
+      backend = std::move(kept);
   }
   if (backend) {
     trace("backend kept");
@@ -315,26 +337,34 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     trace("backend chosen");
     // The chunks in flight, at most (the CPU backend's depth() with one piece a
     // chunk; CUDA: a host block per lane and two queued).
-    check_chunk_memory(plan, backend->name() == "cpu" ? std::max(3, 2 * threads + 1) : bo.streams + 2);
+    check_chunk_memory(plan,
+                       backend->name() == "cpu" ? std::max(3, 2 * threads + 1) : bo.streams + 2);
     backend->prepare(plan, bo);
     trace("backend prepared");
-    if (const std::string d = backend->describe(); !d.empty()) log(d);
+    if (const std::string d = backend->describe(); !d.empty())
+      log(d);
   }
-  if (options.backend_ready) options.backend_ready();
-  const double setup_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (options.backend_ready)
+    options.backend_ready();
+  const double setup_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   RunReport report = new_report(*source, config, plan, sink_format);
-  std::vector<SpectrumSums> spectra(plan.metric_names.size());  // merged in chunk order by the writer
+  std::vector<SpectrumSums> spectra(
+      plan.metric_names.size()); // merged in chunk order by the writer
   ExcerptCapture excerpt(plan);
   report.threads = threads;
 
   // Every output gets its temporary file now, so an unwritable path fails
   // before any work; nothing is renamed into place until all are complete.
   std::optional<AudioSink> sink;
-  if (sink_format) sink.emplace(*config.sink.file, *sink_format, plan.output_rate, plan.channels);
+  if (sink_format)
+    sink.emplace(*config.sink.file, *sink_format, plan.output_rate, plan.channels);
   std::optional<AtomicFile> json_file, csv_file;
-  if (config.stats.json) json_file.emplace(*config.stats.json);
-  if (config.stats.csv) csv_file.emplace(*config.stats.csv);
+  if (config.stats.json)
+    json_file.emplace(*config.stats.json);
+  if (config.stats.csv)
+    csv_file.emplace(*config.stats.csv);
 
   auto pool = std::make_shared<BlockPool>(*backend, plan.input_type, plan.channels,
                                           plan.max_window.front());
@@ -345,11 +375,12 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   auto fail = [&](std::exception_ptr e) {
     {
       std::lock_guard lock(error_mutex);
-      if (!error) error = e;
+      if (!error)
+        error = e;
     }
     jobs.abort();
     done.abort();
-    source->cancel();  // a reader waiting on a stalled input gives up
+    source->cancel(); // a reader waiting on a stalled input gives up
   };
 
   std::atomic<std::int64_t> source_frames{plan.length_known ? plan.source_frames : kUnknownFrames};
@@ -363,9 +394,12 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         const auto r0 = Clock::now();
         std::optional<ChunkJob> job = chunks.next(c);
         read_time += Clock::now() - r0;
-        if (!job) break;
-        if (!jobs.push(std::move(*job))) return;
-        if (c == 0) trace("reader: first chunk read");
+        if (!job)
+          break;
+        if (!jobs.push(std::move(*job)))
+          return;
+        if (c == 0)
+          trace("reader: first chunk read");
       }
       source_frames = chunks.source_frames();
       trace("reader: last chunk read");
@@ -381,8 +415,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       // Each metrics slot's stage (the output's: past the last stage).
       std::vector<std::size_t> slot_stage(plan.metric_names.size(), plan.stages.size());
       for (std::size_t j = 0; j < plan.stages.size(); ++j)
-        if (plan.stages[j].metrics_slot >= 0) slot_stage[static_cast<std::size_t>(plan.stages[j].metrics_slot)] = j;
-      CpuSteps reference;  // the stages' float64 paths (outlives the verifiers that read it)
+        if (plan.stages[j].metrics_slot >= 0)
+          slot_stage[static_cast<std::size_t>(plan.stages[j].metrics_slot)] = j;
+      CpuSteps reference; // the stages' float64 paths (outlives the verifiers that read it)
       std::unique_ptr<ThreadPool> verifiers;
       std::deque<std::future<VerifyPartial>> pending;
       VerifyPartial total;
@@ -400,7 +435,8 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       std::int64_t frames_done = 0;
       const bool keep_rows = options.chunk_rows || config.stats.json || config.stats.csv;
       while (auto r = done.pop()) {
-        if (frames_done == 0) trace("writer: first chunk retired");
+        if (frames_done == 0)
+          trace("writer: first chunk retired");
         if (sink) {
           const auto w0 = Clock::now();
           sink->write(r->output);
@@ -409,16 +445,20 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         excerpt.output_block(r->output, r->start);
         for (std::size_t slot = 0; slot < report.metrics.size(); ++slot) {
           MetricsReport& m = report.metrics[slot];
-          for (std::size_t c = 0; c < m.totals.size(); ++c) m.totals[c].merge(r->metrics[slot][c]);
-          if (slot < r->spectra.size()) spectra[slot].merge(r->spectra[slot]);
-          if (!keep_rows) continue;
+          for (std::size_t c = 0; c < m.totals.size(); ++c)
+            m.totals[c].merge(r->metrics[slot][c]);
+          if (slot < r->spectra.size())
+            spectra[slot].merge(r->spectra[slot]);
+          if (!keep_rows)
+            continue;
           if (plan.rate_changes) {
             // The block's own frames: a block on the other side of a rate
             // change counts other frames than the chunk's output.
             const FrameWindow own = plan.owned(slot_stage[slot], r->start, r->frames);
             const std::int64_t n = r->metrics[slot].empty() ? 0 : r->metrics[slot][0].frames;
             // A chunk may own none of a block's frames (before an up-sampler, small chunks).
-            if (n > 0) m.chunks.push_back({r->index, own.lo, n, std::move(r->metrics[slot])});
+            if (n > 0)
+              m.chunks.push_back({r->index, own.lo, n, std::move(r->metrics[slot])});
           } else {
             m.chunks.push_back({r->index, r->start, r->frames, std::move(r->metrics[slot])});
           }
@@ -426,14 +466,17 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         report.clipped_samples += r->clipped;
         if (verifiers) {
           auto shared = std::make_shared<ChunkResult>(std::move(*r));
-          pending.push_back(verifiers->enqueue([&plan, &reference, shared] { return verify_chunk(plan, reference, *shared); }));
-          while (static_cast<int>(pending.size()) > 2 * verifiers->size()) settle();
+          pending.push_back(verifiers->enqueue(
+              [&plan, &reference, shared] { return verify_chunk(plan, reference, *shared); }));
+          while (static_cast<int>(pending.size()) > 2 * verifiers->size())
+            settle();
         }
         frames_done += r->frames;
         progress.update(frames_done);
       }
       trace("writer: last chunk written");
-      while (!pending.empty()) settle();
+      while (!pending.empty())
+        settle();
       if (options.verify) {
         report.verification.ran = true;
         report.verification.tolerance = options.tolerance;
@@ -453,7 +496,8 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
       // Retire what is finished (so the writer overlaps the reader), and wait
       // for the oldest only when the backend is full.
       while (in_flight > 0 && (in_flight >= backend->depth() || backend->oldest_ready())) {
-        if (!done.push(backend->retire())) break;
+        if (!done.push(backend->retire()))
+          break;
         --in_flight;
       }
       excerpt.source_block(job->input, plan.source_window(job->start, job->frames).lo);
@@ -463,26 +507,30 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     while (in_flight > 0) {
       ChunkResult r = backend->retire();
       --in_flight;
-      if (!done.push(std::move(r))) break;
+      if (!done.push(std::move(r)))
+        break;
     }
     done.close();
   } catch (const Error& e) {
     // Backend errors name the stage and chunk; add the file they came from
     // (an interruption is the user's doing, not the file's).
-    fail(e.kind() == ErrorKind::interrupted ? std::current_exception()
-                                            : std::make_exception_ptr(Error(e.kind(), report.input_path + ": " + e.what())));
+    fail(e.kind() == ErrorKind::interrupted
+             ? std::current_exception()
+             : std::make_exception_ptr(Error(e.kind(), report.input_path + ": " + e.what())));
   } catch (...) {
     fail(std::current_exception());
   }
   reader.join();
   writer.join();
   progress.finish();
-  if (error) std::rethrow_exception(error);
+  if (error)
+    std::rethrow_exception(error);
   throw_if_interrupted();
   report.input_frames = source_frames;
   report.output_frames = plan.output_length(source_frames);
   report.excerpt = excerpt.result(report.input_frames, report.output_frames);
-  if (const std::string s = backend->summary(); !s.empty()) log(s);
+  if (const std::string s = backend->summary(); !s.empty())
+    log(s);
   // The hybrid backend knows only now which device(s) did the work.
   report.backend = backend->name();
   report.device = backend->device_name();
@@ -494,24 +542,35 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   report.read_s = std::chrono::duration<double>(read_time).count();
   report.write_s = std::chrono::duration<double>(write_time).count();
   const auto c0 = Clock::now();
-  if (json_file) write_all(*json_file, stats_json(report));
-  if (csv_file) write_all(*csv_file, stats_csv(report));
-  if (sink) sink->finish();
-  if (csv_file && options.name_csv_before_commit) csv_file->name_temporary();
+  if (json_file)
+    write_all(*json_file, stats_json(report));
+  if (csv_file)
+    write_all(*csv_file, stats_csv(report));
+  if (sink)
+    sink->finish();
+  if (csv_file && options.name_csv_before_commit)
+    csv_file->name_temporary();
   if (options.before_commit) {
     CommitFiles files;
-    if (sink) files.output = sink->identity();
-    if (csv_file) files.csv = csv_file->identity();
+    if (sink)
+      files.output = sink->identity();
+    if (csv_file)
+      files.csv = csv_file->identity();
     options.before_commit(report, files);
   }
-  if (sink) sink->commit();
-  if (json_file) json_file->commit();
-  if (csv_file) csv_file->commit();
+  if (sink)
+    sink->commit();
+  if (json_file)
+    json_file->commit();
+  if (csv_file)
+    csv_file->commit();
   report.commit_s = std::chrono::duration<double>(Clock::now() - c0).count();
   trace("outputs committed");
-  if (options.kept_backend) *options.kept_backend = std::move(backend);
-  else if (options.exiting) static_cast<void>(backend.release());  // see RunOptions::exiting
+  if (options.kept_backend)
+    *options.kept_backend = std::move(backend);
+  else if (options.exiting)
+    static_cast<void>(backend.release()); // see RunOptions::exiting
   return report;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

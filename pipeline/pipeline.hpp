@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/backends/backend.hpp"
-#include "kernels/cpu/response.hpp"
-#include "pipeline/config.hpp"
 #include "core/channel_metrics.hpp"
+#include "kernels/cpu/response.hpp"
+#include "pipeline/backends/backend.hpp"
+#include "pipeline/config.hpp"
 #include "pipeline/io/atomic_file.hpp"
 
 namespace sigstream {
@@ -21,14 +21,14 @@ struct RunReport;
 
 // The files a run is about to commit (RunOptions::before_commit).
 struct CommitFiles {
-  std::optional<FileIdentity> output;  // the audio output
-  std::optional<FileIdentity> csv;     // stats.csv
+  std::optional<FileIdentity> output; // the audio output
+  std::optional<FileIdentity> csv;    // stats.csv
 };
 
 struct RunOptions {
-  bool verify = false;       // compare with the float64 CPU reference
-  bool progress = false;     // draw a progress bar on stderr
-  double tolerance = 1e-5;   // relative L2 error allowed by --verify
+  bool verify = false;     // compare with the float64 CPU reference
+  bool progress = false;   // draw a progress bar on stderr
+  double tolerance = 1e-5; // relative L2 error allowed by --verify
   // The process exits right after this run (the CLI): leave the backend's
   // device and pinned memory to the OS instead of freeing them one by one,
   // which takes a noticeable fraction of a short run with CUDA.
@@ -70,12 +70,12 @@ struct ChunkMetricsRow {
 // A metrics block's spectrum (SPEC §8): Welch's one-sided PSD per channel.
 struct SpectrumReport {
   int nfft = 0;
-  int overlap_frames = 0;  // nfft - hop
+  int overlap_frames = 0; // nfft - hop
   std::string window;
   double sample_rate = 0.0;  // the block's own rate
-  std::int64_t segments = 0;  // 0: the signal is shorter than nfft (psd all zero, null in the JSON)
+  std::int64_t segments = 0; // 0: the signal is shorter than nfft (psd all zero, null in the JSON)
   std::vector<double> freq_hz;
-  std::vector<std::vector<double>> psd;  // [channel][bin], units^2/Hz
+  std::vector<std::vector<double>> psd; // [channel][bin], units^2/Hz
 };
 
 struct MetricsReport {
@@ -85,7 +85,7 @@ struct MetricsReport {
   // False after a rate change: the source has other frames there, so
   // dot_input and correlation_input are undefined (null in the JSON).
   bool paired = true;
-  std::optional<SpectrumReport> spectrum = std::nullopt;  // a block that asked for one
+  std::optional<SpectrumReport> spectrum = std::nullopt; // a block that asked for one
 };
 
 struct StageReport {
@@ -95,19 +95,13 @@ struct StageReport {
   // (StageKind::stats): stage.as<FirPlan>().
   KindData params;
   std::string detail;
-  std::int64_t up = 1, down = 1;  // the rate change (1/1 but for resample)
-  double rate_out = 0.0;          // the rate after the stage
+  std::int64_t up = 1, down = 1; // the rate change (1/1 but for resample)
+  double rate_out = 0.0;         // the rate after the stage
   // fir and resample: the filter's response (the resampler's at its
   // up-sampled rate, divided by up: unity pass band), for figures.
   std::optional<kernels::cpu::FilterResponse> response;
-  template <class T>
-  [[nodiscard]] const T& as() const {
-    return params.get<T>();
-  }
-  template <class T>
-  [[nodiscard]] T& as() {
-    return params.get<T>();
-  }
+  template <class T> [[nodiscard]] const T& as() const { return params.get<T>(); }
+  template <class T> [[nodiscard]] T& as() { return params.get<T>(); }
 };
 
 struct VerificationReport {
@@ -124,7 +118,7 @@ struct LatencyReport {
   std::int64_t late_chunks = 0;
   std::int64_t chunks = 0;
   std::int64_t block_frames = 0;
-  double compute_p99 = 0.0, compute_max = 0.0;  // of it, from the read to the output ready to write
+  double compute_p99 = 0.0, compute_max = 0.0; // of it, from the read to the output ready to write
   // execution.redundant: per lane, the blocks it wrote, and the blocks whose
   // result from it came over the target while the other lane had written
   // them (the stalls the other lane covered). Empty with one lane.
@@ -139,7 +133,7 @@ struct LatencyReport {
 // samples the stages saw (source) and the samples written (output, after
 // quantization).
 struct ExcerptReport {
-  std::int64_t source_start = 0, output_start = 0;  // first frame, each in its own rate
+  std::int64_t source_start = 0, output_start = 0; // first frame, each in its own rate
   double source_rate = 0.0, output_rate = 0.0;
   std::vector<std::vector<float>> source, output;
 };
@@ -150,7 +144,7 @@ struct RunReport {
   int channels = 0;
   std::int64_t input_frames = 0;
   std::string output_path, output_format;
-  double output_sample_rate = 0.0;  // differs from sample_rate after a resample stage
+  double output_sample_rate = 0.0; // differs from sample_rate after a resample stage
   std::int64_t output_frames = 0;
   std::int64_t clipped_samples = 0;
   std::string backend, device;
@@ -160,17 +154,17 @@ struct RunReport {
   std::vector<StageReport> stages;
   std::vector<MetricsReport> metrics;
   double wall_s = 0.0;
-  double setup_s = 0.0;  // opening the source, planning, backend start (device init)
+  double setup_s = 0.0; // opening the source, planning, backend start (device init)
   // Where a run's time went (the batch's profile, SIGSTREAM_TRACE): seconds the
   // reader spent reading and assembling blocks, the writer writing audio, and
   // committing the outputs; the backend's release is measured by the caller.
   double read_s = 0.0;
   double write_s = 0.0;
   double commit_s = 0.0;
-  std::vector<double> stage_ms;  // per stage (same order as stages), may be empty
+  std::vector<double> stage_ms; // per stage (same order as stages), may be empty
   VerificationReport verification;
-  std::optional<LatencyReport> latency;  // live mode only
-  std::optional<ExcerptReport> excerpt;  // the chunk flow, when the signal reaches the excerpt
+  std::optional<LatencyReport> latency; // live mode only
+  std::optional<ExcerptReport> excerpt; // the chunk flow, when the signal reaches the excerpt
 };
 
 // Runs a validated config to the end: writes the sink and statistics files
@@ -215,4 +209,4 @@ void start_devices(const std::vector<int>& devices);
 // were found at build time); false without CUDA.
 [[nodiscard]] bool fused_fft_engine_built() noexcept;
 
-}  // namespace sigstream
+} // namespace sigstream

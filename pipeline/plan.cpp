@@ -1,9 +1,9 @@
 #include "pipeline/plan.hpp"
 
 #include <cerrno>
-#include <cstring>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "core/error.hpp"
@@ -15,7 +15,8 @@ namespace sigstream {
 
 std::vector<double> read_taps_file(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw io_error(path + ": cannot open taps file (" + std::strerror(errno) + ")");
+  if (!in)
+    throw io_error(path + ": cannot open taps file (" + std::strerror(errno) + ")");
   return read_taps(in, path);
 }
 
@@ -29,10 +30,12 @@ std::vector<double> read_taps(std::istream& in, const std::string& path) {
   while (in.getline(buf, sizeof buf) || in.gcount() > 0) {
     ++line_no;
     if (in.fail() && !in.eof())
-      throw config_error(path + ":" + std::to_string(line_no) + ": line longer than " + std::to_string(kMaxLine) +
+      throw config_error(path + ":" + std::to_string(line_no) + ": line longer than " +
+                         std::to_string(kMaxLine) +
                          " characters (expected one coefficient per line)");
     std::string line(buf);
-    if (const auto hash = line.find('#'); hash != std::string::npos) line.erase(hash);
+    if (const auto hash = line.find('#'); hash != std::string::npos)
+      line.erase(hash);
     const auto first = line.find_first_not_of(" \t\r,;");
     if (first != std::string::npos) {
       const auto last = line.find_last_not_of(" \t\r,;");
@@ -44,27 +47,34 @@ std::vector<double> read_taps(std::istream& in, const std::string& path) {
         throw config_error(path + ":" + std::to_string(line_no) + ": '" + text +
                            "' is not a number (expected one coefficient per line)");
       if (!std::isfinite(v))
-        throw config_error(path + ":" + std::to_string(line_no) + ": coefficient '" + text + "' is not finite");
+        throw config_error(path + ":" + std::to_string(line_no) + ": coefficient '" + text +
+                           "' is not finite");
       if (taps.size() == static_cast<std::size_t>(kMaxTaps))
-        throw config_error(path + ":" + std::to_string(line_no) + ": more than " + std::to_string(kMaxTaps) +
-                           " coefficients (the most a filter may have)");
+        throw config_error(path + ":" + std::to_string(line_no) + ": more than " +
+                           std::to_string(kMaxTaps) + " coefficients (the most a filter may have)");
       taps.push_back(v);
     }
-    if (in.eof()) break;
+    if (in.eof())
+      break;
   }
-  if (in.bad()) throw io_error(path + ": read error");
-  if (taps.empty()) throw config_error(path + ": taps file holds no coefficients");
+  if (in.bad())
+    throw io_error(path + ": read error");
+  if (taps.empty())
+    throw config_error(path + ": taps file holds no coefficients");
   return taps;
 }
 
 FrameWindow PlannedStage::input_window(FrameWindow out) const noexcept {
-  if (up == 1 && down == 1) return {out.lo - lookback, out.hi + lookahead};
-  return {ceil_div(out.lo * down - lookback, up), floor_div((out.hi - 1) * down + lookahead, up) + 1};
+  if (up == 1 && down == 1)
+    return {out.lo - lookback, out.hi + lookahead};
+  return {ceil_div(out.lo * down - lookback, up),
+          floor_div((out.hi - 1) * down + lookahead, up) + 1};
 }
 
 std::int64_t PlannedStage::length_out(std::int64_t in) const noexcept {
   // An open end stays open (and no product may overflow).
-  if ((up == 1 && down == 1) || in >= kOpenEnd) return in + extra;
+  if ((up == 1 && down == 1) || in >= kOpenEnd)
+    return in + extra;
   return ceil_div(in * up, down) + extra;
 }
 
@@ -73,15 +83,18 @@ std::int64_t PlannedStage::owned_from(std::int64_t f) const noexcept {
 }
 
 std::int64_t Plan::defined_in(std::size_t j, std::int64_t frames) const noexcept {
-  if (!rate_changes) return j < stages.size() ? stages[j].defined_in(frames) : frames + output_grow;
-  for (std::size_t i = 0; i < j && i < stages.size(); ++i) frames = stages[i].length_out(frames);
+  if (!rate_changes)
+    return j < stages.size() ? stages[j].defined_in(frames) : frames + output_grow;
+  for (std::size_t i = 0; i < j && i < stages.size(); ++i)
+    frames = stages[i].length_out(frames);
   return frames;
 }
 
 void Plan::windows(std::int64_t start, std::int64_t frames, std::vector<FrameWindow>& w) const {
   w.resize(stages.size() + 1);
   w[stages.size()] = {start, start + frames};
-  for (std::size_t j = stages.size(); j-- > 0;) w[j] = stages[j].input_window(w[j + 1]);
+  for (std::size_t j = stages.size(); j-- > 0;)
+    w[j] = stages[j].input_window(w[j + 1]);
 }
 
 std::vector<FrameWindow> Plan::windows(std::int64_t start, std::int64_t frames) const {
@@ -92,13 +105,15 @@ std::vector<FrameWindow> Plan::windows(std::int64_t start, std::int64_t frames) 
 
 FrameWindow Plan::source_window(std::int64_t start, std::int64_t frames) const noexcept {
   FrameWindow w{start, start + frames};
-  for (std::size_t j = stages.size(); j-- > 0;) w = stages[j].input_window(w);
+  for (std::size_t j = stages.size(); j-- > 0;)
+    w = stages[j].input_window(w);
   return w;
 }
 
 FrameWindow Plan::owned(std::size_t j, std::int64_t start, std::int64_t frames) const noexcept {
   FrameWindow o{start, start + frames};
-  for (std::size_t i = stages.size(); i-- > j;) o = {stages[i].owned_from(o.lo), stages[i].owned_from(o.hi)};
+  for (std::size_t i = stages.size(); i-- > j;)
+    o = {stages[i].owned_from(o.lo), stages[i].owned_from(o.hi)};
   return o;
 }
 
@@ -110,7 +125,7 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
   plan.source_frames = plan.length_known ? source.frames : kOpenEnd;
   plan.input_type = source.sample_type;
   plan.output_bits = output_bits;
-  plan.output_type = output_bits == 0 ? SampleType::f32
+  plan.output_type = output_bits == 0    ? SampleType::f32
                      : output_bits <= 16 ? SampleType::i16
                                          : SampleType::i32;
 
@@ -161,12 +176,14 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
   for (std::size_t j = plan.stages.size(); j-- > 0;) {
     double in_per_out = 1.0;
     for (std::size_t i = j; i < plan.stages.size(); ++i)
-      in_per_out *= static_cast<double>(plan.stages[i].down) / static_cast<double>(plan.stages[i].up);
+      in_per_out *=
+          static_cast<double>(plan.stages[i].down) / static_cast<double>(plan.stages[i].up);
     plan.in_per_out = std::max(plan.in_per_out, in_per_out);
   }
   if (plan.in_per_out > 1.0 && !config.execution.latency_ms)
     plan.chunk_frames = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(static_cast<double>(config.execution.chunk_frames) / plan.in_per_out));
+        1, static_cast<std::int64_t>(static_cast<double>(config.execution.chunk_frames) /
+                                     plan.in_per_out));
   plan.num_chunks = (plan.output_frames + plan.chunk_frames - 1) / plan.chunk_frames;
   // The longest windows: a chunk's windows grow with its length, and behind
   // a rate change their lengths also vary with the phase of its start (the
@@ -179,7 +196,8 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
   plan.max_window.back() = w.back().size();
   for (std::size_t j = plan.stages.size(); j-- > 0;) {
     const PlannedStage& st = plan.stages[j];
-    if (st.changes_rate()) slack = ceil_div(slack * st.down, st.up) + 1;
+    if (st.changes_rate())
+      slack = ceil_div(slack * st.down, st.up) + 1;
     plan.max_window[j] = w[j].size() + slack;
   }
   return plan;
@@ -189,25 +207,28 @@ namespace {
 
 // Every field but the lengths that follow from the source's (frames_in, frames_out).
 bool same_stage_shape(const PlannedStage& a, const PlannedStage& b) {
-  return a.type == b.type && a.name == b.name && a.params == b.params && a.metrics_slot == b.metrics_slot &&
-         a.lookback == b.lookback && a.lookahead == b.lookahead && a.up == b.up && a.down == b.down &&
-         a.extra == b.extra && a.in_back == b.in_back && a.in_ahead == b.in_ahead && a.grow_in == b.grow_in &&
+  return a.type == b.type && a.name == b.name && a.params == b.params &&
+         a.metrics_slot == b.metrics_slot && a.lookback == b.lookback &&
+         a.lookahead == b.lookahead && a.up == b.up && a.down == b.down && a.extra == b.extra &&
+         a.in_back == b.in_back && a.in_ahead == b.in_ahead && a.grow_in == b.grow_in &&
          a.grow_out == b.grow_out;
 }
 
-}  // namespace
+} // namespace
 
 bool same_shape(const Plan& a, const Plan& b) {
-  if (a.sample_rate != b.sample_rate || a.channels != b.channels || a.length_known != b.length_known ||
-      a.output_grow != b.output_grow || a.back != b.back || a.ahead != b.ahead ||
-      a.chunk_frames != b.chunk_frames || a.metric_names != b.metric_names || a.input_type != b.input_type ||
-      a.output_type != b.output_type || a.output_bits != b.output_bits || a.output_rate != b.output_rate ||
+  if (a.sample_rate != b.sample_rate || a.channels != b.channels ||
+      a.length_known != b.length_known || a.output_grow != b.output_grow || a.back != b.back ||
+      a.ahead != b.ahead || a.chunk_frames != b.chunk_frames || a.metric_names != b.metric_names ||
+      a.input_type != b.input_type || a.output_type != b.output_type ||
+      a.output_bits != b.output_bits || a.output_rate != b.output_rate ||
       a.rate_changes != b.rate_changes || a.in_per_out != b.in_per_out ||
       a.max_window.size() != b.max_window.size() || a.stages.size() != b.stages.size())
     return false;
   for (std::size_t j = 0; j < a.stages.size(); ++j)
-    if (!same_stage_shape(a.stages[j], b.stages[j])) return false;
+    if (!same_stage_shape(a.stages[j], b.stages[j]))
+      return false;
   return true;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

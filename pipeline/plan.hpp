@@ -11,14 +11,14 @@
 // writes [start - in_back + lookback, end + in_ahead - lookahead); samples
 // outside [0, frames_out) are set to zero, so cascades stay exact.
 #include <algorithm>
-#include <iosfwd>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
-#include "pipeline/config.hpp"
 #include "core/kind_data.hpp"
 #include "core/sample_block.hpp"
+#include "pipeline/config.hpp"
 
 namespace sigstream {
 
@@ -47,8 +47,8 @@ struct PlannedStage {
   // An observer's (metrics') index into Plan::metric_names; -1 for the others.
   int metrics_slot = -1;
   // geometry
-  std::int64_t lookback = 0;   // frames of input before an output frame it needs
-  std::int64_t lookahead = 0;  // frames of input after it
+  std::int64_t lookback = 0;  // frames of input before an output frame it needs
+  std::int64_t lookahead = 0; // frames of input after it
   // Rate change (resample; 1/1 for every other kind): output frame i reads
   // the input frames n with 0 <= i*down + lookahead - n*up <= lookback +
   // lookahead, so lookback and lookahead count frames of the up-sampled grid.
@@ -71,14 +71,8 @@ struct PlannedStage {
     return source_frames + grow_out;
   }
   [[nodiscard]] bool changes_rate() const noexcept { return up != down; }
-  template <class T>
-  [[nodiscard]] const T& as() const {
-    return params.get<T>();
-  }
-  template <class T>
-  [[nodiscard]] T& as() {
-    return params.get<T>();
-  }
+  template <class T> [[nodiscard]] const T& as() const { return params.get<T>(); }
+  template <class T> [[nodiscard]] T& as() { return params.get<T>(); }
   // The input frames that output frames `out` need.
   [[nodiscard]] FrameWindow input_window(FrameWindow out) const noexcept;
   // The defined output length for `in` defined input frames (an open end stays open).
@@ -97,18 +91,18 @@ struct Plan {
   bool length_known = true;
   std::int64_t source_frames = 0;
   std::int64_t output_frames = 0;
-  std::int64_t output_grow = 0;  // output_frames - source_frames
-  std::int64_t back = 0;   // total look-back (halo before each chunk)
-  std::int64_t ahead = 0;  // total look-ahead
+  std::int64_t output_grow = 0; // output_frames - source_frames
+  std::int64_t back = 0;        // total look-back (halo before each chunk)
+  std::int64_t ahead = 0;       // total look-ahead
   std::int64_t chunk_frames = 0;
   std::int64_t num_chunks = 0;
   std::vector<PlannedStage> stages;
-  std::vector<std::string> metric_names;  // metrics stages in order, then "output"
+  std::vector<std::string> metric_names; // metrics stages in order, then "output"
   SampleType input_type = SampleType::f32;
   SampleType output_type = SampleType::f32;
-  int output_bits = 0;  // 8/16/24/32 for PCM sinks (quantize and clip), 0 for float
+  int output_bits = 0; // 8/16/24/32 for PCM sinks (quantize and clip), 0 for float
 
-  double output_rate = 0.0;  // after the stages (a resample stage changes it)
+  double output_rate = 0.0; // after the stages (a resample stage changes it)
   // True when a stage changes the rate: then back/ahead, in_back/in_ahead and
   // the grow fields do not describe the geometry; windows(), defined_in/out()
   // and max_window do, for every plan.
@@ -151,7 +145,8 @@ struct Plan {
   // The frames of stage j's input that the chunk counts in a metrics block
   // there (over the chunks, a partition of the signal; before clamping to
   // its defined length).
-  [[nodiscard]] FrameWindow owned(std::size_t j, std::int64_t start, std::int64_t frames) const noexcept;
+  [[nodiscard]] FrameWindow owned(std::size_t j, std::int64_t start,
+                                  std::int64_t frames) const noexcept;
   // The longest chunk (what buffers are sized for).
   [[nodiscard]] std::int64_t max_chunk_frames() const noexcept {
     return std::max<std::int64_t>(1, std::min(chunk_frames, output_frames));
@@ -159,7 +154,9 @@ struct Plan {
   [[nodiscard]] std::int64_t block_frames(std::int64_t c) const noexcept {
     return chunk_length(c) + back + ahead;
   }
-  [[nodiscard]] int output_slot() const noexcept { return static_cast<int>(metric_names.size()) - 1; }
+  [[nodiscard]] int output_slot() const noexcept {
+    return static_cast<int>(metric_names.size()) - 1;
+  }
 };
 
 // Facts about the source needed to plan (from the file header or the synth spec).
@@ -168,7 +165,7 @@ struct SourceInfo {
   int channels = 0;
   std::int64_t frames = 0;
   SampleType sample_type = SampleType::f32;
-  int bits = 0;  // PCM bits of the source, 0 for float/compressed
+  int bits = 0; // PCM bits of the source, 0 for float/compressed
 };
 
 // Whether two plans differ at most in the source's length: the same stages
@@ -187,7 +184,8 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits);
 // measured for that backend (the kind's StageKind::resolve: fir's in
 // stages/fir/method_rule.cpp, with the measurements; bench/ repeats them), on
 // CUDA for `engine` (what the device runs).
-void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engine = CudaFftEngine::cufft);
+void resolve_methods(Plan& plan, const std::string& backend,
+                     CudaFftEngine engine = CudaFftEngine::cufft);
 
 // Seconds the CPU backend should take for `plan` on `threads` threads (direct
 // FIR), and whether that is less than a CUDA start costs: backend auto then
@@ -203,4 +201,4 @@ std::vector<double> read_taps_file(const std::string& path);
 // The same from a stream; `path` names it in messages.
 std::vector<double> read_taps(std::istream& in, const std::string& path);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -7,14 +7,14 @@
 namespace sigstream {
 
 class Progress {
- public:
+public:
   // Draws only when `enabled` and stderr is a terminal. `total_frames` 0 =
   // unknown (a stream): frames, throughput and real-time factor, no ETA.
   Progress(std::int64_t total_frames, double sample_rate, bool enabled);
   void update(std::int64_t frames_done);
-  void finish();  // clears the line
+  void finish(); // clears the line
 
- private:
+private:
   void draw(std::int64_t done);
   std::int64_t total_;
   double rate_;
@@ -23,4 +23,4 @@ class Progress {
   std::chrono::steady_clock::time_point start_, last_;
 };
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -25,7 +25,8 @@ std::int64_t available_host_memory() noexcept {
   long long kib = 0;
   std::string unit;
   while (in >> key >> kib >> unit)
-    if (key == "MemAvailable:") return static_cast<std::int64_t>(kib) * 1024;
+    if (key == "MemAvailable:")
+      return static_cast<std::int64_t>(kib) * 1024;
   return -1;
 }
 
@@ -36,9 +37,10 @@ struct ChunkSpan {
 };
 
 ChunkSpan chunk_span(const Plan& plan) noexcept {
-  ChunkSpan c{std::max<std::int64_t>(plan.channels, 1), plan.max_window.empty() ? 0 : plan.max_window.front(), 0,
-              plan.max_chunk_frames()};
-  for (const std::int64_t w : plan.max_window) c.widest = std::max(c.widest, w);
+  ChunkSpan c{std::max<std::int64_t>(plan.channels, 1),
+              plan.max_window.empty() ? 0 : plan.max_window.front(), 0, plan.max_chunk_frames()};
+  for (const std::int64_t w : plan.max_window)
+    c.widest = std::max(c.widest, w);
   return c;
 }
 
@@ -55,78 +57,95 @@ std::int64_t chunk_host_bytes(const Plan& plan) noexcept {
 // The largest power of two p <= limit (1 for limit < 2).
 std::int64_t floor_pow2(double limit) noexcept {
   std::int64_t p = 1;
-  while (static_cast<double>(p) * 2.0 <= limit && p < (std::int64_t{1} << 40)) p *= 2;
+  while (static_cast<double>(p) * 2.0 <= limit && p < (std::int64_t{1} << 40))
+    p *= 2;
   return p;
 }
 
-}  // namespace
+} // namespace
 
 void check_execution_limits(const ExecutionSpec& e) {
   const int hw = hardware_threads();
   const long long most = static_cast<long long>(kThreadsPerHardwareThread) * hw;
   if (e.threads > most)
     throw config_error("execution.threads: " + std::to_string(e.threads) + " is more than " +
-                       std::to_string(kThreadsPerHardwareThread) + " per hardware thread of this machine (" +
-                       std::to_string(hw) + ", so at most " + std::to_string(most) +
+                       std::to_string(kThreadsPerHardwareThread) +
+                       " per hardware thread of this machine (" + std::to_string(hw) +
+                       ", so at most " + std::to_string(most) +
                        "); set 0 for one per hardware thread");
   if (e.streams > kMaxStreams)
-    throw config_error("execution.streams: " + std::to_string(e.streams) + " CUDA streams is more than " +
-                       std::to_string(kMaxStreams) + " (each holds a chunk's buffers on the GPU); 2-8 keep a GPU busy");
+    throw config_error("execution.streams: " + std::to_string(e.streams) +
+                       " CUDA streams is more than " + std::to_string(kMaxStreams) +
+                       " (each holds a chunk's buffers on the GPU); 2-8 keep a GPU busy");
   // Not a bound, but checked where run and batch both look, before any work.
   if (e.busy_poll && !e.latency_ms)
-    throw config_error("execution.busy_poll (--busy-poll) is for live mode: set execution.latency_ms "
-                       "(--latency MS) too");
+    throw config_error(
+        "execution.busy_poll (--busy-poll) is for live mode: set execution.latency_ms "
+        "(--latency MS) too");
   if (e.redundant && !e.latency_ms)
-    throw config_error("execution.redundant (--redundant) is for live mode: set execution.latency_ms "
-                       "(--latency MS) too");
+    throw config_error(
+        "execution.redundant (--redundant) is for live mode: set execution.latency_ms "
+        "(--latency MS) too");
 }
 
 void check_chunk_memory(const Plan& plan, int in_flight) {
   const std::int64_t available = available_host_memory();
-  if (available <= 0) return;
+  if (available <= 0)
+    return;
   const double need = static_cast<double>(chunk_host_bytes(plan)) * std::max(in_flight, 1);
   // Leave a quarter of what is available to everything else.
   const double budget = 0.75 * static_cast<double>(available);
-  if (need <= budget) return;
+  if (need <= budget)
+    return;
   // The chunk that would fit, rounded down to a power of two.
-  const double per_frame = need / static_cast<double>(std::max<std::int64_t>(plan.max_chunk_frames(), 1));
+  const double per_frame =
+      need / static_cast<double>(std::max<std::int64_t>(plan.max_chunk_frames(), 1));
   const std::int64_t fit = floor_pow2(budget / per_frame);
   throw config_error("execution.chunk_frames: " + std::to_string(plan.chunk_frames) + " frames x " +
                      std::to_string(plan.channels) + " channels x " + std::to_string(in_flight) +
-                     " chunks in flight need about " + gib(need) + " of host memory, more than this machine can "
-                     "spare (" + gib(static_cast<double>(available)) + " available); set chunk_frames to at most " +
-                     std::to_string(fit) + " (or fewer threads/streams)");
+                     " chunks in flight need about " + gib(need) +
+                     " of host memory, more than this machine can "
+                     "spare (" +
+                     gib(static_cast<double>(available)) +
+                     " available); set chunk_frames to at most " + std::to_string(fit) +
+                     " (or fewer threads/streams)");
 }
 
 std::int64_t lane_device_bytes(const Plan& plan) noexcept {
   const ChunkSpan c = chunk_span(plan);
-  return c.channels * (c.source * static_cast<std::int64_t>(sample_bytes(plan.input_type)) +
-                       c.output * static_cast<std::int64_t>(sample_bytes(plan.output_type)) + 3 * c.widest * 4);
+  return c.channels *
+         (c.source * static_cast<std::int64_t>(sample_bytes(plan.input_type)) +
+          c.output * static_cast<std::int64_t>(sample_bytes(plan.output_type)) + 3 * c.widest * 4);
 }
 
 bool fits_device_memory(std::int64_t lane_bytes, int streams, std::int64_t free_bytes) noexcept {
   // A tenth of what is free stays for cuFFT's plans and the CUDA runtime.
-  return static_cast<double>(lane_bytes) * std::max(streams, 1) <= 0.9 * static_cast<double>(free_bytes);
+  return static_cast<double>(lane_bytes) * std::max(streams, 1) <=
+         0.9 * static_cast<double>(free_bytes);
 }
 
 void check_device_memory(std::int64_t lane_bytes, int streams, std::int64_t chunk_frames,
                          std::int64_t free_bytes, std::int64_t total_bytes) {
-  if (fits_device_memory(lane_bytes, streams, free_bytes)) return;
+  if (fits_device_memory(lane_bytes, streams, free_bytes))
+    return;
   const double budget = 0.9 * static_cast<double>(free_bytes);
   const double need = static_cast<double>(lane_bytes) * std::max(streams, 1);
   const std::string have = gib(static_cast<double>(free_bytes)) + " of the GPU's " +
                            gib(static_cast<double>(total_bytes)) + " are free";
-  const auto lanes_fit = static_cast<std::int64_t>(budget / std::max<double>(static_cast<double>(lane_bytes), 1.0));
+  const auto lanes_fit =
+      static_cast<std::int64_t>(budget / std::max<double>(static_cast<double>(lane_bytes), 1.0));
   if (lanes_fit >= 1)
     throw config_error("execution.streams: " + std::to_string(streams) + " CUDA streams of " +
                        std::to_string(chunk_frames) + "-frame chunks need about " + gib(need) +
-                       " of GPU memory and " + have + "; set streams to at most " + std::to_string(lanes_fit) +
-                       " (or a smaller chunk_frames)");
-  const double per_frame = static_cast<double>(lane_bytes) / static_cast<double>(std::max<std::int64_t>(chunk_frames, 1));
+                       " of GPU memory and " + have + "; set streams to at most " +
+                       std::to_string(lanes_fit) + " (or a smaller chunk_frames)");
+  const double per_frame = static_cast<double>(lane_bytes) /
+                           static_cast<double>(std::max<std::int64_t>(chunk_frames, 1));
   throw config_error("execution.chunk_frames: one chunk of " + std::to_string(chunk_frames) +
-                     " frames needs about " + gib(static_cast<double>(lane_bytes)) + " of GPU memory and " + have +
-                     "; set chunk_frames to at most " + std::to_string(floor_pow2(budget / per_frame)) +
+                     " frames needs about " + gib(static_cast<double>(lane_bytes)) +
+                     " of GPU memory and " + have + "; set chunk_frames to at most " +
+                     std::to_string(floor_pow2(budget / per_frame)) +
                      " (with streams: 1) or run on the CPU (--backend cpu)");
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -31,7 +31,8 @@ void check_chunk_memory(const Plan& plan, int in_flight);
 [[nodiscard]] std::int64_t lane_device_bytes(const Plan& plan) noexcept;
 
 // Whether `streams` lanes of `lane_bytes` fit in 90% of `free_bytes`.
-[[nodiscard]] bool fits_device_memory(std::int64_t lane_bytes, int streams, std::int64_t free_bytes) noexcept;
+[[nodiscard]] bool fits_device_memory(std::int64_t lane_bytes, int streams,
+                                      std::int64_t free_bytes) noexcept;
 
 // `streams` lanes of `lane_bytes` against `free_bytes` of the GPU's memory
 // (`total_bytes` in all): throws Error(config) naming execution.streams (or
@@ -39,4 +40,4 @@ void check_chunk_memory(const Plan& plan, int in_flight);
 void check_device_memory(std::int64_t lane_bytes, int streams, std::int64_t chunk_frames,
                          std::int64_t free_bytes, std::int64_t total_bytes);
 
-}  // namespace sigstream
+} // namespace sigstream

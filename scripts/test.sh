@@ -3,6 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/build.sh
+# The sources against .clang-format (clang-format 14, installed by build.sh's install-deps).
+scripts/check-format.sh
 ctest --test-dir build --output-on-failure -j "$(nproc 2>/dev/null || echo 2)"
 # The Python package: pip install . and its pytest suite.
 scripts/python-test.sh

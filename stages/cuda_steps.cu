@@ -26,22 +26,27 @@ constexpr std::array<CudaKind, 3> kCudaKinds = {{
 
 const CudaKind* cuda_kind(StageType type) {
   for (const CudaKind& k : kCudaKinds)
-    if (k.type == type) return &k;
+    if (k.type == type)
+      return &k;
   return nullptr;
 }
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<CudaStageStep> make_cuda_step(const PlannedStage& stage, const CudaStepShape& shape) {
-  if (stage_kind(stage.type).observer) return nullptr;
-  if (const CudaKind* k = cuda_kind(stage.type)) return k->step(stage, shape);
+std::unique_ptr<CudaStageStep> make_cuda_step(const PlannedStage& stage,
+                                              const CudaStepShape& shape) {
+  if (stage_kind(stage.type).observer)
+    return nullptr;
+  if (const CudaKind* k = cuda_kind(stage.type))
+    return k->step(stage, shape);
   throw internal_error("stage '" + stage.name + "' (" + std::string(to_string(stage.type)) +
                        ") has no CUDA step");
 }
 
-std::unique_ptr<LiveKernel> make_cuda_live_kernel(const PlannedStage& stage, const LiveContext& context) {
+std::unique_ptr<LiveKernel> make_cuda_live_kernel(const PlannedStage& stage,
+                                                  const LiveContext& context) {
   const CudaKind* k = cuda_kind(stage.type);
   return k != nullptr && k->live_kernel != nullptr ? k->live_kernel(stage, context) : nullptr;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

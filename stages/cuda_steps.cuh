@@ -16,7 +16,7 @@ namespace sigstream {
 // One lane's instance of a stage's step: it owns what it keeps on the
 // device (taps, FFT plans and buffers) and is used by that lane alone.
 class CudaStageStep {
- public:
+public:
   virtual ~CudaStageStep() = default;
   // Enqueues on `stream` (asynchronous): output frames [y_first, y_first + n)
   // of `channels` planes (channel c at d_y + c * y_stride) from the input
@@ -53,6 +53,6 @@ struct CudaStepShape {
                                                                      const CudaStepShape& shape);
 // Live mode on a GPU (stages/fir/cuda_live.cu).
 [[nodiscard]] std::unique_ptr<LiveKernel> make_fir_cuda_live_kernel(const PlannedStage& stage,
-                                                                   const LiveContext& context);
+                                                                    const LiveContext& context);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -31,8 +31,10 @@ constexpr double kMaxKaiserBeta = 700.0;
 // Shortest text that reads back as the same double, so messages show "8.6",
 // not "8.5999999999999996" or the ambiguous "%g" rounding.
 std::string num(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::isnan(v))
+    return "nan";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
   std::array<char, 64> buf{};
   const auto res = std::to_chars(buf.data(), buf.data() + buf.size(), v);
   return {buf.data(), res.ptr};
@@ -65,18 +67,22 @@ double np_sinc(double x) {
 double pairwise_sum(const double* a, std::size_t n) {
   if (n < 8) {
     double res = 0.0;
-    for (std::size_t i = 0; i < n; ++i) res += a[i];
+    for (std::size_t i = 0; i < n; ++i)
+      res += a[i];
     return res;
   }
   if (n <= 128) {
     std::array<double, 8> r{};
-    for (std::size_t j = 0; j < 8; ++j) r[j] = a[j];
+    for (std::size_t j = 0; j < 8; ++j)
+      r[j] = a[j];
     std::size_t i = 8;
     for (; i < n - (n % 8); i += 8) {
-      for (std::size_t j = 0; j < 8; ++j) r[j] += a[i + j];
+      for (std::size_t j = 0; j < 8; ++j)
+        r[j] += a[i + j];
     }
     double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-    for (; i < n; ++i) res += a[i];
+    for (; i < n; ++i)
+      res += a[i];
     return res;
   }
   std::size_t n2 = n / 2;
@@ -90,7 +96,8 @@ std::vector<double> general_cosine(int m, std::span<const double> a) {
   const auto n = static_cast<std::size_t>(m);
   std::vector<double> fac(n);
   const double step = (kPi - (-kPi)) / static_cast<double>(m - 1);
-  for (std::size_t i = 0; i < n; ++i) fac[i] = static_cast<double>(i) * step + (-kPi);
+  for (std::size_t i = 0; i < n; ++i)
+    fac[i] = static_cast<double>(i) * step + (-kPi);
   fac[n - 1] = kPi;
   std::vector<double> w(n, 0.0);
   for (std::size_t k = 0; k < a.size(); ++k) {
@@ -121,7 +128,7 @@ void check_beta(const WindowSpec& window) {
   }
 }
 
-}  // namespace
+} // namespace
 
 std::vector<double> make_window(const WindowSpec& window, int n) {
   if (n < 0) {
@@ -130,7 +137,8 @@ std::vector<double> make_window(const WindowSpec& window, int n) {
   }
   check_beta(window);
   // scipy's _len_guards: M <= 1 is all ones whatever the window.
-  if (n <= 1) return std::vector<double>(static_cast<std::size_t>(n), 1.0);
+  if (n <= 1)
+    return std::vector<double>(static_cast<std::size_t>(n), 1.0);
   switch (window.kind) {
     case WindowKind::hamming: {
       const std::array<double, 2> a{0.54, 1.0 - 0.54};
@@ -144,8 +152,10 @@ std::vector<double> make_window(const WindowSpec& window, int n) {
       const std::array<double, 3> a{0.42, 0.50, 0.08};
       return general_cosine(n, a);
     }
-    case WindowKind::rectangular: return std::vector<double>(static_cast<std::size_t>(n), 1.0);
-    case WindowKind::kaiser: return kaiser(n, window.beta);
+    case WindowKind::rectangular:
+      return std::vector<double>(static_cast<std::size_t>(n), 1.0);
+    case WindowKind::kaiser:
+      return kaiser(n, window.beta);
   }
   throw internal_error("make_window: unknown window kind");
 }
@@ -173,7 +183,7 @@ std::vector<double> design_fir(const DesignSpec& spec, double sample_rate) {
   check_beta(spec.window);
 
   const double nyq = 0.5 * sample_rate;
-  std::vector<double> cutoff;  // normalised to Nyquist, as scipy does
+  std::vector<double> cutoff; // normalised to Nyquist, as scipy does
   for (const double c : spec.cutoff_hz) {
     if (!std::isfinite(c)) {
       throw config_error(kind + " cutoff " + num(c) + " Hz is not a finite number");
@@ -200,25 +210,31 @@ std::vector<double> design_fir(const DesignSpec& spec, double sample_rate) {
   }
 
   std::vector<double> edges;
-  if (pass_zero) edges.push_back(0.0);
+  if (pass_zero)
+    edges.push_back(0.0);
   edges.insert(edges.end(), cutoff.begin(), cutoff.end());
-  if (pass_nyquist) edges.push_back(1.0);
+  if (pass_nyquist)
+    edges.push_back(1.0);
 
   const auto n = static_cast<std::size_t>(spec.taps);
   const double alpha = 0.5 * static_cast<double>(spec.taps - 1);
   std::vector<double> m(n);
-  for (std::size_t i = 0; i < n; ++i) m[i] = static_cast<double>(i) - alpha;
+  for (std::size_t i = 0; i < n; ++i)
+    m[i] = static_cast<double>(i) - alpha;
 
   std::vector<double> h(n, 0.0);
   for (std::size_t b = 0; b + 1 < edges.size(); b += 2) {
     const double left = edges[b];
     const double right = edges[b + 1];
-    for (std::size_t i = 0; i < n; ++i) h[i] += right * np_sinc(right * m[i]);
-    for (std::size_t i = 0; i < n; ++i) h[i] -= left * np_sinc(left * m[i]);
+    for (std::size_t i = 0; i < n; ++i)
+      h[i] += right * np_sinc(right * m[i]);
+    for (std::size_t i = 0; i < n; ++i)
+      h[i] -= left * np_sinc(left * m[i]);
   }
 
   const std::vector<double> win = make_window(spec.window, spec.taps);
-  for (std::size_t i = 0; i < n; ++i) h[i] *= win[i];
+  for (std::size_t i = 0; i < n; ++i)
+    h[i] *= win[i];
 
   // Unit gain at the centre of the first passband (DC or Nyquist when the
   // band touches them).
@@ -236,9 +252,11 @@ std::vector<double> design_fir(const DesignSpec& spec, double sample_rate) {
     scale_hz = 0.5 * (spec.cutoff_hz[0] + spec.cutoff_hz[1]);
   }
   std::vector<double> hc(n);
-  for (std::size_t i = 0; i < n; ++i) hc[i] = h[i] * std::cos(kPi * m[i] * scale_frequency);
+  for (std::size_t i = 0; i < n; ++i)
+    hc[i] = h[i] * std::cos(kPi * m[i] * scale_frequency);
   const double s = pairwise_sum(hc.data(), n);
-  for (std::size_t i = 0; i < n; ++i) h[i] /= s;
+  for (std::size_t i = 0; i < n; ++i)
+    h[i] /= s;
   // SciPy returns NaN taps here (e.g. a 2-tap hann window is all zeros); the
   // pipeline must never run non-finite taps, so say why instead.
   if (!std::all_of(h.begin(), h.end(), [](double v) { return std::isfinite(v); })) {
@@ -256,13 +274,18 @@ WindowSpec parse_window(std::string_view text) {
                         "; expected one of hamming, hann, blackman, rectangular (or boxcar), "
                         "kaiser:BETA (e.g. kaiser:8.6)");
   };
-  if (text == "hamming") return {WindowKind::hamming, 0.0};
-  if (text == "hann" || text == "hanning") return {WindowKind::hann, 0.0};
-  if (text == "blackman") return {WindowKind::blackman, 0.0};
-  if (text == "rectangular" || text == "boxcar") return {WindowKind::rectangular, 0.0};
+  if (text == "hamming")
+    return {WindowKind::hamming, 0.0};
+  if (text == "hann" || text == "hanning")
+    return {WindowKind::hann, 0.0};
+  if (text == "blackman")
+    return {WindowKind::blackman, 0.0};
+  if (text == "rectangular" || text == "boxcar")
+    return {WindowKind::rectangular, 0.0};
   // Bare "kaiser" leaves beta = 0 for the caller to fill in from a separate
   // setting (YAML `beta:`); used as is, that is a rectangular window.
-  if (text == "kaiser") return {WindowKind::kaiser, 0.0};
+  if (text == "kaiser")
+    return {WindowKind::kaiser, 0.0};
   constexpr std::string_view kPrefix = "kaiser:";
   if (text.starts_with(kPrefix)) {
     const std::string_view arg = text.substr(kPrefix.size());
@@ -277,24 +300,32 @@ WindowSpec parse_window(std::string_view text) {
     }
     return {WindowKind::kaiser, beta};
   }
-  constexpr std::string_view kNames[] = {"hamming", "hann", "hanning", "blackman", "rectangular", "boxcar", "kaiser"};
+  constexpr std::string_view kNames[] = {"hamming",     "hann",   "hanning", "blackman",
+                                         "rectangular", "boxcar", "kaiser"};
   const auto best = closest(text, kNames);
-  throw fail(" is not a known window" + (best ? " (did you mean '" + std::string(*best) + "'?)" : std::string()));
+  throw fail(" is not a known window" +
+             (best ? " (did you mean '" + std::string(*best) + "'?)" : std::string()));
 }
 
 FilterKind parse_filter_kind(std::string_view text) {
-  if (text == "lowpass") return FilterKind::lowpass;
-  if (text == "highpass") return FilterKind::highpass;
-  if (text == "bandpass") return FilterKind::bandpass;
-  if (text == "bandstop") return FilterKind::bandstop;
+  if (text == "lowpass")
+    return FilterKind::lowpass;
+  if (text == "highpass")
+    return FilterKind::highpass;
+  if (text == "bandpass")
+    return FilterKind::bandpass;
+  if (text == "bandstop")
+    return FilterKind::bandstop;
   throw config_error("filter kind '" + std::string(text) +
                      "' is not known; expected one of lowpass, highpass, bandpass, bandstop");
 }
 
-kernels::cpu::FilterResponse taps_response(std::span<const double> taps, std::int64_t up, double rate_in) {
+kernels::cpu::FilterResponse taps_response(std::span<const double> taps, std::int64_t up,
+                                           double rate_in) {
   std::vector<double> h(taps.begin(), taps.end());
-  for (double& v : h) v /= static_cast<double>(up);
+  for (double& v : h)
+    v /= static_cast<double>(up);
   return kernels::cpu::filter_response(h, rate_in * static_cast<double>(up));
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -31,10 +31,10 @@ WindowSpec parse_window(std::string_view text);
 // The response of float64 taps that run at `rate` Hz after up-sampling by
 // `up` (1: none), divided by up (a resampler's unity pass band): fir's and
 // resample's StageKind::response.
-[[nodiscard]] kernels::cpu::FilterResponse taps_response(std::span<const double> taps, std::int64_t up,
-                                                         double rate_in);
+[[nodiscard]] kernels::cpu::FilterResponse taps_response(std::span<const double> taps,
+                                                         std::int64_t up, double rate_in);
 
 // Parses a filter kind name; throws Error(config).
 FilterKind parse_filter_kind(std::string_view text);
 
-}  // namespace sigstream
+} // namespace sigstream

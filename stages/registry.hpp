@@ -19,6 +19,6 @@ namespace sigstream {
 // the kind has none there (its live op then runs on the CPU). CUDA builds
 // only (stages/cuda_steps.cu).
 [[nodiscard]] std::unique_ptr<LiveKernel> make_cuda_live_kernel(const PlannedStage& stage,
-                                                               const LiveContext& context);
+                                                                const LiveContext& context);
 
-}  // namespace sigstream
+} // namespace sigstream

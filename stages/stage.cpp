@@ -15,12 +15,15 @@ std::string stage_where(const StagePlanContext& where, const StageSpec& s) {
     return "filter for " + config.source.file.value_or("the input") +
            (fir && fir->taps_file ? " (--taps-file " + *fir->taps_file + ")" : std::string());
   std::string text = config.origin.empty() ? std::string() : config.origin + ":";
-  if (s.line > 0 && !config.origin.empty()) text += std::to_string(s.line) + ": ";
-  else if (!text.empty()) text += " ";
-  text += "stages." + std::to_string(where.index) + (fir && fir->design ? ".design" : "") + " (stage '" +
-          s.name + "')";
-  if (fir && fir->design && config.source.file) text += ", source " + *config.source.file;
+  if (s.line > 0 && !config.origin.empty())
+    text += std::to_string(s.line) + ": ";
+  else if (!text.empty())
+    text += " ";
+  text += "stages." + std::to_string(where.index) + (fir && fir->design ? ".design" : "") +
+          " (stage '" + s.name + "')";
+  if (fir && fir->design && config.source.file)
+    text += ", source " + *config.source.file;
   return text;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

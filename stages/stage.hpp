@@ -29,8 +29,8 @@ namespace sigstream {
 struct Config;
 struct StageSpec;
 struct PlannedStage;
-struct StageSchema;  // pipeline/config/stage_schema.hpp: the kind's keys and reader
-struct StageReport;  // pipeline/pipeline.hpp: what a run reports of a stage
+struct StageSchema; // pipeline/config/stage_schema.hpp: the kind's keys and reader
+struct StageReport; // pipeline/pipeline.hpp: what a run reports of a stage
 
 // A kind's own fields of a stage in the statistics JSON (SPEC §4 `stages`),
 // in order, after `name` and `type`.
@@ -39,14 +39,14 @@ using StatFields = std::vector<std::pair<std::string, StatValue>>;
 
 // Working memory a step keeps per CPU worker (e.g. FFT buffers); made once.
 class StepScratch {
- public:
+public:
   virtual ~StepScratch() = default;
 };
 
 // A stage's computation on the CPU, made once per plan and shared by every
 // worker (const; per-worker state lives in the StepScratch it makes).
 class CpuStageStep {
- public:
+public:
   virtual ~CpuStageStep() = default;
   [[nodiscard]] virtual std::unique_ptr<StepScratch> make_scratch() const { return nullptr; }
   // How the step runs, for the backend's log ("" = nothing to say).
@@ -77,7 +77,7 @@ struct StagePlanContext {
 using LivePlanes = std::vector<std::vector<float>>;
 
 class LiveOp {
- public:
+public:
   virtual ~LiveOp() = default;
   // in[c][0..n) in; the outputs that are ready are appended to out[c].
   virtual void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) = 0;
@@ -88,7 +88,7 @@ class LiveOp {
 // What a kind prepares once per live run and shares between the chains made
 // from it (e.g. the FIR's partitioned convolver, on the CPU or a GPU).
 class LiveKernel {
- public:
+public:
   virtual ~LiveKernel() = default;
   // For the start-up log: "fir 'lp' (4095 taps): partitioned, 86 partitions of 48".
   [[nodiscard]] virtual std::string describe() const = 0;
@@ -105,8 +105,8 @@ class LiveKernel {
 
 struct LiveContext {
   int channels = 1;
-  std::int64_t block = 1;  // frames a live step takes
-  int device = -1;         // a CUDA device for the kernels that can use one; -1: the CPU
+  std::int64_t block = 1; // frames a live step takes
+  int device = -1;        // a CUDA device for the kernels that can use one; -1: the CPU
 };
 
 // Where a planned stage runs, for a kind that chooses how by it (fir's
@@ -122,8 +122,8 @@ struct MethodContext {
 
 struct StageKind {
   StageType type;
-  std::string_view name;     // as YAML spells it (`type: fir`)
-  std::string_view summary;  // one line, for --help and the README
+  std::string_view name;    // as YAML spells it (`type: fir`)
+  std::string_view summary; // one line, for --help and the README
   // An observer (metrics) reads the signal and passes it on unchanged: the
   // backends hand it the planes instead of running a step.
   bool observer = false;
@@ -138,7 +138,8 @@ struct StageKind {
   // Live mode: the kernel to prepare (null: nothing to prepare), and the
   // running operation (null for observers). `phase`: frames held back by the
   // stages before it (their look-ahead), so blocks can line up with the steps.
-  std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage& stage, const LiveContext& context) = nullptr;
+  std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage& stage,
+                                             const LiveContext& context) = nullptr;
   std::unique_ptr<LiveOp> (*live_op)(const PlannedStage& stage, LiveKernel* kernel, int channels,
                                      std::int64_t phase) = nullptr;
   // Its fields in the statistics (null: none).
@@ -152,7 +153,8 @@ struct StageKind {
   double (*cpu_ns_per_frame)(const PlannedStage& stage, std::int64_t frames_per_call) = nullptr;
   // The filter's response at the stage's input rate, for the statistics and
   // the figure (null, or nullopt: none).
-  std::optional<kernels::cpu::FilterResponse> (*response)(const PlannedStage& stage, double rate_in) = nullptr;
+  std::optional<kernels::cpu::FilterResponse> (*response)(const PlannedStage& stage,
+                                                          double rate_in) = nullptr;
   // What of its spec decides its output, for a batch's resume fingerprint
   // (pipeline/batch.cpp): written after ":name", at the stream's precision
   // (17 digits). Null: nothing beyond its kind and name.
@@ -166,4 +168,4 @@ struct StageKind {
 // x.wav" for the filter command: where a stage's plan error is.
 [[nodiscard]] std::string stage_where(const StagePlanContext& where, const StageSpec& spec);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -27,7 +27,7 @@ enum class CudaFftEngine { cufft, fused };
 
 struct WindowSpec {
   WindowKind kind = WindowKind::hamming;
-  double beta = 0.0;  // kaiser only
+  double beta = 0.0; // kaiser only
 };
 
 // A windowed-sinc design request, in Hz. cutoff_hz has one value for
@@ -44,7 +44,6 @@ std::string_view to_string(FirMethod m);
 std::string_view to_string(FilterKind k);
 std::string_view to_string(WindowKind k);
 std::string_view to_string(StageType t);
-std::string to_string(const WindowSpec& w);  // "hamming", "kaiser:8.6"
+std::string to_string(const WindowSpec& w); // "hamming", "kaiser:8.6"
 
-
-}  // namespace sigstream
+} // namespace sigstream

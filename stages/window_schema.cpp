@@ -16,12 +16,13 @@ namespace sigstream::config {
 WindowSpec read_window_setting(Context& cx, MapReader& r) {
   const std::optional<double> beta = r.number("beta");
   const auto value = r.value_or_default("window");
-  const YAML::Node& v = *value;  // window has a default, so a value is always there
+  const YAML::Node& v = *value; // window has a default, so a value is always there
   const Path p = r.path("window");
   const Key& k = r.decl("window");
   if (!v.IsScalar()) {
-    cx.error(v, p, describe(v) + " is not a window name (expected one of " +
-                       join(enum_names<WindowKind>(), " | ") + ")");
+    cx.error(v, p,
+             describe(v) + " is not a window name (expected one of " +
+                 join(enum_names<WindowKind>(), " | ") + ")");
     return {};
   }
   const std::string& text = v.Scalar();
@@ -43,7 +44,8 @@ WindowSpec read_window_setting(Context& cx, MapReader& r) {
   }
   try {
     WindowSpec w = parse_window(text);
-    if (is_kaiser && !inline_beta && beta) w.beta = *beta;
+    if (is_kaiser && !inline_beta && beta)
+      w.beta = *beta;
     return w;
   } catch (const Error& e) {
     const std::string name = text.substr(0, text.find(':'));
@@ -58,4 +60,4 @@ WindowSpec read_window_setting(Context& cx, MapReader& r) {
   return {};
 }
 
-}  // namespace sigstream::config
+} // namespace sigstream::config

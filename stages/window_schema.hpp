@@ -13,4 +13,4 @@ class MapReader;
 // window is returned).
 WindowSpec read_window_setting(Context& cx, MapReader& r);
 
-}  // namespace sigstream::config
+} // namespace sigstream::config

@@ -30,7 +30,7 @@ struct FftwPlans {
 
 const FftwPlans& fftw_plans(int nfft) {
   static std::mutex mutex;
-  static std::map<int, FftwPlans> cache;  // kept for the life of the process
+  static std::map<int, FftwPlans> cache; // kept for the life of the process
   std::lock_guard lock(mutex);
   FftwPlans& p = cache[nfft];
   if (p.forward == nullptr) {
@@ -56,13 +56,13 @@ struct FftwFree {
 
 // One block per call; the spectrum is N/2 + 1 complex values (re, im).
 class FftwEngine final : public BlockFft {
- public:
+public:
   explicit FftwEngine(int nfft)
-      : nfft_(nfft),
-        plans_(&fftw_plans(nfft)),
+      : nfft_(nfft), plans_(&fftw_plans(nfft)),
         time_(fftwf_alloc_real(static_cast<std::size_t>(nfft))),
         freq_(fftwf_alloc_complex(static_cast<std::size_t>(nfft / 2 + 1))) {
-    if (!time_ || !freq_) throw std::bad_alloc();
+    if (!time_ || !freq_)
+      throw std::bad_alloc();
   }
   [[nodiscard]] int size() const noexcept override { return nfft_; }
   [[nodiscard]] int group() const noexcept override { return 1; }
@@ -72,7 +72,8 @@ class FftwEngine final : public BlockFft {
     fftwf_execute_dft_r2c(plans_->forward, time_.get(), freq_.get());
     const float* f = reinterpret_cast<const float*>(freq_.get());
     std::vector<float> s(static_cast<std::size_t>(nfft_ + 2));
-    for (std::size_t j = 0; j < s.size(); ++j) s[j] = f[j] * scale;
+    for (std::size_t j = 0; j < s.size(); ++j)
+      s[j] = f[j] * scale;
     return s;
   }
 
@@ -96,7 +97,7 @@ class FftwEngine final : public BlockFft {
     }
   }
 
- private:
+private:
   int nfft_;
   const FftwPlans* plans_;
   std::unique_ptr<float, FftwFree> time_;
@@ -122,7 +123,7 @@ class FftwEngine final : public BlockFft {
   return yes;
 }
 
-}  // namespace
+} // namespace
 
 bool cpu_has_avx2() noexcept {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -164,7 +165,7 @@ const char* library() noexcept {
 
 int group() noexcept {
 #if SIGSTREAM_HAVE_POCKETFFT && !SIGSTREAM_HAVE_FFTW
-  return 8;  // both engines (fft_pocketfft.inc's kGroup)
+  return 8; // both engines (fft_pocketfft.inc's kGroup)
 #else
   return 1;
 #endif
@@ -173,7 +174,7 @@ int group() noexcept {
 // Measured on the development machine (bench/RESULTS-cpu-crossover.md).
 int max_size() noexcept {
 #if SIGSTREAM_HAVE_POCKETFFT && !SIGSTREAM_HAVE_FFTW
-  return 1 << 16;  // 8 lanes x 2^16 floats = 2 MB of buffers: beyond, they leave the L2 cache
+  return 1 << 16; // 8 lanes x 2^16 floats = 2 MB of buffers: beyond, they leave the L2 cache
 #else
   return 1 << 17;
 #endif
@@ -181,7 +182,8 @@ int max_size() noexcept {
 
 double ns_per_point_log() noexcept {
 #if SIGSTREAM_HAVE_FFTW
-  return 0.28;  // FFTW_ESTIMATE plans, AVX2: a 32768-point pair ~130 us (development machine, 2026-11-23)
+  return 0.28; // FFTW_ESTIMATE plans, AVX2: a 32768-point pair ~130 us (development machine,
+               // 2026-11-23)
 #elif SIGSTREAM_HAVE_POCKETFFT
   // AVX2 x8: 0.22-0.27 for N = 1024 .. 65536 (EPYC, 2026-11-23). The x4
   // engine runs ~1.23x slower; the same constant serves it so that both
@@ -217,4 +219,4 @@ double call_cost_ns(int nfft, int count) noexcept {
 #endif
 }
 
-}  // namespace sigstream::kernels::cpu::fft
+} // namespace sigstream::kernels::cpu::fft

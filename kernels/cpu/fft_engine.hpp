@@ -18,20 +18,20 @@
 namespace sigstream::kernels::cpu::fft {
 
 class BlockFft {
- public:
+public:
   virtual ~BlockFft() = default;
-  [[nodiscard]] virtual int size() const noexcept = 0;   // N, the real points of a block
-  [[nodiscard]] virtual int group() const noexcept = 0;  // blocks one convolve() call can take
+  [[nodiscard]] virtual int size() const noexcept = 0;  // N, the real points of a block
+  [[nodiscard]] virtual int group() const noexcept = 0; // blocks one convolve() call can take
 
   // The spectrum of `padded` (N reals: the taps, then zeros) times `scale`,
   // in the order convolve() expects.
   [[nodiscard]] virtual std::vector<float> spectrum(const float* padded, float scale) = 0;
 
-  // For b < count (1 <= count <= group(); call_cost_ns says what it costs): the circular convolution of the N
-  // samples at in[b] with the filter whose spectrum() is `spectrum`; its
+  // For b < count (1 <= count <= group(); call_cost_ns says what it costs): the circular
+  // convolution of the N samples at in[b] with the filter whose spectrum() is `spectrum`; its
   // samples [from, from + keep) go to out[b].
-  virtual void convolve(const float* const* in, int count, const float* spectrum, int from, int keep,
-                        float* const* out) = 0;
+  virtual void convolve(const float* const* in, int count, const float* spectrum, int from,
+                        int keep, float* const* out) = 0;
 };
 
 // The library built in, or nullptr from make() when there is none.
@@ -58,4 +58,4 @@ std::unique_ptr<BlockFft> make_pocketfft_avx2(int nfft);
 std::unique_ptr<BlockFft> make_pocketfft_baseline(int nfft);
 bool cpu_has_avx2() noexcept;
 
-}  // namespace sigstream::kernels::cpu::fft
+} // namespace sigstream::kernels::cpu::fft

@@ -17,14 +17,18 @@ namespace {
 #include SIGSTREAM_POCKETFFT_HEADER
 #undef aligned_alloc
 #include "kernels/cpu/fft_pocketfft.inc"
-}  // namespace
+} // namespace
 #pragma GCC pop_options
 
 namespace sigstream::kernels::cpu::fft {
-std::unique_ptr<BlockFft> make_pocketfft_avx2(int nfft) { return std::make_unique<PocketEngine<8>>(nfft); }
-}  // namespace sigstream::kernels::cpu::fft
+std::unique_ptr<BlockFft> make_pocketfft_avx2(int nfft) {
+  return std::make_unique<PocketEngine<8>>(nfft);
+}
+} // namespace sigstream::kernels::cpu::fft
 #else
 namespace sigstream::kernels::cpu::fft {
-std::unique_ptr<BlockFft> make_pocketfft_avx2(int) { return nullptr; }
-}  // namespace sigstream::kernels::cpu::fft
+std::unique_ptr<BlockFft> make_pocketfft_avx2(int) {
+  return nullptr;
+}
+} // namespace sigstream::kernels::cpu::fft
 #endif

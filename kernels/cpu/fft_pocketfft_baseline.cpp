@@ -10,15 +10,17 @@ namespace {
 #undef aligned_alloc
 #include "kernels/cpu/fft_pocketfft.inc"
 constexpr int kBaselineLanes = 4;
-}  // namespace
+} // namespace
 
 namespace sigstream::kernels::cpu::fft {
 std::unique_ptr<BlockFft> make_pocketfft_baseline(int nfft) {
   return std::make_unique<PocketEngine<kBaselineLanes>>(nfft);
 }
-}  // namespace sigstream::kernels::cpu::fft
+} // namespace sigstream::kernels::cpu::fft
 #else
 namespace sigstream::kernels::cpu::fft {
-std::unique_ptr<BlockFft> make_pocketfft_baseline(int) { return nullptr; }
-}  // namespace sigstream::kernels::cpu::fft
+std::unique_ptr<BlockFft> make_pocketfft_baseline(int) {
+  return nullptr;
+}
+} // namespace sigstream::kernels::cpu::fft
 #endif

@@ -26,4 +26,4 @@ namespace sigstream::kernels::cpu::fft {
 inline void* pocketfft_aligned_alloc(std::size_t alignment, std::size_t size) noexcept {
   return std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
 }
-}  // namespace sigstream::kernels::cpu::fft
+} // namespace sigstream::kernels::cpu::fft

@@ -17,16 +17,20 @@ template <typename T, std::int64_t B>
   for (int k = 0; k < taps; ++k) {
     const T hk = h[k];
     const T* xk = x + (taps - 1 - k);
-    for (std::int64_t j = 0; j < B; ++j) acc[j] = std::fma(hk, xk[j], acc[j]);
+    for (std::int64_t j = 0; j < B; ++j)
+      acc[j] = std::fma(hk, xk[j], acc[j]);
   }
-  for (std::int64_t j = 0; j < B; ++j) y[j] = acc[j];
+  for (std::int64_t j = 0; j < B; ++j)
+    y[j] = acc[j];
 }
 
 template <typename T>
-[[gnu::always_inline]] inline void fir_tail(const T* x, std::int64_t n, const T* h, int taps, T* y) {
+[[gnu::always_inline]] inline void fir_tail(const T* x, std::int64_t n, const T* h, int taps,
+                                            T* y) {
   for (std::int64_t i = 0; i < n; ++i) {
     T acc = 0;
-    for (int k = 0; k < taps; ++k) acc = std::fma(h[k], x[i + taps - 1 - k], acc);
+    for (int k = 0; k < taps; ++k)
+      acc = std::fma(h[k], x[i + taps - 1 - k], acc);
     y[i] = acc;
   }
 }
@@ -34,9 +38,11 @@ template <typename T>
 template <typename T, std::int64_t B>
 [[gnu::always_inline]] inline void fir_all(const T* x, std::int64_t n, const T* h, int taps, T* y) {
   std::int64_t i = 0;
-  for (; i + B <= n; i += B) fir_block<T, B>(x + i, h, taps, y + i);
+  for (; i + B <= n; i += B)
+    fir_block<T, B>(x + i, h, taps, y + i);
   // The tail in smaller blocks first, then one by one; same order per output.
-  for (; i + 8 <= n; i += 8) fir_block<T, 8>(x + i, h, taps, y + i);
+  for (; i + 8 <= n; i += 8)
+    fir_block<T, 8>(x + i, h, taps, y + i);
   fir_tail(x + i, n - i, h, taps, y + i);
 }
 
@@ -44,20 +50,23 @@ enum class Isa { v4, v3, generic };
 
 Isa isa() noexcept {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return Isa::v4;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::v3;
+  if (__builtin_cpu_supports("avx512f"))
+    return Isa::v4;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return Isa::v3;
   return Isa::generic;
 }
 
 // Three builds of the same arithmetic (all do the same fmas in the same
 // order, so they agree bit for bit); the best the CPU supports is used.
-template <typename T>
-struct Kernels {
+template <typename T> struct Kernels {
   using Fn = void (*)(const T*, std::int64_t, const T*, int, T*);
-  [[gnu::target("arch=x86-64-v4")]] static void v4(const T* x, std::int64_t n, const T* h, int k, T* y) {
+  [[gnu::target("arch=x86-64-v4")]] static void v4(const T* x, std::int64_t n, const T* h, int k,
+                                                   T* y) {
     fir_all<T, 8 * 64 / sizeof(T)>(x, n, h, k, y);
   }
-  [[gnu::target("arch=x86-64-v3")]] static void v3(const T* x, std::int64_t n, const T* h, int k, T* y) {
+  [[gnu::target("arch=x86-64-v3")]] static void v3(const T* x, std::int64_t n, const T* h, int k,
+                                                   T* y) {
     fir_all<T, 8 * 32 / sizeof(T)>(x, n, h, k, y);
   }
   static void generic(const T* x, std::int64_t n, const T* h, int k, T* y) {
@@ -65,14 +74,17 @@ struct Kernels {
   }
   static Fn pick() {
     switch (isa()) {
-      case Isa::v4: return v4;
-      case Isa::v3: return v3;
-      default: return generic;
+      case Isa::v4:
+        return v4;
+      case Isa::v3:
+        return v3;
+      default:
+        return generic;
     }
   }
 };
 
-}  // namespace
+} // namespace
 
 void fir_direct(const float* x, std::int64_t n, const float* h, int taps, float* y) {
   static const auto fn = Kernels<float>::pick();
@@ -92,4 +104,4 @@ double fir_direct_ns_per_fma() noexcept {
   return ns;
 }
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

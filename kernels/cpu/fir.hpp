@@ -21,4 +21,4 @@ void fir_direct_f64(const double* x, std::int64_t n, const double* h, int taps, 
 // (bench/RESULTS-cpu-crossover.md).
 [[nodiscard]] double fir_direct_ns_per_fma() noexcept;
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

@@ -34,11 +34,11 @@
 namespace sigstream::kernels::cpu {
 
 class FirFft {
- public:
-  // Per-thread working memory: an FFT engine per block size, buffers. Created empty; filled on first use; reusable across FirFft
-  // objects (configurations are keyed by size). Move-only.
+public:
+  // Per-thread working memory: an FFT engine per block size, buffers. Created empty; filled on
+  // first use; reusable across FirFft objects (configurations are keyed by size). Move-only.
   class Scratch {
-   public:
+  public:
     Scratch();
     ~Scratch();
     Scratch(Scratch&&) noexcept;
@@ -46,16 +46,16 @@ class FirFft {
     Scratch(const Scratch&) = delete;
     Scratch& operator=(const Scratch&) = delete;
 
-   private:
+  private:
     friend class FirFft;
     struct Impl;
     std::unique_ptr<Impl> impl_;
   };
 
   struct Options {
-    int fft_size = 0;           // largest block size N (even, > K); 0 = default_fft_size(K)
-    bool short_direct = true;   // compute pieces too short for a block to pay off directly (float64)
-    bool adaptive = true;       // false: every call uses blocks of fft_size (no smaller sizes)
+    int fft_size = 0;         // largest block size N (even, > K); 0 = default_fft_size(K)
+    bool short_direct = true; // compute pieces too short for a block to pay off directly (float64)
+    bool adaptive = true;     // false: every call uses blocks of fft_size (no smaller sizes)
   };
 
   // Copies the taps and computes their spectra. Throws sigstream::Error
@@ -72,7 +72,7 @@ class FirFft {
   void apply(const float* x, std::int64_t n, float* y, Scratch& scratch) const;
 
   [[nodiscard]] int taps() const noexcept { return static_cast<int>(taps_.size()); }
-  [[nodiscard]] int fft_size() const noexcept;            // the largest block size N
+  [[nodiscard]] int fft_size() const noexcept; // the largest block size N
   [[nodiscard]] std::int64_t block_outputs() const noexcept { return fft_size() - taps() + 1; }
   // The block size an n-output call uses (0: it runs the direct sum).
   [[nodiscard]] int size_for(std::int64_t n) const noexcept;
@@ -86,21 +86,22 @@ class FirFft {
   [[nodiscard]] static double fft_cost_ns(int taps, std::int64_t n) noexcept;
   // False when built without an FFT library: apply() then computes the direct sum.
   [[nodiscard]] static bool available() noexcept;
-  // The library behind it: "pocketfft (BSD), AVX2 x8", "FFTW 3 (GPL)" (-DSIGSTREAM_FFTW=ON) or "none".
+  // The library behind it: "pocketfft (BSD), AVX2 x8", "FFTW 3 (GPL)" (-DSIGSTREAM_FFTW=ON) or
+  // "none".
   [[nodiscard]] static const char* library() noexcept;
 
- private:
+private:
   struct Level {
     int nfft = 0;
-    std::vector<float> spectrum;  // the taps' spectrum, scaled by 1/nfft, in the engine's order
+    std::vector<float> spectrum; // the taps' spectrum, scaled by 1/nfft, in the engine's order
   };
   [[nodiscard]] const Level* level_for(std::int64_t n) const noexcept;
 
   std::vector<float> taps_;
-  std::vector<double> taps_f64_;  // for the direct sum of short pieces
-  std::vector<Level> levels_;  // largest first
-  std::vector<int> sizes_;     // their nfft
+  std::vector<double> taps_f64_; // for the direct sum of short pieces
+  std::vector<Level> levels_;    // largest first
+  std::vector<int> sizes_;       // their nfft
   bool short_direct_ = true;
 };
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

@@ -34,16 +34,21 @@ struct PartitionedFir::Plan {
     hc[2 * p - 1] = re[p];
   }
 };
-bool PartitionedFir::available() noexcept { return true; }
+bool PartitionedFir::available() noexcept {
+  return true;
+}
 #else
 struct PartitionedFir::Plan {};
-bool PartitionedFir::available() noexcept { return false; }
+bool PartitionedFir::available() noexcept {
+  return false;
+}
 #endif
 
 PartitionedFir::PartitionedFir(const float* h, int taps, int block) : block_(block) {
   if (taps < 1 || block < 1)
-    throw Error(ErrorKind::invalid_argument, "partitioned FIR: taps " + std::to_string(taps) + ", block " +
-                                                 std::to_string(block) + " (expected both >= 1)");
+    throw Error(ErrorKind::invalid_argument, "partitioned FIR: taps " + std::to_string(taps) +
+                                                 ", block " + std::to_string(block) +
+                                                 " (expected both >= 1)");
 #if SIGSTREAM_HAVE_POCKETFFT
   const int p = block_;
   partitions_ = (taps + p - 1) / p;
@@ -55,14 +60,16 @@ PartitionedFir::PartitionedFir(const float* h, int taps, int block) : block_(blo
   const float scale = 1.0f / static_cast<float>(2 * p);
   for (int j = 0; j < partitions_; ++j) {
     std::fill(buf.begin(), buf.end(), 0.0f);
-    for (int k = 0; k < p && j * p + k < taps; ++k) buf[static_cast<std::size_t>(k)] = h[j * p + k] * scale;
+    for (int k = 0; k < p && j * p + k < taps; ++k)
+      buf[static_cast<std::size_t>(k)] = h[j * p + k] * scale;
     plan_->fft.exec(buf.data(), 1.0f, true);
     Plan::to_split(buf.data(), p, h_re_.data() + static_cast<std::size_t>(j) * stride_,
                    h_im_.data() + static_cast<std::size_t>(j) * stride_);
   }
 #else
   static_cast<void>(h);
-  throw Error(ErrorKind::invalid_argument, "partitioned FIR: this build has no CPU FFT (pocketfft)");
+  throw Error(ErrorKind::invalid_argument,
+              "partitioned FIR: this build has no CPU FFT (pocketfft)");
 #endif
 }
 
@@ -128,4 +135,4 @@ double PartitionedFir::block_cost_ns() const noexcept {
   return static_cast<double>(partitions_) * stride_ * 8.0 / 16.0 + fft;
 }
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

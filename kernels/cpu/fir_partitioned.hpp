@@ -24,18 +24,18 @@
 namespace sigstream::kernels::cpu {
 
 class PartitionedFir {
- public:
+public:
   // One channel's delay line and buffers.
   class State {
-   public:
+  public:
     State() = default;
 
-   private:
+  private:
     friend class PartitionedFir;
-    std::vector<float> input;   // the last 2P input samples
-    std::vector<float> fdl_re, fdl_im;  // M spectra, ring
+    std::vector<float> input;          // the last 2P input samples
+    std::vector<float> fdl_re, fdl_im; // M spectra, ring
     std::vector<float> acc_re, acc_im, work;
-    int head = 0;               // ring slot of the newest spectrum
+    int head = 0; // ring slot of the newest spectrum
   };
 
   // Throws sigstream::Error (invalid_argument) for taps < 1 or block < 1.
@@ -56,11 +56,11 @@ class PartitionedFir {
 
   [[nodiscard]] static bool available() noexcept;
 
- private:
+private:
   struct Plan;
   int block_ = 0, partitions_ = 0, stride_ = 0;
-  std::vector<float> h_re_, h_im_;  // M spectra
+  std::vector<float> h_re_, h_im_; // M spectra
   std::unique_ptr<Plan> plan_;
 };
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

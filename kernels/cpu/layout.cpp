@@ -6,40 +6,44 @@
 namespace sigstream::kernels::cpu {
 
 // Built for AVX-512, AVX2 and baseline x86-64 (the same arithmetic every way).
-[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-void deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float* const* out) {
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void
+deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float* const* out) {
   const int ch = in.channels;
   switch (in.type) {
     case SampleType::i16: {
       const std::int16_t* p = in.as<std::int16_t>() + first * ch;
       for (int c = 0; c < ch; ++c)
-        for (std::int64_t i = 0; i < n; ++i) out[c][i] = static_cast<float>(p[i * ch + c]) * 0x1p-15f;
+        for (std::int64_t i = 0; i < n; ++i)
+          out[c][i] = static_cast<float>(p[i * ch + c]) * 0x1p-15f;
       break;
     }
     case SampleType::i32: {
       const std::int32_t* p = in.as<std::int32_t>() + first * ch;
       for (int c = 0; c < ch; ++c)
-        for (std::int64_t i = 0; i < n; ++i) out[c][i] = static_cast<float>(p[i * ch + c]) * 0x1p-31f;
+        for (std::int64_t i = 0; i < n; ++i)
+          out[c][i] = static_cast<float>(p[i * ch + c]) * 0x1p-31f;
       break;
     }
     case SampleType::f32: {
       const float* p = in.as<float>() + first * ch;
       for (int c = 0; c < ch; ++c)
-        for (std::int64_t i = 0; i < n; ++i) out[c][i] = p[i * ch + c];
+        for (std::int64_t i = 0; i < n; ++i)
+          out[c][i] = p[i * ch + c];
       break;
     }
   }
 }
 
-[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]]
-std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] std::int64_t
+interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
   const int ch = out.channels;
   std::int64_t clipped = 0;
   out.frames = n;
   if (out.type == SampleType::f32) {
     float* p = out.as<float>();
     for (int c = 0; c < ch; ++c)
-      for (std::int64_t i = 0; i < n; ++i) p[i * ch + c] = in[c][i];
+      for (std::int64_t i = 0; i < n; ++i)
+        p[i * ch + c] = in[c][i];
     return 0;
   }
   // The container holds the value left-justified: shift by its width minus bits.
@@ -66,7 +70,8 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
       r = r < lo ? lo : r;
       r = r > hi ? hi : r;
       // Shift as unsigned: left-shifting a negative value is not portable.
-      q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int32_t>(r)) << shift);
+      q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int32_t>(r))
+                                       << shift);
     }
     return clips;
   };
@@ -76,7 +81,8 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
   auto scatter = [&](auto* p, int group, std::int64_t m) {
     using T = std::remove_pointer_t<decltype(p)>;
     if (ch == 1) {
-      for (std::int64_t i = 0; i < m; ++i) p[i] = static_cast<T>(q[0][i]);
+      for (std::int64_t i = 0; i < m; ++i)
+        p[i] = static_cast<T>(q[0][i]);
     } else if (ch == 2) {
       for (std::int64_t i = 0; i < m; ++i) {
         p[2 * i] = static_cast<T>(q[0][i]);
@@ -84,7 +90,8 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
       }
     } else {
       for (std::int64_t i = 0; i < m; ++i)
-        for (int c = 0; c < group; ++c) p[i * ch + c] = static_cast<T>(q[c][i]);
+        for (int c = 0; c < group; ++c)
+          p[i * ch + c] = static_cast<T>(q[c][i]);
     }
   };
   // Channels in groups of up to kMaxBlockChannels (the output row stride stays ch).
@@ -92,12 +99,15 @@ std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBl
     const int group = ch - c0 < kMaxBlockChannels ? ch - c0 : kMaxBlockChannels;
     for (std::int64_t i0 = 0; i0 < n; i0 += kStep) {
       const std::int64_t m = n - i0 < kStep ? n - i0 : kStep;
-      for (int c = 0; c < group; ++c) clipped += quantize_block(in[c0 + c] + i0, m, q[c]);
-      if (out.type == SampleType::i16) scatter(out.as<std::int16_t>() + i0 * ch + c0, group, m);
-      else scatter(out.as<std::int32_t>() + i0 * ch + c0, group, m);
+      for (int c = 0; c < group; ++c)
+        clipped += quantize_block(in[c0 + c] + i0, m, q[c]);
+      if (out.type == SampleType::i16)
+        scatter(out.as<std::int16_t>() + i0 * ch + c0, group, m);
+      else
+        scatter(out.as<std::int32_t>() + i0 * ch + c0, group, m);
     }
   }
   return clipped;
 }
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

@@ -46,4 +46,4 @@ inline std::int32_t quantize(float y, int bits, bool& clipped) noexcept {
   return Quantizer(bits)(y, clipped);
 }
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

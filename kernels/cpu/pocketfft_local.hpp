@@ -10,9 +10,9 @@
 // one under a target pragma.)
 #if SIGSTREAM_HAVE_POCKETFFT
 #include "kernels/cpu/fft_pocketfft_prelude.hpp"
-namespace {  // NOLINT(google-build-namespaces): one private copy per translation unit, on purpose
+namespace { // NOLINT(google-build-namespaces): one private copy per translation unit, on purpose
 #define aligned_alloc sigstream::kernels::cpu::fft::pocketfft_aligned_alloc
 #include SIGSTREAM_POCKETFFT_HEADER
 #undef aligned_alloc
-}  // namespace
+} // namespace
 #endif

@@ -9,4 +9,4 @@ namespace sigstream::kernels::cpu {
 // y: the signal, x: the source at the same frames (nullptr = zeros); n frames.
 ChannelMetrics channel_metrics(const float* y, const float* x, std::int64_t n);
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

@@ -3,9 +3,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <type_traits>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "core/error.hpp"
 
@@ -13,16 +13,17 @@ namespace sigstream::kernels::cpu {
 
 int PolyphaseTaps::longest_phase() const noexcept {
   int longest = 0;
-  for (std::size_t p = 0; p + 1 < offset.size(); ++p) longest = std::max(longest, offset[p + 1] - offset[p]);
+  for (std::size_t p = 0; p + 1 < offset.size(); ++p)
+    longest = std::max(longest, offset[p + 1] - offset[p]);
   return longest;
 }
 
 PolyphaseTaps make_polyphase(const std::vector<double>& h, int up, int down, std::int64_t delay) {
   const auto k = static_cast<std::int64_t>(h.size());
   if (up < 1 || down < 1 || k < 1 || delay < 0 || delay >= k)
-    throw Error(ErrorKind::invalid_argument, "polyphase taps: up " + std::to_string(up) + ", down " +
-                                                 std::to_string(down) + ", " + std::to_string(k) +
-                                                 " taps, delay " + std::to_string(delay));
+    throw Error(ErrorKind::invalid_argument,
+                "polyphase taps: up " + std::to_string(up) + ", down " + std::to_string(down) +
+                    ", " + std::to_string(k) + " taps, delay " + std::to_string(delay));
   PolyphaseTaps p;
   p.up = up;
   p.down = down;
@@ -53,30 +54,36 @@ namespace {
 // (GCC does not vectorise this loop nest by itself: its fully unrolled lanes
 // defeat the SLP pass; the AVX2 build below spells the vectors out.)
 template <typename T, int B>
-[[gnu::always_inline]] inline void phase_block(const T* const* rows, std::int64_t k, const T* h, int len, T* out) {
+[[gnu::always_inline]] inline void phase_block(const T* const* rows, std::int64_t k, const T* h,
+                                               int len, T* out) {
   T acc[B] = {};
   for (int t = 0; t < len; ++t) {
     const T ht = h[t];
     const T* xt = rows[t] + k;
-    for (int j = 0; j < B; ++j) acc[j] = std::fma(ht, xt[j], acc[j]);
+    for (int j = 0; j < B; ++j)
+      acc[j] = std::fma(ht, xt[j], acc[j]);
   }
-  for (int j = 0; j < B; ++j) out[j] = acc[j];
+  for (int j = 0; j < B; ++j)
+    out[j] = acc[j];
 }
 
 // The same for float on AVX2 + FMA: B lanes in B/8 registers, each lane's
 // fma exactly std::fma's (one rounding).
 template <int B>
-[[gnu::target("arch=x86-64-v3")]] inline void phase_block_avx2(const float* const* rows, std::int64_t k,
-                                                               const float* h, int len, float* out) {
+[[gnu::target("arch=x86-64-v3")]] inline void
+phase_block_avx2(const float* const* rows, std::int64_t k, const float* h, int len, float* out) {
   constexpr int kV = B / 8;
   __m256 acc[kV];
-  for (auto& a : acc) a = _mm256_setzero_ps();
+  for (auto& a : acc)
+    a = _mm256_setzero_ps();
   for (int t = 0; t < len; ++t) {
     const __m256 ht = _mm256_set1_ps(h[t]);
     const float* xt = rows[t] + k;
-    for (int v = 0; v < kV; ++v) acc[v] = _mm256_fmadd_ps(ht, _mm256_loadu_ps(xt + 8 * v), acc[v]);
+    for (int v = 0; v < kV; ++v)
+      acc[v] = _mm256_fmadd_ps(ht, _mm256_loadu_ps(xt + 8 * v), acc[v]);
   }
-  for (int v = 0; v < kV; ++v) _mm256_storeu_ps(out + 8 * v, acc[v]);
+  for (int v = 0; v < kV; ++v)
+    _mm256_storeu_ps(out + 8 * v, acc[v]);
 }
 
 // An 8 x 8 transpose in registers: r[i][j] becomes r[j][i].
@@ -102,35 +109,43 @@ template <int B>
 // out[c][j] (8 classes c, B outputs j of each) to y[j * up + c]: each row of
 // eight stored as one vector.
 template <int B>
-[[gnu::target("arch=x86-64-v3")]] inline void store_transposed(const float (*out)[B], float* y, std::int64_t up) {
+[[gnu::target("arch=x86-64-v3")]] inline void store_transposed(const float (*out)[B], float* y,
+                                                               std::int64_t up) {
   for (int j0 = 0; j0 < B; j0 += 8) {
     __m256 r[8];
-    for (int c = 0; c < 8; ++c) r[c] = _mm256_load_ps(out[c] + j0);
+    for (int c = 0; c < 8; ++c)
+      r[c] = _mm256_load_ps(out[c] + j0);
     transpose8(r);
-    for (int j = 0; j < 8; ++j) _mm256_storeu_ps(y + (j0 + j) * up, r[j]);
+    for (int j = 0; j < 8; ++j)
+      _mm256_storeu_ps(y + (j0 + j) * up, r[j]);
   }
 }
 
 // Groups [0, groups) of `down` inputs (x[i*down + r]) into rows of stride
 // `stride` (dst[r*stride + i]) for down >= 8: eight groups by eight rows at a
 // time, through a transpose; the rows past a multiple of 8 one by one.
-[[gnu::target("arch=x86-64-v3")]] inline void decimate_avx2(const float* x, std::int64_t groups, std::int64_t down,
-                                                            float* dst, std::int64_t stride) {
+[[gnu::target("arch=x86-64-v3")]] inline void decimate_avx2(const float* x, std::int64_t groups,
+                                                            std::int64_t down, float* dst,
+                                                            std::int64_t stride) {
   std::int64_t i = 0;
   for (; i + 8 <= groups; i += 8) {
     const float* src = x + i * down;
     std::int64_t r = 0;
     for (; r + 8 <= down; r += 8) {
       __m256 v[8];
-      for (int g = 0; g < 8; ++g) v[g] = _mm256_loadu_ps(src + g * down + r);
+      for (int g = 0; g < 8; ++g)
+        v[g] = _mm256_loadu_ps(src + g * down + r);
       transpose8(v);
-      for (int q = 0; q < 8; ++q) _mm256_storeu_ps(dst + (r + q) * stride + i, v[q]);
+      for (int q = 0; q < 8; ++q)
+        _mm256_storeu_ps(dst + (r + q) * stride + i, v[q]);
     }
     for (; r < down; ++r)
-      for (int g = 0; g < 8; ++g) dst[r * stride + i + g] = src[g * down + r];
+      for (int g = 0; g < 8; ++g)
+        dst[r * stride + i + g] = src[g * down + r];
   }
   for (; i < groups; ++i)
-    for (std::int64_t r = 0; r < down; ++r) dst[r * stride + i] = x[i * down + r];
+    for (std::int64_t r = 0; r < down; ++r)
+      dst[r * stride + i] = x[i * down + r];
 }
 
 // decimate_avx2's scalar form: in x's order for large down (the rows'
@@ -139,17 +154,21 @@ template <typename T>
 void decimate(const T* x, std::int64_t groups, std::int64_t down, T* dst, std::int64_t stride) {
   if (down >= 16) {
     for (std::int64_t i = 0; i < groups; ++i)
-      for (std::int64_t r = 0; r < down; ++r) dst[r * stride + i] = x[i * down + r];
+      for (std::int64_t r = 0; r < down; ++r)
+        dst[r * stride + i] = x[i * down + r];
   } else {
     for (std::int64_t r = 0; r < down; ++r)
-      for (std::int64_t i = 0; i < groups; ++i) dst[r * stride + i] = x[i * down + r];
+      for (std::int64_t i = 0; i < groups; ++i)
+        dst[r * stride + i] = x[i * down + r];
   }
 }
 
 template <typename T, int B, bool kAvx2>
-[[gnu::always_inline]] inline void resample_all(const T* x, std::int64_t x_first, T* y, std::int64_t y_first,
-                                                std::int64_t n, const PolyphaseTaps& p, const T* taps) {
-  if (n <= 0) return;
+[[gnu::always_inline]] inline void resample_all(const T* x, std::int64_t x_first, T* y,
+                                                std::int64_t y_first, std::int64_t n,
+                                                const PolyphaseTaps& p, const T* taps) {
+  if (n <= 0)
+    return;
   const std::int64_t up = p.up;
   const std::int64_t down = p.down;
   // The window the outputs read, relative to x_first: [0, w).
@@ -180,7 +199,7 @@ template <typename T, int B, bool kAvx2>
   const int longest = p.longest_phase();
   thread_local std::vector<const T*> rows;
   rows.resize(static_cast<std::size_t>(classes * longest));
-  thread_local std::vector<int> class_taps;  // offset of the class's phase in taps, then its length
+  thread_local std::vector<int> class_taps; // offset of the class's phase in taps, then its length
   class_taps.resize(static_cast<std::size_t>(2 * classes));
   for (std::int64_t i0 = 0; i0 < classes; ++i0) {
     const std::int64_t a = (y_first + i0) * down + p.delay;
@@ -191,16 +210,19 @@ template <typename T, int B, bool kAvx2>
     class_taps[static_cast<std::size_t>(2 * i0 + 1)] = len;
     for (int t = 0; t < len; ++t) {
       const std::int64_t e = newest - t - x_first;
-      rows[static_cast<std::size_t>(i0 * longest + t)] = tile.data() + (e % down) * tile_len + e / down;
+      rows[static_cast<std::size_t>(i0 * longest + t)] =
+          tile.data() + (e % down) * tile_len + e / down;
     }
   }
   // Pass c0's tile: row r, entry i holds x[(c0 + i) * down + r] (0 past w).
   auto build_tile = [&](std::int64_t c0) __attribute__((always_inline)) {
     const std::int64_t o = c0 * down;
-    const std::int64_t full = std::clamp<std::int64_t>((w - o) / down, 0, tile_len);  // whole groups of down
+    const std::int64_t full =
+        std::clamp<std::int64_t>((w - o) / down, 0, tile_len); // whole groups of down
     const auto split = [&]() __attribute__((always_inline)) {
       if constexpr (kAvx2) {
-        if (down >= 8) return decimate_avx2(x + o, full, down, tile.data(), tile_len);
+        if (down >= 8)
+          return decimate_avx2(x + o, full, down, tile.data(), tile_len);
       }
       decimate(x + o, full, down, tile.data(), tile_len);
     };
@@ -215,9 +237,9 @@ template <typename T, int B, bool kAvx2>
       std::fill(row + i, row + tile_len, T(0));
     }
   };
-  const std::int64_t most = (n + up - 1) / up;  // class 0's outputs, the most any class has
+  const std::int64_t most = (n + up - 1) / up; // class 0's outputs, the most any class has
   alignas(32) T out[8][B];
-  auto block = [&](std::int64_t i0, std::int64_t k, T* dst) __attribute__((always_inline)) {
+  auto block = [&](std::int64_t i0, std::int64_t k, T * dst) __attribute__((always_inline)) {
     const T* h = taps + class_taps[static_cast<std::size_t>(2 * i0)];
     const int len = class_taps[static_cast<std::size_t>(2 * i0 + 1)];
     const T* const* row = rows.data() + i0 * longest;
@@ -231,16 +253,19 @@ template <typename T, int B, bool kAvx2>
     // Up to eight neighbouring classes at a time: their outputs of one block
     // row are consecutive frames, stored in that order.
     for (std::int64_t i0 = 0; i0 < classes; i0 += 8) {
-      if (c0 >= (n - i0 + up - 1) / up) break;  // later classes have no more outputs
+      if (c0 >= (n - i0 + up - 1) / up)
+        break; // later classes have no more outputs
       const int group = static_cast<int>(std::min<std::int64_t>(8, classes - i0));
-      std::int64_t count[8];  // outputs of class i0 + c: i0 + c, i0 + c + up, ...
-      for (int c = 0; c < group; ++c) count[c] = (n - (i0 + c) + up - 1) / up;
+      std::int64_t count[8]; // outputs of class i0 + c: i0 + c, i0 + c + up, ...
+      for (int c = 0; c < group; ++c)
+        count[c] = (n - (i0 + c) + up - 1) / up;
       const std::int64_t c1 = std::min(count[0], c0 + step);
       for (std::int64_t kb = c0; kb < c1; kb += B) {
         T* yb = y + i0 + kb * up;
         if constexpr (kAvx2) {
-          if (group == 8 && count[7] >= kb + B) {  // full: an 8 x 8 transpose per eight rows
-            for (int c = 0; c < 8; ++c) block(i0 + c, kb - c0, out[c]);
+          if (group == 8 && count[7] >= kb + B) { // full: an 8 x 8 transpose per eight rows
+            for (int c = 0; c < 8; ++c)
+              block(i0 + c, kb - c0, out[c]);
             store_transposed<B>(out, yb, up);
             continue;
           }
@@ -248,11 +273,13 @@ template <typename T, int B, bool kAvx2>
         std::int64_t rows_of[8];
         for (int c = 0; c < group; ++c) {
           rows_of[c] = std::max<std::int64_t>(0, std::min<std::int64_t>(B, count[c] - kb));
-          if (rows_of[c] > 0) block(i0 + c, kb - c0, out[c]);
+          if (rows_of[c] > 0)
+            block(i0 + c, kb - c0, out[c]);
         }
         for (std::int64_t j = 0; j < rows_of[0]; ++j)
           for (int c = 0; c < group; ++c)
-            if (j < rows_of[c]) yb[j * up + c] = out[c][j];
+            if (j < rows_of[c])
+              yb[j * up + c] = out[c][j];
       }
     }
   }
@@ -265,27 +292,28 @@ bool has_avx2_fma() noexcept {
 
 constexpr int kAvx2Lanes = 64;
 
-template <typename T>
-struct Kernels {
-  using Fn = void (*)(const T*, std::int64_t, T*, std::int64_t, std::int64_t, const PolyphaseTaps&, const T*);
-  [[gnu::target("arch=x86-64-v3")]] static void v3(const T* x, std::int64_t xf, T* y, std::int64_t yf,
-                                                    std::int64_t n, const PolyphaseTaps& p, const T* h) {
+template <typename T> struct Kernels {
+  using Fn = void (*)(const T*, std::int64_t, T*, std::int64_t, std::int64_t, const PolyphaseTaps&,
+                      const T*);
+  [[gnu::target("arch=x86-64-v3")]] static void v3(const T* x, std::int64_t xf, T* y,
+                                                   std::int64_t yf, std::int64_t n,
+                                                   const PolyphaseTaps& p, const T* h) {
     if constexpr (std::is_same_v<T, float>)
       resample_all<T, kAvx2Lanes, true>(x, xf, y, yf, n, p, h);
     else
       resample_all<T, 8 * 32 / sizeof(T), false>(x, xf, y, yf, n, p, h);
   }
-  static void generic(const T* x, std::int64_t xf, T* y, std::int64_t yf, std::int64_t n, const PolyphaseTaps& p,
-                      const T* h) {
+  static void generic(const T* x, std::int64_t xf, T* y, std::int64_t yf, std::int64_t n,
+                      const PolyphaseTaps& p, const T* h) {
     resample_all<T, 8 * 16 / sizeof(T), false>(x, xf, y, yf, n, p, h);
   }
   static Fn pick() { return has_avx2_fma() ? v3 : generic; }
 };
 
-}  // namespace
+} // namespace
 
-void resample_direct(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
-                     const PolyphaseTaps& p) {
+void resample_direct(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
+                     std::int64_t n, const PolyphaseTaps& p) {
   static const auto fn = Kernels<float>::pick();
   fn(x, x_first, y, y_first, n, p, p.taps.data());
 }
@@ -296,4 +324,4 @@ void resample_direct_f64(const double* x, std::int64_t x_first, double* y, std::
   fn(x, x_first, y, y_first, n, p, p.taps_f64.data());
 }
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

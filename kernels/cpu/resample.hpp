@@ -20,20 +20,21 @@ struct PolyphaseTaps {
   std::int64_t delay = 0;
   std::vector<float> taps;
   std::vector<double> taps_f64;
-  std::vector<int> offset;  // up + 1 entries
+  std::vector<int> offset; // up + 1 entries
 
   [[nodiscard]] int longest_phase() const noexcept;
 };
 
 // Throws Error(invalid_argument) for up, down < 1, empty h or a delay outside [0, K).
-[[nodiscard]] PolyphaseTaps make_polyphase(const std::vector<double>& h, int up, int down, std::int64_t delay);
+[[nodiscard]] PolyphaseTaps make_polyphase(const std::vector<double>& h, int up, int down,
+                                           std::int64_t delay);
 
 // Output frames [y_first, y_first + n) into y[0..n), reading x, whose
 // element 0 is input frame x_first; x must hold every frame the outputs
 // need (see kernels/cpu/resample.cpp: floor((m*down + delay)/up) back to
 // that minus the longest phase's length + 1).
-void resample_direct(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
-                     const PolyphaseTaps& p);
+void resample_direct(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
+                     std::int64_t n, const PolyphaseTaps& p);
 // The same in float64 (the verification reference).
 void resample_direct_f64(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
                          std::int64_t n, const PolyphaseTaps& p);
@@ -41,4 +42,4 @@ void resample_direct_f64(const double* x, std::int64_t x_first, double* y, std::
 using sigstream::ceil_div;
 using sigstream::floor_div;
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

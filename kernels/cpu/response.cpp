@@ -15,12 +15,13 @@ namespace sigstream::kernels::cpu {
 
 FilterResponse filter_response(std::span<const double> taps, double rate, int points) {
   if (taps.empty() || points < 1 || !(rate > 0.0))
-    throw Error(ErrorKind::invalid_argument, "filter response: " + std::to_string(taps.size()) + " taps, " +
-                                                 std::to_string(points) + " points, rate " + std::to_string(rate));
+    throw Error(ErrorKind::invalid_argument, "filter response: " + std::to_string(taps.size()) +
+                                                 " taps, " + std::to_string(points) +
+                                                 " points, rate " + std::to_string(rate));
   FilterResponse r;
   const auto k = taps.size();
   const auto grid = static_cast<std::size_t>(2 * points);
-  const std::size_t n = (k + grid - 1) / grid * grid;  // a multiple of the grid, >= K
+  const std::size_t n = (k + grid - 1) / grid * grid; // a multiple of the grid, >= K
   const std::size_t step = n / grid;
   std::vector<std::complex<double>> h(n / 2 + 1), g(n / 2 + 1);
 #if SIGSTREAM_HAVE_POCKETFFT
@@ -50,7 +51,8 @@ FilterResponse filter_response(std::span<const double> taps, double rate, int po
   }
 #endif
   double peak = 0.0;
-  for (std::size_t j = 0; j <= static_cast<std::size_t>(points); ++j) peak = std::max(peak, std::abs(h[j * step]));
+  for (std::size_t j = 0; j <= static_cast<std::size_t>(points); ++j)
+    peak = std::max(peak, std::abs(h[j * step]));
   for (std::size_t j = 0; j <= static_cast<std::size_t>(points); ++j) {
     const std::complex<double> hv = h[j * step];
     const double mag = std::abs(hv);
@@ -60,9 +62,9 @@ FilterResponse filter_response(std::span<const double> taps, double rate, int po
     // zeros) the phase, and so the delay, is undefined or lost to rounding
     // (G/H divides by |H|).
     r.group_delay_ms.push_back(mag > 1e-6 * peak ? (g[j * step] / hv).real() / rate * 1000.0
-                                                  : std::numeric_limits<double>::quiet_NaN());
+                                                 : std::numeric_limits<double>::quiet_NaN());
   }
   return r;
 }
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

@@ -9,8 +9,9 @@ namespace sigstream::kernels::cpu {
 
 struct FilterResponse {
   std::vector<double> freq_hz;
-  std::vector<double> magnitude_db;     // 20 log10 |H|, -400 where |H| is 0
-  std::vector<double> group_delay_ms;   // -d(phase)/d(omega); NaN where |H| is over 120 dB below its peak
+  std::vector<double> magnitude_db; // 20 log10 |H|, -400 where |H| is 0
+  std::vector<double>
+      group_delay_ms; // -d(phase)/d(omega); NaN where |H| is over 120 dB below its peak
 };
 
 // `points` + 1 frequencies k * rate / (2 * points). H is evaluated exactly
@@ -18,6 +19,7 @@ struct FilterResponse {
 // the taps' length, read every so many bins); the group delay is Re(DFT(n
 // h[n]) / DFT(h)) samples, in ms at `rate`. Throws Error(invalid_argument)
 // for no taps, points < 1 or a rate <= 0.
-[[nodiscard]] FilterResponse filter_response(std::span<const double> taps, double rate, int points = 512);
+[[nodiscard]] FilterResponse filter_response(std::span<const double> taps, double rate,
+                                             int points = 512);
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

@@ -18,7 +18,7 @@
 namespace sigstream::kernels::cpu {
 
 class Welch {
- public:
+public:
   // `window` has nfft finite values (nfft >= 1); 1 <= hop <= nfft. Throws
   // Error(invalid_argument) for bad arguments and in a build without
   // pocketfft (available() says which).
@@ -44,10 +44,10 @@ class Welch {
   // The bins' frequencies, k * rate / nfft (rounded as numpy.fft.rfftfreq does).
   [[nodiscard]] std::vector<double> frequencies(double rate) const;
 
- private:
+private:
   std::vector<double> window_;
-  double window_energy_ = 0.0;  // sum(w^2)
+  double window_energy_ = 0.0; // sum(w^2)
   int hop_ = 1;
 };
 
-}  // namespace sigstream::kernels::cpu
+} // namespace sigstream::kernels::cpu

@@ -22,7 +22,8 @@ namespace sigstream::kernels::cuda {
 [[nodiscard]] constexpr const char* source_basename(const char* path) noexcept {
   const char* base = path;
   for (const char* p = path; *p != '\0'; ++p)
-    if (*p == '/' || *p == '\\') base = p + 1;
+    if (*p == '/' || *p == '\\')
+      base = p + 1;
   return base;
 }
 
@@ -31,8 +32,10 @@ namespace sigstream::kernels::cuda {
 }
 
 // "file:line: expression: what".
-[[nodiscard]] inline std::string failed_call(const char* file, int line, const char* expr, const std::string& what) {
-  return std::string(source_basename(file)) + ":" + std::to_string(line) + ": " + expr + ": " + what;
+[[nodiscard]] inline std::string failed_call(const char* file, int line, const char* expr,
+                                             const std::string& what) {
+  return std::string(source_basename(file)) + ":" + std::to_string(line) + ": " + expr + ": " +
+         what;
 }
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t status, const char* expr, const char* file,
@@ -42,7 +45,8 @@ namespace sigstream::kernels::cuda {
 }
 
 inline void check_cuda(cudaError_t status, const char* expr, const char* file, int line) {
-  if (status != cudaSuccess) throw_cuda_error(status, expr, file, line);
+  if (status != cudaSuccess)
+    throw_cuda_error(status, expr, file, line);
 }
 
 inline void check_launch(const char* what, const char* file, int line) {
@@ -55,21 +59,36 @@ inline void check_launch(const char* what, const char* file, int line) {
 // The cufftResult's enumerator name ("CUFFT_INVALID_SIZE"), or its number.
 [[nodiscard]] inline std::string cufft_result_name(cufftResult status) {
   switch (status) {
-    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
-    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
-    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
-    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
-    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
-    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
-    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
-    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
-    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
-    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
-    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
-    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
-    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
-    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
-    default: return "cufftResult " + std::to_string(static_cast<int>(status));
+    case CUFFT_SUCCESS:
+      return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN:
+      return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED:
+      return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE:
+      return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE:
+      return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR:
+      return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED:
+      return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED:
+      return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE:
+      return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA:
+      return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE:
+      return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE:
+      return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED:
+      return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED:
+      return "CUFFT_NOT_SUPPORTED";
+    default:
+      return "cufftResult " + std::to_string(static_cast<int>(status));
   }
 }
 
@@ -79,17 +98,17 @@ inline void check_cufft(cufftResult status, const char* expr, const char* file, 
                 failed_call(file, line, expr, cufft_result_name(status)));
 }
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda
 
 // Evaluates a cudaError_t expression; throws Error(cuda) unless cudaSuccess.
-#define SIGSTREAM_CUDA_TRY(expr) \
+#define SIGSTREAM_CUDA_TRY(expr)                                                                   \
   ::sigstream::kernels::cuda::check_cuda((expr), #expr, __FILE__, __LINE__)
 
 // Evaluates a cufftResult expression; throws Error(cuda) unless CUFFT_SUCCESS.
-#define SIGSTREAM_CUFFT_TRY(expr) \
+#define SIGSTREAM_CUFFT_TRY(expr)                                                                  \
   ::sigstream::kernels::cuda::check_cufft((expr), #expr, __FILE__, __LINE__)
 
 // After a kernel launch: reports a launch failure (bad configuration, too much
 // shared memory, no kernel image for the device) as Error(cuda) naming `name`.
-#define SIGSTREAM_CUDA_CHECK_LAUNCH(name) \
+#define SIGSTREAM_CUDA_CHECK_LAUNCH(name)                                                          \
   ::sigstream::kernels::cuda::check_launch("launch of " name, __FILE__, __LINE__)

@@ -56,8 +56,7 @@ namespace {
 constexpr int kMaxSharedWithoutOptIn = 48 * 1024;
 
 // The U taps s_h[0..U) into registers (broadcast loads, 16 bytes where aligned).
-template <int U>
-__device__ __forceinline__ void load_taps(const float* s_h, float (&h)[U]) {
+template <int U> __device__ __forceinline__ void load_taps(const float* s_h, float (&h)[U]) {
   if constexpr (U >= 4) {
 #pragma unroll
     for (int q = 0; q < U / 4; ++q) {
@@ -84,7 +83,8 @@ __device__ __forceinline__ void fma_block(const float (&w)[R + U - 1], const flo
 #pragma unroll
   for (int u = 0; u < U; ++u) {
 #pragma unroll
-    for (int r = 0; r < R; ++r) acc[r] = fmaf(h[u], w[U - 1 - u + r], acc[r]);
+    for (int r = 0; r < R; ++r)
+      acc[r] = fmaf(h[u], w[U - 1 - u + r], acc[r]);
   }
 }
 
@@ -94,7 +94,8 @@ template <int U, int R>
 __device__ __forceinline__ void tap_group(const float* p, const float* s_h, float (&acc)[R]) {
   float w[R + U - 1];
 #pragma unroll
-  for (int m = 0; m < R + U - 1; ++m) w[m] = p[m - (U - 1)];
+  for (int m = 0; m < R + U - 1; ++m)
+    w[m] = p[m - (U - 1)];
   float h[U];
   load_taps<U>(s_h, h);
   fma_block<U, R>(w, h, acc);
@@ -109,29 +110,36 @@ __device__ __forceinline__ int tap_pairs(const float* base, const float* s_h, in
   constexpr int W = R + U - 1;
   constexpr int C = W - U;
   int kk = 0;
-  if (nt < 2 * U) return kk;
-  float c[C];  // window entries [U, W) of the group at kk
+  if (nt < 2 * U)
+    return kk;
+  float c[C]; // window entries [U, W) of the group at kk
 #pragma unroll
-  for (int m = U; m < W; ++m) c[m - U] = base[m - (U - 1)];
+  for (int m = U; m < W; ++m)
+    c[m - U] = base[m - (U - 1)];
 #pragma unroll 1
   for (; kk + 2 * U <= nt; kk += 2 * U) {
     float h[U];
     float wa[W];
 #pragma unroll
-    for (int m = 0; m < U; ++m) wa[m] = base[-kk + m - (U - 1)];
+    for (int m = 0; m < U; ++m)
+      wa[m] = base[-kk + m - (U - 1)];
 #pragma unroll
-    for (int m = U; m < W; ++m) wa[m] = c[m - U];
+    for (int m = U; m < W; ++m)
+      wa[m] = c[m - U];
     load_taps<U>(s_h + kk, h);
     fma_block<U, R>(wa, h, acc);
     float wb[W];
 #pragma unroll
-    for (int m = 0; m < U; ++m) wb[m] = base[-kk - U + m - (U - 1)];
+    for (int m = 0; m < U; ++m)
+      wb[m] = base[-kk - U + m - (U - 1)];
 #pragma unroll
-    for (int m = U; m < W; ++m) wb[m] = wa[m - U];
+    for (int m = U; m < W; ++m)
+      wb[m] = wa[m - U];
     load_taps<U>(s_h + kk + U, h);
     fma_block<U, R>(wb, h, acc);
 #pragma unroll
-    for (int m = 0; m < C; ++m) c[m] = wb[m];
+    for (int m = 0; m < C; ++m)
+      c[m] = wb[m];
   }
   return kk;
 }
@@ -144,9 +152,11 @@ __device__ __forceinline__ void accumulate(const float* base, const float* s_h, 
   constexpr int R = P::kOutputsPerThread;
   constexpr int U = P::kTapUnroll;
   int kk = 0;
-  if constexpr (P::kReuseWindow) kk = tap_pairs<U, R>(base, s_h, nt, acc);
+  if constexpr (P::kReuseWindow)
+    kk = tap_pairs<U, R>(base, s_h, nt, acc);
 #pragma unroll 1
-  for (; kk + U <= nt; kk += U) tap_group<U, R>(base - kk, s_h + kk, acc);
+  for (; kk + U <= nt; kk += U)
+    tap_group<U, R>(base - kk, s_h + kk, acc);
   if constexpr (U > 16) {
     if ((nt - kk) & 16) {
       tap_group<16, R>(base - kk, s_h + kk, acc);
@@ -167,7 +177,8 @@ __device__ __forceinline__ void accumulate(const float* base, const float* s_h, 
     tap_group<2, R>(base - kk, s_h + kk, acc);
     kk += 2;
   }
-  if ((nt - kk) & 1) tap_group<1, R>(base - kk, s_h + kk, acc);
+  if ((nt - kk) & 1)
+    tap_group<1, R>(base - kk, s_h + kk, acc);
 }
 
 // src's offset in floats inside its 16-byte line.
@@ -217,8 +228,7 @@ __device__ __forceinline__ void cp_async4(float* s_dst, const float* src, int by
 __device__ __forceinline__ void cp_async_commit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
-template <int Pending>
-__device__ __forceinline__ void cp_async_wait() {
+template <int Pending> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending) : "memory");
 }
 
@@ -240,7 +250,7 @@ __device__ __forceinline__ int load_window_async(const float* __restrict__ src, 
     if (j0 >= lo && j0 + 4 <= valid) {
       cp_async16(s_x + 4 * v, src_line + 4 * v, 16);
     } else if (j0 >= valid || j0 + 4 <= lo) {
-      cp_async16(s_x + 4 * v, safe, 0);  // zeros; nothing is read
+      cp_async16(s_x + 4 * v, safe, 0); // zeros; nothing is read
     } else {
       // The lines holding src[lo] and src[valid - 1]: the floats outside
       // [src + lo, src + valid) are not ours to read (they may lie outside
@@ -265,7 +275,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[P::kOutputsPerThre
   const int tid = static_cast<int>(threadIdx.x);
   const int shy = line_offset(y_tile);
 #pragma unroll
-  for (int r = 0; r < R; ++r) s_y[shy + tid * R + r] = acc[r];
+  for (int r = 0; r < R; ++r)
+    s_y[shy + tid * R + r] = acc[r];
   __syncthreads();
   auto* y4 = reinterpret_cast<float4*>(y_tile - shy);
   const auto* s4 = reinterpret_cast<const float4*>(s_y);
@@ -277,7 +288,8 @@ __device__ __forceinline__ void store_tile(const float (&acc)[P::kOutputsPerThre
     } else {
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        if (j0 + e >= 0 && j0 + e < out_n) y_tile[j0 + e] = s_y[shy + j0 + e];
+        if (j0 + e >= 0 && j0 + e < out_n)
+          y_tile[j0 + e] = s_y[shy + j0 + e];
     }
   }
 }
@@ -297,19 +309,23 @@ __global__ void __launch_bounds__(P::kThreads)
 
   const int tid = static_cast<int>(threadIdx.x);
   const std::int64_t i0 = static_cast<std::int64_t>(blockIdx.x) * T;
-  // x[j], j in [0, n + taps - 1): the virtual input (data[j - x_lead] for j in [x_lead, x_end), else 0).
+  // x[j], j in [0, n + taps - 1): the virtual input (data[j - x_lead] for j in [x_lead, x_end),
+  // else 0).
   const float* x = d_x + static_cast<std::int64_t>(blockIdx.y) * x_stride - x_lead;
   float* y = d_y + static_cast<std::int64_t>(blockIdx.y) * y_stride;
 
   float acc[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  for (int r = 0; r < R; ++r)
+    acc[r] = 0.0f;
 
   for (int k0 = 0; k0 < taps; k0 += tap_tile) {
     const int nt = taps - k0 < tap_tile ? taps - k0 : tap_tile;
-    if (k0 > 0) __syncthreads();
-    for (int j = tid; j < nt; j += P::kThreads) s_h[j] = __ldg(d_h + k0 + j);
-    const std::int64_t g0 = i0 + taps - k0 - nt;  // input of output i0 for tap k0 + nt - 1
+    if (k0 > 0)
+      __syncthreads();
+    for (int j = tid; j < nt; j += P::kThreads)
+      s_h[j] = __ldg(d_h + k0 + j);
+    const std::int64_t g0 = i0 + taps - k0 - nt; // input of output i0 for tap k0 + nt - 1
     const int sh = load_window<P::kThreads>(x + g0, x_lead - g0, x_end - g0, T + nt - 1, s_x);
     __syncthreads();
     accumulate<P>(s_x + sh + tid * R + (nt - 1), s_h, nt, acc);
@@ -330,7 +346,7 @@ __global__ void __launch_bounds__(P::kThreads)
   constexpr int T = P::kTile;
   extern __shared__ float4 smem4[];
   float* s_h = reinterpret_cast<float*>(smem4);
-  const int buffer_floats = T + tap_tile + 8;  // a multiple of 4: buffers stay 16-byte aligned
+  const int buffer_floats = T + tap_tile + 8; // a multiple of 4: buffers stay 16-byte aligned
   float* const buffer0 = s_h + tap_tile;
 
   const int tid = static_cast<int>(threadIdx.x);
@@ -340,9 +356,11 @@ __global__ void __launch_bounds__(P::kThreads)
   float* y = d_y + static_cast<std::int64_t>(blockIdx.y) * y_stride;
   const int len = T + taps - 1;
 
-  for (int j = tid; j < taps; j += P::kThreads) s_h[j] = __ldg(d_h + j);
+  for (int j = tid; j < taps; j += P::kThreads)
+    s_h[j] = __ldg(d_h + j);
   std::int64_t t = blockIdx.x;
-  int sh = load_window_async<P::kThreads>(x + t * T, x_lead - t * T, x_end - t * T, len, buffer0, safe);
+  int sh =
+      load_window_async<P::kThreads>(x + t * T, x_lead - t * T, x_end - t * T, len, buffer0, safe);
   cp_async_commit();
   for (int i = 0; t < tiles; ++i, t += gridDim.x) {
     float* cur = buffer0 + (i & 1) * buffer_floats;
@@ -351,14 +369,16 @@ __global__ void __launch_bounds__(P::kThreads)
     __syncthreads();
     int sh_next = 0;
     if (tn < tiles)
-      sh_next = load_window_async<P::kThreads>(x + tn * T, x_lead - tn * T, x_end - tn * T, len, next, safe);
+      sh_next = load_window_async<P::kThreads>(x + tn * T, x_lead - tn * T, x_end - tn * T, len,
+                                               next, safe);
     cp_async_commit();
     cp_async_wait<1>();
     __syncthreads();
 
     float acc[R];
 #pragma unroll
-    for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+    for (int r = 0; r < R; ++r)
+      acc[r] = 0.0f;
     accumulate<P>(cur + sh + tid * R + (taps - 1), s_h, taps, acc);
     __syncthreads();
     const std::int64_t i0 = t * T;
@@ -368,7 +388,9 @@ __global__ void __launch_bounds__(P::kThreads)
   cp_async_wait<0>();
 }
 
-constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
+constexpr int round_up(int v, int m) {
+  return (v + m - 1) / m * m;
+}
 
 // Blocks of `kernel` resident on the whole current device for this shared
 // memory size, cached per (kernel, device, slot): the query costs host time
@@ -376,43 +398,44 @@ constexpr int round_up(int v, int m) { return (v + m - 1) / m * m; }
 template <typename Kernel>
 std::int64_t resident_blocks(Kernel kernel, int threads, std::size_t smem, int slot) {
   constexpr int kDevices = 16;
-  constexpr int kSlots = 129;  // tap_tile / 16 for tap tiles up to 2048
+  constexpr int kSlots = 129; // tap_tile / 16 for tap tiles up to 2048
   static std::atomic<std::int64_t> cache[kDevices][kSlots] = {};
   int device = 0;
   SIGSTREAM_CUDA_TRY(cudaGetDevice(&device));
   const bool cacheable = device < kDevices && slot < kSlots;
   if (cacheable) {
     const std::int64_t hit = cache[device][slot].load(std::memory_order_relaxed);
-    if (hit > 0) return hit;
+    if (hit > 0)
+      return hit;
   }
   int sms = 0;
   int per_sm = 0;
   SIGSTREAM_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   SIGSTREAM_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
   const std::int64_t blocks = static_cast<std::int64_t>(std::max(sms, 1)) * std::max(per_sm, 1);
-  if (cacheable) cache[device][slot].store(blocks, std::memory_order_relaxed);
+  if (cacheable)
+    cache[device][slot].store(blocks, std::memory_order_relaxed);
   return blocks;
 }
 
-template <typename Kernel>
-void allow_shared(Kernel kernel, std::size_t bytes) {
+template <typename Kernel> void allow_shared(Kernel kernel, std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(kMaxSharedWithoutOptIn))
     SIGSTREAM_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(bytes)));
 }
 
-}  // namespace
+} // namespace
 
 FirInputRange input_range(const FirInputSpan& span, std::int64_t n, int taps, const char* who) {
-  if (span.len < 0) return {0, n + taps - 1};
+  if (span.len < 0)
+    return {0, n + taps - 1};
   if (span.lead < 0)
-    throw Error(ErrorKind::invalid_argument, std::string(who) + ": input span lead " + std::to_string(span.lead) +
-                                                 " must be >= 0");
+    throw Error(ErrorKind::invalid_argument, std::string(who) + ": input span lead " +
+                                                 std::to_string(span.lead) + " must be >= 0");
   return {span.lead, span.lead + span.len};
 }
 
-template <typename P>
-std::string describe_fir_policy() {
+template <typename P> std::string describe_fir_policy() {
   return std::to_string(P::kThreads) + " threads x " + std::to_string(P::kOutputsPerThread) +
          " outputs (tile " + std::to_string(P::kTile) + "), taps unrolled by " +
          std::to_string(P::kTapUnroll) + (P::kReuseWindow ? " with window reuse" : "") +
@@ -421,21 +444,26 @@ std::string describe_fir_policy() {
 
 template <typename P>
 void fir_direct_with_policy(const float* d_x, std::int64_t n, const float* d_h, int taps,
-                            float* d_y, int channels, std::int64_t x_stride,
-                            std::int64_t y_stride, cudaStream_t stream, FirInputSpan span) {
+                            float* d_y, int channels, std::int64_t x_stride, std::int64_t y_stride,
+                            cudaStream_t stream, FirInputSpan span) {
   auto bad = [](const std::string& m) {
     return Error(ErrorKind::invalid_argument, "fir_direct: " + m);
   };
-  if (taps < 1) throw bad("taps must be >= 1 (got " + std::to_string(taps) + ")");
-  if (n < 0) throw bad("n must be >= 0 (got " + std::to_string(n) + ")");
+  if (taps < 1)
+    throw bad("taps must be >= 1 (got " + std::to_string(taps) + ")");
+  if (n < 0)
+    throw bad("n must be >= 0 (got " + std::to_string(n) + ")");
   if (channels < 0 || channels > 65535)
     throw bad("channels must be in 0..65535 (got " + std::to_string(channels) + ")");
-  if (n == 0 || channels == 0) return;
-  if (d_x == nullptr || d_h == nullptr || d_y == nullptr) throw bad("null pointer");
+  if (n == 0 || channels == 0)
+    return;
+  if (d_x == nullptr || d_h == nullptr || d_y == nullptr)
+    throw bad("null pointer");
   if (channels > 1 && (y_stride < n || x_stride < 0))
     throw bad("y_stride " + std::to_string(y_stride) + " < n " + std::to_string(n));
   const std::int64_t tiles = (n + P::kTile - 1) / P::kTile;
-  if (tiles > 0x7fffffff) throw bad("n too large (" + std::to_string(n) + ")");
+  if (tiles > 0x7fffffff)
+    throw bad("n too large (" + std::to_string(n) + ")");
   const auto [x_lead, x_end] = input_range(span, n, taps, "fir_direct");
 
   if (taps <= P::kTapTile) {
@@ -443,8 +471,8 @@ void fir_direct_with_policy(const float* d_x, std::int64_t n, const float* d_h, 
     const std::size_t smem =
         static_cast<std::size_t>(tap_tile + 2 * (P::kTile + tap_tile + 8)) * sizeof(float);
     allow_shared(fir_direct_streaming_kernel<P>, smem);
-    const std::int64_t resident = resident_blocks(fir_direct_streaming_kernel<P>, P::kThreads,
-                                                  smem, tap_tile / 16);
+    const std::int64_t resident =
+        resident_blocks(fir_direct_streaming_kernel<P>, P::kThreads, smem, tap_tile / 16);
     // As many blocks as fit, each taking every gridDim.x-th tile, spread so
     // that blocks get equal counts (a last wave of a few tiles would double
     // the time, and leave the GPU idle for other streams' work meanwhile).
@@ -478,10 +506,10 @@ std::string fir_direct_policy() {
          "; K <= tap tile: persistent blocks, cp.async double-buffered windows; longer: tiled taps";
 }
 
-#define SIGSTREAM_FIR_POLICY_INSTANTIATE(P)                                                  \
-  template void fir_direct_with_policy<P>(const float*, std::int64_t, const float*, int,     \
-                                          float*, int, std::int64_t, std::int64_t,           \
-                                          cudaStream_t, FirInputSpan);                       \
+#define SIGSTREAM_FIR_POLICY_INSTANTIATE(P)                                                        \
+  template void fir_direct_with_policy<P>(const float*, std::int64_t, const float*, int, float*,   \
+                                          int, std::int64_t, std::int64_t, cudaStream_t,           \
+                                          FirInputSpan);                                           \
   template std::string describe_fir_policy<P>();
 SIGSTREAM_FIR_POLICY_INSTANTIATE(FirBenchPolicy0)
 SIGSTREAM_FIR_POLICY_INSTANTIATE(FirBenchPolicy1)
@@ -491,4 +519,4 @@ SIGSTREAM_FIR_POLICY_INSTANTIATE(FirBenchPolicy4)
 SIGSTREAM_FIR_POLICY_INSTANTIATE(FirBenchPolicy5)
 #undef SIGSTREAM_FIR_POLICY_INSTANTIATE
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -30,7 +30,7 @@ struct FirDirectPolicy {
   static constexpr int kTapUnroll = TapUnroll;
   static constexpr int kTapTile = TapTile;
   static constexpr bool kReuseWindow = Reuse;
-  static constexpr int kTile = Threads * Outputs;  // outputs per block
+  static constexpr int kTile = Threads * Outputs; // outputs per block
 
   static_assert(Threads % 32 == 0 && Threads <= 1024, "whole warps");
   static_assert(Outputs % 2 == 1, "odd outputs per thread keep shared reads conflict-free");
@@ -64,7 +64,8 @@ struct FirInputRange {
   std::int64_t lead = 0;
   std::int64_t end = 0;
 };
-[[nodiscard]] FirInputRange input_range(const FirInputSpan& span, std::int64_t n, int taps, const char* who);
+[[nodiscard]] FirInputRange input_range(const FirInputSpan& span, std::int64_t n, int taps,
+                                        const char* who);
 
 // Launches the direct FIR on `stream` (asynchronous; no synchronisation).
 //   d_x:       channel c's input at d_x + c * x_stride, n + taps - 1 samples
@@ -87,10 +88,9 @@ void fir_direct(const float* d_x, std::int64_t n, const float* d_h, int taps, fl
 // in fir_direct.cu for FirBenchPolicy0 .. FirBenchPolicy5.
 template <typename Policy>
 void fir_direct_with_policy(const float* d_x, std::int64_t n, const float* d_h, int taps,
-                            float* d_y, int channels, std::int64_t x_stride,
-                            std::int64_t y_stride, cudaStream_t stream, FirInputSpan span = {});
-template <typename Policy>
-[[nodiscard]] std::string describe_fir_policy();
+                            float* d_y, int channels, std::int64_t x_stride, std::int64_t y_stride,
+                            cudaStream_t stream, FirInputSpan span = {});
+template <typename Policy> [[nodiscard]] std::string describe_fir_policy();
 
 // Policies compiled for comparison (benchmarks, tests).
 using FirBenchPolicy0 = FirDirectDefaultPolicy;
@@ -100,10 +100,10 @@ using FirBenchPolicy3 = FirDirectPolicy<256, 15, 16, 2048, true>;
 using FirBenchPolicy4 = FirDirectPolicy<128, 15, 8, 2048>;
 using FirBenchPolicy5 = FirDirectPolicy<256, 11, 32, 2048, true>;
 
-#define SIGSTREAM_FIR_POLICY_EXTERN(P)                                                         \
-  extern template void fir_direct_with_policy<P>(const float*, std::int64_t, const float*, int, \
-                                                 float*, int, std::int64_t, std::int64_t,       \
-                                                 cudaStream_t, FirInputSpan);                   \
+#define SIGSTREAM_FIR_POLICY_EXTERN(P)                                                             \
+  extern template void fir_direct_with_policy<P>(const float*, std::int64_t, const float*, int,    \
+                                                 float*, int, std::int64_t, std::int64_t,          \
+                                                 cudaStream_t, FirInputSpan);                      \
   extern template std::string describe_fir_policy<P>();
 SIGSTREAM_FIR_POLICY_EXTERN(FirBenchPolicy0)
 SIGSTREAM_FIR_POLICY_EXTERN(FirBenchPolicy1)
@@ -113,4 +113,4 @@ SIGSTREAM_FIR_POLICY_EXTERN(FirBenchPolicy4)
 SIGSTREAM_FIR_POLICY_EXTERN(FirBenchPolicy5)
 #undef SIGSTREAM_FIR_POLICY_EXTERN
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

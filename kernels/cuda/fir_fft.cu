@@ -70,9 +70,9 @@ namespace sigstream::kernels::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kItems = 4;  // gather and scatter: items per thread
+constexpr int kItems = 4; // gather and scatter: items per thread
 constexpr int kRowsPerMultiplyBlock = 8;
-constexpr int kMaxGroup = 65535;  // rows per group: gridDim.y of the row kernels
+constexpr int kMaxGroup = 65535; // rows per group: gridDim.y of the row kernels
 constexpr int kMinFft = 64;
 constexpr int kMaxFft = 1 << 24;
 
@@ -82,7 +82,8 @@ Error bad_argument(const std::string& m) {
 
 std::int64_t next_pow2(std::int64_t v) {
   std::int64_t p = 1;
-  while (p < v) p <<= 1;
+  while (p < v)
+    p <<= 1;
   return p;
 }
 
@@ -91,13 +92,12 @@ std::int64_t next_pow2(std::int64_t v) {
 // x[c][i] is data[c][i - x_lead] for i in [x_lead, x_len), else 0.
 __global__ void __launch_bounds__(kThreads)
     fft_gather_kernel(const float* __restrict__ d_x, std::int64_t x_stride, std::int64_t x_lead,
-                      std::int64_t x_len,
-                      std::int64_t seg_per_channel, int block, int fft, std::int64_t q0,
-                      float* __restrict__ rows, int row_stride) {
+                      std::int64_t x_len, std::int64_t seg_per_channel, int block, int fft,
+                      std::int64_t q0, float* __restrict__ rows, int row_stride) {
   const std::int64_t q = q0 + blockIdx.y;
   const std::int64_t c = q / seg_per_channel;
   const std::int64_t s = q - c * seg_per_channel;
-  const float* src = d_x + c * x_stride - x_lead + s * block;  // virtual: read only in [lo, avail)
+  const float* src = d_x + c * x_stride - x_lead + s * block; // virtual: read only in [lo, avail)
   const std::int64_t avail = x_len - s * block;
   const std::int64_t lo = x_lead - s * block;
   auto* dst = reinterpret_cast<float2*>(rows + static_cast<std::int64_t>(blockIdx.y) * row_stride);
@@ -112,7 +112,8 @@ __global__ void __launch_bounds__(kThreads)
   }
 #pragma unroll
   for (int u = 0; u < kItems; ++u)
-    if (base + u * kThreads < pairs) dst[base + u * kThreads] = v[u];
+    if (base + u * kThreads < pairs)
+      dst[base + u * kThreads] = v[u];
 }
 
 // bins[r][f] *= h[f] for the block's kRowsPerMultiplyBlock rows: h[f] is
@@ -121,14 +122,16 @@ __global__ void __launch_bounds__(kThreads)
     fft_multiply_kernel(float2* __restrict__ bins, const float2* __restrict__ h, int nbins,
                         int rows, int row_stride) {
   const int f = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (f >= nbins) return;
+  if (f >= nbins)
+    return;
   const float2 w = __ldg(h + f);
   const int r0 = static_cast<int>(blockIdx.y) * kRowsPerMultiplyBlock;
   float2* p = bins + static_cast<std::int64_t>(r0) * row_stride + f;
   float2 z[kRowsPerMultiplyBlock];
 #pragma unroll
   for (int u = 0; u < kRowsPerMultiplyBlock; ++u)
-    if (r0 + u < rows) z[u] = p[static_cast<std::int64_t>(u) * row_stride];
+    if (r0 + u < rows)
+      z[u] = p[static_cast<std::int64_t>(u) * row_stride];
 #pragma unroll
   for (int u = 0; u < kRowsPerMultiplyBlock; ++u) {
     if (r0 + u < rows) {
@@ -155,17 +158,19 @@ __global__ void __launch_bounds__(kThreads)
   const int base = static_cast<int>(blockIdx.x) * kThreads * kItems + static_cast<int>(threadIdx.x);
   float v[kItems];
 #pragma unroll
-  for (int u = 0; u < kItems; ++u) v[u] = base + u * kThreads < count ? src[base + u * kThreads] : 0.0f;
+  for (int u = 0; u < kItems; ++u)
+    v[u] = base + u * kThreads < count ? src[base + u * kThreads] : 0.0f;
 #pragma unroll
   for (int u = 0; u < kItems; ++u)
-    if (base + u * kThreads < count) dst[base + u * kThreads] = v[u];
+    if (base + u * kThreads < count)
+      dst[base + u * kThreads] = v[u];
 }
 
 __global__ void fft_spectrum_kernel(const double2* __restrict__ in, float2* __restrict__ out,
                                     int nbins, double scale) {
   const int f = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  if (f < nbins) out[f] = make_float2(static_cast<float>(in[f].x * scale),
-                                      static_cast<float>(in[f].y * scale));
+  if (f < nbins)
+    out[f] = make_float2(static_cast<float>(in[f].x * scale), static_cast<float>(in[f].y * scale));
 }
 
 // Blocks along a row for `items` work items, kItems per thread (at least one).
@@ -174,7 +179,7 @@ unsigned row_blocks(std::int64_t items) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, (items + per_block - 1) / per_block));
 }
 
-}  // namespace
+} // namespace
 
 CufftPlan CufftPlan::create() {
   CufftPlan p;
@@ -183,14 +188,21 @@ CufftPlan CufftPlan::create() {
   return p;
 }
 
-std::int64_t fft_default_group_bytes() { return std::int64_t{1} << 30; }
+std::int64_t fft_default_group_bytes() {
+  return std::int64_t{1} << 30;
+}
 
-bool fused_fft_available(int fft) { return detail::fused_fft_supported(fft); }
+bool fused_fft_available(int fft) {
+  return detail::fused_fft_supported(fft);
+}
 
-bool fused_fft_built() noexcept { return detail::fused_fft_built(); }
+bool fused_fft_built() noexcept {
+  return detail::fused_fft_built();
+}
 
 int fft_size_for(int taps, std::int64_t max_n, bool fused) {
-  if (taps < 1) throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
+  if (taps < 1)
+    throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
   const std::int64_t k2 = next_pow2(taps);
   // cuFFT engine, measured on an H100 (bench_gpu_fir --fft-tune, 2^26
   // samples, one group): best L per K: 4096-8192 (a tie) for K = 255, 16384
@@ -208,12 +220,14 @@ int fft_size_for(int taps, std::int64_t max_n, bool fused) {
   // L = 4 K (at least 4096) to 2048 taps, then 2 K (short calls waste less
   // of a segment than at the tie 8 K).
   const std::int64_t preferred =
-      fused ? std::min<std::int64_t>(65536, k2 <= 2048 ? std::max<std::int64_t>(4096, 4 * k2) : 2 * k2)
+      fused        ? std::min<std::int64_t>(65536,
+                                     k2 <= 2048 ? std::max<std::int64_t>(4096, 4 * k2) : 2 * k2)
       : k2 <= 1024 ? std::max<std::int64_t>(4096, 16 * k2)
                    : std::max<std::int64_t>(16384, 4 * k2);
-  const std::int64_t cover = std::max<std::int64_t>(kMinFft, next_pow2(std::max<std::int64_t>(
-                                                                 max_n, 1) + taps - 1));
-  return static_cast<int>(std::min<std::int64_t>({std::max<std::int64_t>(preferred, k2), cover, kMaxFft}));
+  const std::int64_t cover =
+      std::max<std::int64_t>(kMinFft, next_pow2(std::max<std::int64_t>(max_n, 1) + taps - 1));
+  return static_cast<int>(
+      std::min<std::int64_t>({std::max<std::int64_t>(preferred, k2), cover, kMaxFft}));
 }
 
 namespace {
@@ -224,21 +238,26 @@ namespace {
 // new outputs a segment; longer filters take cuFFT's longer transforms
 // (at 65536 taps the longest fused length would leave one output a segment).
 bool fused_for(int taps, int fft, bool length_chosen) {
-  if (fft < taps) return false;
-  if (!length_chosen && next_pow2(taps) > 32768) return false;
+  if (fft < taps)
+    return false;
+  if (!length_chosen && next_pow2(taps) > 32768)
+    return false;
   return fused_fft_available(fft);
 }
 
-}  // namespace
+} // namespace
 
 int fft_size_automatic(int taps, std::int64_t max_n) {
   const int fused = fft_size_for(taps, max_n, true);
   return fused_for(taps, fused, false) ? fused : fft_size_for(taps, max_n);
 }
 
-FftFirLayout FftFir::layout_for(int taps, std::int64_t max_n, int max_channels, const FftFirOptions& options) {
-  if (taps < 1) throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
-  if (max_n < 1) throw bad_argument("max_n must be >= 1 (got " + std::to_string(max_n) + ")");
+FftFirLayout FftFir::layout_for(int taps, std::int64_t max_n, int max_channels,
+                                const FftFirOptions& options) {
+  if (taps < 1)
+    throw bad_argument("taps must be >= 1 (got " + std::to_string(taps) + ")");
+  if (max_n < 1)
+    throw bad_argument("max_n must be >= 1 (got " + std::to_string(max_n) + ")");
   if (max_channels < 1 || max_channels > 65535)
     throw bad_argument("channels must be in 1..65535 (got " + std::to_string(max_channels) + ")");
   // The engine: fused where it runs the length asked for (or its own
@@ -248,7 +267,8 @@ FftFirLayout FftFir::layout_for(int taps, std::int64_t max_n, int max_channels, 
   if (options.engine != FftEngine::cufft) {
     const int fused_fft = fft > 0 ? fft : fft_size_for(taps, max_n, true);
     fused = fused_for(taps, fused_fft, fft > 0 || options.engine == FftEngine::fused);
-    if (fused) fft = fused_fft;
+    if (fused)
+      fft = fused_fft;
     if (!fused && options.engine == FftEngine::fused)
       throw bad_argument(detail::fused_fft_built()
                              ? "the fused engine runs powers of two 1024..65536 >= taps on a "
@@ -256,7 +276,8 @@ FftFirLayout FftFir::layout_for(int taps, std::int64_t max_n, int max_channels, 
                                    std::to_string(fused_fft) + ")"
                              : std::string("this build has no fused engine (no cuFFTDx headers)"));
   }
-  if (fft <= 0) fft = fft_size_for(taps, max_n);
+  if (fft <= 0)
+    fft = fft_size_for(taps, max_n);
   if (fft < taps || fft % 2 != 0 || fft > kMaxFft)
     throw bad_argument("FFT size " + std::to_string(fft) + " must be even, >= taps (" +
                        std::to_string(taps) + ") and <= " + std::to_string(kMaxFft));
@@ -276,20 +297,22 @@ FftFirLayout FftFir::layout_for(int taps, std::int64_t max_n, int max_channels, 
   const std::int64_t segments_max =
       (max_n + l.block - 1) / l.block * static_cast<std::int64_t>(max_channels);
   l.group = fused ? 0
-                  : static_cast<int>(std::clamp<std::int64_t>(std::min(group_bytes / row_bytes, segments_max),
-                                                              1, kMaxGroup));
+                  : static_cast<int>(std::clamp<std::int64_t>(
+                        std::min(group_bytes / row_bytes, segments_max), 1, kMaxGroup));
   return l;
 }
 
 bool FftFir::serves(std::int64_t max_n, int max_channels) const {
-  if (!valid() || max_n > max_n_ || max_channels > max_channels_) return false;
+  if (!valid() || max_n > max_n_ || max_channels > max_channels_)
+    return false;
   const FftFirLayout mine{fft_, fused_, block_, group_, real_stride_, complex_stride_};
   return layout_for(taps_, max_n, max_channels, options_) == mine;
 }
 
 FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channels,
                FftFirOptions options) {
-  if (h_taps == nullptr) throw bad_argument("null taps");
+  if (h_taps == nullptr)
+    throw bad_argument("null taps");
   const FftFirLayout l = layout_for(taps, max_n, max_channels, options);
   options_ = options;
   taps_ = taps;
@@ -302,8 +325,10 @@ FftFir::FftFir(const float* h_taps, int taps, std::int64_t max_n, int max_channe
   fused_ = l.fused;
   real_stride_ = l.real_stride;
   complex_stride_ = l.complex_stride;
-  if (l.fused) detail::fused_fft_prepare(l.fft);
-  else make_cufft_plans(options.in_place);
+  if (l.fused)
+    detail::fused_fft_prepare(l.fft);
+  else
+    make_cufft_plans(options.in_place);
   compute_spectrum(h_taps);
 }
 
@@ -322,19 +347,21 @@ void FftFir::make_cufft_plans(bool in_place) {
   r2c_ = CufftPlan::create();
   SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(r2c_.get(), 0));
   SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(r2c_.get(), 1, &n_fft, &real_embed, 1, real_stride,
-                                          &complex_embed, 1, complex_stride, CUFFT_R2C, group,
-                                          &ws_r2c));
+                                               &complex_embed, 1, complex_stride, CUFFT_R2C, group,
+                                               &ws_r2c));
   c2r_ = CufftPlan::create();
   SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(c2r_.get(), 0));
   SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(c2r_.get(), 1, &n_fft, &complex_embed, 1,
-                                          complex_stride, &real_embed, 1, real_stride, CUFFT_C2R,
-                                          group, &ws_c2r));
+                                               complex_stride, &real_embed, 1, real_stride,
+                                               CUFFT_C2R, group, &ws_c2r));
   work_ = DeviceBuffer<std::byte>(std::max<std::size_t>({ws_r2c, ws_c2r, 1}));
   SIGSTREAM_CUFFT_TRY(cufft().set_work_area(r2c_.get(), work_.data()));
   SIGSTREAM_CUFFT_TRY(cufft().set_work_area(c2r_.get(), work_.data()));
-  segments_ = DeviceBuffer<float>(static_cast<std::size_t>(group) * static_cast<std::size_t>(real_stride));
+  segments_ =
+      DeviceBuffer<float>(static_cast<std::size_t>(group) * static_cast<std::size_t>(real_stride));
   if (!in_place)
-    bins_ = DeviceBuffer<float2>(static_cast<std::size_t>(group) * static_cast<std::size_t>(complex_stride));
+    bins_ = DeviceBuffer<float2>(static_cast<std::size_t>(group) *
+                                 static_cast<std::size_t>(complex_stride));
 }
 
 namespace {
@@ -347,33 +374,35 @@ DeviceBuffer<float2> make_taps_spectrum(const float* h_taps, int taps, int fft) 
   const int nbins = fft / 2 + 1;
   long long n_fft = fft;
   std::vector<double> padded(static_cast<std::size_t>(fft), 0.0);
-  for (int k = 0; k < taps; ++k) padded[static_cast<std::size_t>(k)] = h_taps[k];
+  for (int k = 0; k < taps; ++k)
+    padded[static_cast<std::size_t>(k)] = h_taps[k];
   const Stream stream = Stream::create();
   // Work queued below must be over before any buffer goes back to the memory
   // cache on an error path (a cached block can be handed out at once).
   struct WaitOnUnwind {
     cudaStream_t s;
     ~WaitOnUnwind() {
-      if (std::uncaught_exceptions() > 0) static_cast<void>(cudaStreamSynchronize(s));
+      if (std::uncaught_exceptions() > 0)
+        static_cast<void>(cudaStreamSynchronize(s));
     }
   };
   DeviceBuffer<float2> spectrum(static_cast<std::size_t>(nbins));
   DeviceBuffer<double> d_real(padded.size());
   DeviceBuffer<double2> d_bins(static_cast<std::size_t>(nbins));
-  DeviceBuffer<std::byte> d2z_work;  // before the plan that uses it: destroyed after it
+  DeviceBuffer<std::byte> d2z_work; // before the plan that uses it: destroyed after it
   CufftPlan d2z = CufftPlan::create();
   std::size_t ws_d2z = 0;
   SIGSTREAM_CUFFT_TRY(cufft().set_auto_allocation(d2z.get(), 0));
   SIGSTREAM_CUFFT_TRY(cufft().set_stream(d2z.get(), stream.get()));
   SIGSTREAM_CUFFT_TRY(cufft().make_plan_many64(d2z.get(), 1, &n_fft, nullptr, 1, fft, nullptr, 1,
-                                          nbins, CUFFT_D2Z, 1, &ws_d2z));
+                                               nbins, CUFFT_D2Z, 1, &ws_d2z));
   d2z_work = DeviceBuffer<std::byte>(std::max<std::size_t>(ws_d2z, 1));
   SIGSTREAM_CUFFT_TRY(cufft().set_work_area(d2z.get(), d2z_work.data()));
-  const WaitOnUnwind wait_on_unwind{stream.get()};  // declared after the buffers: runs first
+  const WaitOnUnwind wait_on_unwind{stream.get()}; // declared after the buffers: runs first
   SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_real.data(), padded.data(), d_real.bytes(),
                                      cudaMemcpyHostToDevice, stream.get()));
   SIGSTREAM_CUFFT_TRY(cufft().exec_d2z(d2z.get(), d_real.data(),
-                                   reinterpret_cast<cufftDoubleComplex*>(d_bins.data())));
+                                       reinterpret_cast<cufftDoubleComplex*>(d_bins.data())));
   fft_spectrum_kernel<<<(nbins + kThreads - 1) / kThreads, kThreads, 0, stream.get()>>>(
       d_bins.data(), spectrum.data(), nbins, 1.0 / fft);
   SIGSTREAM_CUDA_CHECK_LAUNCH("fft_spectrum_kernel");
@@ -381,7 +410,7 @@ DeviceBuffer<float2> make_taps_spectrum(const float* h_taps, int taps, int fft) 
   return spectrum;
 }
 
-}  // namespace
+} // namespace
 
 std::recursive_mutex& cufft_plan_mutex() {
   static std::recursive_mutex m;
@@ -398,11 +427,13 @@ std::shared_ptr<const DeviceBuffer<float2>> taps_spectrum(const float* h_taps, i
   Key key{device, fft, std::vector<float>(h_taps, h_taps + taps)};
   const std::lock_guard lock(cufft_plan_mutex());
   if (auto it = cache.find(key); it != cache.end()) {
-    if (auto held = it->second.lock()) return held;
+    if (auto held = it->second.lock())
+      return held;
   }
   auto made = std::make_shared<const DeviceBuffer<float2>>(make_taps_spectrum(h_taps, taps, fft));
   // Entries whose spectrum has gone are dropped as new ones come.
-  for (auto it = cache.begin(); it != cache.end();) it = it->second.expired() ? cache.erase(it) : std::next(it);
+  for (auto it = cache.begin(); it != cache.end();)
+    it = it->second.expired() ? cache.erase(it) : std::next(it);
   cache[std::move(key)] = made;
   return made;
 }
@@ -411,7 +442,8 @@ void FftFir::compute_spectrum(const float* h_taps) {
   spectrum_ = taps_spectrum(h_taps, taps_, fft_);
   // cuFFT engine: rows a partial last group leaves alone are transformed
   // anyway: start finite.
-  if (segments_.size() == 0 && bins_.size() == 0) return;
+  if (segments_.size() == 0 && bins_.size() == 0)
+    return;
   const Stream stream = Stream::create();
   if (segments_.size() > 0)
     SIGSTREAM_CUDA_TRY(cudaMemsetAsync(segments_.data(), 0, segments_.bytes(), stream.get()));
@@ -420,18 +452,20 @@ void FftFir::compute_spectrum(const float* h_taps) {
   stream.synchronize();
 }
 
-void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
-                 std::int64_t x_stride, std::int64_t y_stride, cudaStream_t stream,
-                 FirInputSpan span) {
-  if (!valid()) throw bad_argument("run() on an empty FftFir");
+void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels, std::int64_t x_stride,
+                 std::int64_t y_stride, cudaStream_t stream, FirInputSpan span) {
+  if (!valid())
+    throw bad_argument("run() on an empty FftFir");
   if (n < 0 || n > max_n_)
-    throw bad_argument("n must be in 0.." + std::to_string(max_n_) + " (got " +
-                       std::to_string(n) + ")");
+    throw bad_argument("n must be in 0.." + std::to_string(max_n_) + " (got " + std::to_string(n) +
+                       ")");
   if (channels < 0 || channels > max_channels_)
     throw bad_argument("channels must be in 0.." + std::to_string(max_channels_) + " (got " +
                        std::to_string(channels) + ")");
-  if (n == 0 || channels == 0) return;
-  if (d_x == nullptr || d_y == nullptr) throw bad_argument("null pointer");
+  if (n == 0 || channels == 0)
+    return;
+  if (d_x == nullptr || d_y == nullptr)
+    throw bad_argument("null pointer");
   if (channels > 1 && (y_stride < n || x_stride < 0))
     throw bad_argument("y_stride " + std::to_string(y_stride) + " < n " + std::to_string(n));
 
@@ -453,20 +487,24 @@ void FftFir::run(const float* d_x, std::int64_t n, float* d_y, int channels,
     const auto active = static_cast<unsigned>(std::min<std::int64_t>(group_, total - q0));
     if ((skip_ & 1u) == 0) {
       fft_gather_kernel<<<dim3(row_blocks(fft_ / 2), active), kThreads, 0, stream>>>(
-          d_x, x_stride, x_lead, x_len, seg_per_channel, block_, fft_, q0, segments_.data(), real_stride_);
+          d_x, x_stride, x_lead, x_len, seg_per_channel, block_, fft_, q0, segments_.data(),
+          real_stride_);
       SIGSTREAM_CUDA_CHECK_LAUNCH("fft_gather_kernel");
     }
-    if ((skip_ & 2u) == 0) SIGSTREAM_CUFFT_TRY(cufft().exec_r2c(r2c_.get(), segments_.data(), bins));
+    if ((skip_ & 2u) == 0)
+      SIGSTREAM_CUFFT_TRY(cufft().exec_r2c(r2c_.get(), segments_.data(), bins));
     if ((skip_ & 4u) == 0) {
       const dim3 mgrid(static_cast<unsigned>((nbins + kThreads - 1) / kThreads),
                        (active + kRowsPerMultiplyBlock - 1) / kRowsPerMultiplyBlock);
-      fft_multiply_kernel<<<mgrid, kThreads, 0, stream>>>(reinterpret_cast<float2*>(bins),
-                                                          spectrum_->data(), nbins,
-                                                          static_cast<int>(active), complex_stride_);
+      fft_multiply_kernel<<<mgrid, kThreads, 0, stream>>>(
+          reinterpret_cast<float2*>(bins), spectrum_->data(), nbins, static_cast<int>(active),
+          complex_stride_);
       SIGSTREAM_CUDA_CHECK_LAUNCH("fft_multiply_kernel");
     }
-    if ((skip_ & 8u) == 0) SIGSTREAM_CUFFT_TRY(cufft().exec_c2r(c2r_.get(), bins, segments_.data()));
-    if ((skip_ & 16u) != 0) continue;
+    if ((skip_ & 8u) == 0)
+      SIGSTREAM_CUFFT_TRY(cufft().exec_c2r(c2r_.get(), bins, segments_.data()));
+    if ((skip_ & 16u) != 0)
+      continue;
     fft_scatter_kernel<<<dim3(row_blocks(block_), active), kThreads, 0, stream>>>(
         segments_.data(), real_stride_, taps_, block_, seg_per_channel, n, q0, d_y, y_stride);
     SIGSTREAM_CUDA_CHECK_LAUNCH("fft_scatter_kernel");
@@ -480,11 +518,12 @@ std::size_t FftFir::device_bytes() const noexcept {
 std::string FftFir::describe() const {
   std::ostringstream o;
   o << "fft overlap-save L=" << fft_ << " (" << block_ << " outputs/segment), ";
-  if (fused_) o << "one fused cuFFTDx kernel";
+  if (fused_)
+    o << "one fused cuFFTDx kernel";
   else
     o << group_ << " segments per cuFFT call" << (bins_.size() > 0 ? "" : " (in place)");
   o << ", " << (device_bytes() + (1 << 19)) / (1 << 20) << " MB";
   return o.str();
 }
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -20,7 +20,7 @@
 #include <cufft.h>
 
 #include "kernels/cuda/cufft_api.hpp"
-#include "kernels/cuda/fir_direct.cuh"  // FirInputSpan
+#include "kernels/cuda/fir_direct.cuh" // FirInputSpan
 
 #include <cstddef>
 #include <cstdint>
@@ -46,7 +46,7 @@ std::shared_ptr<const DeviceBuffer<float2>> taps_spectrum(const float* h_taps, i
 
 // A cuFFT plan handle, move-only; the destructor destroys it (never throws).
 class CufftPlan {
- public:
+public:
   CufftPlan() noexcept = default;
   // cufftCreate (Error(cuda) on failure); the caller makes the plan.
   [[nodiscard]] static CufftPlan create();
@@ -67,11 +67,11 @@ class CufftPlan {
   [[nodiscard]] cufftHandle get() const noexcept { return handle_; }
   [[nodiscard]] bool valid() const noexcept { return valid_; }
 
- private:
+private:
   void reset() noexcept {
     if (valid_) {
       const std::lock_guard lock(cufft_plan_mutex());
-      static_cast<void>(cufft().destroy(handle_));  // loaded: create() succeeded
+      static_cast<void>(cufft().destroy(handle_)); // loaded: create() succeeded
     }
     valid_ = false;
   }
@@ -81,9 +81,9 @@ class CufftPlan {
 
 // How an FftFir computes its segments.
 enum class FftEngine {
-  automatic,  // fused where fused_fft_available() says so for the FFT length, else cufft
-  cufft,      // five passes a group: gather, cuFFT R2C, multiply, cuFFT C2R, scatter
-  fused,      // one kernel (cuFFTDx): Error(invalid_argument) where unavailable
+  automatic, // fused where fused_fft_available() says so for the FFT length, else cufft
+  cufft,     // five passes a group: gather, cuFFT R2C, multiply, cuFFT C2R, scatter
+  fused,     // one kernel (cuFFTDx): Error(invalid_argument) where unavailable
 };
 
 // Tuning of an FftFir. Zeros pick the measured defaults.
@@ -110,7 +110,9 @@ struct FftFirOptions {
 // Whether this build holds the fused engine (the cuFFTDx headers were found),
 // and whether it runs on a device of compute capability major.minor.
 [[nodiscard]] bool fused_fft_built() noexcept;
-[[nodiscard]] constexpr bool fused_fft_runs_on(int major, int minor) noexcept { return major == 9 && minor == 0; }
+[[nodiscard]] constexpr bool fused_fft_runs_on(int major, int minor) noexcept {
+  return major == 9 && minor == 0;
+}
 
 // The FFT length FftFir picks for `taps` taps and at most `max_n` outputs per
 // channel and call: the measured best ratio of FFT work to the L - K + 1 new
@@ -133,15 +135,15 @@ struct FftFirOptions {
 struct FftFirLayout {
   int fft = 0;
   bool fused = false;
-  int block = 0;           // new outputs per segment
-  int group = 0;           // segments per cuFFT call (0: fused)
-  int real_stride = 0;     // floats between rows of reals
-  int complex_stride = 0;  // bins between rows of bins
+  int block = 0;          // new outputs per segment
+  int group = 0;          // segments per cuFFT call (0: fused)
+  int real_stride = 0;    // floats between rows of reals
+  int complex_stride = 0; // bins between rows of bins
   bool operator==(const FftFirLayout&) const = default;
 };
 
 class FftFir {
- public:
+public:
   FftFir() = default;
   // The layout FftFir(h_taps, taps, max_n, max_channels, options) takes on
   // the current device. Throws as the constructor does for bad arguments.
@@ -185,14 +187,16 @@ class FftFir {
   // Segments (over all channels) per cuFFT execution (0 for the fused engine).
   [[nodiscard]] int group_segments() const noexcept { return group_; }
   // The engine that runs (never automatic).
-  [[nodiscard]] FftEngine engine() const noexcept { return fused_ ? FftEngine::fused : FftEngine::cufft; }
+  [[nodiscard]] FftEngine engine() const noexcept {
+    return fused_ ? FftEngine::fused : FftEngine::cufft;
+  }
   // Device bytes held (segment buffer, work area, spectrum).
   [[nodiscard]] std::size_t device_bytes() const noexcept;
   // For logs: "fft overlap-save L=4096 (3074 outputs/segment), one fused cuFFTDx kernel, 0 MB"
   // or "... L=16384 (12290 outputs/segment), 511 segments per cuFFT call (in place), 40 MB".
   [[nodiscard]] std::string describe() const;
 
- private:
+private:
   void make_cufft_plans(bool in_place);
   void compute_spectrum(const float* h_taps);
 
@@ -205,16 +209,16 @@ class FftFir {
   int max_channels_ = 0;
   unsigned skip_ = 0;
   bool fused_ = false;
-  int real_stride_ = 0;     // floats between rows of reals
-  int complex_stride_ = 0;  // bins between rows of bins
+  int real_stride_ = 0;    // floats between rows of reals
+  int complex_stride_ = 0; // bins between rows of bins
   // The work area before the plans that use it: destroyed after them.
-  DeviceBuffer<std::byte> work_;    // cuFFT work area shared by both plans
+  DeviceBuffer<std::byte> work_; // cuFFT work area shared by both plans
   CufftPlan r2c_;
   CufftPlan c2r_;
-  DeviceBuffer<float> segments_;    // group_ rows of reals (in place: also their bins)
-  DeviceBuffer<float2> bins_;       // out of place: group_ rows of bins
+  DeviceBuffer<float> segments_; // group_ rows of reals (in place: also their bins)
+  DeviceBuffer<float2> bins_;    // out of place: group_ rows of bins
   // fft_ / 2 + 1 bins of the taps, times 1 / fft_ (shared: taps_spectrum)
   std::shared_ptr<const DeviceBuffer<float2>> spectrum_;
 };
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -16,7 +16,7 @@
 // builds the stubs at the bottom and FftFir keeps to cuFFT.
 #include "kernels/cuda/fir_fft_fused.cuh"
 
-#include "kernels/cuda/fir_fft.cuh"  // fused_fft_runs_on
+#include "kernels/cuda/fir_fft.cuh" // fused_fft_runs_on
 
 #include <string>
 
@@ -41,29 +41,28 @@ namespace {
 // suggested 64 (32 threads) 0.583, 16 0.397; 16384 suggested 64 0.842, 32
 // 0.665; 32768 suggested 64 0.721, 32 0.688; at 1024, 4096 and 8192 the
 // suggestion was fastest (8 and 16 were 5-60% slower).
-template <unsigned L>
-constexpr unsigned kEpt = L == 2048 ? 16 : L == 16384 || L == 32768 ? 32 : 0;
+template <unsigned L> constexpr unsigned kEpt = L == 2048 ? 16 : L == 16384 || L == 32768 ? 32 : 0;
 
 // The dynamic shared-memory limit is a per-device attribute of the kernel:
 // raised once per device and size.
-template <unsigned L>
-void prepare_size() {
+template <unsigned L> void prepare_size() {
   static std::mutex mutex;
   static std::vector<bool> done;
   int device = 0;
   SIGSTREAM_CUDA_TRY(cudaGetDevice(&device));
   const std::lock_guard lock(mutex);
   const auto d = static_cast<std::size_t>(device);
-  if (d < done.size() && done[d]) return;
+  if (d < done.size() && done[d])
+    return;
   SIGSTREAM_CUDA_TRY(cudaFuncSetAttribute(fused_fft_fir_kernel<L, kEpt<L>>,
                                           cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           static_cast<int>(FusedFft<L, kEpt<L>>::shared_bytes)));
-  if (d >= done.size()) done.resize(d + 1, false);
+  if (d >= done.size())
+    done.resize(d + 1, false);
   done[d] = true;
 }
 
-template <unsigned L>
-void run_size(const FusedFftCall& a, cudaStream_t stream) {
+template <unsigned L> void run_size(const FusedFftCall& a, cudaStream_t stream) {
   // (fused_fft_prepare() raised the shared-memory limit when the FftFir was
   // made, on the device it runs on.)
   // One block per segment; grids past 2^31 - 1 blocks go in pieces.
@@ -78,44 +77,62 @@ void run_size(const FusedFftCall& a, cudaStream_t stream) {
   }
 }
 
-template <unsigned L>
-using SizeTag = std::integral_constant<unsigned, L>;
+template <unsigned L> using SizeTag = std::integral_constant<unsigned, L>;
 
 // Calls f(SizeTag<L>{}) for the compiled size L == fft; false if there is none.
-template <typename F>
-bool with_size(int fft, F&& f) {
+template <typename F> bool with_size(int fft, F&& f) {
   switch (fft) {
-    case 1024: f(SizeTag<1024>{}); return true;
-    case 2048: f(SizeTag<2048>{}); return true;
-    case 4096: f(SizeTag<4096>{}); return true;
-    case 8192: f(SizeTag<8192>{}); return true;
-    case 16384: f(SizeTag<16384>{}); return true;
-    case 32768: f(SizeTag<32768>{}); return true;
-    case 65536: f(SizeTag<65536>{}); return true;
-    default: return false;
+    case 1024:
+      f(SizeTag<1024>{});
+      return true;
+    case 2048:
+      f(SizeTag<2048>{});
+      return true;
+    case 4096:
+      f(SizeTag<4096>{});
+      return true;
+    case 8192:
+      f(SizeTag<8192>{});
+      return true;
+    case 16384:
+      f(SizeTag<16384>{});
+      return true;
+    case 32768:
+      f(SizeTag<32768>{});
+      return true;
+    case 65536:
+      f(SizeTag<65536>{});
+      return true;
+    default:
+      return false;
   }
 }
 
-}  // namespace
+} // namespace
 
-bool fused_fft_built() noexcept { return true; }
+bool fused_fft_built() noexcept {
+  return true;
+}
 
 bool fused_fft_supported(int fft) {
-  if (!with_size(fft, [](auto) {})) return false;
+  if (!with_size(fft, [](auto) {}))
+    return false;
   // The device's answer, asked once per device (a Python call asks per call).
   constexpr int kDevices = 64;
-  static std::atomic<int> known[kDevices] = {};  // 0 unknown, 1 no, 2 yes
+  static std::atomic<int> known[kDevices] = {}; // 0 unknown, 1 no, 2 yes
   int device = 0;
   SIGSTREAM_CUDA_TRY(cudaGetDevice(&device));
   if (device < kDevices) {
     const int k = known[device].load(std::memory_order_relaxed);
-    if (k != 0) return k == 2;
+    if (k != 0)
+      return k == 2;
   }
   int major = 0, minor = 0;
   SIGSTREAM_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   SIGSTREAM_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   const bool yes = fused_fft_runs_on(major, minor);
-  if (device < kDevices) known[device].store(yes ? 2 : 1, std::memory_order_relaxed);
+  if (device < kDevices)
+    known[device].store(yes ? 2 : 1, std::memory_order_relaxed);
   return yes;
 }
 
@@ -126,27 +143,34 @@ void fused_fft_prepare(int fft) {
 }
 
 void fused_fft_run(const FusedFftCall& call, cudaStream_t stream) {
-  if (call.segments <= 0) return;
+  if (call.segments <= 0)
+    return;
   if (!with_size(call.fft, [&](auto size) { run_size<decltype(size)::value>(call, stream); }))
     throw Error(ErrorKind::invalid_argument,
                 "fir_fft: no fused kernel for FFT size " + std::to_string(call.fft));
 }
 
-}  // namespace sigstream::kernels::cuda::detail
+} // namespace sigstream::kernels::cuda::detail
 
-#else  // !SIGSTREAM_HAVE_CUFFTDX
+#else // !SIGSTREAM_HAVE_CUFFTDX
 
 namespace sigstream::kernels::cuda::detail {
 
-bool fused_fft_built() noexcept { return false; }
-bool fused_fft_supported(int) { return false; }
+bool fused_fft_built() noexcept {
+  return false;
+}
+bool fused_fft_supported(int) {
+  return false;
+}
 void fused_fft_prepare(int fft) {
   throw Error(ErrorKind::invalid_argument, "fir_fft: this build has no fused FFT kernel "
                                            "(cuFFTDx headers not found), FFT size " +
                                                std::to_string(fft));
 }
-void fused_fft_run(const FusedFftCall& call, cudaStream_t) { fused_fft_prepare(call.fft); }
+void fused_fft_run(const FusedFftCall& call, cudaStream_t) {
+  fused_fft_prepare(call.fft);
+}
 
-}  // namespace sigstream::kernels::cuda::detail
+} // namespace sigstream::kernels::cuda::detail
 
 #endif

@@ -47,4 +47,4 @@ struct FusedFftCall {
 };
 void fused_fft_run(const FusedFftCall& call, cudaStream_t stream);
 
-}  // namespace sigstream::kernels::cuda::detail
+} // namespace sigstream::kernels::cuda::detail

@@ -12,16 +12,16 @@ namespace sigstream::kernels::cuda::detail {
 
 namespace dx = cufftdx;
 
-template <unsigned L, unsigned EPT = 0>
-struct FusedFft {
-  template <dx::fft_type T, dx::fft_direction D>
-  static auto describe() {
+template <unsigned L, unsigned EPT = 0> struct FusedFft {
+  template <dx::fft_type T, dx::fft_direction D> static auto describe() {
     using Base = decltype(dx::Block() + dx::Size<L>() + dx::Precision<float>() + dx::SM<900>() +
                           dx::Type<T>() + dx::Direction<D>() +
                           dx::RealFFTOptions<dx::complex_layout::natural, dx::real_mode::folded>() +
                           dx::FFTsPerBlock<1>());
-    if constexpr (EPT == 0) return Base();
-    else return decltype(Base() + dx::ElementsPerThread<EPT>())();
+    if constexpr (EPT == 0)
+      return Base();
+    else
+      return decltype(Base() + dx::ElementsPerThread<EPT>())();
   }
   using R2C = decltype(describe<dx::fft_type::r2c, dx::fft_direction::forward>());
   using C2R = decltype(describe<dx::fft_type::c2r, dx::fft_direction::inverse>());
@@ -32,9 +32,9 @@ struct FusedFft {
   static_assert(R2C::input_length == L / 2 && R2C::input_length == R2C::stride * R2C::input_ept,
                 "every pair of inputs has one thread");
   static constexpr unsigned threads = R2C::max_threads_per_block;
-  static constexpr unsigned shared_bytes =
-      R2C::shared_memory_size > C2R::shared_memory_size ? R2C::shared_memory_size
-                                                        : C2R::shared_memory_size;
+  static constexpr unsigned shared_bytes = R2C::shared_memory_size > C2R::shared_memory_size
+                                               ? R2C::shared_memory_size
+                                               : C2R::shared_memory_size;
 };
 
 template <unsigned L, unsigned EPT = 0>
@@ -54,9 +54,9 @@ __global__ void __launch_bounds__(FusedFft<L, EPT>::threads)
   const std::int64_t s = q - c * seg_per_channel;
   const std::int64_t start = s * block;
   const float* row = d_x + c * x_stride;  // virtual x[i] is row[i - x_lead], i in [x_lead, x_len)
-  const std::int64_t lo = x_lead - start;  // segment positions e in [lo, avail) hold data
+  const std::int64_t lo = x_lead - start; // segment positions e in [lo, avail) hold data
   const std::int64_t avail = x_len - start;
-  const std::int64_t shift = start - x_lead;  // row index of segment position 0
+  const std::int64_t shift = start - x_lead; // row index of segment position 0
   const unsigned t = threadIdx.x;
 
   complex_type v[R2C::storage_size];
@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(FusedFft<L, EPT>::threads)
       v[i].y = im;
     }
   }
-  __syncthreads();  // the C2R reuses the shared memory the R2C's last exchange read
+  __syncthreads(); // the C2R reuses the shared memory the R2C's last exchange read
   C2R().execute(v, smem);
 
   float* dst = d_y + c * y_stride + start;
@@ -87,9 +87,11 @@ __global__ void __launch_bounds__(FusedFft<L, EPT>::threads)
 #pragma unroll
   for (unsigned i = 0; i < C2R::output_ept; ++i) {
     const std::int64_t o = 2 * static_cast<std::int64_t>(t + i * C2R::stride) - (taps - 1);
-    if (o >= 0 && o < count) dst[o] = v[i].x;
-    if (o + 1 >= 0 && o + 1 < count) dst[o + 1] = v[i].y;
+    if (o >= 0 && o < count)
+      dst[o] = v[i].x;
+    if (o + 1 >= 0 && o + 1 < count)
+      dst[o + 1] = v[i].y;
   }
 }
 
-}  // namespace sigstream::kernels::cuda::detail
+} // namespace sigstream::kernels::cuda::detail

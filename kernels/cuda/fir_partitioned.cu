@@ -30,7 +30,7 @@ constexpr int kPartitionsPerSlice = 16;
 __global__ void forward_kernel(const float* __restrict__ d_new, float* __restrict__ d_prev, int P,
                                float2* __restrict__ d_fdl, const int* __restrict__ d_head,
                                const float2* __restrict__ tw, int channels) {
-  extern __shared__ float x[];  // 2P samples
+  extern __shared__ float x[]; // 2P samples
   const int c = blockIdx.x;
   for (int i = threadIdx.x; i < P; i += blockDim.x) {
     x[i] = d_prev[static_cast<std::size_t>(c) * P + i];
@@ -41,13 +41,14 @@ __global__ void forward_kernel(const float* __restrict__ d_new, float* __restric
   float2* out = d_fdl + (static_cast<std::size_t>(*d_head) * channels + c) * (P + 1);
   for (int k = threadIdx.x; k <= P; k += blockDim.x) {
     float re = 0.0f, im = 0.0f;
-    int m = 0;  // (k n) mod 2P
+    int m = 0; // (k n) mod 2P
     for (int n = 0; n < n2; ++n) {
       const float2 w = tw[m];
       re = fmaf(x[n], w.x, re);
       im = fmaf(-x[n], w.y, im);
       m += k;
-      if (m >= n2) m -= n2;
+      if (m >= n2)
+        m -= n2;
     }
     out[k] = make_float2(re, im);
   }
@@ -68,7 +69,8 @@ __global__ void mac_kernel(const float2* __restrict__ d_fdl, const float2* __res
     float re = 0.0f, im = 0.0f;
     for (int j = j0; j < j1; ++j) {
       int slot = head + j;
-      if (slot >= M) slot -= M;
+      if (slot >= M)
+        slot -= M;
       const float2 xv = d_fdl[(static_cast<std::size_t>(slot) * channels + c) * bins + k];
       const float2 hv = d_h[static_cast<std::size_t>(j) * bins + k];
       re = fmaf(xv.x, hv.x, fmaf(-xv.y, hv.y, re));
@@ -79,8 +81,9 @@ __global__ void mac_kernel(const float2* __restrict__ d_fdl, const float2* __res
 }
 
 __global__ void inverse_kernel(const float2* __restrict__ d_partial, int P, int M, int slices,
-                               const float2* __restrict__ tw, float* __restrict__ d_y, int* __restrict__ d_head) {
-  extern __shared__ float2 Y[];  // P + 1 bins
+                               const float2* __restrict__ tw, float* __restrict__ d_y,
+                               int* __restrict__ d_head) {
+  extern __shared__ float2 Y[]; // P + 1 bins
   const int c = blockIdx.x;
   const int bins = P + 1;
   for (int k = threadIdx.x; k < bins; k += blockDim.x) {
@@ -97,29 +100,31 @@ __global__ void inverse_kernel(const float2* __restrict__ d_partial, int P, int 
   for (int t = threadIdx.x; t < P; t += blockDim.x) {
     const int n = P + t;
     float acc = 0.0f;
-    int m = n % n2;  // (k n) mod 2P, k = 1
+    int m = n % n2; // (k n) mod 2P, k = 1
     for (int k = 1; k < P; ++k) {
       const float2 w = tw[m];
       acc = fmaf(Y[k].x, w.x, fmaf(-Y[k].y, w.y, acc));
       m += n;
-      while (m >= n2) m -= n2;
+      while (m >= n2)
+        m -= n2;
     }
     const float last = (n & 1) ? -Y[P].x : Y[P].x;
     d_y[static_cast<std::size_t>(c) * P + t] = Y[0].x + last + 2.0f * acc;
   }
   // The forward and mac kernels (earlier on the stream) were the readers of
   // this step's head: block 0 moves it for the next step.
-  if (blockIdx.x == 0 && threadIdx.x == 0) *d_head = *d_head == 0 ? M - 1 : *d_head - 1;
+  if (blockIdx.x == 0 && threadIdx.x == 0)
+    *d_head = *d_head == 0 ? M - 1 : *d_head - 1;
 }
 
 void check_shape(int channels, int block) {
   if (channels < 1 || channels > 65535 || block < 1 || block > 4096)
-    throw Error(ErrorKind::invalid_argument, "partitioned FIR (cuda): channels " + std::to_string(channels) +
-                                                 ", block " + std::to_string(block) +
-                                                 " (expected 1..65535 channels, blocks of 1..4096)");
+    throw Error(ErrorKind::invalid_argument,
+                "partitioned FIR (cuda): channels " + std::to_string(channels) + ", block " +
+                    std::to_string(block) + " (expected 1..65535 channels, blocks of 1..4096)");
 }
 
-}  // namespace
+} // namespace
 
 std::vector<float> partitioned_spectra(const float* h, int taps, int block) {
   const int P = block;
@@ -162,23 +167,24 @@ void partitioned_forward(const float* d_new, float* d_prev, int channels, int bl
   // time (memcheck saw a 12-byte read at the end of 2 floats).
   const std::size_t shared = static_cast<std::size_t>((2 * block + 3) / 4 * 4) * sizeof(float);
   forward_kernel<<<channels, kThreads, shared, stream>>>(
-      d_new, d_prev, block, reinterpret_cast<float2*>(d_fdl), d_head, reinterpret_cast<const float2*>(d_twiddle),
-      channels);
+      d_new, d_prev, block, reinterpret_cast<float2*>(d_fdl), d_head,
+      reinterpret_cast<const float2*>(d_twiddle), channels);
   SIGSTREAM_CUDA_CHECK_LAUNCH("partitioned forward");
 }
 
-void partitioned_mac(const float* d_fdl, const float* d_spectra, const int* d_head, int channels, int block,
-                     int partitions, float* d_partial, cudaStream_t stream) {
+void partitioned_mac(const float* d_fdl, const float* d_spectra, const int* d_head, int channels,
+                     int block, int partitions, float* d_partial, cudaStream_t stream) {
   check_shape(channels, block);
   const int slices = partitioned_splits(partitions);
-  mac_kernel<<<dim3(static_cast<unsigned>(channels), static_cast<unsigned>(slices)), kThreads, 0, stream>>>(
-      reinterpret_cast<const float2*>(d_fdl), reinterpret_cast<const float2*>(d_spectra), d_head, block, partitions,
-      channels, slices, reinterpret_cast<float2*>(d_partial));
+  mac_kernel<<<dim3(static_cast<unsigned>(channels), static_cast<unsigned>(slices)), kThreads, 0,
+               stream>>>(reinterpret_cast<const float2*>(d_fdl),
+                         reinterpret_cast<const float2*>(d_spectra), d_head, block, partitions,
+                         channels, slices, reinterpret_cast<float2*>(d_partial));
   SIGSTREAM_CUDA_CHECK_LAUNCH("partitioned mac");
 }
 
-void partitioned_inverse(const float* d_partial, int channels, int block, int partitions, const float* d_twiddle,
-                         float* d_y, int* d_head, cudaStream_t stream) {
+void partitioned_inverse(const float* d_partial, int channels, int block, int partitions,
+                         const float* d_twiddle, float* d_y, int* d_head, cudaStream_t stream) {
   check_shape(channels, block);
   const std::size_t shared = static_cast<std::size_t>((block + 1 + 1) / 2 * 2) * sizeof(float2);
   inverse_kernel<<<channels, kThreads, shared, stream>>>(
@@ -187,4 +193,4 @@ void partitioned_inverse(const float* d_partial, int channels, int block, int pa
   SIGSTREAM_CUDA_CHECK_LAUNCH("partitioned inverse");
 }
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

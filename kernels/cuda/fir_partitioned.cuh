@@ -43,9 +43,9 @@ std::vector<float> partitioned_twiddles(int block);
 // d_fdl: partitions x channels x (P+1) complex; d_partial: channels x splits x (P+1) complex.
 void partitioned_forward(const float* d_new, float* d_prev, int channels, int block, float* d_fdl,
                          const int* d_head, const float* d_twiddle, cudaStream_t stream);
-void partitioned_mac(const float* d_fdl, const float* d_spectra, const int* d_head, int channels, int block,
-                     int partitions, float* d_partial, cudaStream_t stream);
-void partitioned_inverse(const float* d_partial, int channels, int block, int partitions, const float* d_twiddle,
-                         float* d_y, int* d_head, cudaStream_t stream);
+void partitioned_mac(const float* d_fdl, const float* d_spectra, const int* d_head, int channels,
+                     int block, int partitions, float* d_partial, cudaStream_t stream);
+void partitioned_inverse(const float* d_partial, int channels, int block, int partitions,
+                         const float* d_twiddle, float* d_y, int* d_head, cudaStream_t stream);
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -26,29 +26,27 @@ Error bad(const char* fn, const std::string& m) {
 }
 
 void check_common(const char* fn, int channels, std::int64_t n) {
-  if (n < 0) throw bad(fn, "n must be >= 0 (got " + std::to_string(n) + ")");
+  if (n < 0)
+    throw bad(fn, "n must be >= 0 (got " + std::to_string(n) + ")");
   if (channels < 0 || channels > 65535)
     throw bad(fn, "channels must be in 0..65535 (got " + std::to_string(channels) + ")");
 }
 
 unsigned blocks_for(std::int64_t n) {
   std::int64_t b = (n + kThreads - 1) / kThreads;
-  if (b > kMaxBlocks) b = kMaxBlocks;
+  if (b > kMaxBlocks)
+    b = kMaxBlocks;
   return static_cast<unsigned>(b < 1 ? 1 : b);
 }
 
-template <typename T>
-__device__ __forceinline__ float to_float(T v);
-template <>
-__device__ __forceinline__ float to_float<std::int16_t>(std::int16_t v) {
+template <typename T> __device__ __forceinline__ float to_float(T v);
+template <> __device__ __forceinline__ float to_float<std::int16_t>(std::int16_t v) {
   return static_cast<float>(v) * 0x1p-15f;
 }
-template <>
-__device__ __forceinline__ float to_float<std::int32_t>(std::int32_t v) {
+template <> __device__ __forceinline__ float to_float<std::int32_t>(std::int32_t v) {
   return static_cast<float>(v) * 0x1p-31f;
 }
-template <>
-__device__ __forceinline__ float to_float<float>(float v) {
+template <> __device__ __forceinline__ float to_float<float>(float v) {
   return v;
 }
 
@@ -60,7 +58,8 @@ __global__ void __launch_bounds__(kThreads)
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
        i += step) {
     const T* frame = d_in + i * channels;
-    for (int c = 0; c < channels; ++c) d_out[c * out_stride + i] = to_float(frame[c]);
+    for (int c = 0; c < channels; ++c)
+      d_out[c * out_stride + i] = to_float(frame[c]);
   }
 }
 
@@ -100,7 +99,8 @@ __global__ void __launch_bounds__(kThreads)
         frame[c] = v;
       } else {
         const std::int32_t q = quantize(v, scale, clipped);
-        frame[c] = static_cast<T>(static_cast<std::int32_t>(static_cast<std::uint32_t>(q) << shift));
+        frame[c] =
+            static_cast<T>(static_cast<std::int32_t>(static_cast<std::uint32_t>(q) << shift));
       }
     }
   }
@@ -134,15 +134,19 @@ __global__ void __launch_bounds__(kThreads)
     y[m < lo ? m : hi + (m - lo)] = 0.0f;
 }
 
-}  // namespace
+} // namespace
 
 void deinterleave(const void* d_in, SampleType type, int channels, std::int64_t first,
                   std::int64_t n, float* d_out, std::int64_t out_stride, cudaStream_t stream) {
   check_common("deinterleave", channels, n);
-  if (first < 0) throw bad("deinterleave", "first must be >= 0");
-  if (n == 0 || channels == 0) return;
-  if (d_in == nullptr || d_out == nullptr) throw bad("deinterleave", "null pointer");
-  if (channels > 1 && out_stride < n) throw bad("deinterleave", "out_stride < n");
+  if (first < 0)
+    throw bad("deinterleave", "first must be >= 0");
+  if (n == 0 || channels == 0)
+    return;
+  if (d_in == nullptr || d_out == nullptr)
+    throw bad("deinterleave", "null pointer");
+  if (channels > 1 && out_stride < n)
+    throw bad("deinterleave", "out_stride < n");
   const unsigned blocks = blocks_for(n);
   const std::int64_t offset = first * channels;
   switch (type) {
@@ -170,23 +174,23 @@ void interleave(const float* d_in, std::int64_t in_stride, int channels, std::in
   if (type != SampleType::f32 && (bits < 1 || bits > width))
     throw bad("interleave", "bits " + std::to_string(bits) + " do not fit the " +
                                 std::to_string(width) + "-bit container");
-  if (n == 0 || channels == 0) return;
+  if (n == 0 || channels == 0)
+    return;
   if (d_in == nullptr || d_out == nullptr || (type != SampleType::f32 && d_clipped == nullptr))
     throw bad("interleave", "null pointer");
-  if (channels > 1 && in_stride < n) throw bad("interleave", "in_stride < n");
+  if (channels > 1 && in_stride < n)
+    throw bad("interleave", "in_stride < n");
   const unsigned blocks = blocks_for(n);
   const double scale = type == SampleType::f32 ? 1.0 : static_cast<double>(1ull << (bits - 1));
   const int shift = width - bits;
   switch (type) {
     case SampleType::i16:
-      interleave_kernel<<<blocks, kThreads, 0, stream>>>(d_in, in_stride, channels, n, scale,
-                                                         shift, static_cast<std::int16_t*>(d_out),
-                                                         d_clipped);
+      interleave_kernel<<<blocks, kThreads, 0, stream>>>(
+          d_in, in_stride, channels, n, scale, shift, static_cast<std::int16_t*>(d_out), d_clipped);
       break;
     case SampleType::i32:
-      interleave_kernel<<<blocks, kThreads, 0, stream>>>(d_in, in_stride, channels, n, scale,
-                                                         shift, static_cast<std::int32_t*>(d_out),
-                                                         d_clipped);
+      interleave_kernel<<<blocks, kThreads, 0, stream>>>(
+          d_in, in_stride, channels, n, scale, shift, static_cast<std::int32_t*>(d_out), d_clipped);
       break;
     case SampleType::f32:
       interleave_kernel<<<blocks, kThreads, 0, stream>>>(d_in, in_stride, channels, n, scale, 0,
@@ -196,29 +200,34 @@ void interleave(const float* d_in, std::int64_t in_stride, int channels, std::in
   SIGSTREAM_CUDA_CHECK_LAUNCH("interleave_kernel");
 }
 
-void gain(const float* d_x, std::int64_t x_stride, float* d_y, std::int64_t y_stride,
-          int channels, std::int64_t n, float g, cudaStream_t stream) {
+void gain(const float* d_x, std::int64_t x_stride, float* d_y, std::int64_t y_stride, int channels,
+          std::int64_t n, float g, cudaStream_t stream) {
   check_common("gain", channels, n);
-  if (n == 0 || channels == 0) return;
-  if (d_x == nullptr || d_y == nullptr) throw bad("gain", "null pointer");
-  if (channels > 1 && y_stride < n) throw bad("gain", "y_stride < n");
+  if (n == 0 || channels == 0)
+    return;
+  if (d_x == nullptr || d_y == nullptr)
+    throw bad("gain", "null pointer");
+  if (channels > 1 && y_stride < n)
+    throw bad("gain", "y_stride < n");
   gain_kernel<<<dim3(blocks_for(n), static_cast<unsigned>(channels)), kThreads, 0, stream>>>(
       d_x, x_stride, d_y, y_stride, n, g);
   SIGSTREAM_CUDA_CHECK_LAUNCH("gain_kernel");
 }
 
-void zero_outside(float* d_y, std::int64_t stride, int channels, std::int64_t len,
-                  std::int64_t lo, std::int64_t hi, cudaStream_t stream) {
+void zero_outside(float* d_y, std::int64_t stride, int channels, std::int64_t len, std::int64_t lo,
+                  std::int64_t hi, cudaStream_t stream) {
   check_common("zero_outside", channels, len);
   if (lo < 0 || lo > hi || hi > len)
     throw bad("zero_outside", "need 0 <= lo <= hi <= len (lo " + std::to_string(lo) + ", hi " +
                                   std::to_string(hi) + ", len " + std::to_string(len) + ")");
   const std::int64_t count = lo + (len - hi);
-  if (count == 0 || channels == 0) return;
-  if (d_y == nullptr) throw bad("zero_outside", "null pointer");
+  if (count == 0 || channels == 0)
+    return;
+  if (d_y == nullptr)
+    throw bad("zero_outside", "null pointer");
   zero_outside_kernel<<<dim3(blocks_for(count), static_cast<unsigned>(channels)), kThreads, 0,
                         stream>>>(d_y, stride, lo, hi, count);
   SIGSTREAM_CUDA_CHECK_LAUNCH("zero_outside_kernel");
 }
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

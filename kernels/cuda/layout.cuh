@@ -32,11 +32,11 @@ void interleave(const float* d_in, std::int64_t in_stride, int channels, std::in
 
 // d_y[c * y_stride + i] = d_x[c * x_stride + i] * g (float multiply), i = 0 .. n-1.
 // In place (d_y == d_x, same strides) is fine.
-void gain(const float* d_x, std::int64_t x_stride, float* d_y, std::int64_t y_stride,
-          int channels, std::int64_t n, float g, cudaStream_t stream);
+void gain(const float* d_x, std::int64_t x_stride, float* d_y, std::int64_t y_stride, int channels,
+          std::int64_t n, float g, cudaStream_t stream);
 
 // Sets d_y[c * stride + i] = 0 for i in [0, lo) and [hi, len), 0 <= lo <= hi <= len.
-void zero_outside(float* d_y, std::int64_t stride, int channels, std::int64_t len,
-                  std::int64_t lo, std::int64_t hi, cudaStream_t stream);
+void zero_outside(float* d_y, std::int64_t stride, int channels, std::int64_t len, std::int64_t lo,
+                  std::int64_t hi, cudaStream_t stream);
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -57,7 +57,8 @@ void* take(int key_device, std::size_t bytes) {
     }
   }
   auto allocate = [&](void** p) {
-    return key_device == kPinned ? cudaHostAlloc(p, cls, cudaHostAllocPortable) : cudaMalloc(p, cls);
+    return key_device == kPinned ? cudaHostAlloc(p, cls, cudaHostAllocPortable)
+                                 : cudaMalloc(p, cls);
   };
   void* p = nullptr;
   cudaError_t st = allocate(&p);

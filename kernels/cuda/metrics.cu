@@ -14,9 +14,9 @@
 #include <cstddef>
 #include <string>
 
+#include "core/channel_metrics.hpp"
 #include "core/error.hpp"
 #include "kernels/cuda/check.hpp"
-#include "core/channel_metrics.hpp"
 
 namespace sigstream::kernels::cuda {
 
@@ -98,11 +98,14 @@ __global__ void __launch_bounds__(kThreads)
       xv[q] = x != nullptr ? __ldg(x + i + q * stride) : 0.0f;
     }
 #pragma unroll
-    for (int q = 0; q < 4; ++q) fold(m, yv[q], xv[q]);
+    for (int q = 0; q < 4; ++q)
+      fold(m, yv[q], xv[q]);
   }
-  for (; i < n; i += stride) fold(m, __ldg(y + i), x != nullptr ? __ldg(x + i) : 0.0f);
+  for (; i < n; i += stride)
+    fold(m, __ldg(y + i), x != nullptr ? __ldg(x + i) : 0.0f);
   const MetricsPartial total = BlockReduce(temp).Reduce(m, Merge{});
-  if (threadIdx.x == 0) d_partials[static_cast<std::int64_t>(c) * blocks_per_channel + blockIdx.x] = total;
+  if (threadIdx.x == 0)
+    d_partials[static_cast<std::int64_t>(c) * blocks_per_channel + blockIdx.x] = total;
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -130,7 +133,7 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-}  // namespace
+} // namespace
 
 void channel_metrics(const float* d_y, std::int64_t y_stride, const float* d_x,
                      std::int64_t x_stride, std::int64_t n, int channels,
@@ -138,16 +141,20 @@ void channel_metrics(const float* d_y, std::int64_t y_stride, const float* d_x,
   auto bad = [](const std::string& m) {
     return Error(ErrorKind::invalid_argument, "channel_metrics: " + m);
   };
-  if (n < 0) throw bad("n must be >= 0 (got " + std::to_string(n) + ")");
+  if (n < 0)
+    throw bad("n must be >= 0 (got " + std::to_string(n) + ")");
   if (channels < 0 || channels > 65535)
     throw bad("channels must be in 0..65535 (got " + std::to_string(channels) + ")");
-  if (channels == 0) return;
+  if (channels == 0)
+    return;
   if (d_partials == nullptr || d_out == nullptr || (n > 0 && d_y == nullptr))
     throw bad("null pointer");
   const std::int64_t per_block = static_cast<std::int64_t>(kThreads) * kMinFramesPerThread;
   std::int64_t blocks = (n + per_block - 1) / per_block;
-  if (blocks < 1) blocks = 1;
-  if (blocks > kMetricsMaxBlocksPerChannel) blocks = kMetricsMaxBlocksPerChannel;
+  if (blocks < 1)
+    blocks = 1;
+  if (blocks > kMetricsMaxBlocksPerChannel)
+    blocks = kMetricsMaxBlocksPerChannel;
   const int b = static_cast<int>(blocks);
   metrics_partial_kernel<<<dim3(static_cast<unsigned>(b), static_cast<unsigned>(channels)),
                            kThreads, 0, stream>>>(d_y, y_stride, d_x, x_stride, n, b, d_partials);
@@ -157,4 +164,4 @@ void channel_metrics(const float* d_y, std::int64_t y_stride, const float* d_x,
   SIGSTREAM_CUDA_CHECK_LAUNCH("metrics_final_kernel");
 }
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

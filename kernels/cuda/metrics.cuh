@@ -59,4 +59,4 @@ void channel_metrics(const float* d_y, std::int64_t y_stride, const float* d_x,
                      std::int64_t x_stride, std::int64_t n, int channels,
                      MetricsPartial* d_partials, DeviceChannelMetrics* d_out, cudaStream_t stream);
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

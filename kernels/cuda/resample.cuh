@@ -17,11 +17,11 @@ namespace sigstream::kernels::cuda {
 // device memory, in their own order (phase p's taps are h[p + t*up]).
 struct DevicePolyphase {
   const float* d_taps = nullptr;
-  int taps = 0;     // K
+  int taps = 0; // K
   int up = 1;
   int down = 1;
-  std::int64_t delay = 0;     // in up-sampled frames (lookahead)
-  std::int64_t lookback = 0;  // K - 1 - delay
+  std::int64_t delay = 0;    // in up-sampled frames (lookahead)
+  std::int64_t lookback = 0; // K - 1 - delay
 };
 
 // Which kernel runs (resample.cu): automatic picks by ratio and fit; the
@@ -35,8 +35,9 @@ enum class ResampleKernel { automatic, class_tiles, blocked, simple };
 // frame those outputs read. n may be 0 (nothing is launched); channels
 // 1 .. 65535. Throws Error(invalid_argument) for bad arguments, Error(cuda)
 // for a failed launch.
-void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
-              std::int64_t y_stride, std::int64_t n, int channels, const DevicePolyphase& filter,
-              cudaStream_t stream, ResampleKernel kernel = ResampleKernel::automatic);
+void resample(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
+              std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int channels,
+              const DevicePolyphase& filter, cudaStream_t stream,
+              ResampleKernel kernel = ResampleKernel::automatic);
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -19,7 +19,7 @@ namespace sigstream::kernels::cuda {
 
 // A non-blocking stream (never synchronises with the legacy default stream).
 class Stream {
- public:
+public:
   Stream() noexcept = default;
   [[nodiscard]] static Stream create() {
     Stream s;
@@ -42,9 +42,10 @@ class Stream {
   // Blocks the calling thread until the stream's work is done.
   void synchronize() const { SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(stream_)); }
 
- private:
+private:
   void reset() noexcept {
-    if (stream_ != nullptr) static_cast<void>(cudaStreamDestroy(stream_));
+    if (stream_ != nullptr)
+      static_cast<void>(cudaStreamDestroy(stream_));
     stream_ = nullptr;
   }
   cudaStream_t stream_ = nullptr;
@@ -54,12 +55,13 @@ class Stream {
 // enables cudaEventElapsedTime, `blocking_sync` makes waiting threads sleep
 // instead of spinning.
 class Event {
- public:
+public:
   Event() noexcept = default;
   [[nodiscard]] static Event create(bool timing = false, bool blocking_sync = false) {
     Event e;
     unsigned flags = timing ? cudaEventDefault : cudaEventDisableTiming;
-    if (blocking_sync) flags |= cudaEventBlockingSync;
+    if (blocking_sync)
+      flags |= cudaEventBlockingSync;
     SIGSTREAM_CUDA_TRY(cudaEventCreateWithFlags(&e.event_, flags));
     return e;
   }
@@ -85,9 +87,10 @@ class Event {
     return ms;
   }
 
- private:
+private:
   void reset() noexcept {
-    if (event_ != nullptr) static_cast<void>(cudaEventDestroy(event_));
+    if (event_ != nullptr)
+      static_cast<void>(cudaEventDestroy(event_));
     event_ = nullptr;
   }
   cudaEvent_t event_ = nullptr;
@@ -96,9 +99,8 @@ class Event {
 // `count` elements of T in device memory (from the process-wide cache of
 // memory_cache.hpp, so freeing needs the device's work on it finished;
 // uninitialised).
-template <typename T>
-class DeviceBuffer {
- public:
+template <typename T> class DeviceBuffer {
+public:
   DeviceBuffer() noexcept = default;
   explicit DeviceBuffer(std::size_t count) : count_(count) {
     if (count_ > 0) {
@@ -108,7 +110,8 @@ class DeviceBuffer {
   }
   ~DeviceBuffer() { reset(); }
   DeviceBuffer(DeviceBuffer&& o) noexcept
-      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)), device_(o.device_) {}
+      : data_(std::exchange(o.data_, nullptr)), count_(std::exchange(o.count_, 0)),
+        device_(o.device_) {}
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     if (this != &o) {
       reset();
@@ -125,25 +128,26 @@ class DeviceBuffer {
   [[nodiscard]] std::size_t size() const noexcept { return count_; }
   [[nodiscard]] std::size_t bytes() const noexcept { return count_ * sizeof(T); }
 
- private:
+private:
   void reset() noexcept {
-    if (data_ != nullptr) device_free(device_, data_, bytes());
+    if (data_ != nullptr)
+      device_free(device_, data_, bytes());
     data_ = nullptr;
     count_ = 0;
   }
   T* data_ = nullptr;
   std::size_t count_ = 0;
-  int device_ = 0;  // where it was allocated (the cache is per device)
+  int device_ = 0; // where it was allocated (the cache is per device)
 };
 
 // `count` elements of T in page-locked host memory (memory_cache.hpp, portable:
 // pinned for every device's context; uninitialised).
-template <typename T>
-class PinnedBuffer {
- public:
+template <typename T> class PinnedBuffer {
+public:
   PinnedBuffer() noexcept = default;
   explicit PinnedBuffer(std::size_t count) : count_(count) {
-    if (count_ > 0) data_ = static_cast<T*>(pinned_alloc(bytes()));
+    if (count_ > 0)
+      data_ = static_cast<T*>(pinned_alloc(bytes()));
   }
   ~PinnedBuffer() { reset(); }
   PinnedBuffer(PinnedBuffer&& o) noexcept
@@ -164,9 +168,10 @@ class PinnedBuffer {
   [[nodiscard]] std::size_t bytes() const noexcept { return count_ * sizeof(T); }
   [[nodiscard]] T& operator[](std::size_t i) const noexcept { return data_[i]; }
 
- private:
+private:
   void reset() noexcept {
-    if (data_ != nullptr) pinned_free(data_, bytes());
+    if (data_ != nullptr)
+      pinned_free(data_, bytes());
     data_ = nullptr;
     count_ = 0;
   }
@@ -174,4 +179,4 @@ class PinnedBuffer {
   std::size_t count_ = 0;
 };
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

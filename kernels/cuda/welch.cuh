@@ -18,7 +18,7 @@
 namespace sigstream::kernels::cuda {
 
 class DeviceWelch {
- public:
+public:
   // `window`: nfft >= 1 finite values; 1 <= hop <= nfft; at most
   // `max_segments` segments per call and channel; 1 <= channels. Throws
   // Error(invalid_argument) for bad arguments, Error(cuda) when it cannot
@@ -42,17 +42,17 @@ class DeviceWelch {
   std::int64_t sums(const float* d_x, std::int64_t x_stride, std::int64_t first, std::int64_t n,
                     std::int64_t own_lo, std::int64_t own_hi, double* d_power, cudaStream_t stream);
 
- private:
+private:
   int nfft_ = 0;
   int hop_ = 1;
   int channels_ = 1;
   std::int64_t max_segments_ = 0;
   DeviceBuffer<double> window_;
-  DeviceBuffer<double> rows_;    // [channel][max_segments][nfft]: windowed segments
-  DeviceBuffer<double2> bins_;   // [channel][max_segments][bins]
+  DeviceBuffer<double> rows_;  // [channel][max_segments][nfft]: windowed segments
+  DeviceBuffer<double2> bins_; // [channel][max_segments][bins]
   CufftPlan plan_;
   DeviceBuffer<std::byte> work_;
   DeviceBuffer<std::byte> reduce_temp_;
 };
 
-}  // namespace sigstream::kernels::cuda
+} // namespace sigstream::kernels::cuda

@@ -9,21 +9,21 @@
 #include <string>
 #include <vector>
 
-#include "pipeline/plan.hpp"
-#include "core/sample_block.hpp"
 #include "core/channel_metrics.hpp"
+#include "core/sample_block.hpp"
+#include "pipeline/plan.hpp"
 
 namespace sigstream {
 
 struct ChunkJob {
   std::int64_t index = 0;
-  std::int64_t start = 0;   // first output frame
-  std::int64_t frames = 0;  // output frames
+  std::int64_t start = 0;  // first output frame
+  std::int64_t frames = 0; // output frames
   // The source's length as far as this chunk needs it: the true length, or
   // kOpenEnd for a stream not yet ended (its input block then lies wholly
   // inside the stream, so no stage's masking depends on the true length).
   std::int64_t source_frames = 0;
-  HostBlock input;          // source frames [start - back, start + frames + ahead), interleaved
+  HostBlock input; // source frames [start - back, start + frames + ahead), interleaved
 };
 
 // Chunk c's index, first output frame and frames (its input block still to fill).
@@ -41,13 +41,16 @@ inline ChunkJob chunk_job(const Plan& plan, std::int64_t c) {
 // those frames own (kernels/cpu/welch.hpp: a segment belongs to the chunk
 // that holds its last frame), and how many segments. Chunks merge in order.
 struct SpectrumSums {
-  std::vector<double> power;  // [channel * bins + bin]; empty: no spectrum (or none yet)
+  std::vector<double> power; // [channel * bins + bin]; empty: no spectrum (or none yet)
   std::int64_t segments = 0;
 
   void merge(const SpectrumSums& o) {
-    if (o.power.empty()) return;
-    if (power.empty()) power.assign(o.power.size(), 0.0);
-    for (std::size_t i = 0; i < power.size(); ++i) power[i] += o.power[i];
+    if (o.power.empty())
+      return;
+    if (power.empty())
+      power.assign(o.power.size(), 0.0);
+    for (std::size_t i = 0; i < power.size(); ++i)
+      power[i] += o.power[i];
     segments += o.segments;
   }
 };
@@ -56,8 +59,8 @@ struct ChunkResult {
   std::int64_t index = 0;
   std::int64_t start = 0;
   std::int64_t frames = 0;
-  std::int64_t source_frames = 0;  // as in the job
-  HostBlock output;  // `frames` frames, interleaved, in plan.output_type (quantized, clipped)
+  std::int64_t source_frames = 0; // as in the job
+  HostBlock output; // `frames` frames, interleaved, in plan.output_type (quantized, clipped)
   // metrics[slot][channel] for plan.metric_names[slot]
   std::vector<std::vector<ChannelMetrics>> metrics;
   // spectra[slot]: the spectrum sums of the blocks that have one (empty
@@ -72,17 +75,17 @@ struct ChunkResult {
 };
 
 struct BackendOptions {
-  int threads = 0;  // CPU: worker threads (0 = hardware)
-  int streams = 4;  // CUDA: lanes
-  int device = 0;   // CUDA: device ordinal
+  int threads = 0; // CPU: worker threads (0 = hardware)
+  int streams = 4; // CUDA: lanes
+  int device = 0;  // CUDA: device ordinal
   bool keep_float_output = false;
 };
 
 class Backend {
- public:
+public:
   virtual ~Backend() = default;
-  [[nodiscard]] virtual std::string name() const = 0;         // "cpu" or "cuda"
-  [[nodiscard]] virtual std::string device_name() const = 0;  // CPU model or GPU name
+  [[nodiscard]] virtual std::string name() const = 0;        // "cpu" or "cuda"
+  [[nodiscard]] virtual std::string device_name() const = 0; // CPU model or GPU name
   // Allocates everything the plan needs (lanes, buffers, threads). Called once.
   virtual void prepare(const Plan& plan, const BackendOptions& options) = 0;
   // Takes `plan` for the next run of a prepared backend with nothing in
@@ -91,7 +94,9 @@ class Backend {
   // channels, types and chunk size; another source length) whose windows are
   // no longer than those it was prepared for. False (the default): prepare a
   // new backend. A batch runs its files one after another on one backend so.
-  [[nodiscard]] virtual bool adopt(const Plan& /*plan*/, const BackendOptions& /*options*/) { return false; }
+  [[nodiscard]] virtual bool adopt(const Plan& /*plan*/, const BackendOptions& /*options*/) {
+    return false;
+  }
   // Chunks that may be submitted and not yet retired.
   [[nodiscard]] virtual int depth() const = 0;
   // A host block the backend can transfer from/to quickly (pinned for CUDA).
@@ -130,4 +135,4 @@ std::unique_ptr<Backend> make_hybrid_backend(std::unique_ptr<Backend> cpu,
                                              std::function<std::unique_ptr<Backend>()> make_gpu,
                                              std::function<void(const std::string&)> log);
 
-}  // namespace sigstream
+} // namespace sigstream

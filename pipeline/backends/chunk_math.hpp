@@ -27,4 +27,4 @@ struct ValidRange {
   return {lo, hi};
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -28,7 +28,7 @@ namespace {
 // fault (and the kernel's zeroing) per 4 KB page. A block handed out returns
 // here when its last user (the writer) drops it; blocks may outlive the backend.
 class OutputBlocks : public std::enable_shared_from_this<OutputBlocks> {
- public:
+public:
   OutputBlocks(SampleType type, int channels, std::int64_t capacity)
       : type_(type), channels_(channels), capacity_(capacity) {}
 
@@ -41,17 +41,19 @@ class OutputBlocks : public std::enable_shared_from_this<OutputBlocks> {
         free_.pop_back();
       }
     }
-    if (!raw.data) raw = backend.make_block(type_, channels_, capacity_);
+    if (!raw.data)
+      raw = backend.make_block(type_, channels_, capacity_);
     HostBlock out = raw;
     out.frames = 0;
-    out.data = std::shared_ptr<std::byte>(raw.data.get(), [self = shared_from_this(), raw](std::byte*) mutable {
-      std::lock_guard lock(self->mutex_);
-      self->free_.push_back(std::move(raw));
-    });
+    out.data = std::shared_ptr<std::byte>(raw.data.get(),
+                                          [self = shared_from_this(), raw](std::byte*) mutable {
+                                            std::lock_guard lock(self->mutex_);
+                                            self->free_.push_back(std::move(raw));
+                                          });
     return out;
   }
 
- private:
+private:
   SampleType type_;
   int channels_;
   std::int64_t capacity_;
@@ -66,7 +68,7 @@ struct Scratch {
 };
 
 class CpuBackend final : public Backend {
- public:
+public:
   // Queued chunks still run during the pool's shutdown: stop it while the
   // members they use are alive.
   ~CpuBackend() override { pool_.reset(); }
@@ -95,23 +97,27 @@ class CpuBackend final : public Backend {
     // with another chunk size), so its pieces hold at least one full group of
     // the engine's blocks.
     // In output frames: behind a down-sampler, fewer (windows stay near kPieceFrames).
-    piece_frames_ = std::max<std::int64_t>(1, static_cast<std::int64_t>(static_cast<double>(kPieceFrames) / plan.in_per_out));
+    piece_frames_ = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(kPieceFrames) / plan.in_per_out));
     for (const auto& step : steps_)
-      if (step) piece_frames_ = std::max(piece_frames_, step->min_frames_per_call());
-    outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.channels,
-                                              plan.max_chunk_frames());
+      if (step)
+        piece_frames_ = std::max(piece_frames_, step->min_frames_per_call());
+    outputs_ =
+        std::make_shared<OutputBlocks>(plan.output_type, plan.channels, plan.max_chunk_frames());
   }
 
   // Chunks in flight: enough to keep every thread busy, two chunks' worth of
   // work queued when chunks are split into pieces.
   [[nodiscard]] int depth() const override {
-    return static_cast<int>(std::max<std::int64_t>(3, 2 * pool_->size() / pieces(plan_->chunk_frames) + 1));
+    return static_cast<int>(
+        std::max<std::int64_t>(3, 2 * pool_->size() / pieces(plan_->chunk_frames) + 1));
   }
 
   void submit(ChunkJob job) override {
     const std::int64_t pieces = this->pieces(job.frames);
     if (pieces <= 1) {
-      in_flight_.push_back(pool_->enqueue([this, job = std::move(job)]() mutable { return run(std::move(job)); }));
+      in_flight_.push_back(
+          pool_->enqueue([this, job = std::move(job)]() mutable { return run(std::move(job)); }));
       return;
     }
     // The pieces run as tasks of their own (none waits for another, so a full
@@ -132,9 +138,11 @@ class CpuBackend final : public Backend {
       // (failed), so the promise is still settled once.
       {
         std::lock_guard lock(state->error_mutex);
-        if (!state->error) state->error = std::current_exception();
+        if (!state->error)
+          state->error = std::current_exception();
       }
-      if ((state->left -= pieces - queued) == 0) state->done.set_exception(state->error);
+      if ((state->left -= pieces - queued) == 0)
+        state->done.set_exception(state->error);
       throw;
     }
     in_flight_.push_back(std::move(done));
@@ -146,7 +154,8 @@ class CpuBackend final : public Backend {
   }
 
   ChunkResult retire() override {
-    if (in_flight_.empty()) throw internal_error("cpu backend: retire() with no chunk in flight");
+    if (in_flight_.empty())
+      throw internal_error("cpu backend: retire() with no chunk in flight");
     auto future = std::move(in_flight_.front());
     in_flight_.pop_front();
     return future.get();
@@ -156,7 +165,8 @@ class CpuBackend final : public Backend {
   [[nodiscard]] std::vector<double> stage_ms() const override {
     std::lock_guard lock(stats_mutex_);
     std::vector<double> ms;
-    for (auto v : stage_ns_) ms.push_back(static_cast<double>(v) * 1e-6);
+    for (auto v : stage_ns_)
+      ms.push_back(static_cast<double>(v) * 1e-6);
     return ms;
   }
 
@@ -164,22 +174,25 @@ class CpuBackend final : public Backend {
     std::string d = "cpu backend: " + std::to_string(pool_->size()) +
                     (pool_->size() == 1 ? " thread, " : " threads, ") + cpu_model();
     for (const auto& step : steps_)
-      if (step && !step->describe().empty()) d += "; " + step->describe();
+      if (step && !step->describe().empty())
+        d += "; " + step->describe();
     return d;
   }
 
- private:
+private:
   static std::string cpu_model() {
     std::ifstream in("/proc/cpuinfo");
     std::string line;
     while (std::getline(in, line))
-      if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+      if (line.rfind("model name", 0) == 0)
+        return line.substr(line.find(':') + 2);
     return "cpu";
   }
 
   std::unique_ptr<Scratch> take_scratch() {
     std::lock_guard lock(scratch_mutex_);
-    if (scratch_.empty()) return std::make_unique<Scratch>();
+    if (scratch_.empty())
+      return std::make_unique<Scratch>();
     auto s = std::move(scratch_.back());
     scratch_.pop_back();
     return s;
@@ -198,12 +211,14 @@ class CpuBackend final : public Backend {
     r.start = job.start;
     r.frames = job.frames;
     r.source_frames = job.source_frames;
-    r.metrics.assign(plan_->metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
+    r.metrics.assign(plan_->metric_names.size(),
+                     std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
     r.spectra.assign(plan_->metric_names.size(), SpectrumSums{});
     r.output = outputs_->take(*this);
     r.output.frames = job.frames;
     if (options_.keep_float_output) {
-      r.output_f32.assign(static_cast<std::size_t>(ch), std::vector<float>(static_cast<std::size_t>(job.frames)));
+      r.output_f32.assign(static_cast<std::size_t>(ch),
+                          std::vector<float>(static_cast<std::size_t>(job.frames)));
       r.input = job.input;
     }
     return r;
@@ -222,7 +237,8 @@ class CpuBackend final : public Backend {
   // A piece is a chunk of its own (its halo lies inside the chunk's input
   // block), so every output sample is computed as in any other chunking.
   std::int64_t compute(const ChunkJob& job, std::int64_t first, std::int64_t frames, ChunkResult& r,
-                       std::vector<std::vector<ChannelMetrics>>& metrics, std::vector<SpectrumSums>& spectra) {
+                       std::vector<std::vector<ChannelMetrics>>& metrics,
+                       std::vector<SpectrumSums>& spectra) {
     // After SIGINT/SIGTERM the queued work is dropped, not computed: the
     // run stops within a piece's time instead of finishing every chunk in
     // flight (over a second at 4095 taps direct on 2 cores).
@@ -238,7 +254,8 @@ class CpuBackend final : public Backend {
     Scratch& s = *scratch;
     s.source.resize(static_cast<std::size_t>(len * ch));
     std::vector<float*> src(static_cast<std::size_t>(ch));
-    for (int c = 0; c < ch; ++c) src[static_cast<std::size_t>(c)] = s.source.data() + c * len;
+    for (int c = 0; c < ch; ++c)
+      src[static_cast<std::size_t>(c)] = s.source.data() + c * len;
     kernels::cpu::deinterleave(job.input, offset, len, src.data());
 
     // The output pairs with the source frame by frame unless the rate changed.
@@ -249,18 +266,20 @@ class CpuBackend final : public Backend {
     std::vector<std::int64_t> ns(plan.stages.size(), 0);
     const std::vector<const float*> cur = run_stages<float>(
         plan, steps_, start, frames, job.source_frames, src_const, s.work,
-        [&](const PlannedStage& st, const std::vector<const float*>& y, const std::vector<const float*>& x,
-            std::int64_t n, std::int64_t own_lo) {
+        [&](const PlannedStage& st, const std::vector<const float*>& y,
+            const std::vector<const float*>& x, std::int64_t n, std::int64_t own_lo) {
           const auto slot = static_cast<std::size_t>(st.metrics_slot);
           for (int c = 0; c < ch; ++c)
-            metrics[slot][static_cast<std::size_t>(c)] =
-                kernels::cpu::channel_metrics(y[static_cast<std::size_t>(c)], x[static_cast<std::size_t>(c)], n);
-          if (welch_[slot] && n > 0) add_spectrum(*welch_[slot], y, n, own_lo, spectra[slot]);
+            metrics[slot][static_cast<std::size_t>(c)] = kernels::cpu::channel_metrics(
+                y[static_cast<std::size_t>(c)], x[static_cast<std::size_t>(c)], n);
+          if (welch_[slot] && n > 0)
+            add_spectrum(*welch_[slot], y, n, own_lo, spectra[slot]);
         },
         &ns);
     {
       std::lock_guard lock(stats_mutex_);
-      for (std::size_t j = 0; j < ns.size(); ++j) stage_ns_[j] += ns[j];
+      for (std::size_t j = 0; j < ns.size(); ++j)
+        stage_ns_[j] += ns[j];
     }
 
     const int out_slot = plan.output_slot();
@@ -271,8 +290,10 @@ class CpuBackend final : public Backend {
     // The output block seen from this piece's first frame.
     HostBlock view = r.output;
     view.data = std::shared_ptr<std::byte>(
-        r.output.data, r.output.data.get() + first * ch * static_cast<std::int64_t>(sample_bytes(view.type)));
-    const std::int64_t clipped = kernels::cpu::interleave(cur.data(), frames, plan.output_bits, view);
+        r.output.data,
+        r.output.data.get() + first * ch * static_cast<std::int64_t>(sample_bytes(view.type)));
+    const std::int64_t clipped =
+        kernels::cpu::interleave(cur.data(), frames, plan.output_bits, view);
     if (options_.keep_float_output)
       for (int c = 0; c < ch; ++c)
         std::copy(cur[static_cast<std::size_t>(c)], cur[static_cast<std::size_t>(c)] + frames,
@@ -283,11 +304,12 @@ class CpuBackend final : public Backend {
 
   // The segments whose last frame is in [own_lo, own_lo + n), from y[c]
   // (frame own_lo; the stage's look-back of nfft - 1 frames lies before it).
-  void add_spectrum(const kernels::cpu::Welch& welch, const std::vector<const float*>& y, std::int64_t n,
-                    std::int64_t own_lo, SpectrumSums& sums) const {
+  void add_spectrum(const kernels::cpu::Welch& welch, const std::vector<const float*>& y,
+                    std::int64_t n, std::int64_t own_lo, SpectrumSums& sums) const {
     const auto bins = static_cast<std::size_t>(welch.bins());
     const std::int64_t back = welch.nfft() - 1;
-    if (sums.power.empty()) sums.power.assign(y.size() * bins, 0.0);
+    if (sums.power.empty())
+      sums.power.assign(y.size() * bins, 0.0);
     std::int64_t segments = 0;
     for (std::size_t c = 0; c < y.size(); ++c)
       segments = welch.add(y[c] - back, own_lo - back, n + back, own_lo, own_lo + n,
@@ -304,8 +326,8 @@ class CpuBackend final : public Backend {
   struct Pieces {
     ChunkJob job;
     ChunkResult result;
-    std::vector<std::vector<std::vector<ChannelMetrics>>> metrics;  // [piece][slot][channel]
-    std::vector<std::vector<SpectrumSums>> spectra;                 // [piece][slot]
+    std::vector<std::vector<std::vector<ChannelMetrics>>> metrics; // [piece][slot][channel]
+    std::vector<std::vector<SpectrumSums>> spectra;                // [piece][slot]
     std::atomic<std::int64_t> clipped{0};
     std::atomic<std::int64_t> left{0};
     std::mutex error_mutex;
@@ -318,15 +340,18 @@ class CpuBackend final : public Backend {
       const std::int64_t first = p * piece_frames_;
       const std::int64_t frames = std::min(piece_frames_, st.job.frames - first);
       auto& m = st.metrics[static_cast<std::size_t>(p)];
-      m.assign(plan_->metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(plan_->channels)));
+      m.assign(plan_->metric_names.size(),
+               std::vector<ChannelMetrics>(static_cast<std::size_t>(plan_->channels)));
       auto& sp = st.spectra[static_cast<std::size_t>(p)];
       sp.assign(plan_->metric_names.size(), SpectrumSums{});
       st.clipped += compute(st.job, first, frames, st.result, m, sp);
     } catch (...) {
       std::lock_guard lock(st.error_mutex);
-      if (!st.error) st.error = std::current_exception();
+      if (!st.error)
+        st.error = std::current_exception();
     }
-    if (--st.left > 0) return;
+    if (--st.left > 0)
+      return;
     // The last piece: metrics merge in piece order (the same sums on every run
     // and thread count), then the result is handed over.
     if (st.error) {
@@ -339,7 +364,8 @@ class CpuBackend final : public Backend {
           for (std::size_t c = 0; c < piece[slot].size(); ++c)
             st.result.metrics[slot][c].merge(piece[slot][c]);
       for (const auto& piece : st.spectra)
-        for (std::size_t slot = 0; slot < piece.size(); ++slot) st.result.spectra[slot].merge(piece[slot]);
+        for (std::size_t slot = 0; slot < piece.size(); ++slot)
+          st.result.spectra[slot].merge(piece[slot]);
       st.result.clipped = st.clipped.load();
       st.done.set_value(std::move(st.result));
     } catch (...) {
@@ -354,20 +380,23 @@ class CpuBackend final : public Backend {
 
   const Plan* plan_ = nullptr;
   BackendOptions options_;
-  std::int64_t piece_frames_ = 1;  // kPieceFrames, or one group of FFT blocks if more
+  std::int64_t piece_frames_ = 1; // kPieceFrames, or one group of FFT blocks if more
   std::unique_ptr<ThreadPool> pool_;
   std::deque<std::future<ChunkResult>> in_flight_;
   std::mutex scratch_mutex_;
   std::vector<std::unique_ptr<Scratch>> scratch_;
   mutable std::mutex stats_mutex_;
   std::vector<std::int64_t> stage_ns_;
-  std::vector<std::unique_ptr<const kernels::cpu::Welch>> welch_;  // [slot]: the blocks with a spectrum
-  CpuSteps steps_;  // per stage (null for observers), shared by the workers
+  std::vector<std::unique_ptr<const kernels::cpu::Welch>>
+      welch_;      // [slot]: the blocks with a spectrum
+  CpuSteps steps_; // per stage (null for observers), shared by the workers
   std::shared_ptr<OutputBlocks> outputs_;
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
 
-}  // namespace sigstream
+} // namespace sigstream

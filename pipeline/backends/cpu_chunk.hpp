@@ -30,15 +30,15 @@ inline CpuSteps make_cpu_steps(const Plan& plan) {
   CpuSteps steps(plan.stages.size());
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const StageKind& kind = stage_kind(plan.stages[j].type);
-    if (!kind.observer) steps[j] = kind.cpu_step(plan.stages[j]);
+    if (!kind.observer)
+      steps[j] = kind.cpu_step(plan.stages[j]);
   }
   return steps;
 }
 
 // A worker's working memory for one chunk at a time: two ping-pong planes
 // and each step's own scratch (made on first use).
-template <typename T>
-struct ChunkScratch {
+template <typename T> struct ChunkScratch {
   std::vector<T> a, b;
   std::vector<std::unique_ptr<StepScratch>> step;
   std::vector<FrameWindow> windows;
@@ -56,22 +56,24 @@ struct ChunkScratch {
 // transforms). If `stage_ns` is given, each stage's time is added to its
 // entry (nanoseconds).
 template <typename T, typename OnMetrics>
-std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::int64_t start,
-                                 std::int64_t frames, std::int64_t source_frames,
-                                 const std::vector<const T*>& src, ChunkScratch<T>& scratch,
-                                 OnMetrics&& on_metrics, std::vector<std::int64_t>* stage_ns = nullptr) {
+std::vector<const T*>
+run_stages(const Plan& plan, const CpuSteps& steps, std::int64_t start, std::int64_t frames,
+           std::int64_t source_frames, const std::vector<const T*>& src, ChunkScratch<T>& scratch,
+           OnMetrics&& on_metrics, std::vector<std::int64_t>* stage_ns = nullptr) {
   const auto ch = static_cast<std::size_t>(plan.channels);
   plan.windows(start, frames, scratch.windows);
   const std::vector<FrameWindow>& w = scratch.windows;
   std::int64_t stride = 0;
-  for (const FrameWindow& v : w) stride = std::max(stride, v.size());
+  for (const FrameWindow& v : w)
+    stride = std::max(stride, v.size());
   scratch.a.resize(ch * static_cast<std::size_t>(stride));
   scratch.b.resize(scratch.a.size());
   std::vector<const T*> cur = src;
   std::vector<T>* next = &scratch.a;
   std::vector<T>* spare = &scratch.b;
-  if (scratch.step.size() != plan.stages.size()) scratch.step.resize(plan.stages.size());
-  bool same_rate = true;  // the stages so far keep the source's frames
+  if (scratch.step.size() != plan.stages.size())
+    scratch.step.resize(plan.stages.size());
+  bool same_rate = true; // the stages so far keep the source's frames
   std::vector<const T*> y_at(ch), x_at(ch);
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
@@ -79,9 +81,10 @@ std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::i
     auto charge = [&] {
       if (stage_ns != nullptr)
         (*stage_ns)[j] += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now() - t0).count();
+                              std::chrono::steady_clock::now() - t0)
+                              .count();
     };
-    if (!steps[j]) {  // an observer
+    if (!steps[j]) { // an observer
       const FrameWindow own = plan.owned(j, start, frames);
       const std::int64_t n = frames_inside(own.lo, own.size(), plan.defined_in(j, source_frames));
       for (std::size_t c = 0; c < ch; ++c) {
@@ -91,7 +94,8 @@ std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::i
       on_metrics(st, y_at, x_at, n, own.lo);
       // It passes its input on: from the frame the next stage's window starts
       // at (later, by its look-back, when it has a spectrum).
-      for (std::size_t c = 0; c < ch; ++c) cur[c] += w[j + 1].lo - w[j].lo;
+      for (std::size_t c = 0; c < ch; ++c)
+        cur[c] += w[j + 1].lo - w[j].lo;
       charge();
       continue;
     }
@@ -100,7 +104,8 @@ std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::i
     const ValidRange valid = valid_range(first, out_len, plan.defined_out(j, source_frames));
     const CpuStageStep& step = *steps[j];
     if constexpr (std::is_same_v<T, float>)
-      if (!scratch.step[j]) scratch.step[j] = step.make_scratch();
+      if (!scratch.step[j])
+        scratch.step[j] = step.make_scratch();
     std::vector<const T*> out(ch);
     for (std::size_t c = 0; c < ch; ++c) {
       T* y = next->data() + c * static_cast<std::size_t>(stride);
@@ -108,7 +113,8 @@ std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::i
       std::fill(y, y + valid.lo, T(0));
       if (valid.hi > valid.lo) {
         if constexpr (std::is_same_v<T, float>)
-          step.run(cur[c], w[j].lo, y + valid.lo, first + valid.lo, valid.hi - valid.lo, scratch.step[j].get());
+          step.run(cur[c], w[j].lo, y + valid.lo, first + valid.lo, valid.hi - valid.lo,
+                   scratch.step[j].get());
         else
           step.run(cur[c], w[j].lo, y + valid.lo, first + valid.lo, valid.hi - valid.lo);
       }
@@ -122,4 +128,4 @@ std::vector<const T*> run_stages(const Plan& plan, const CpuSteps& steps, std::i
   return cur;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

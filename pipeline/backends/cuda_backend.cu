@@ -52,7 +52,9 @@ namespace {
 
 namespace kc = kernels::cuda;
 
-Error cuda_error(const std::string& m) { return Error(ErrorKind::cuda, m); }
+Error cuda_error(const std::string& m) {
+  return Error(ErrorKind::cuda, m);
+}
 
 ChannelMetrics to_channel_metrics(const kc::DeviceChannelMetrics& d) {
   ChannelMetrics m;
@@ -83,19 +85,19 @@ std::shared_ptr<std::byte> pinned_block(std::size_t bytes) {
 // One stream and everything a chunk in flight on it uses.
 struct Lane {
   kc::Stream stream;
-  kc::DeviceBuffer<std::byte> d_in_raw;   // interleaved input block, input type
-  kc::DeviceBuffer<std::byte> d_out_raw;  // interleaved output, output type
-  kc::DeviceBuffer<float> d_src;          // planar source (kept for metrics' dot)
-  kc::DeviceBuffer<float> d_ping;         // planar stage outputs
+  kc::DeviceBuffer<std::byte> d_in_raw;  // interleaved input block, input type
+  kc::DeviceBuffer<std::byte> d_out_raw; // interleaved output, output type
+  kc::DeviceBuffer<float> d_src;         // planar source (kept for metrics' dot)
+  kc::DeviceBuffer<float> d_ping;        // planar stage outputs
   kc::DeviceBuffer<float> d_pong;
-  kc::DeviceBuffer<kc::DeviceChannelMetrics> d_metrics;  // [slot][channel]
+  kc::DeviceBuffer<kc::DeviceChannelMetrics> d_metrics; // [slot][channel]
   kc::DeviceBuffer<kc::MetricsPartial> d_partials;
   kc::DeviceBuffer<unsigned long long> d_clipped;
   kc::PinnedBuffer<kc::DeviceChannelMetrics> h_metrics;
   kc::PinnedBuffer<unsigned long long> h_clipped;
-  kc::PinnedBuffer<float> h_float;  // planar float output (keep_float_output)
-  std::vector<kc::Event> marks;     // timing: before each stage, after the last
-  std::vector<std::unique_ptr<CudaStageStep>> steps;  // per stage (null for observers)
+  kc::PinnedBuffer<float> h_float;                   // planar float output (keep_float_output)
+  std::vector<kc::Event> marks;                      // timing: before each stage, after the last
+  std::vector<std::unique_ptr<CudaStageStep>> steps; // per stage (null for observers)
   // Per metrics slot with a spectrum: its Welch step, its power sums
   // ([channel][bin], on the device and copied back) and the chunk's segments.
   struct Spectrum {
@@ -104,14 +106,14 @@ struct Lane {
     kc::PinnedBuffer<double> h_power;
     std::int64_t segments = 0;
   };
-  std::vector<Spectrum> spectra;  // [slot]
-  std::vector<FrameWindow> windows;  // the chunk's windows (Plan::windows), per signal
+  std::vector<Spectrum> spectra;    // [slot]
+  std::vector<FrameWindow> windows; // the chunk's windows (Plan::windows), per signal
   kc::Event done;
   // The chunk in flight.
   bool busy = false;
   std::int64_t index = 0, start = 0, frames = 0, source_frames = 0;
-  HostBlock input;   // held until retired: the H2D copy reads it
-  HostBlock output;  // the D2H copy writes it
+  HostBlock input;  // held until retired: the H2D copy reads it
+  HostBlock output; // the D2H copy writes it
 };
 
 // cudaGetDeviceProperties, once per device for the process (a batch prepares
@@ -120,29 +122,32 @@ cudaDeviceProp device_properties(int device) {
   static std::mutex mutex;
   static std::map<int, cudaDeviceProp> known;
   std::lock_guard lock(mutex);
-  if (auto it = known.find(device); it != known.end()) return it->second;
+  if (auto it = known.find(device); it != known.end())
+    return it->second;
   cudaDeviceProp p{};
   SIGSTREAM_CUDA_TRY(cudaGetDeviceProperties(&p, device));
   known.emplace(device, p);
   return p;
 }
 
-constexpr std::int64_t kPlaneAlign = 32;  // floats: each channel plane starts on 128 bytes
+constexpr std::int64_t kPlaneAlign = 32; // floats: each channel plane starts on 128 bytes
 
 class CudaBackend final : public Backend {
- public:
+public:
   CudaBackend() = default;
 
   // Work still in flight (an error path) must not outlive the memory it uses.
   ~CudaBackend() override {
     for (const Lane& lane : lanes_)
-      if (lane.stream.get() != nullptr) static_cast<void>(cudaStreamSynchronize(lane.stream.get()));
+      if (lane.stream.get() != nullptr)
+        static_cast<void>(cudaStreamSynchronize(lane.stream.get()));
   }
 
   [[nodiscard]] std::string name() const override { return "cuda"; }
 
   [[nodiscard]] std::string device_name() const override {
-    if (!device_name_.empty()) return device_name_;
+    if (!device_name_.empty())
+      return device_name_;
     try {
       return device_properties(options_.device).name;
     } catch (const Error&) {
@@ -152,16 +157,16 @@ class CudaBackend final : public Backend {
   }
 
   void prepare(const Plan& plan, const BackendOptions& options) override {
-    if (prepared_) throw internal_error("cuda backend: prepare() called twice");
+    if (prepared_)
+      throw internal_error("cuda backend: prepare() called twice");
     plan_ = plan;
     options_ = options;
     if (options.streams < 1)
-      throw Error(ErrorKind::config, "execution.streams: must be >= 1 (got " +
-                                         std::to_string(options.streams) + ")");
+      throw Error(ErrorKind::config,
+                  "execution.streams: must be >= 1 (got " + std::to_string(options.streams) + ")");
     if (plan.channels < 1 || plan.channels > 65535)
-      throw Error(ErrorKind::invalid_argument,
-                  "cuda backend: channels must be in 1..65535 (got " +
-                      std::to_string(plan.channels) + ")");
+      throw Error(ErrorKind::invalid_argument, "cuda backend: channels must be in 1..65535 (got " +
+                                                   std::to_string(plan.channels) + ")");
     if (plan.chunk_frames < 1)
       throw Error(ErrorKind::config, "execution.chunk_frames: must be >= 1 (got " +
                                          std::to_string(plan.chunk_frames) + ")");
@@ -176,15 +181,15 @@ class CudaBackend final : public Backend {
     try {
       const auto t0 = std::chrono::steady_clock::now();
       SIGSTREAM_CUDA_TRY(cudaSetDevice(options.device));
-      SIGSTREAM_CUDA_TRY(cudaFree(nullptr));  // creates the context here, so it can be timed
+      SIGSTREAM_CUDA_TRY(cudaFree(nullptr)); // creates the context here, so it can be timed
       const auto t1 = std::chrono::steady_clock::now();
       trace("cuda: context created");
       const cudaDeviceProp props = device_properties(options.device);
       device_name_ = props.name;
       std::ostringstream d;
-      d << "cuda backend: " << props.name << " (device " << options.device << ", sm_"
-        << props.major << props.minor << ", " << props.multiProcessorCount << " SMs), "
-        << options.streams << " stream" << (options.streams == 1 ? "" : "s");
+      d << "cuda backend: " << props.name << " (device " << options.device << ", sm_" << props.major
+        << props.minor << ", " << props.multiProcessorCount << " SMs), " << options.streams
+        << " stream" << (options.streams == 1 ? "" : "s");
       // The lanes' buffers against the GPU's free memory, before any is
       // allocated (memory parked in the process-wide cache counts as free).
       const std::int64_t lane_bytes = lane_device_bytes(plan);
@@ -212,19 +217,23 @@ class CudaBackend final : public Backend {
         } catch (const Error& e) {
           // Work a lane queued (a step's upload) ends before its memory goes.
           for (const Lane& lane : lanes_)
-            if (lane.stream.get() != nullptr) static_cast<void>(cudaStreamSynchronize(lane.stream.get()));
+            if (lane.stream.get() != nullptr)
+              static_cast<void>(cudaStreamSynchronize(lane.stream.get()));
           lanes_.clear();
           // Only running out of memory is worth a second try: any other
           // failure is reported as it came (a retry would hide it behind
           // the next call's error).
-          if (e.kind() != ErrorKind::cuda_memory) throw;
+          if (e.kind() != ErrorKind::cuda_memory)
+            throw;
           kc::release_cached_memory();
-          if (attempt == 0) continue;
+          if (attempt == 0)
+            continue;
           std::tie(free_b, total_b) = free_memory();
           throw Error(ErrorKind::cuda_memory,
-                      "out of GPU memory for " + std::to_string(options.streams) + " stream(s) of " +
-                          std::to_string(plan.chunk_frames) + "-frame chunks x " + std::to_string(plan.channels) +
-                          " channel(s) (" + e.what() + "); " + std::to_string(free_b >> 20) + " MiB of " +
+                      "out of GPU memory for " + std::to_string(options.streams) +
+                          " stream(s) of " + std::to_string(plan.chunk_frames) +
+                          "-frame chunks x " + std::to_string(plan.channels) + " channel(s) (" +
+                          e.what() + "); " + std::to_string(free_b >> 20) + " MiB of " +
                           std::to_string(total_b >> 20) +
                           " MiB free now: set execution.streams or execution.chunk_frames lower");
         }
@@ -232,8 +241,11 @@ class CudaBackend final : public Backend {
       const auto t2 = std::chrono::steady_clock::now();
       trace("cuda: lanes allocated");
       for (const auto& step : lanes_.front().steps)
-        if (step && !step->describe().empty()) d << "; " << step->describe();
-      auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+        if (step && !step->describe().empty())
+          d << "; " << step->describe();
+      auto ms = [](auto a, auto b) {
+        return std::chrono::duration<double, std::milli>(b - a).count();
+      };
       d << "; start-up " << static_cast<int>(ms(t0, t1)) << " ms context + "
         << static_cast<int>(ms(t1, t2)) << " ms buffers";
       describe_ = d.str();
@@ -250,20 +262,25 @@ class CudaBackend final : public Backend {
   // ones (the per-chunk work reads only the plan and the chunk's own length).
   [[nodiscard]] bool adopt(const Plan& plan, const BackendOptions& options) override {
     if (!prepared_ || !in_flight_.empty() || options.device != options_.device ||
-        options.streams != options_.streams || options.keep_float_output != options_.keep_float_output ||
-        !same_shape(plan, plan_) || plan.max_chunk_frames() > max_chunk_)
+        options.streams != options_.streams ||
+        options.keep_float_output != options_.keep_float_output || !same_shape(plan, plan_) ||
+        plan.max_chunk_frames() > max_chunk_)
       return false;
     for (std::size_t j = 0; j < plan.max_window.size(); ++j)
-      if (plan.max_window[j] > capacity_[j]) return false;
+      if (plan.max_window[j] > capacity_[j])
+        return false;
     for (const Lane& lane : lanes_)
       for (std::size_t j = 0; j < lane.steps.size(); ++j)
-        if (lane.steps[j] && !lane.steps[j]->serves({std::max<std::int64_t>(1, plan.max_window[j + 1]), plan.channels}))
+        if (lane.steps[j] &&
+            !lane.steps[j]->serves(
+                {std::max<std::int64_t>(1, plan.max_window[j + 1]), plan.channels}))
           return false;
     // The steps hold references to plan_'s stages: those objects stay, with
     // the new plan's values (the same but for the lengths).
     std::vector<PlannedStage> stages = std::move(plan_.stages);
     plan_ = plan;
-    for (std::size_t j = 0; j < stages.size(); ++j) stages[j] = plan_.stages[j];
+    for (std::size_t j = 0; j < stages.size(); ++j)
+      stages[j] = plan_.stages[j];
     plan_.stages = std::move(stages);
     std::lock_guard lock(stats_mutex_);
     stage_ms_.assign(plan.stages.size(), 0.0);
@@ -288,9 +305,12 @@ class CudaBackend final : public Backend {
   }
 
   void submit(ChunkJob job) override {
-    if (!prepared_) throw internal_error("cuda backend: submit() before prepare()");
-    if (job.index < 0) throw internal_error("cuda backend: negative chunk index");
-    const auto lane_id = static_cast<std::size_t>(job.index % static_cast<std::int64_t>(lanes_.size()));
+    if (!prepared_)
+      throw internal_error("cuda backend: submit() before prepare()");
+    if (job.index < 0)
+      throw internal_error("cuda backend: negative chunk index");
+    const auto lane_id =
+        static_cast<std::size_t>(job.index % static_cast<std::int64_t>(lanes_.size()));
     Lane& lane = lanes_[lane_id];
     if (lane.busy)
       throw internal_error("cuda backend: chunk " + std::to_string(job.index) + ": lane " +
@@ -321,7 +341,8 @@ class CudaBackend final : public Backend {
   // cudaErrorNotReady is the only "not yet"; any other answer (done, or an
   // error) lets retire() run and report it.
   [[nodiscard]] bool oldest_ready() const override {
-    if (in_flight_.empty()) return false;
+    if (in_flight_.empty())
+      return false;
     const cudaError_t st = cudaEventQuery(lanes_[in_flight_.front()].done.get());
     if (st == cudaErrorNotReady) {
       static_cast<void>(cudaGetLastError());
@@ -331,7 +352,8 @@ class CudaBackend final : public Backend {
   }
 
   ChunkResult retire() override {
-    if (in_flight_.empty()) throw internal_error("cuda backend: retire() with no chunk in flight");
+    if (in_flight_.empty())
+      throw internal_error("cuda backend: retire() with no chunk in flight");
     const std::size_t lane_id = in_flight_.front();
     in_flight_.pop_front();
     Lane& lane = lanes_[lane_id];
@@ -347,15 +369,18 @@ class CudaBackend final : public Backend {
       r.source_frames = lane.source_frames;
       r.output = std::move(lane.output);
       r.output.frames = lane.frames;
-      r.metrics.assign(plan_.metric_names.size(), std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
+      r.metrics.assign(plan_.metric_names.size(),
+                       std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
       for (std::size_t slot = 0; slot < r.metrics.size(); ++slot)
         for (std::size_t c = 0; c < static_cast<std::size_t>(ch); ++c)
-          r.metrics[slot][c] = to_channel_metrics(lane.h_metrics[slot * static_cast<std::size_t>(ch) + c]);
+          r.metrics[slot][c] =
+              to_channel_metrics(lane.h_metrics[slot * static_cast<std::size_t>(ch) + c]);
       r.clipped = static_cast<std::int64_t>(lane.h_clipped[0]);
       r.spectra.assign(r.metrics.size(), SpectrumSums{});
       for (std::size_t slot = 0; slot < lane.spectra.size(); ++slot) {
         const Lane::Spectrum& sp = lane.spectra[slot];
-        if (!sp.welch) continue;
+        if (!sp.welch)
+          continue;
         r.spectra[slot].power.assign(sp.h_power.data(), sp.h_power.data() + sp.h_power.size());
         r.spectra[slot].segments = sp.segments;
       }
@@ -389,7 +414,7 @@ class CudaBackend final : public Backend {
 
   [[nodiscard]] std::string describe() const override { return describe_; }
 
- private:
+private:
   void allocate() {
     const Plan& p = plan_;
     const auto ch = static_cast<std::size_t>(p.channels);
@@ -415,7 +440,8 @@ class CudaBackend final : public Backend {
       lane.d_ping = kc::DeviceBuffer<float>(plane_floats);
       lane.d_pong = kc::DeviceBuffer<float>(plane_floats);
       lane.d_metrics = kc::DeviceBuffer<kc::DeviceChannelMetrics>(slots * ch);
-      lane.d_partials = kc::DeviceBuffer<kc::MetricsPartial>(kc::metrics_partials_count(p.channels));
+      lane.d_partials =
+          kc::DeviceBuffer<kc::MetricsPartial>(kc::metrics_partials_count(p.channels));
       lane.d_clipped = kc::DeviceBuffer<unsigned long long>(1);
       lane.h_metrics = kc::PinnedBuffer<kc::DeviceChannelMetrics>(slots * ch);
       lane.h_clipped = kc::PinnedBuffer<unsigned long long>(1);
@@ -430,12 +456,13 @@ class CudaBackend final : public Backend {
       for (std::size_t j = 0; j < p.stages.size(); ++j) {
         const PlannedStage& st = p.stages[j];
         const MetricsPlan* mp = st.params.find<MetricsPlan>();
-        if (!mp || mp->spectrum_window.empty()) continue;
+        if (!mp || mp->spectrum_window.empty())
+          continue;
         Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
         // A chunk's call holds at most the stage's longest input window.
         sp.welch = std::make_unique<kc::DeviceWelch>(
-            mp->spectrum_window, mp->spectrum_hop, kc::DeviceWelch::segments_for(p.max_window[j], mp->spectrum_hop),
-            p.channels);
+            mp->spectrum_window, mp->spectrum_hop,
+            kc::DeviceWelch::segments_for(p.max_window[j], mp->spectrum_hop), p.channels);
         sp.d_power = kc::DeviceBuffer<double>(ch * static_cast<std::size_t>(sp.welch->bins()));
         sp.h_power = kc::PinnedBuffer<double>(sp.d_power.size());
       }
@@ -447,7 +474,8 @@ class CudaBackend final : public Backend {
         try {
           lane.steps.push_back(make_cuda_step(st, CudaStepShape{max_n, p.channels}));
         } catch (const Error& e) {
-          throw Error(e.kind(), "stage '" + st.name + "' (" + std::string(to_string(st.type)) + "): " + e.what());
+          throw Error(e.kind(), "stage '" + st.name + "' (" + std::string(to_string(st.type)) +
+                                    "): " + e.what());
         }
       }
     }
@@ -463,16 +491,18 @@ class CudaBackend final : public Backend {
                    "cuda backend: chunk " + std::to_string(job.index) + ": " + m);
     };
     if (job.frames < 0 || job.frames > max_chunk_)
-      throw bad("frames " + std::to_string(job.frames) + " outside 0.." + std::to_string(max_chunk_));
+      throw bad("frames " + std::to_string(job.frames) + " outside 0.." +
+                std::to_string(max_chunk_));
     const HostBlock& in = job.input;
     if (in.channels != plan_.channels || in.type != plan_.input_type)
       throw bad("input block has " + std::to_string(in.channels) +
                 " channels of another sample type than the plan's");
     const std::int64_t want = plan_.source_window(job.start, job.frames).size();
     if (in.frames != want)
-      throw bad("input block holds " + std::to_string(in.frames) + " frames, expected " + std::to_string(want) +
-                " (the chunk's source window: chunk + halo)");
-    if (in.frames > 0 && !in.data) throw bad("input block has no data");
+      throw bad("input block holds " + std::to_string(in.frames) + " frames, expected " +
+                std::to_string(want) + " (the chunk's source window: chunk + halo)");
+    if (in.frames > 0 && !in.data)
+      throw bad("input block has no data");
   }
 
   void enqueue(Lane& lane) {
@@ -487,45 +517,52 @@ class CudaBackend final : public Backend {
       try {
         body();
       } catch (const Error& e) {
-        throw Error(e.kind(), "cuda backend: " + std::string(phase()) + ", chunk " + std::to_string(lane.index) +
-                                  " (" + std::to_string(lane.frames) + " frames x " + std::to_string(ch) +
-                                  " channels): " + e.what());
+        throw Error(e.kind(), "cuda backend: " + std::string(phase()) + ", chunk " +
+                                  std::to_string(lane.index) + " (" + std::to_string(lane.frames) +
+                                  " frames x " + std::to_string(ch) + " channels): " + e.what());
       }
     };
 
     lane.output = make_block(p.output_type, ch, max_chunk_);
     lane.output.frames = lane.frames;
-    in_phase([] { return "upload"; }, [&] {
-      if (lane.input.bytes() > 0)
-        SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.d_in_raw.data(), lane.input.data.get(),
-                                           lane.input.bytes(), cudaMemcpyHostToDevice, s));
-      kc::deinterleave(lane.d_in_raw.data(), p.input_type, ch, 0, len, lane.d_src.data(), P, s);
-    });
+    in_phase([] { return "upload"; },
+             [&] {
+               if (lane.input.bytes() > 0)
+                 SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.d_in_raw.data(), lane.input.data.get(),
+                                                    lane.input.bytes(), cudaMemcpyHostToDevice, s));
+               kc::deinterleave(lane.d_in_raw.data(), p.input_type, ch, 0, len, lane.d_src.data(),
+                                P, s);
+             });
 
     const float* src = lane.d_src.data();
     const float* cur = src;
-    p.windows(lane.start, lane.frames, lane.windows);  // no allocation after the first chunk
+    p.windows(lane.start, lane.frames, lane.windows); // no allocation after the first chunk
     const std::vector<FrameWindow>& w = lane.windows;
     float* planes[2] = {lane.d_ping.data(), lane.d_pong.data()};
     int next = 0;
-    bool same_rate = true;  // the stages so far keep the source's frames
+    bool same_rate = true; // the stages so far keep the source's frames
     for (std::size_t j = 0; j < p.stages.size(); ++j) {
       const PlannedStage& st = p.stages[j];
-      auto phase = [&] { return "stage '" + st.name + "' (" + std::string(to_string(st.type)) + ")"; };
+      auto phase = [&] {
+        return "stage '" + st.name + "' (" + std::string(to_string(st.type)) + ")";
+      };
       in_phase(phase, [&] {
         lane.marks[j].record(s);
-        if (!lane.steps[j]) {  // an observer: the frames the chunk counts (pipeline/backends/cpu_chunk.hpp)
+        if (!lane.steps[j]) { // an observer: the frames the chunk counts
+                              // (pipeline/backends/cpu_chunk.hpp)
           const FrameWindow own = p.owned(j, lane.start, lane.frames);
-          const std::int64_t n = frames_inside(own.lo, own.size(), p.defined_in(j, lane.source_frames));
-          kc::channel_metrics(cur + (own.lo - w[j].lo), P, same_rate ? src + (own.lo - w[0].lo) : nullptr, P, n,
-                              ch, lane.d_partials.data(), lane.d_metrics.data() + st.metrics_slot * ch, s);
+          const std::int64_t n =
+              frames_inside(own.lo, own.size(), p.defined_in(j, lane.source_frames));
+          kc::channel_metrics(
+              cur + (own.lo - w[j].lo), P, same_rate ? src + (own.lo - w[0].lo) : nullptr, P, n, ch,
+              lane.d_partials.data(), lane.d_metrics.data() + st.metrics_slot * ch, s);
           Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
-          if (sp.welch) {  // the segments ending in its frames; its look-back lies before them
+          if (sp.welch) { // the segments ending in its frames; its look-back lies before them
             const std::int64_t back = sp.welch->nfft() - 1;
-            sp.segments = sp.welch->sums(cur + (own.lo - w[j].lo) - back, P, own.lo - back, n + back, own.lo,
-                                         own.lo + n, sp.d_power.data(), s);
-            SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(sp.h_power.data(), sp.d_power.data(), sp.d_power.bytes(),
-                                               cudaMemcpyDeviceToHost, s));
+            sp.segments = sp.welch->sums(cur + (own.lo - w[j].lo) - back, P, own.lo - back,
+                                         n + back, own.lo, own.lo + n, sp.d_power.data(), s);
+            SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(sp.h_power.data(), sp.d_power.data(),
+                                               sp.d_power.bytes(), cudaMemcpyDeviceToHost, s));
           }
           // It passes its input on, from where the next stage's window starts.
           cur += w[j + 1].lo - w[j].lo;
@@ -535,7 +572,8 @@ class CudaBackend final : public Backend {
         const std::int64_t out_len = w[j + 1].size();
         const ValidRange valid = valid_range(first, out_len, p.defined_out(j, lane.source_frames));
         float* out = planes[next];
-        lane.steps[j]->run(cur, w[j].lo, P, out + valid.lo, first + valid.lo, P, valid.hi - valid.lo, ch, s);
+        lane.steps[j]->run(cur, w[j].lo, P, out + valid.lo, first + valid.lo, P,
+                           valid.hi - valid.lo, ch, s);
         kc::zero_outside(out, P, ch, out_len, valid.lo, valid.hi, s);
         cur = out;
         next ^= 1;
@@ -543,29 +581,33 @@ class CudaBackend final : public Backend {
       });
     }
 
-    in_phase([] { return "output"; }, [&] {
-      lane.marks[p.stages.size()].record(s);
-      kc::channel_metrics(cur, P, p.rate_changes ? nullptr : src + (lane.start - w[0].lo), P, lane.frames, ch,
-                          lane.d_partials.data(),
-                          lane.d_metrics.data() + p.output_slot() * ch, s);
-      SIGSTREAM_CUDA_TRY(cudaMemsetAsync(lane.d_clipped.data(), 0, sizeof(unsigned long long), s));
-      kc::interleave(cur, P, ch, lane.frames, p.output_type, p.output_bits, lane.d_out_raw.data(),
-                     lane.d_clipped.data(), s);
-      if (lane.output.bytes() > 0)
-        SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.output.data.get(), lane.d_out_raw.data(),
-                                           lane.output.bytes(), cudaMemcpyDeviceToHost, s));
-      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.h_metrics.data(), lane.d_metrics.data(),
-                                         lane.d_metrics.bytes(), cudaMemcpyDeviceToHost, s));
-      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.h_clipped.data(), lane.d_clipped.data(),
-                                         sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
-      if (options_.keep_float_output && lane.frames > 0)
-        SIGSTREAM_CUDA_TRY(cudaMemcpy2DAsync(
-            lane.h_float.data(), static_cast<std::size_t>(lane.frames) * sizeof(float), cur,
-            static_cast<std::size_t>(P) * sizeof(float),
-            static_cast<std::size_t>(lane.frames) * sizeof(float), static_cast<std::size_t>(ch),
-            cudaMemcpyDeviceToHost, s));
-      lane.done.record(s);
-    });
+    in_phase(
+        [] { return "output"; },
+        [&] {
+          lane.marks[p.stages.size()].record(s);
+          kc::channel_metrics(cur, P, p.rate_changes ? nullptr : src + (lane.start - w[0].lo), P,
+                              lane.frames, ch, lane.d_partials.data(),
+                              lane.d_metrics.data() + p.output_slot() * ch, s);
+          SIGSTREAM_CUDA_TRY(
+              cudaMemsetAsync(lane.d_clipped.data(), 0, sizeof(unsigned long long), s));
+          kc::interleave(cur, P, ch, lane.frames, p.output_type, p.output_bits,
+                         lane.d_out_raw.data(), lane.d_clipped.data(), s);
+          if (lane.output.bytes() > 0)
+            SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.output.data.get(), lane.d_out_raw.data(),
+                                               lane.output.bytes(), cudaMemcpyDeviceToHost, s));
+          SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.h_metrics.data(), lane.d_metrics.data(),
+                                             lane.d_metrics.bytes(), cudaMemcpyDeviceToHost, s));
+          SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.h_clipped.data(), lane.d_clipped.data(),
+                                             sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                             s));
+          if (options_.keep_float_output && lane.frames > 0)
+            SIGSTREAM_CUDA_TRY(cudaMemcpy2DAsync(
+                lane.h_float.data(), static_cast<std::size_t>(lane.frames) * sizeof(float), cur,
+                static_cast<std::size_t>(P) * sizeof(float),
+                static_cast<std::size_t>(lane.frames) * sizeof(float), static_cast<std::size_t>(ch),
+                cudaMemcpyDeviceToHost, s));
+          lane.done.record(s);
+        });
   }
 
   Plan plan_;
@@ -576,14 +618,14 @@ class CudaBackend final : public Backend {
   std::int64_t max_chunk_ = 0;
   std::int64_t max_block_ = 0;
   std::int64_t stride_ = 0;
-  std::vector<std::int64_t> capacity_;  // the windows the lanes were sized for (Plan::max_window)
+  std::vector<std::int64_t> capacity_; // the windows the lanes were sized for (Plan::max_window)
   std::vector<Lane> lanes_;
   std::deque<std::size_t> in_flight_;
   mutable std::mutex stats_mutex_;
   std::vector<double> stage_ms_;
 };
 
-}  // namespace
+} // namespace
 
 std::vector<CudaDeviceInfo> cuda_devices() {
   std::vector<CudaDeviceInfo> out;
@@ -618,21 +660,25 @@ std::vector<CudaDeviceInfo> cuda_devices() {
   return out;
 }
 
-std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+std::unique_ptr<Backend> make_cuda_backend() {
+  return std::make_unique<CudaBackend>();
+}
 
 void cuda_start_devices(const std::vector<int>& devices) {
   std::vector<std::thread> threads;
   for (const int d : devices) {
     try {
       threads.emplace_back([d] {
-        if (cudaSetDevice(d) == cudaSuccess) static_cast<void>(cudaFree(nullptr));
+        if (cudaSetDevice(d) == cudaSuccess)
+          static_cast<void>(cudaFree(nullptr));
         static_cast<void>(cudaGetLastError());
       });
     } catch (const std::system_error&) {
-      break;  // no thread to spare: the workers make the rest
+      break; // no thread to spare: the workers make the rest
     }
   }
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : threads)
+    t.join();
 }
 
-}  // namespace sigstream
+} // namespace sigstream

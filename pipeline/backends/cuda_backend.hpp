@@ -33,4 +33,4 @@ std::unique_ptr<Backend> make_cuda_backend();
 // Errors are left to the backends' own calls (they report them with context).
 void cuda_start_devices(const std::vector<int>& devices);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -48,7 +48,8 @@ void start_devices([[maybe_unused]] const std::vector<int>& devices) {
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
                                       const std::function<void(const std::string&)>& log) {
-  if (kind == BackendKind::cpu) return make_cpu_backend();
+  if (kind == BackendKind::cpu)
+    return make_cpu_backend();
   const auto devices = list_devices();
   if (kind == BackendKind::cuda) {
     if (!cuda_built())
@@ -56,7 +57,8 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
                   "backend 'cuda': this sigstream was built without CUDA (no nvcc at build time); "
                   "use --backend cpu");
     if (devices.empty())
-      throw Error(ErrorKind::cuda, "backend 'cuda': no CUDA device found (use --backend cpu or auto)");
+      throw Error(ErrorKind::cuda,
+                  "backend 'cuda': no CUDA device found (use --backend cpu or auto)");
   }
   if (devices.empty()) {
     if (log)
@@ -85,11 +87,14 @@ namespace {
 // compute capability 9.0 device, what the build targets).
 CudaFftEngine cuda_fft_engine([[maybe_unused]] int device) {
 #ifdef SIGSTREAM_HAVE_CUDA
-  if (!kernels::cuda::fused_fft_built()) return CudaFftEngine::cufft;
-  if (device < 0) return CudaFftEngine::fused;
+  if (!kernels::cuda::fused_fft_built())
+    return CudaFftEngine::cufft;
+  if (device < 0)
+    return CudaFftEngine::fused;
   for (const DeviceDescription& d : list_devices())
     if (d.ordinal == device)
-      return kernels::cuda::fused_fft_runs_on(d.major, d.minor) ? CudaFftEngine::fused : CudaFftEngine::cufft;
+      return kernels::cuda::fused_fft_runs_on(d.major, d.minor) ? CudaFftEngine::fused
+                                                                : CudaFftEngine::cufft;
 #endif
   return CudaFftEngine::cufft;
 }
@@ -102,17 +107,20 @@ bool all_direct(const Plan& plan) {
   });
 }
 
-}  // namespace
+} // namespace
 
 bool adopt_kept_backend(Backend& kept, const Config& config, int device, Plan& plan,
                         const BackendOptions& options) {
   // Only a backend asked for by name: auto's choice depends on the job.
-  if (config.execution.backend == BackendKind::automatic) return false;
+  if (config.execution.backend == BackendKind::automatic)
+    return false;
   const std::string name = config.execution.backend == BackendKind::cuda ? "cuda" : "cpu";
-  if (kept.name() != name) return false;
+  if (kept.name() != name)
+    return false;
   Plan candidate = plan;
   resolve_methods(candidate, name, name == "cuda" ? cuda_fft_engine(device) : CudaFftEngine::cufft);
-  if (!kept.adopt(candidate, options)) return false;
+  if (!kept.adopt(candidate, options))
+    return false;
   plan = std::move(candidate);
   return true;
 }
@@ -154,7 +162,8 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
   // under this rule is direct under that one too.)
   Plan on_cuda = plan;
   resolve_methods(on_cuda, "cuda", cuda_fft_engine(-1));
-  if (!all_direct(on_cpu) || !all_direct(on_cuda)) return as_asked();
+  if (!all_direct(on_cpu) || !all_direct(on_cuda))
+    return as_asked();
   plan = std::move(on_cuda);
   // The CPU works while the GPU starts (see make_hybrid_backend).
   return make_hybrid_backend(
@@ -162,4 +171,4 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
       [device] { return make_backend(BackendKind::cuda, device, nullptr); }, log);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -31,7 +31,7 @@ struct Key {
   std::string_view default_text;
   std::optional<double> min;
   std::optional<double> max;
-  bool min_open = false;  // "> min" rather than ">= min"
+  bool min_open = false; // "> min" rather than ">= min"
   Choices choices = nullptr;
   // For custom/string keys: how messages and the reference spell the type.
   std::string_view type_text;
@@ -90,8 +90,8 @@ inline constexpr double kMaxInt = std::numeric_limits<int>::max();
 
 // One table of config_reference(): the keys under `path`.
 struct Section {
-  std::string_view path;   // as the reference prints it
-  std::string_view title;  // "" = none
+  std::string_view path;  // as the reference prints it
+  std::string_view title; // "" = none
   std::span<const Key> keys;
 };
 
@@ -104,56 +104,45 @@ inline std::string_view noise_kind_name(NoiseKind k) {
   return k == NoiseKind::gaussian ? "gaussian" : "uniform";
 }
 
-template <class E>
-struct EnumValues;
-template <>
-struct EnumValues<FirMode> {
+template <class E> struct EnumValues;
+template <> struct EnumValues<FirMode> {
   static constexpr std::array values{FirMode::causal, FirMode::same, FirMode::full};
 };
-template <>
-struct EnumValues<FirMethod> {
+template <> struct EnumValues<FirMethod> {
   static constexpr std::array values{FirMethod::automatic, FirMethod::direct, FirMethod::fft};
 };
-template <>
-struct EnumValues<FilterKind> {
+template <> struct EnumValues<FilterKind> {
   static constexpr std::array values{FilterKind::lowpass, FilterKind::highpass,
                                      FilterKind::bandpass, FilterKind::bandstop};
 };
-template <>
-struct EnumValues<WindowKind> {
+template <> struct EnumValues<WindowKind> {
   static constexpr std::array values{WindowKind::hamming, WindowKind::hann, WindowKind::blackman,
                                      WindowKind::rectangular, WindowKind::kaiser};
 };
-template <>
-struct EnumValues<SampleFormat> {
+template <> struct EnumValues<SampleFormat> {
   static constexpr std::array values{SampleFormat::same,    SampleFormat::pcm16,
                                      SampleFormat::pcm24,   SampleFormat::pcm32,
                                      SampleFormat::float32, SampleFormat::float64};
 };
-template <>
-struct EnumValues<BackendKind> {
+template <> struct EnumValues<BackendKind> {
   static constexpr std::array values{BackendKind::automatic, BackendKind::cpu, BackendKind::cuda};
 };
-template <>
-struct EnumValues<RawEncoding> {
+template <> struct EnumValues<RawEncoding> {
   static constexpr std::array values{RawEncoding::s8,    RawEncoding::u8,    RawEncoding::s16le,
                                      RawEncoding::s16be, RawEncoding::s24le, RawEncoding::s24be,
                                      RawEncoding::s32le, RawEncoding::s32be, RawEncoding::f32le,
                                      RawEncoding::f32be, RawEncoding::f64le, RawEncoding::f64be};
 };
-template <>
-struct EnumValues<SinkType> {
+template <> struct EnumValues<SinkType> {
   static constexpr std::array values{SinkType::wav, SinkType::raw, SinkType::au, SinkType::flac,
                                      SinkType::caf};
 };
-template <>
-struct EnumValues<NoiseKind> {
+template <> struct EnumValues<NoiseKind> {
   static constexpr std::array values{NoiseKind::gaussian, NoiseKind::uniform};
 };
 
 // The names of E's values, in EnumValues<E> order (a Key::Choices).
-template <class E>
-std::span<const std::string_view> enum_names() {
+template <class E> std::span<const std::string_view> enum_names() {
   static const auto names = [] {
     constexpr auto& values = EnumValues<E>::values;
     std::array<std::string_view, values.size()> out{};
@@ -169,4 +158,4 @@ std::span<const std::string_view> enum_names() {
   return names;
 }
 
-}  // namespace sigstream::config
+} // namespace sigstream::config

@@ -18,7 +18,7 @@ namespace sigstream {
 namespace config {
 class Context;
 class MapReader;
-}  // namespace config
+} // namespace config
 
 // What a kind's reader may need besides its own keys.
 struct StageReadContext {
@@ -46,4 +46,4 @@ struct StageSchema {
   std::optional<double> (*rate_after)(const StageSpec& spec, std::optional<double> rate) = nullptr;
 };
 
-}  // namespace sigstream
+} // namespace sigstream

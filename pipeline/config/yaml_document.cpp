@@ -18,18 +18,23 @@ namespace {
 
 std::string trim(std::string_view s) {
   const auto first = s.find_first_not_of(" \t");
-  if (first == std::string_view::npos) return {};
+  if (first == std::string_view::npos)
+    return {};
   const auto last = s.find_last_not_of(" \t");
   return std::string(s.substr(first, last - first + 1));
 }
 
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 std::optional<std::size_t> parse_index(const std::string& s) {
-  if (s.empty() || !std::all_of(s.begin(), s.end(), is_digit)) return std::nullopt;
+  if (s.empty() || !std::all_of(s.begin(), s.end(), is_digit))
+    return std::nullopt;
   std::size_t out = 0;
   const auto res = std::from_chars(s.data(), s.data() + s.size(), out);
-  if (res.ec != std::errc()) return std::nullopt;
+  if (res.ec != std::errc())
+    return std::nullopt;
   return out;
 }
 
@@ -39,7 +44,7 @@ std::string position(const YAML::Mark& m) {
 
 // Sees where each YAML document starts and where its first node is.
 class DocumentProbe : public YAML::EventHandler {
- public:
+public:
   void reset() {
     first_node_.reset();
     empty_ = true;
@@ -68,17 +73,19 @@ class DocumentProbe : public YAML::EventHandler {
   }
   void OnMapEnd() override {}
 
- private:
+private:
   void node(const YAML::Mark& mark, bool content) {
-    if (!first_node_) first_node_ = mark;
-    if (content) empty_ = false;
+    if (!first_node_)
+      first_node_ = mark;
+    if (content)
+      empty_ = false;
   }
   YAML::Mark start_;
   std::optional<YAML::Mark> first_node_;
   bool empty_ = true;
 };
 
-}  // namespace
+} // namespace
 
 // Applies one "key.path=value" to the tree. Map keys on the way are created;
 // list indices must exist.
@@ -95,7 +102,8 @@ void apply_override(Context& cx, YAML::Node& root, const std::string& text) {
   while (true) {
     const auto dot = key.find('.', start);
     parts.push_back(trim(std::string_view(key).substr(start, dot - start)));
-    if (dot == std::string::npos) break;
+    if (dot == std::string::npos)
+      break;
     start = dot + 1;
   }
   if (std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
@@ -111,7 +119,8 @@ void apply_override(Context& cx, YAML::Node& root, const std::string& text) {
     cx.override_error(text, "the value is not valid YAML: " + e.msg);
     return;
   }
-  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (root.IsNull())
+    root = YAML::Node(YAML::NodeType::Map);
   // Node::reset rebinds a handle; operator= would overwrite the node it refers to.
   YAML::Node cur;
   cur.reset(root);
@@ -153,8 +162,10 @@ void apply_override(Context& cx, YAML::Node& root, const std::string& text) {
       }
       next.reset(cur[part]);
     } else {
-      cx.override_error(text, here + " is " + describe(cur) + ", not a mapping or list, so it "
-                                         "has no '" + part + "' (expected a path to a key)");
+      cx.override_error(text, here + " is " + describe(cur) +
+                                  ", not a mapping or list, so it "
+                                  "has no '" +
+                                  part + "' (expected a path to a key)");
       return;
     }
     cur.reset(next);
@@ -177,11 +188,12 @@ YAML::Node load_document(const std::string& text, const std::string& origin, Con
     YAML::Parser parser(in);
     DocumentProbe probe;
     std::vector<YAML::Mark> documents;
-    std::optional<YAML::Mark> second;  // the first node of the first extra document
+    std::optional<YAML::Mark> second; // the first node of the first extra document
     int extra = 0;
     while (true) {
       probe.reset();
-      if (!parser.HandleNextDocument(probe)) break;
+      if (!parser.HandleNextDocument(probe))
+        break;
       if (!documents.empty() && probe.start().pos == documents.back().pos) {
         const YAML::Mark at = probe.first_node();
         const bool in_text = at.pos >= 0 && static_cast<std::size_t>(at.pos) < text.size();
@@ -191,12 +203,13 @@ YAML::Node load_document(const std::string& text, const std::string& origin, Con
       documents.push_back(probe.start());
       if (documents.size() > 1 && !probe.empty()) {
         ++extra;
-        if (!second) second = probe.first_node();
+        if (!second)
+          second = probe.first_node();
       }
     }
     if (extra > 0) {
-      cx.error_at(*second, Path{}, "the file holds " + std::to_string(extra + 1) +
-                                       " YAML documents (expected one)");
+      cx.error_at(*second, Path{},
+                  "the file holds " + std::to_string(extra + 1) + " YAML documents (expected one)");
     }
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
@@ -206,4 +219,4 @@ YAML::Node load_document(const std::string& text, const std::string& origin, Con
   }
 }
 
-}  // namespace sigstream::config
+} // namespace sigstream::config

@@ -21,4 +21,4 @@ YAML::Node load_document(const std::string& text, const std::string& origin, Con
 // values it set name it.
 void apply_override(Context& cx, YAML::Node& root, const std::string& text);
 
-}  // namespace sigstream::config
+} // namespace sigstream::config

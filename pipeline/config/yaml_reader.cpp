@@ -20,7 +20,8 @@ namespace sigstream::config {
 
 std::string lower(std::string_view s) {
   std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -34,7 +35,8 @@ std::string format_number(double v) {
 std::string join(std::span<const std::string_view> items, std::string_view sep) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
+    if (i)
+      out += sep;
     out += items[i];
   }
   return out;
@@ -43,24 +45,28 @@ std::string join(std::span<const std::string_view> items, std::string_view sep) 
 namespace {
 
 std::string range_phrase(const Key& k) {
-  if (k.min && k.max && *k.min == *k.max) return " equal to " + format_number(*k.min);
+  if (k.min && k.max && *k.min == *k.max)
+    return " equal to " + format_number(*k.min);
   // Bounds that only say "fits an int" are not worth printing.
   const bool show_max = k.max && *k.max < kMaxInt;
   if (k.min && show_max) {
     return " from " + format_number(*k.min) + " to " + format_number(*k.max);
   }
-  if (k.min) return (k.min_open ? " > " : " >= ") + format_number(*k.min);
-  if (show_max) return " <= " + format_number(*k.max);
+  if (k.min)
+    return (k.min_open ? " > " : " >= ") + format_number(*k.min);
+  if (show_max)
+    return " <= " + format_number(*k.max);
   return {};
 }
 
 std::vector<std::string_view> names_of(std::span<const Key* const> keys) {
   std::vector<std::string_view> out;
-  for (const Key* k : keys) out.push_back(k->name);
+  for (const Key* k : keys)
+    out.push_back(k->name);
   return out;
 }
 
-}  // namespace
+} // namespace
 
 // "what was expected", as messages print it.
 std::string expected(const Key& k) {
@@ -79,8 +85,10 @@ std::string expected(const Key& k) {
       return k.type_text.empty() ? std::string("a mapping") : std::string(k.type_text);
     case Type::choice:
     case Type::custom:
-      if (!k.type_text.empty()) return std::string(k.type_text);
-      if (k.choices) return "one of " + join(k.choices(), " | ");
+      if (!k.type_text.empty())
+        return std::string(k.type_text);
+      if (k.choices)
+        return "one of " + join(k.choices(), " | ");
       return "a value";
   }
   return "a value";
@@ -92,7 +100,8 @@ std::string expected(const Key& k) {
 std::string Path::str() const {
   std::string out;
   for (std::size_t i = 0; i < parts_.size(); ++i) {
-    if (i) out += '.';
+    if (i)
+      out += '.';
     out += parts_[i];
   }
   return out;
@@ -116,31 +125,34 @@ void Context::error_at(const YAML::Mark& mark, const Path& path, const std::stri
     add_unplaced(path, what);
     return;
   }
-  std::string text = origin_ + ":" + std::to_string(mark.line + 1) + ":" +
-                     std::to_string(mark.column + 1) + ": ";
-  if (!path.empty()) text += path.str() + ": ";
+  std::string text =
+      origin_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1) + ": ";
+  if (!path.empty())
+    text += path.str() + ": ";
   problems_.push_back({1, mark.line, mark.column, problems_.size(), text + what});
 }
 
 void Context::override_error(const std::string& override_text, const std::string& what) {
-  problems_.push_back({2, 0, 0, problems_.size(),
-                       origin_ + ": --set " + override_text + ": " + what});
+  problems_.push_back(
+      {2, 0, 0, problems_.size(), origin_ + ": --set " + override_text + ": " + what});
 }
 
 void Context::throw_if_any() {
-  if (problems_.empty()) return;
+  if (problems_.empty())
+    return;
   // Unplaced (0) first, then by position in the file, then override problems;
   // within one position, in the order found.
   std::sort(problems_.begin(), problems_.end(), [](const Problem& a, const Problem& b) {
-    return std::tie(a.group, a.line, a.column, a.seq) <
-           std::tie(b.group, b.line, b.column, b.seq);
+    return std::tie(a.group, a.line, a.column, a.seq) < std::tie(b.group, b.line, b.column, b.seq);
   });
   std::string message;
   std::vector<std::string_view> seen;
   for (const Problem& p : problems_) {
-    if (std::find(seen.begin(), seen.end(), p.text) != seen.end()) continue;
+    if (std::find(seen.begin(), seen.end(), p.text) != seen.end())
+      continue;
     seen.push_back(p.text);
-    if (!message.empty()) message += '\n';
+    if (!message.empty())
+      message += '\n';
     message += p.text;
   }
   throw config_error(message);
@@ -148,7 +160,8 @@ void Context::throw_if_any() {
 
 void Context::add_unplaced(const Path& path, const std::string& what) {
   std::string text = origin_ + ": ";
-  if (!path.empty()) text += path.str() + ": ";
+  if (!path.empty())
+    text += path.str() + ": ";
   problems_.push_back({0, 0, 0, problems_.size(), text + what});
 }
 
@@ -158,11 +171,13 @@ void Context::add_unplaced(const Path& path, const std::string& what) {
 const Context::AppliedOverride* Context::covering_override(const YAML::Node& at,
                                                            const Path& path) const {
   for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
-    if (path.starts_with(it->path)) return &*it;
+    if (path.starts_with(it->path))
+      return &*it;
   }
   if (!at.IsDefined() || at.Mark().is_null()) {
     for (auto it = overrides_.rbegin(); it != overrides_.rend(); ++it) {
-      if (it->path.starts_with(path)) return &*it;
+      if (it->path.starts_with(path))
+        return &*it;
     }
   }
   return nullptr;
@@ -184,7 +199,8 @@ std::string describe(const YAML::Node& v) {
       break;
   }
   std::string s = v.Scalar();
-  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  if (s.size() > 40)
+    s = s.substr(0, 37) + "...";
   return (v.Tag() == "!" ? "the quoted string '" : "'") + s + "'";
 }
 
@@ -192,7 +208,9 @@ namespace {
 
 // Plain scalars only: a quoted "4" is a string in YAML, and silently reading it
 // as a number would hide a mistake.
-bool is_plain(const YAML::Node& v) { return v.Tag() != "!" && v.Tag() != "tag:yaml.org,2002:str"; }
+bool is_plain(const YAML::Node& v) {
+  return v.Tag() != "!" && v.Tag() != "tag:yaml.org,2002:str";
+}
 
 // YAML 1.1 allows '_' between digits (1_048_576); from_chars does not.
 std::string without_digit_separators(std::string_view s) {
@@ -201,18 +219,20 @@ std::string without_digit_separators(std::string_view s) {
     const bool between_digits = s[i] == '_' && i > 0 && i + 1 < s.size() &&
                                 std::isxdigit(static_cast<unsigned char>(s[i - 1])) &&
                                 std::isxdigit(static_cast<unsigned char>(s[i + 1]));
-    if (!between_digits) out += s[i];
+    if (!between_digits)
+      out += s[i];
   }
   return out;
 }
 
-bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool is_digit(char c) {
+  return std::isdigit(static_cast<unsigned char>(c)) != 0;
+}
 
 enum class ParseStatus { ok, invalid, out_of_range };
 
 // Decimal or 0x hexadecimal, optional sign.
-template <class T>
-ParseStatus parse_integer_text(std::string_view text, T& out) {
+template <class T> ParseStatus parse_integer_text(std::string_view text, T& out) {
   std::string s = without_digit_separators(text);
   bool negative = false;
   std::size_t i = 0;
@@ -231,8 +251,10 @@ ParseStatus parse_integer_text(std::string_view text, T& out) {
   std::string digits = (negative ? "-" : "") + s.substr(i);
   const char* end = digits.data() + digits.size();
   const auto res = std::from_chars(digits.data(), end, out, base);
-  if (res.ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
-  if (res.ec != std::errc() || res.ptr != end) return ParseStatus::invalid;
+  if (res.ec == std::errc::result_out_of_range)
+    return ParseStatus::out_of_range;
+  if (res.ec != std::errc() || res.ptr != end)
+    return ParseStatus::invalid;
   return ParseStatus::ok;
 }
 
@@ -257,41 +279,50 @@ ParseStatus parse_number_text(std::string_view text, double& out) {
     return ParseStatus::ok;
   }
   std::string s = without_digit_separators(text);
-  if (!s.empty() && s[0] == '+') s.erase(0, 1);
+  if (!s.empty() && s[0] == '+')
+    s.erase(0, 1);
   // from_chars also reads "inf", "nan" and friends, which YAML spells differently.
   const bool has_digit = std::any_of(s.begin(), s.end(), is_digit);
   const bool letters_ok = std::all_of(s.begin(), s.end(), [](char c) {
     return is_digit(c) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-';
   });
-  if (s.empty() || !has_digit || !letters_ok) return ParseStatus::invalid;
+  if (s.empty() || !has_digit || !letters_ok)
+    return ParseStatus::invalid;
   const char* end = s.data() + s.size();
   const auto res = std::from_chars(s.data(), end, out, std::chars_format::general);
-  if (res.ec == std::errc::result_out_of_range) return ParseStatus::out_of_range;
-  if (res.ec != std::errc() || res.ptr != end) return ParseStatus::invalid;
+  if (res.ec == std::errc::result_out_of_range)
+    return ParseStatus::out_of_range;
+  if (res.ec != std::errc() || res.ptr != end)
+    return ParseStatus::invalid;
   return ParseStatus::ok;
 }
 
 bool in_range(const Key& k, double v) {
-  if (k.min && (k.min_open ? !(v > *k.min) : !(v >= *k.min))) return false;
-  if (k.max && !(v <= *k.max)) return false;
+  if (k.min && (k.min_open ? !(v > *k.min) : !(v >= *k.min)))
+    return false;
+  if (k.max && !(v <= *k.max))
+    return false;
   return true;
 }
 
 // Checks that `v` is a plain scalar fit for a number/bool key; reports otherwise.
 bool plain_scalar(Context& cx, const YAML::Node& v, const Path& p, const Key& k,
                   std::string_view what) {
-  if (v.IsScalar() && is_plain(v)) return true;
+  if (v.IsScalar() && is_plain(v))
+    return true;
   std::string msg = describe(v) + " is not " + std::string(what) + " (expected " + expected(k);
-  if (v.IsScalar()) msg += "; write it without quotes";
+  if (v.IsScalar())
+    msg += "; write it without quotes";
   cx.error(v, p, msg + ")");
   return false;
 }
 
-}  // namespace
+} // namespace
 
 std::optional<std::int64_t> read_integer(Context& cx, const YAML::Node& v, const Path& p,
                                          const Key& k) {
-  if (!plain_scalar(cx, v, p, k, "an integer")) return std::nullopt;
+  if (!plain_scalar(cx, v, p, k, "an integer"))
+    return std::nullopt;
   std::int64_t out = 0;
   switch (parse_integer_text(v.Scalar(), out)) {
     case ParseStatus::ok:
@@ -312,19 +343,21 @@ std::optional<std::int64_t> read_integer(Context& cx, const YAML::Node& v, const
 
 std::optional<std::uint64_t> read_uint64(Context& cx, const YAML::Node& v, const Path& p,
                                          const Key& k) {
-  if (!plain_scalar(cx, v, p, k, "an integer")) return std::nullopt;
+  if (!plain_scalar(cx, v, p, k, "an integer"))
+    return std::nullopt;
   std::uint64_t out = 0;
   if (parse_integer_text(v.Scalar(), out) != ParseStatus::ok) {
-    cx.error(v, p, describe(v) + " is not a valid " + std::string(k.name) + " (expected " +
-                       expected(k) + ")");
+    cx.error(v, p,
+             describe(v) + " is not a valid " + std::string(k.name) + " (expected " + expected(k) +
+                 ")");
     return std::nullopt;
   }
   return out;
 }
 
-std::optional<double> read_number(Context& cx, const YAML::Node& v, const Path& p,
-                                  const Key& k) {
-  if (!plain_scalar(cx, v, p, k, "a number")) return std::nullopt;
+std::optional<double> read_number(Context& cx, const YAML::Node& v, const Path& p, const Key& k) {
+  if (!plain_scalar(cx, v, p, k, "a number"))
+    return std::nullopt;
   double out = 0.0;
   const ParseStatus status = parse_number_text(v.Scalar(), out);
   if (status == ParseStatus::invalid) {
@@ -343,10 +376,13 @@ std::optional<double> read_number(Context& cx, const YAML::Node& v, const Path& 
 }
 
 std::optional<bool> read_bool(Context& cx, const YAML::Node& v, const Path& p, const Key& k) {
-  if (!plain_scalar(cx, v, p, k, "true or false")) return std::nullopt;
+  if (!plain_scalar(cx, v, p, k, "true or false"))
+    return std::nullopt;
   const std::string s = lower(v.Scalar());
-  if (s == "true" || s == "yes" || s == "on") return true;
-  if (s == "false" || s == "no" || s == "off") return false;
+  if (s == "true" || s == "yes" || s == "on")
+    return true;
+  if (s == "false" || s == "no" || s == "off")
+    return false;
   cx.error(v, p, describe(v) + " is not true or false (expected " + expected(k) + ")");
   return std::nullopt;
 }
@@ -368,7 +404,8 @@ std::optional<std::string> read_string(Context& cx, const YAML::Node& v, const P
 void bad_choice(Context& cx, const YAML::Node& v, const Path& p, const Key& k,
                 std::span<const std::string_view> choices) {
   std::string msg = describe(v) + " is not a valid " + std::string(k.name);
-  if (v.IsScalar()) msg += did_you_mean(v.Scalar(), choices);
+  if (v.IsScalar())
+    msg += did_you_mean(v.Scalar(), choices);
   cx.error(v, p, msg + " (expected one of " + join(choices, " | ") + ")");
 }
 
@@ -377,7 +414,8 @@ std::optional<std::size_t> read_choice_index(Context& cx, const YAML::Node& v, c
                                              std::span<const std::string_view> choices) {
   if (v.IsScalar()) {
     for (std::size_t i = 0; i < choices.size(); ++i) {
-      if (v.Scalar() == choices[i]) return i;
+      if (v.Scalar() == choices[i])
+        return i;
     }
   }
   bad_choice(cx, v, p, k, choices);
@@ -390,7 +428,8 @@ std::optional<std::size_t> read_choice_index(Context& cx, const YAML::Node& v, c
 std::vector<const Key*> keys_of(std::initializer_list<std::span<const Key>> tables) {
   std::vector<const Key*> out;
   for (const auto& t : tables) {
-    for (const Key& k : t) out.push_back(&k);
+    for (const Key& k : t)
+      out.push_back(&k);
   }
   return out;
 }
@@ -398,7 +437,8 @@ std::vector<const Key*> keys_of(std::initializer_list<std::span<const Key>> tabl
 MapReader::MapReader(Context& cx, const YAML::Node& node, Path path, std::vector<const Key*> keys,
                      const ForeignKeyHint& hint)
     : cx_(cx), node_(node), path_(std::move(path)), keys_(std::move(keys)) {
-  if (!node_.IsDefined() || node_.IsNull()) return;
+  if (!node_.IsDefined() || node_.IsNull())
+    return;
   if (!node_.IsMap()) {
     const auto names = names_of(keys_);
     cx_.error(node_, path_,
@@ -407,7 +447,7 @@ MapReader::MapReader(Context& cx, const YAML::Node& node, Path path, std::vector
     ok_ = false;
     return;
   }
-  std::vector<std::string> misspelt;  // required names that unknown keys resemble
+  std::vector<std::string> misspelt; // required names that unknown keys resemble
   for (auto it = node_.begin(); it != node_.end(); ++it) {
     const YAML::Node key = it->first;
     if (!key.IsScalar()) {
@@ -417,26 +457,29 @@ MapReader::MapReader(Context& cx, const YAML::Node& node, Path path, std::vector
     const std::string& name = key.Scalar();
     if (const Entry* first = find_any(name)) {
       cx_.error(key, path_ / name,
-                "duplicate key, first given at line " +
-                    std::to_string(first->key.Mark().line + 1) + " (expected each key once)");
+                "duplicate key, first given at line " + std::to_string(first->key.Mark().line + 1) +
+                    " (expected each key once)");
       continue;
     }
-    const auto decl = std::find_if(keys_.begin(), keys_.end(),
-                                   [&](const Key* k) { return k->name == name; });
+    const auto decl =
+        std::find_if(keys_.begin(), keys_.end(), [&](const Key* k) { return k->name == name; });
     entries_.push_back({name, key, it->second, decl == keys_.end() ? nullptr : *decl});
-    if (decl != keys_.end()) continue;
+    if (decl != keys_.end())
+      continue;
     const auto names = names_of(keys_);
     std::string why = hint ? hint(name) : std::string();
     if (why.empty()) {
       why = "unknown key" + did_you_mean(name, names);
-      if (const auto best = closest(name, names)) misspelt.emplace_back(*best);
+      if (const auto best = closest(name, names))
+        misspelt.emplace_back(*best);
     }
     cx_.error(key, path_ / name, why + " (expected one of " + join(names, ", ") + ")");
   }
   for (const Key* k : keys_) {
     // A required key that an unknown key looks like a typo of is already
     // reported there ("did you mean"); a second line would only mislead.
-    if (std::find(misspelt.begin(), misspelt.end(), k->name) != misspelt.end()) continue;
+    if (std::find(misspelt.begin(), misspelt.end(), k->name) != misspelt.end())
+      continue;
     if (k->is_required && !has(k->name)) {
       const Entry* e = find(k->name);
       cx_.error(e ? e->key : node_, path_ / k->name,
@@ -491,18 +534,20 @@ std::optional<std::size_t> MapReader::choice_index(std::string_view name) {
 }
 
 std::optional<YAML::Node> MapReader::value_or_default(std::string_view name) const {
-  if (has(name)) return value(name);
+  if (has(name))
+    return value(name);
   const Key& k = decl(name);
-  if (k.default_text.empty() || k.computed_default) return std::nullopt;
+  if (k.default_text.empty() || k.computed_default)
+    return std::nullopt;
   return YAML::Load(std::string(k.default_text));
 }
 
 const Key& MapReader::decl(std::string_view name) const {
   for (const Key* k : keys_) {
-    if (k->name == name) return *k;
+    if (k->name == name)
+      return *k;
   }
-  throw internal_error("config key '" + std::string(name) + "' is not declared in " +
-                       path_.str());
+  throw internal_error("config key '" + std::string(name) + "' is not declared in " + path_.str());
 }
 
 // Reports when more than one of `names` is present (at the later one) or, when
@@ -510,16 +555,16 @@ const Key& MapReader::decl(std::string_view name) const {
 int exactly_one_of(Context& cx, const MapReader& r, std::initializer_list<std::string_view> names) {
   std::vector<std::string_view> present;
   for (std::string_view n : names) {
-    if (r.has(n)) present.push_back(n);
+    if (r.has(n))
+      present.push_back(n);
   }
   std::vector<std::string_view> all(names);
   const std::string alternatives = join(all, " / ");
   if (present.empty()) {
-    const std::string none = all.size() == 2 ? "neither " + std::string(all[0]) + " nor " +
-                                                   std::string(all[1])
-                                             : "none of " + join(all, ", ");
-    cx.error(r.node(), r.path(),
-             none + " is given (expected exactly one of " + alternatives + ")");
+    const std::string none = all.size() == 2
+                                 ? "neither " + std::string(all[0]) + " nor " + std::string(all[1])
+                                 : "none of " + join(all, ", ");
+    cx.error(r.node(), r.path(), none + " is given (expected exactly one of " + alternatives + ")");
   }
   if (present.size() > 1) {
     // Point at the key that comes last in the file: the first one was fine
@@ -532,13 +577,14 @@ int exactly_one_of(Context& cx, const MapReader& r, std::initializer_list<std::s
     };
     std::string_view later = present[0];
     for (std::string_view n : present) {
-      if (order(n) > order(later)) later = n;
+      if (order(n) > order(later))
+        later = n;
     }
     cx.error(r.key_node(later), r.path(later),
-             join(present, " and ") + " are both given (expected exactly one of " +
-                 alternatives + ")");
+             join(present, " and ") + " are both given (expected exactly one of " + alternatives +
+                 ")");
   }
   return static_cast<int>(present.size());
 }
 
-}  // namespace sigstream::config
+} // namespace sigstream::config

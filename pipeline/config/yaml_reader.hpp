@@ -43,7 +43,7 @@ using sigstream::edit_distance;
 // Key paths and problem collection
 
 class Path {
- public:
+public:
   Path() = default;
   explicit Path(std::vector<std::string> parts) : parts_(std::move(parts)) {}
   [[nodiscard]] Path operator/(std::string_view key) const {
@@ -56,7 +56,7 @@ class Path {
   [[nodiscard]] bool starts_with(const Path& prefix) const;
   [[nodiscard]] bool empty() const { return parts_.empty(); }
 
- private:
+private:
   std::vector<std::string> parts_;
 };
 
@@ -64,7 +64,7 @@ class Path {
 // Error(config). Problems in values that --set put there name the override
 // instead of a position.
 class Context {
- public:
+public:
   explicit Context(std::string origin) : origin_(std::move(origin)) {}
 
   // An override that set `path` ("KEY=VALUE" as given).
@@ -83,7 +83,7 @@ class Context {
   // Throws every problem found, in file order, as one Error(config).
   void throw_if_any();
 
- private:
+private:
   struct AppliedOverride {
     Path path;
     std::string text;
@@ -150,7 +150,7 @@ using ForeignKeyHint = std::function<std::string(std::string_view)>;
 // table's type, range and default. A YAML null value counts as absent (so
 // `--set sink.file=~` removes a sink).
 class MapReader {
- public:
+public:
   MapReader(Context& cx, const YAML::Node& node, Path path, std::vector<const Key*> keys,
             const ForeignKeyHint& hint = {});
 
@@ -187,8 +187,7 @@ class MapReader {
   std::optional<double> number(std::string_view name);
   std::optional<bool> boolean(std::string_view name);
   std::optional<std::string> string(std::string_view name);
-  template <class E>
-  std::optional<E> choice(std::string_view name) {
+  template <class E> std::optional<E> choice(std::string_view name) {
     return get(name, [&](const YAML::Node& v, const Path& p, const Key& k) {
       return read_choice<E>(cx_, v, p, k);
     });
@@ -202,7 +201,7 @@ class MapReader {
 
   [[nodiscard]] const Key& decl(std::string_view name) const;
 
- private:
+private:
   struct Entry {
     std::string name;
     YAML::Node key;
@@ -212,7 +211,8 @@ class MapReader {
 
   [[nodiscard]] const Entry* find_any(std::string_view name) const {
     for (const Entry& e : entries_) {
-      if (e.name == name) return &e;
+      if (e.name == name)
+        return &e;
     }
     return nullptr;
   }
@@ -223,10 +223,12 @@ class MapReader {
 
   template <class Read>
   std::invoke_result_t<Read, const YAML::Node&, const Path&, const Key&> get(std::string_view name,
-                                                                           Read read) {
+                                                                             Read read) {
     const Key& k = decl(name);
-    if (has(name)) return read(value(name), path(name), k);
-    if (k.default_text.empty() || k.computed_default) return std::nullopt;
+    if (has(name))
+      return read(value(name), path(name), k);
+    if (k.default_text.empty() || k.computed_default)
+      return std::nullopt;
     // Defaults go through the same reader as user values, so a table default
     // means exactly what the same text in a config would.
     return read(YAML::Load(std::string(k.default_text)), path(name), k);
@@ -244,4 +246,4 @@ class MapReader {
 // none is. Returns how many are present.
 int exactly_one_of(Context& cx, const MapReader& r, std::initializer_list<std::string_view> names);
 
-}  // namespace sigstream::config
+} // namespace sigstream::config

@@ -59,7 +59,7 @@ struct FileIdentity {
 [[nodiscard]] std::optional<FileIdentity> identity_of_path(const std::string& path);
 
 class AtomicFile {
- public:
+public:
   // Throws Error(io) naming `path` if the folder or temporary cannot be made.
   explicit AtomicFile(std::string path);
   AtomicFile(const AtomicFile&) = delete;
@@ -80,9 +80,9 @@ class AtomicFile {
   // Closes (if still owned) and renames into place. Throws Error(io).
   void commit();
 
- private:
+private:
   std::string path_;
-  std::string pattern_;  // ".NAME.sigstream-HOST-PID-XXXXXX" beside the target
+  std::string pattern_; // ".NAME.sigstream-HOST-PID-XXXXXX" beside the target
   std::string temp_;
   int fd_ = -1;
   int slot_ = -1;
@@ -97,10 +97,10 @@ void write_all(int fd, std::string_view text, const std::string& what);
 
 // What remove_stale_temps found beside the targets.
 struct TempSweep {
-  int removed = 0;      // of dead writers of this host (and old-format ones older than kOldTempAge)
-  int other_hosts = 0;  // of writers on other hosts: left alone
-  int live = 0;  // of writers that may be running: this host's live pids (this process
-                 // included), old-format files younger than kOldTempAge; left alone
+  int removed = 0;     // of dead writers of this host (and old-format ones older than kOldTempAge)
+  int other_hosts = 0; // of writers on other hosts: left alone
+  int live = 0;        // of writers that may be running: this host's live pids (this process
+                       // included), old-format files younger than kOldTempAge; left alone
 };
 
 // Removes the hidden temporary files beside these targets whose writers are
@@ -136,9 +136,9 @@ inline constexpr std::size_t kTempStemMax = 192;
 
 // What a temporary file's name says of its writer.
 struct TempNameParts {
-  std::string stem;  // NAME (cut as temp_file_name cuts it)
-  std::string host;  // "" in the old format
-  long pid = 0;      // 0 in the old format
+  std::string stem; // NAME (cut as temp_file_name cuts it)
+  std::string host; // "" in the old format
+  long pid = 0;     // 0 in the old format
   [[nodiscard]] bool old_format() const noexcept { return pid == 0; }
 };
 // Parses ".NAME.sigstream-HOST-PID-XXXXXX" or the old ".NAME.sigstream-XXXXXX";
@@ -152,4 +152,4 @@ void write_file_atomic(const std::string& path, const std::string& text);
 // resolving links and relative paths). `what` names the output ("sink.file").
 void refuse_same_file(const std::string& input, const std::string& output, const std::string& what);
 
-}  // namespace sigstream
+} // namespace sigstream

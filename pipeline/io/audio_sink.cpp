@@ -20,11 +20,16 @@ namespace {
 
 int major_of(SinkType t) {
   switch (t) {
-    case SinkType::wav: return SF_FORMAT_WAV;
-    case SinkType::raw: return SF_FORMAT_RAW;
-    case SinkType::au: return SF_FORMAT_AU;
-    case SinkType::flac: return SF_FORMAT_FLAC;
-    case SinkType::caf: return SF_FORMAT_CAF;
+    case SinkType::wav:
+      return SF_FORMAT_WAV;
+    case SinkType::raw:
+      return SF_FORMAT_RAW;
+    case SinkType::au:
+      return SF_FORMAT_AU;
+    case SinkType::flac:
+      return SF_FORMAT_FLAC;
+    case SinkType::caf:
+      return SF_FORMAT_CAF;
   }
   return SF_FORMAT_WAV;
 }
@@ -32,33 +37,45 @@ int major_of(SinkType t) {
 // The file's extension, lower case, without the dot.
 std::string extension_of(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  if (!ext.empty()) ext.erase(0, 1);
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (!ext.empty())
+    ext.erase(0, 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return ext;
 }
 
 int major_from_extension(const std::string& path) {
   if (is_std_stream(path))
-    throw config_error("sink.file '-' (standard output) needs its container: --type wav|raw|au|flac|caf "
-                       "(YAML: sink.type)");
+    throw config_error(
+        "sink.file '-' (standard output) needs its container: --type wav|raw|au|flac|caf "
+        "(YAML: sink.type)");
   const std::string ext = extension_of(path);
-  if (ext == "aif" || ext == "aifc") return SF_FORMAT_AIFF;
-  if (ext == "pcm") return SF_FORMAT_RAW;
-  if (ext == "oga" || ext == "ogg" || ext == "opus") return SF_FORMAT_OGG;
-  if (ext == "mp3") return SF_FORMAT_MPEG;  // libsndfile >= 1.1 lists MPEG as "m1a"
-  if (ext == "wave") return SF_FORMAT_WAV;
+  if (ext == "aif" || ext == "aifc")
+    return SF_FORMAT_AIFF;
+  if (ext == "pcm")
+    return SF_FORMAT_RAW;
+  if (ext == "oga" || ext == "ogg" || ext == "opus")
+    return SF_FORMAT_OGG;
+  if (ext == "mp3")
+    return SF_FORMAT_MPEG; // libsndfile >= 1.1 lists MPEG as "m1a"
+  if (ext == "wave")
+    return SF_FORMAT_WAV;
   int count = 0;
   sf_command(nullptr, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
-  std::set<std::string> known{"aif", "aifc", "mp3", "oga", "ogg", "opus", "pcm", "wave"};  // several formats share one
+  std::set<std::string> known{"aif", "aifc", "mp3", "oga",
+                              "ogg", "opus", "pcm", "wave"}; // several formats share one
   for (int i = 0; i < count; ++i) {
     SF_FORMAT_INFO info{};
     info.format = i;
     sf_command(nullptr, SFC_GET_FORMAT_MAJOR, &info, sizeof info);
-    if (info.extension != nullptr && ext == info.extension) return info.format;
-    if (info.extension != nullptr) known.insert(info.extension);
+    if (info.extension != nullptr && ext == info.extension)
+      return info.format;
+    if (info.extension != nullptr)
+      known.insert(info.extension);
   }
   std::string list;
-  for (const std::string& e : known) list += (list.empty() ? "" : ", ") + e;
+  for (const std::string& e : known)
+    list += (list.empty() ? "" : ", ") + e;
   throw config_error("sink.file '" + path + "': unknown audio extension '" + ext +
                      "' (expected one of: " + list + ")");
 }
@@ -81,14 +98,17 @@ bool lossy(int subtype) {
     case SF_FORMAT_VOX_ADPCM:
     case SF_FORMAT_NMS_ADPCM_16:
     case SF_FORMAT_NMS_ADPCM_24:
-    case SF_FORMAT_NMS_ADPCM_32: return true;
-    default: return false;
+    case SF_FORMAT_NMS_ADPCM_32:
+      return true;
+    default:
+      return false;
   }
 }
 
 // Encoders that take a quality (sink.quality).
 bool takes_quality(int subtype) {
-  return subtype == SF_FORMAT_MPEG_LAYER_III || subtype == SF_FORMAT_VORBIS || subtype == SF_FORMAT_OPUS;
+  return subtype == SF_FORMAT_MPEG_LAYER_III || subtype == SF_FORMAT_VORBIS ||
+         subtype == SF_FORMAT_OPUS;
 }
 
 // The PCM bits samples are quantized to before the sink, 0 = float. Lossy
@@ -96,16 +116,22 @@ bool takes_quality(int subtype) {
 // PCM's: LAME aborts the process on values far beyond full scale. 24 bits
 // keeps every bit their float input could use.
 int bits_of(int subtype) {
-  if (lossy(subtype)) return 24;
+  if (lossy(subtype))
+    return 24;
   switch (subtype) {
     case SF_FORMAT_PCM_S8:
-    case SF_FORMAT_PCM_U8: return 8;
+    case SF_FORMAT_PCM_U8:
+      return 8;
     case SF_FORMAT_PCM_16:
     case SF_FORMAT_ULAW:
-    case SF_FORMAT_ALAW: return 16;
-    case SF_FORMAT_PCM_24: return 24;
-    case SF_FORMAT_PCM_32: return 32;
-    default: return 0;
+    case SF_FORMAT_ALAW:
+      return 16;
+    case SF_FORMAT_PCM_24:
+      return 24;
+    case SF_FORMAT_PCM_32:
+      return 32;
+    default:
+      return 0;
   }
 }
 
@@ -122,7 +148,7 @@ bool valid(int format) {
   return sf_format_check(&info) != 0;
 }
 
-}  // namespace
+} // namespace
 
 SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format,
                               std::optional<SinkType> type, std::optional<double> quality) {
@@ -130,17 +156,28 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
   SinkFormat out;
   int subtype = 0;
   switch (requested) {
-    case SampleFormat::pcm16: subtype = SF_FORMAT_PCM_16; break;
-    case SampleFormat::pcm24: subtype = SF_FORMAT_PCM_24; break;
-    case SampleFormat::pcm32: subtype = SF_FORMAT_PCM_32; break;
-    case SampleFormat::float32: subtype = SF_FORMAT_FLOAT; break;
-    case SampleFormat::float64: subtype = SF_FORMAT_DOUBLE; break;
-    case SampleFormat::same: break;
+    case SampleFormat::pcm16:
+      subtype = SF_FORMAT_PCM_16;
+      break;
+    case SampleFormat::pcm24:
+      subtype = SF_FORMAT_PCM_24;
+      break;
+    case SampleFormat::pcm32:
+      subtype = SF_FORMAT_PCM_32;
+      break;
+    case SampleFormat::float32:
+      subtype = SF_FORMAT_FLOAT;
+      break;
+    case SampleFormat::float64:
+      subtype = SF_FORMAT_DOUBLE;
+      break;
+    case SampleFormat::same:
+      break;
   }
   if (subtype != 0) {
     if (!valid(major | subtype))
-      throw config_error("sink.format '" + std::string(to_string(requested)) + "' cannot be written to a " +
-                         container_name(major) + " file (" + path +
+      throw config_error("sink.format '" + std::string(to_string(requested)) +
+                         "' cannot be written to a " + container_name(major) + " file (" + path +
                          "); choose another format or extension");
   } else {
     // `same`: the source's subtype if the container takes it, else the most
@@ -156,15 +193,18 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
                      : source_subtype;
     // An Ogg container holds Vorbis or Opus: .opus asks for Opus.
     const int ogg_codec = extension_of(path) == "opus" ? SF_FORMAT_OPUS : SF_FORMAT_VORBIS;
-    if (wanted == SF_FORMAT_VORBIS || wanted == SF_FORMAT_OPUS) wanted = ogg_codec;
-    for (int candidate : {wanted, static_cast<int>(SF_FORMAT_FLOAT), static_cast<int>(SF_FORMAT_PCM_24),
-                          static_cast<int>(SF_FORMAT_PCM_16), ogg_codec, static_cast<int>(SF_FORMAT_MPEG_LAYER_III)}) {
+    if (wanted == SF_FORMAT_VORBIS || wanted == SF_FORMAT_OPUS)
+      wanted = ogg_codec;
+    for (int candidate : {wanted, static_cast<int>(SF_FORMAT_FLOAT),
+                          static_cast<int>(SF_FORMAT_PCM_24), static_cast<int>(SF_FORMAT_PCM_16),
+                          ogg_codec, static_cast<int>(SF_FORMAT_MPEG_LAYER_III)}) {
       if (valid(major | candidate)) {
         subtype = candidate;
         break;
       }
     }
-    if (subtype == 0) throw config_error("sink.file '" + path + "': no sample format fits this container");
+    if (subtype == 0)
+      throw config_error("sink.file '" + path + "': no sample format fits this container");
     if (subtype != (source_format != 0 ? source_subtype : SF_FORMAT_FLOAT))
       out.note = "sink format 'same' (" + sndfile_format_name(source_format) + ")" +
                  (from_lossy ? " is lossy" : " does not fit " + path) + "; writing " +
@@ -172,13 +212,14 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
   }
   out.sndfile_format = major | subtype;
   // Raw samples are little-endian (s16le, f32le, ...), whatever the machine.
-  if (major == SF_FORMAT_RAW) out.sndfile_format |= SF_ENDIAN_LITTLE;
+  if (major == SF_FORMAT_RAW)
+    out.sndfile_format |= SF_ENDIAN_LITTLE;
   out.bits = bits_of(subtype);
   out.name = sndfile_format_name(out.sndfile_format);
   if (quality) {
     if (!takes_quality(subtype))
-      throw config_error("sink.quality applies to MP3, Vorbis and Opus outputs; " + path + " is " + out.name +
-                         " (leave quality out, or write .mp3, .ogg or .opus)");
+      throw config_error("sink.quality applies to MP3, Vorbis and Opus outputs; " + path + " is " +
+                         out.name + " (leave quality out, or write .mp3, .ogg or .opus)");
     // libsndfile's MP3 encoder refuses level 1.0 exactly: the smallest setting is 0.99.
     out.compression_level = std::min(1.0 - *quality, 0.99);
   }
@@ -223,10 +264,13 @@ AudioSink::AudioSink(const std::string& path, const SinkFormat& format, double s
 }
 
 AudioSink::~AudioSink() {
-  if (sndfile_ != nullptr) sf_close(reinterpret_cast<SNDFILE*>(sndfile_));
+  if (sndfile_ != nullptr)
+    sf_close(reinterpret_cast<SNDFILE*>(sndfile_));
 }
 
-std::string AudioSink::name() const { return file_ ? file_->path() : std::string("standard output"); }
+std::string AudioSink::name() const {
+  return file_ ? file_->path() : std::string("standard output");
+}
 
 void AudioSink::write(const HostBlock& block) {
   auto* f = reinterpret_cast<SNDFILE*>(sndfile_);
@@ -240,10 +284,15 @@ void AudioSink::write(const HostBlock& block) {
         put = sf_writef_short(f, block.as<short>(), block.frames);
       }
       break;
-    case SampleType::i32: put = sf_writef_int(f, block.as<int>(), block.frames); break;
-    case SampleType::f32: put = sf_writef_float(f, block.as<float>(), block.frames); break;
+    case SampleType::i32:
+      put = sf_writef_int(f, block.as<int>(), block.frames);
+      break;
+    case SampleType::f32:
+      put = sf_writef_float(f, block.as<float>(), block.frames);
+      break;
   }
-  if (stream_) stream_->release();  // the header, then every block as it comes
+  if (stream_)
+    stream_->release(); // the header, then every block as it comes
   if (put != block.frames)
     throw io_error(name() + ": write failed after " + std::to_string(frames_ + put) +
                    " frames: " + sf_strerror(f));
@@ -251,7 +300,8 @@ void AudioSink::write(const HostBlock& block) {
 }
 
 void AudioSink::finish() {
-  if (finished_) return;
+  if (finished_)
+    return;
   auto* f = reinterpret_cast<SNDFILE*>(sndfile_);
   // No fsync: like SoX and FFmpeg, the data reaches the disk when the kernel
   // writes it back (flushing a 100 MB output here took longer than reading and
@@ -261,15 +311,17 @@ void AudioSink::finish() {
   sndfile_ = nullptr;
   finished_ = true;
   if (stream_) {
-    stream_->release();  // an output of no frames: its header
+    stream_->release(); // an output of no frames: its header
     return;
   }
-  if (rc != 0) throw io_error(name() + ": cannot finish the file: " + sf_error_number(rc));
+  if (rc != 0)
+    throw io_error(name() + ": cannot finish the file: " + sf_error_number(rc));
 }
 
 void AudioSink::commit() {
   finish();
-  if (file_) file_->commit();
+  if (file_)
+    file_->commit();
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -8,20 +8,21 @@
 #include <optional>
 #include <string>
 
-#include "pipeline/io/atomic_file.hpp"
-#include "core/sample_block.hpp"
 #include "core/formats.hpp"
+#include "core/sample_block.hpp"
+#include "pipeline/io/atomic_file.hpp"
 
 struct sf_private_tag;
 
 namespace sigstream {
 
 struct SinkFormat {
-  int sndfile_format = 0;  // SF_FORMAT_* major | subtype
-  int bits = 0;            // PCM bits to quantize to, 0 = float samples
-  std::string name;        // "wav pcm16"
-  std::string note;        // set when `same` had to pick another subtype
-  std::optional<double> compression_level;  // lossy codecs: SFC_SET_COMPRESSION_LEVEL (0 best .. 1 smallest)
+  int sndfile_format = 0; // SF_FORMAT_* major | subtype
+  int bits = 0;           // PCM bits to quantize to, 0 = float samples
+  std::string name;       // "wav pcm16"
+  std::string note;       // set when `same` had to pick another subtype
+  std::optional<double>
+      compression_level; // lossy codecs: SFC_SET_COMPRESSION_LEVEL (0 best .. 1 smallest)
 };
 
 // Chooses the output format. `source_format` is the source's SF_FORMAT_* code
@@ -35,12 +36,14 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
                               std::optional<double> quality = std::nullopt);
 
 // Whether `path` names standard input/output ("-").
-[[nodiscard]] inline bool is_std_stream(const std::string& path) noexcept { return path == "-"; }
+[[nodiscard]] inline bool is_std_stream(const std::string& path) noexcept {
+  return path == "-";
+}
 
 class ByteSink;
 
 class AudioSink {
- public:
+public:
   AudioSink(const std::string& path, const SinkFormat& format, double sample_rate, int channels);
   ~AudioSink();
   AudioSink(const AudioSink&) = delete;
@@ -61,14 +64,14 @@ class AudioSink {
   }
   [[nodiscard]] std::int64_t frames_written() const noexcept { return frames_; }
 
- private:
+private:
   [[nodiscard]] std::string name() const;
   std::optional<AtomicFile> file_;
   std::unique_ptr<ByteSink> stream_;
   sf_private_tag* sndfile_ = nullptr;
   std::int64_t frames_ = 0;
   bool raw_pcm16_ = false;
-  bool finished_ = false;  // sndfile_is_native_pcm16: bytes written as they are
+  bool finished_ = false; // sndfile_is_native_pcm16: bytes written as they are
 };
 
-}  // namespace sigstream
+} // namespace sigstream

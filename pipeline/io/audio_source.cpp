@@ -24,25 +24,35 @@ std::string sndfile_format_name(int format) {
   if (sf_command(nullptr, SFC_GET_FORMAT_INFO, &major, sizeof major) == 0 && major.extension)
     name = major.extension;
   switch (format & SF_FORMAT_SUBMASK) {
-    case SF_FORMAT_PCM_S8: return name + " pcm8";
-    case SF_FORMAT_PCM_U8: return name + " pcm8u";
-    case SF_FORMAT_PCM_16: return name + " pcm16";
-    case SF_FORMAT_PCM_24: return name + " pcm24";
-    case SF_FORMAT_PCM_32: return name + " pcm32";
-    case SF_FORMAT_FLOAT: return name + " float";
-    case SF_FORMAT_DOUBLE: return name + " double";
-    default: break;
+    case SF_FORMAT_PCM_S8:
+      return name + " pcm8";
+    case SF_FORMAT_PCM_U8:
+      return name + " pcm8u";
+    case SF_FORMAT_PCM_16:
+      return name + " pcm16";
+    case SF_FORMAT_PCM_24:
+      return name + " pcm24";
+    case SF_FORMAT_PCM_32:
+      return name + " pcm32";
+    case SF_FORMAT_FLOAT:
+      return name + " float";
+    case SF_FORMAT_DOUBLE:
+      return name + " double";
+    default:
+      break;
   }
   SF_FORMAT_INFO sub{};
   sub.format = format & SF_FORMAT_SUBMASK;
   std::string s = "unknown";
-  if (sf_command(nullptr, SFC_GET_FORMAT_INFO, &sub, sizeof sub) == 0 && sub.name) s = sub.name;
+  if (sf_command(nullptr, SFC_GET_FORMAT_INFO, &sub, sizeof sub) == 0 && sub.name)
+    s = sub.name;
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
   return name + " " + s;
 }
 
 bool sndfile_is_native_pcm16(int format) noexcept {
-  if constexpr (std::endian::native != std::endian::little) return false;
+  if constexpr (std::endian::native != std::endian::little)
+    return false;
   const int major = format & SF_FORMAT_TYPEMASK;
   const bool little_container = major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX ||
                                 major == SF_FORMAT_W64 || major == SF_FORMAT_RF64;
@@ -58,13 +68,28 @@ namespace {
 void sample_type_of(int format, SampleType& type, int& bits) {
   switch (format & SF_FORMAT_SUBMASK) {
     case SF_FORMAT_PCM_S8:
-    case SF_FORMAT_PCM_U8: type = SampleType::i16; bits = 8; return;
+    case SF_FORMAT_PCM_U8:
+      type = SampleType::i16;
+      bits = 8;
+      return;
     case SF_FORMAT_PCM_16:
     case SF_FORMAT_ULAW:
-    case SF_FORMAT_ALAW: type = SampleType::i16; bits = 16; return;
-    case SF_FORMAT_PCM_24: type = SampleType::i32; bits = 24; return;
-    case SF_FORMAT_PCM_32: type = SampleType::i32; bits = 32; return;
-    default: type = SampleType::f32; bits = 0; return;
+    case SF_FORMAT_ALAW:
+      type = SampleType::i16;
+      bits = 16;
+      return;
+    case SF_FORMAT_PCM_24:
+      type = SampleType::i32;
+      bits = 24;
+      return;
+    case SF_FORMAT_PCM_32:
+      type = SampleType::i32;
+      bits = 32;
+      return;
+    default:
+      type = SampleType::f32;
+      bits = 0;
+      return;
   }
 }
 
@@ -75,18 +100,30 @@ constexpr std::int64_t kPlaceholderFrames = std::int64_t{1} << 40;
 
 int raw_sndfile_format(RawEncoding e) {
   switch (e) {
-    case RawEncoding::s8: return SF_FORMAT_RAW | SF_FORMAT_PCM_S8;
-    case RawEncoding::u8: return SF_FORMAT_RAW | SF_FORMAT_PCM_U8;
-    case RawEncoding::s16le: return SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE;
-    case RawEncoding::s16be: return SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_BIG;
-    case RawEncoding::s24le: return SF_FORMAT_RAW | SF_FORMAT_PCM_24 | SF_ENDIAN_LITTLE;
-    case RawEncoding::s24be: return SF_FORMAT_RAW | SF_FORMAT_PCM_24 | SF_ENDIAN_BIG;
-    case RawEncoding::s32le: return SF_FORMAT_RAW | SF_FORMAT_PCM_32 | SF_ENDIAN_LITTLE;
-    case RawEncoding::s32be: return SF_FORMAT_RAW | SF_FORMAT_PCM_32 | SF_ENDIAN_BIG;
-    case RawEncoding::f32le: return SF_FORMAT_RAW | SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE;
-    case RawEncoding::f32be: return SF_FORMAT_RAW | SF_FORMAT_FLOAT | SF_ENDIAN_BIG;
-    case RawEncoding::f64le: return SF_FORMAT_RAW | SF_FORMAT_DOUBLE | SF_ENDIAN_LITTLE;
-    case RawEncoding::f64be: return SF_FORMAT_RAW | SF_FORMAT_DOUBLE | SF_ENDIAN_BIG;
+    case RawEncoding::s8:
+      return SF_FORMAT_RAW | SF_FORMAT_PCM_S8;
+    case RawEncoding::u8:
+      return SF_FORMAT_RAW | SF_FORMAT_PCM_U8;
+    case RawEncoding::s16le:
+      return SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_LITTLE;
+    case RawEncoding::s16be:
+      return SF_FORMAT_RAW | SF_FORMAT_PCM_16 | SF_ENDIAN_BIG;
+    case RawEncoding::s24le:
+      return SF_FORMAT_RAW | SF_FORMAT_PCM_24 | SF_ENDIAN_LITTLE;
+    case RawEncoding::s24be:
+      return SF_FORMAT_RAW | SF_FORMAT_PCM_24 | SF_ENDIAN_BIG;
+    case RawEncoding::s32le:
+      return SF_FORMAT_RAW | SF_FORMAT_PCM_32 | SF_ENDIAN_LITTLE;
+    case RawEncoding::s32be:
+      return SF_FORMAT_RAW | SF_FORMAT_PCM_32 | SF_ENDIAN_BIG;
+    case RawEncoding::f32le:
+      return SF_FORMAT_RAW | SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE;
+    case RawEncoding::f32be:
+      return SF_FORMAT_RAW | SF_FORMAT_FLOAT | SF_ENDIAN_BIG;
+    case RawEncoding::f64le:
+      return SF_FORMAT_RAW | SF_FORMAT_DOUBLE | SF_ENDIAN_LITTLE;
+    case RawEncoding::f64be:
+      return SF_FORMAT_RAW | SF_FORMAT_DOUBLE | SF_ENDIAN_BIG;
   }
   return 0;
 }
@@ -95,17 +132,27 @@ int raw_frame_bytes(RawEncoding e, int channels) {
   int b = 2;
   switch (e) {
     case RawEncoding::s8:
-    case RawEncoding::u8: b = 1; break;
+    case RawEncoding::u8:
+      b = 1;
+      break;
     case RawEncoding::s16le:
-    case RawEncoding::s16be: b = 2; break;
+    case RawEncoding::s16be:
+      b = 2;
+      break;
     case RawEncoding::s24le:
-    case RawEncoding::s24be: b = 3; break;
+    case RawEncoding::s24be:
+      b = 3;
+      break;
     case RawEncoding::s32le:
     case RawEncoding::s32be:
     case RawEncoding::f32le:
-    case RawEncoding::f32be: b = 4; break;
+    case RawEncoding::f32be:
+      b = 4;
+      break;
     case RawEncoding::f64le:
-    case RawEncoding::f64be: b = 8; break;
+    case RawEncoding::f64be:
+      b = 8;
+      break;
   }
   return b * channels;
 }
@@ -113,50 +160,60 @@ int raw_frame_bytes(RawEncoding e, int channels) {
 // A path whose extension says "headerless PCM".
 bool raw_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return ext == ".raw" || ext == ".pcm";
 }
 
 class AudioFileSource final : public Source {
- public:
+public:
   AudioFileSource(std::string path, const std::optional<RawSpec>& raw) : path_(std::move(path)) {
     const bool is_stdin = path_ == "-";
     if (!raw && raw_extension(path_) && !is_stdin)
       throw config_error(path_ + ": a headerless PCM file needs its description: --input-type raw "
-                         "--rate HZ --channels N --encoding E (YAML: source.raw)");
+                                 "--rate HZ --channels N --encoding E (YAML: source.raw)");
     struct stat st {};
     if (!is_stdin) {
       if (::stat(path_.c_str(), &st) != 0) {
-        if (errno == ENOENT) throw io_error(path_ + ": no such file");
+        if (errno == ENOENT)
+          throw io_error(path_ + ": no such file");
         throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
       }
-      if (S_ISDIR(st.st_mode)) throw io_error(path_ + ": is a folder, expected an audio file");
+      if (S_ISDIR(st.st_mode))
+        throw io_error(path_ + ": is a folder, expected an audio file");
     }
     if (!is_stdin && S_ISREG(st.st_mode) && !raw && !caf_of_unknown_size()) {
       open_file();
     } else {
       open_stream(is_stdin, raw);
     }
-    if (reported_format_ == 0) reported_format_ = format_;
+    if (reported_format_ == 0)
+      reported_format_ = format_;
     sample_type_of(format_, info_.sample_type, info_.bits);
     raw_pcm16_ = sndfile_is_native_pcm16(format_);
     if (info_.frames == 0 || (info_.frames < 0 && info_.frames != kUnknownFrames))
       throw io_error(path_ + ": holds no audio frames (expected at least 1)");
     if (info_.channels < 1 || info_.sample_rate <= 0)
-      throw io_error(path_ + ": bad header (channels " + std::to_string(info_.channels) + ", rate " +
-                     std::to_string(info_.sample_rate) + ")");
+      throw io_error(path_ + ": bad header (channels " + std::to_string(info_.channels) +
+                     ", rate " + std::to_string(info_.sample_rate) + ")");
   }
   AudioFileSource(const AudioFileSource&) = delete;
   AudioFileSource& operator=(const AudioFileSource&) = delete;
-  ~AudioFileSource() override = default;  // members go in reverse: libsndfile, its stream, the descriptor
+  ~AudioFileSource() override =
+      default; // members go in reverse: libsndfile, its stream, the descriptor
 
   [[nodiscard]] const SourceInfo& info() const noexcept override { return info_; }
   [[nodiscard]] std::string path() const override { return path_; }
-  [[nodiscard]] std::string format_name() const override { return sndfile_format_name(reported_format_); }
+  [[nodiscard]] std::string format_name() const override {
+    return sndfile_format_name(reported_format_);
+  }
   [[nodiscard]] int sndfile_format() const noexcept override { return reported_format_; }
-  [[nodiscard]] bool is_stream() const noexcept override { return stream_ && !stream_->has_length(); }
+  [[nodiscard]] bool is_stream() const noexcept override {
+    return stream_ && !stream_->has_length();
+  }
   void cancel() noexcept override {
-    if (stream_) stream_->cancel();
+    if (stream_)
+      stream_->cancel();
   }
   // In the plain containers libsndfile reads PCM, float and G.711 samples
   // through the stream as it is asked, with no read-ahead of its own: a
@@ -164,30 +221,54 @@ class AudioFileSource final : public Source {
   // Opus, MP3) decode ahead inside, where readiness cannot be seen: those
   // say ready always.
   [[nodiscard]] bool ready_now(std::int64_t frames) const noexcept override {
-    if (!stream_) return true;
+    if (!stream_)
+      return true;
     switch (format_ & SF_FORMAT_TYPEMASK) {
-      case SF_FORMAT_WAV: case SF_FORMAT_WAVEX: case SF_FORMAT_RF64: case SF_FORMAT_W64: case SF_FORMAT_AIFF:
-      case SF_FORMAT_AU: case SF_FORMAT_CAF: case SF_FORMAT_RAW:
+      case SF_FORMAT_WAV:
+      case SF_FORMAT_WAVEX:
+      case SF_FORMAT_RF64:
+      case SF_FORMAT_W64:
+      case SF_FORMAT_AIFF:
+      case SF_FORMAT_AU:
+      case SF_FORMAT_CAF:
+      case SF_FORMAT_RAW:
         break;
       default:
         return true;
     }
     int sample_bytes = 0;
     switch (format_ & SF_FORMAT_SUBMASK) {
-      case SF_FORMAT_PCM_S8: case SF_FORMAT_PCM_U8: case SF_FORMAT_ULAW: case SF_FORMAT_ALAW: sample_bytes = 1; break;
-      case SF_FORMAT_PCM_16: sample_bytes = 2; break;
-      case SF_FORMAT_PCM_24: sample_bytes = 3; break;
-      case SF_FORMAT_PCM_32: case SF_FORMAT_FLOAT: sample_bytes = 4; break;
-      case SF_FORMAT_DOUBLE: sample_bytes = 8; break;
-      default: return true;
+      case SF_FORMAT_PCM_S8:
+      case SF_FORMAT_PCM_U8:
+      case SF_FORMAT_ULAW:
+      case SF_FORMAT_ALAW:
+        sample_bytes = 1;
+        break;
+      case SF_FORMAT_PCM_16:
+        sample_bytes = 2;
+        break;
+      case SF_FORMAT_PCM_24:
+        sample_bytes = 3;
+        break;
+      case SF_FORMAT_PCM_32:
+      case SF_FORMAT_FLOAT:
+        sample_bytes = 4;
+        break;
+      case SF_FORMAT_DOUBLE:
+        sample_bytes = 8;
+        break;
+      default:
+        return true;
     }
     return stream_->ready_now(frames * info_.channels * sample_bytes);
   }
 
   std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) override {
     const std::int64_t offset = at * block.channels;
-    if (info_.frames >= 0) n = std::min(n, info_.frames - position_);
-    if (n <= 0 || ended_) return 0;
+    if (info_.frames >= 0)
+      n = std::min(n, info_.frames - position_);
+    if (n <= 0 || ended_)
+      return 0;
     sf_count_t got = 0;
     switch (block.type) {
       case SampleType::i16:
@@ -198,16 +279,23 @@ class AudioFileSource final : public Source {
           got = sf_readf_short(file_.get(), block.as<short>() + offset, n);
         }
         break;
-      case SampleType::i32: got = sf_readf_int(file_.get(), block.as<int>() + offset, n); break;
-      case SampleType::f32: got = sf_readf_float(file_.get(), block.as<float>() + offset, n); break;
+      case SampleType::i32:
+        got = sf_readf_int(file_.get(), block.as<int>() + offset, n);
+        break;
+      case SampleType::f32:
+        got = sf_readf_float(file_.get(), block.as<float>() + offset, n);
+        break;
     }
-    if (stream_) stream_->rethrow_error();
+    if (stream_)
+      stream_->rethrow_error();
     position_ += got;
-    if (got == n) return got;
+    if (got == n)
+      return got;
     if (info_.frames >= 0) {
-      const std::string why = sf_error(file_.get()) != 0 ? sf_strerror(file_.get()) : "unexpected end of data";
-      throw io_error(path_ + ": truncated or unreadable at frame " + std::to_string(position_) + " of " +
-                     std::to_string(info_.frames) + " (" + why + ")");
+      const std::string why =
+          sf_error(file_.get()) != 0 ? sf_strerror(file_.get()) : "unexpected end of data";
+      throw io_error(path_ + ": truncated or unreadable at frame " + std::to_string(position_) +
+                     " of " + std::to_string(info_.frames) + " (" + why + ")");
     }
     // A stream of unknown length has ended.
     ended_ = true;
@@ -216,21 +304,23 @@ class AudioFileSource final : public Source {
                      sf_strerror(file_.get()) + ")");
     if (raw_frame_bytes_ > 0) {
       // What libsndfile took beyond the whole frames, and what is left.
-      const std::int64_t extra = stream_->position() + stream_->drain() - position_ * raw_frame_bytes_;
+      const std::int64_t extra =
+          stream_->position() + stream_->drain() - position_ * raw_frame_bytes_;
       if (extra > 0)
-        throw io_error(path_ + ": the raw stream ends inside frame " + std::to_string(position_) + " (" +
-                       std::to_string(extra) + " of its " + std::to_string(raw_frame_bytes_) +
-                       " bytes; expected whole frames)");
+        throw io_error(path_ + ": the raw stream ends inside frame " + std::to_string(position_) +
+                       " (" + std::to_string(extra) + " of its " +
+                       std::to_string(raw_frame_bytes_) + " bytes; expected whole frames)");
     }
     return got;
   }
 
- private:
+private:
   // The first bytes of the file (what a header fits in).
   [[nodiscard]] std::vector<unsigned char> file_header() const {
     std::vector<unsigned char> header(65536);
     const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return {};
+    if (fd < 0)
+      return {};
     const ssize_t n = ::read(fd, header.data(), header.size());
     ::close(fd);
     header.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
@@ -269,7 +359,8 @@ class AudioFileSource final : public Source {
   // front to back through libsndfile's virtual I/O.
   void open_stream(bool is_stdin, const std::optional<RawSpec>& raw) {
     fd_.fd = is_stdin ? ::dup(STDIN_FILENO) : ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd_.fd < 0) throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
+    if (fd_.fd < 0)
+      throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
     stream_ = std::make_unique<ByteSource>(fd_.fd, is_stdin ? "standard input" : path_);
     SF_INFO sfinfo{};
     if (raw) {
@@ -292,10 +383,12 @@ class AudioFileSource final : public Source {
       const std::vector<unsigned char>& head = stream_->peek(24);
       if (head.size() >= 24 && std::equal(std::begin(kW64), std::end(kW64), head.begin())) {
         std::uint64_t size = 0;
-        for (int i = 7; i >= 0; --i) size = size << 8 | head[16 + static_cast<std::size_t>(i)];
+        for (int i = 7; i >= 0; --i)
+          size = size << 8 | head[16 + static_cast<std::size_t>(i)];
         const auto got = static_cast<std::int64_t>(stream_->peek(kAhead).size());
         stream_->set_stated_length(got < kAhead ? got
-                                                : static_cast<std::int64_t>(std::min<std::uint64_t>(size, std::uint64_t{1} << 60)));
+                                                : static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                                      size, std::uint64_t{1} << 60)));
       }
     }
     file_.reset(sf_open_virtual(stream_->io(), SFM_READ, &sfinfo, stream_->user()));
@@ -312,21 +405,25 @@ class AudioFileSource final : public Source {
     info_.channels = sfinfo.channels;
     const int major = format_ & SF_FORMAT_TYPEMASK;
     const bool placeholder = header_length_unknown(major, stream_->retained());
-    if (placeholder && (major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX)) reopen_wav_as_raw(sfinfo);
-    const bool known = !raw && !placeholder && sfinfo.frames >= 0 && sfinfo.frames < kPlaceholderFrames;
+    if (placeholder && (major == SF_FORMAT_WAV || major == SF_FORMAT_WAVEX))
+      reopen_wav_as_raw(sfinfo);
+    const bool known =
+        !raw && !placeholder && sfinfo.frames >= 0 && sfinfo.frames < kPlaceholderFrames;
     if (raw && stream_->has_length()) {
       // A raw file: its length is its size, which must be whole frames.
       const std::int64_t bytes = stream_->length();
       if (bytes % raw_frame_bytes_ != 0)
-        throw io_error(path_ + ": the raw file ends inside frame " + std::to_string(bytes / raw_frame_bytes_) +
-                       " (" + std::to_string(bytes % raw_frame_bytes_) + " of its " +
+        throw io_error(path_ + ": the raw file ends inside frame " +
+                       std::to_string(bytes / raw_frame_bytes_) + " (" +
+                       std::to_string(bytes % raw_frame_bytes_) + " of its " +
                        std::to_string(raw_frame_bytes_) + " bytes; expected whole frames)");
       info_.frames = bytes / raw_frame_bytes_;
       raw_frame_bytes_ = 0;
     } else {
       info_.frames = known ? sfinfo.frames : kUnknownFrames;
     }
-    if (known && stream_->has_length()) check_not_truncated([] { return false; });
+    if (known && stream_->has_length())
+      check_not_truncated([] { return false; });
     stream_->release_header();
   }
 
@@ -341,12 +438,15 @@ class AudioFileSource final : public Source {
     r.format = SF_FORMAT_RAW | (sfinfo.format & SF_FORMAT_SUBMASK) | SF_ENDIAN_LITTLE;
     r.channels = sfinfo.channels;
     r.samplerate = sfinfo.samplerate;
-    if (offset < 0 || sf_format_check(&r) == 0) return;  // e.g. ADPCM: libsndfile's own reading
+    if (offset < 0 || sf_format_check(&r) == 0)
+      return; // e.g. ADPCM: libsndfile's own reading
     file_.reset();
     stream_->rebase(offset);
     file_.reset(sf_open_virtual(stream_->io(), SFM_READ, &r, stream_->user()));
     stream_->rethrow_error();
-    if (!file_) throw io_error(path_ + ": cannot read the samples of this WAV stream: " + sf_strerror(nullptr));
+    if (!file_)
+      throw io_error(path_ +
+                     ": cannot read the samples of this WAV stream: " + sf_strerror(nullptr));
     reported_format_ = sfinfo.format;
     format_ = r.format;
     sfinfo.frames = r.frames;
@@ -362,12 +462,15 @@ class AudioFileSource final : public Source {
     std::size_t pos = 0;
     while (pos < log.size() && log[pos] != '\0') {
       const std::size_t end = log.find('\n', pos);
-      const std::string line = log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+      const std::string line =
+          log.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
       if ((line.rfind("data", 0) == 0 || line.rfind("SSND", 0) == 0) &&
           line.find("should be") != std::string::npos && !header_is_placeholder())
-        throw io_error(path_ + ": truncated file: the audio data is shorter than its header says (" +
+        throw io_error(path_ +
+                       ": truncated file: the audio data is shorter than its header says (" +
                        line.substr(0, line.find_last_not_of(" \r\0") + 1) + ")");
-      if (end == std::string::npos) break;
+      if (end == std::string::npos)
+        break;
       pos = end + 1;
     }
   }
@@ -380,7 +483,8 @@ class AudioFileSource final : public Source {
     UniqueFd(const UniqueFd&) = delete;
     UniqueFd& operator=(const UniqueFd&) = delete;
     ~UniqueFd() {
-      if (fd >= 0) ::close(fd);
+      if (fd >= 0)
+        ::close(fd);
     }
   };
 
@@ -393,18 +497,19 @@ class AudioFileSource final : public Source {
     void operator()(SNDFILE* f) const noexcept { sf_close(f); }
   };
   std::unique_ptr<SNDFILE, SfClose> file_;
-  int format_ = 0;           // what libsndfile reads (raw PCM for a reopened WAV stream)
-  int reported_format_ = 0;  // what the input is (for names and `format: same`)
+  int format_ = 0;          // what libsndfile reads (raw PCM for a reopened WAV stream)
+  int reported_format_ = 0; // what the input is (for names and `format: same`)
   SourceInfo info_;
   std::int64_t position_ = 0;
   bool ended_ = false;
-  int raw_frame_bytes_ = 0;  // a raw stream: checked for a partial last frame at its end
-  bool raw_pcm16_ = false;   // see sndfile_is_native_pcm16
+  int raw_frame_bytes_ = 0; // a raw stream: checked for a partial last frame at its end
+  bool raw_pcm16_ = false;  // see sndfile_is_native_pcm16
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<Source> open_audio_file(const std::string& path, const std::optional<RawSpec>& raw) {
+std::unique_ptr<Source> open_audio_file(const std::string& path,
+                                        const std::optional<RawSpec>& raw) {
   return std::make_unique<AudioFileSource>(path, raw);
 }
 
@@ -415,13 +520,15 @@ namespace {
 // samples would be (the method rule and CUDA's block sizes look at lengths
 // up to a chunk).
 class PrefetchedSource final : public Source {
- public:
+public:
   PrefetchedSource(std::unique_ptr<Source> inner, std::int64_t frames) : inner_(std::move(inner)) {
     info_ = inner_->info();
     ahead_ = make_host_block(info_.sample_type, info_.channels, frames);
     held_ = inner_->read(ahead_, 0, frames);
-    if (held_ == 0) throw io_error(inner_->path() + ": holds no audio frames (the stream is empty)");
-    if (held_ < frames) info_.frames = held_;
+    if (held_ == 0)
+      throw io_error(inner_->path() + ": holds no audio frames (the stream is empty)");
+    if (held_ < frames)
+      info_.frames = held_;
   }
   [[nodiscard]] const SourceInfo& info() const noexcept override { return info_; }
   [[nodiscard]] std::string path() const override { return inner_->path(); }
@@ -432,35 +539,41 @@ class PrefetchedSource final : public Source {
   std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) override {
     std::int64_t k = 0;
     if (used_ < held_) {
-      const auto frame_bytes = static_cast<std::int64_t>(info_.channels) * static_cast<std::int64_t>(sample_bytes(info_.sample_type));
+      const auto frame_bytes = static_cast<std::int64_t>(info_.channels) *
+                               static_cast<std::int64_t>(sample_bytes(info_.sample_type));
       k = std::min(n, held_ - used_);
       std::memcpy(block.data.get() + at * frame_bytes, ahead_.data.get() + used_ * frame_bytes,
                   static_cast<std::size_t>(k * frame_bytes));
       used_ += k;
-      if (used_ == held_) ahead_ = HostBlock{};  // one chunk less held
+      if (used_ == held_)
+        ahead_ = HostBlock{}; // one chunk less held
     }
-    if (k == n || info_.frames != kUnknownFrames) return k;
+    if (k == n || info_.frames != kUnknownFrames)
+      return k;
     return k + inner_->read(block, at + k, n - k);
   }
 
- private:
+private:
   std::unique_ptr<Source> inner_;
   SourceInfo info_;
   HostBlock ahead_;
   std::int64_t held_ = 0, used_ = 0;
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Source> prefetch_stream(std::unique_ptr<Source> source, std::int64_t frames) {
-  if (source->info().frames != kUnknownFrames) return source;
+  if (source->info().frames != kUnknownFrames)
+    return source;
   return std::make_unique<PrefetchedSource>(std::move(source), frames);
 }
 
 std::unique_ptr<Source> open_source(const SourceSpec& spec) {
-  if (spec.synth) return make_synth_source(*spec.synth);
-  if (spec.file) return open_audio_file(*spec.file, spec.raw);
+  if (spec.synth)
+    return make_synth_source(*spec.synth);
+  if (spec.file)
+    return open_audio_file(*spec.file, spec.raw);
   throw config_error("source: expected one of 'file' or 'synth'");
 }
 
-}  // namespace sigstream
+} // namespace sigstream

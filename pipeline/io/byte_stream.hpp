@@ -34,18 +34,18 @@ namespace sigstream {
 // the host may give the physical one away); one that spins keeps it. Scopes
 // nest: an inner BusyPollScope(false) leaves an outer one's spinning on.
 class BusyPollScope {
- public:
+public:
   explicit BusyPollScope(bool on) noexcept;
   ~BusyPollScope();
   BusyPollScope(const BusyPollScope&) = delete;
   BusyPollScope& operator=(const BusyPollScope&) = delete;
 
- private:
+private:
   bool was_;
 };
 
 class ByteSource {
- public:
+public:
   // `fd` is not closed by the stream. `name` is used in messages ("-" = stdin).
   ByteSource(int fd, std::string name);
   ByteSource(const ByteSource&) = delete;
@@ -88,23 +88,23 @@ class ByteSource {
   // take the reader's turn only then).
   [[nodiscard]] bool ready_now(std::int64_t bytes) const noexcept;
 
- private:
-  std::int64_t fill_to(std::int64_t end);  // retains bytes up to `end` (or EOF)
-  std::int64_t read_fd(unsigned char* dst, std::int64_t n);  // blocking, polls for signals
+private:
+  std::int64_t fill_to(std::int64_t end);                   // retains bytes up to `end` (or EOF)
+  std::int64_t read_fd(unsigned char* dst, std::int64_t n); // blocking, polls for signals
   std::int64_t read(void* dst, std::int64_t n);
   std::int64_t seek(std::int64_t offset, int whence);
 
   int fd_;
   std::string name_;
   std::int64_t file_length_ = -1;
-  std::int64_t stated_length_ = -1;  // see set_stated_length
+  std::int64_t stated_length_ = -1; // see set_stated_length
   std::vector<unsigned char> buf_;  // bytes [base_, base_ + buf_.size())
   std::int64_t base_ = 0;
-  std::int64_t pos_ = 0;        // libsndfile's position
-  std::int64_t consumed_ = 0;   // bytes taken from the descriptor
+  std::int64_t pos_ = 0;      // libsndfile's position
+  std::int64_t consumed_ = 0; // bytes taken from the descriptor
   bool retaining_ = true;
   bool eof_ = false;
-  bool header_fixed_ = false;  // see caf_unknown_size_to_huge in the .cpp
+  bool header_fixed_ = false; // see caf_unknown_size_to_huge in the .cpp
   std::atomic<bool> cancel_{false};
   // Retained bytes past the position, -1 at the end or after an error (see
   // ready_now); set by the reading thread.
@@ -116,7 +116,7 @@ class ByteSource {
 };
 
 class ByteSink {
- public:
+public:
   // `major` is the SF_FORMAT_* container (for patch_unknown_sizes).
   ByteSink(int fd, std::string name, int major);
   ByteSink(const ByteSink&) = delete;
@@ -132,7 +132,7 @@ class ByteSink {
   void rethrow_error();
   void cancel() noexcept { cancel_ = true; }
 
- private:
+private:
   std::int64_t write(const void* src, std::int64_t n);
   std::int64_t seek(std::int64_t offset, int whence);
   void send(const unsigned char* p, std::int64_t n);
@@ -140,7 +140,7 @@ class ByteSink {
   int fd_;
   std::string name_;
   int major_;
-  std::vector<unsigned char> held_;  // bytes [sent_, sent_ + held_.size())
+  std::vector<unsigned char> held_; // bytes [sent_, sent_ + held_.size())
   std::int64_t sent_ = 0;
   std::int64_t pos_ = 0;
   bool holding_ = true;
@@ -167,4 +167,4 @@ void patch_unknown_sizes(int major, std::vector<unsigned char>& header);
 // (0xFFFFFFFF bytes) without saying it was one.
 [[nodiscard]] bool header_length_unknown(int major, const std::vector<unsigned char>& header);
 
-}  // namespace sigstream
+} // namespace sigstream

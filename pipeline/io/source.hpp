@@ -7,19 +7,21 @@
 #include <optional>
 #include <string>
 
+#include "core/sample_block.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
-#include "core/sample_block.hpp"
 
 namespace sigstream {
 
 class Source {
- public:
+public:
   virtual ~Source() = default;
   [[nodiscard]] virtual const SourceInfo& info() const noexcept = 0;
-  [[nodiscard]] virtual std::string path() const = 0;         // file path, or "synth"
-  [[nodiscard]] virtual std::string format_name() const = 0;  // "wav pcm16", "synth float"
-  [[nodiscard]] virtual int sndfile_format() const noexcept { return 0; }  // SF_FORMAT_*, 0 for synth
+  [[nodiscard]] virtual std::string path() const = 0;        // file path, or "synth"
+  [[nodiscard]] virtual std::string format_name() const = 0; // "wav pcm16", "synth float"
+  [[nodiscard]] virtual int sndfile_format() const noexcept {
+    return 0;
+  } // SF_FORMAT_*, 0 for synth
   // A pipe, FIFO or terminal (frames arrive as they come), not a file.
   [[nodiscard]] virtual bool is_stream() const noexcept { return false; }
   // Makes a read that waits for input throw (from any thread): the run has
@@ -64,4 +66,4 @@ std::string sndfile_format_name(int format);
 // (sf_read_raw/sf_write_raw), saving libsndfile's conversion copy.
 [[nodiscard]] bool sndfile_is_native_pcm16(int format) noexcept;
 
-}  // namespace sigstream
+} // namespace sigstream

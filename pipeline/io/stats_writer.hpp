@@ -18,6 +18,7 @@ std::string stats_csv(const RunReport& report);
 std::string stats_csv_header();
 // `paired` false (after a rate change): dot_input and correlation_input are
 // empty, as they are null in the JSON.
-std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& chunk, bool paired = true);
+std::string stats_csv_rows(const std::string& stage, const ChunkMetricsRow& chunk,
+                           bool paired = true);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -14,14 +14,16 @@ namespace {
 // is drawn from one seeded stream in frame-major order, so the signal depends
 // only on the spec, never on how it is read.
 class SynthSource final : public Source {
- public:
-  explicit SynthSource(SynthSpec spec) : spec_(std::move(spec)), rng_(spec_.noise ? spec_.noise->seed : 1) {
+public:
+  explicit SynthSource(SynthSpec spec)
+      : spec_(std::move(spec)), rng_(spec_.noise ? spec_.noise->seed : 1) {
     info_.sample_rate = spec_.sample_rate;
     info_.channels = spec_.channels;
     info_.frames = spec_.frames;
     info_.sample_type = SampleType::f32;
     info_.bits = 0;
-    if (info_.frames < 1) throw config_error("source.synth: needs at least 1 frame");
+    if (info_.frames < 1)
+      throw config_error("source.synth: needs at least 1 frame");
   }
 
   [[nodiscard]] const SourceInfo& info() const noexcept override { return info_; }
@@ -38,13 +40,15 @@ class SynthSource final : public Source {
       for (int c = 0; c < ch; ++c) {
         double v = 0.0;
         for (const ToneSpec& tone : spec_.tones) {
-          if (tone.channel && *tone.channel != c) continue;
+          if (tone.channel && *tone.channel != c)
+            continue;
           // Reduce f*t to [0,1) first so long signals keep their phase accuracy.
           const double cycles = tone.freq_hz * t;
           const double frac = cycles - std::floor(cycles);
           v += tone.amplitude * std::sin(two_pi * frac + tone.phase_deg * std::numbers::pi / 180.0);
         }
-        if (spec_.noise) v += spec_.noise->amplitude * noise();
+        if (spec_.noise)
+          v += spec_.noise->amplitude * noise();
         out[i * ch + c] = static_cast<float>(v);
       }
     }
@@ -52,17 +56,18 @@ class SynthSource final : public Source {
     return n;
   }
 
- private:
+private:
   // Uniform in [-1, 1) or standard normal (Box-Muller), from 53-bit uniforms,
   // written out so the stream is the same with every standard library.
   double uniform01() { return static_cast<double>(rng_() >> 11) * 0x1p-53; }
   double noise() {
-    if (spec_.noise->kind == NoiseKind::uniform) return 2.0 * uniform01() - 1.0;
+    if (spec_.noise->kind == NoiseKind::uniform)
+      return 2.0 * uniform01() - 1.0;
     if (have_spare_) {
       have_spare_ = false;
       return spare_;
     }
-    const double u1 = 1.0 - uniform01();  // (0, 1]
+    const double u1 = 1.0 - uniform01(); // (0, 1]
     const double u2 = uniform01();
     const double r = std::sqrt(-2.0 * std::log(u1));
     spare_ = r * std::sin(2.0 * std::numbers::pi * u2);
@@ -78,10 +83,10 @@ class SynthSource final : public Source {
   bool have_spare_ = false;
 };
 
-}  // namespace
+} // namespace
 
 std::unique_ptr<Source> make_synth_source(const SynthSpec& spec) {
   return std::make_unique<SynthSource>(spec);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <future>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -30,7 +30,9 @@ namespace sigstream::py {
 
 namespace {
 
-Error bad(const std::string& m) { return {ErrorKind::invalid_argument, m}; }
+Error bad(const std::string& m) {
+  return {ErrorKind::invalid_argument, m};
+}
 
 // Work below this many multiply-adds runs on the calling thread: a hand-off
 // to the pool costs tens of microseconds, the budget of a small call.
@@ -48,10 +50,12 @@ ThreadPool& pool() {
 // [first, last), in parallel when `fma` (the call's work) is large.
 void for_pieces(std::int64_t rows, std::int64_t n_out, double fma,
                 const std::function<void(std::int64_t, std::int64_t, std::int64_t)>& body) {
-  if (rows == 0 || n_out == 0) return;
+  if (rows == 0 || n_out == 0)
+    return;
   const int threads = hardware_threads();
   if (fma < kParallelMinFma || threads == 1) {
-    for (std::int64_t r = 0; r < rows; ++r) body(r, 0, n_out);
+    for (std::int64_t r = 0; r < rows; ++r)
+      body(r, 0, n_out);
     return;
   }
   // Enough pieces for every thread, none shorter than kMinPieceOutputs.
@@ -68,10 +72,12 @@ void for_pieces(std::int64_t rows, std::int64_t n_out, double fma,
       const std::int64_t r = u / pieces;
       const std::int64_t first = (u % pieces) * per;
       const std::int64_t last = std::min(n_out, first + per);
-      if (first < last) body(r, first, last);
+      if (first < last)
+        body(r, first, last);
     }
   };
-  for (std::int64_t t = 1; t < tasks; ++t) done.push_back(pool().enqueue([&worker, t] { worker(t); }));
+  for (std::int64_t t = 1; t < tasks; ++t)
+    done.push_back(pool().enqueue([&worker, t] { worker(t); }));
   std::exception_ptr failure;
   try {
     worker(0);
@@ -82,54 +88,69 @@ void for_pieces(std::int64_t rows, std::int64_t n_out, double fma,
     try {
       f.get();
     } catch (...) {
-      if (!failure) failure = std::current_exception();
+      if (!failure)
+        failure = std::current_exception();
     }
   }
-  if (failure) std::rethrow_exception(failure);
+  if (failure)
+    std::rethrow_exception(failure);
 }
 
 // The inputs [first, first + len) of the contract's virtual input (row data
 // at lead .. lead + n - 1, zeros elsewhere): the row itself where it covers
 // them, else a zero-padded copy in `scratch`.
-const float* window_of(const float* row, std::int64_t n, std::int64_t lead, std::int64_t first, std::int64_t len,
-                       std::vector<float>& scratch) {
-  if (first >= lead && first + len <= lead + n) return row + (first - lead);
+const float* window_of(const float* row, std::int64_t n, std::int64_t lead, std::int64_t first,
+                       std::int64_t len, std::vector<float>& scratch) {
+  if (first >= lead && first + len <= lead + n)
+    return row + (first - lead);
   scratch.assign(static_cast<std::size_t>(len), 0.0f);
   const std::int64_t a = std::max(first, lead);
   const std::int64_t b = std::min(first + len, lead + n);
-  if (a < b) std::memcpy(scratch.data() + (a - first), row + (a - lead), static_cast<std::size_t>(b - a) * sizeof(float));
+  if (a < b)
+    std::memcpy(scratch.data() + (a - first), row + (a - lead),
+                static_cast<std::size_t>(b - a) * sizeof(float));
   return scratch.data();
 }
 
 // The FFT filter of these taps, built once (its spectra cost K log K, which
 // a stream's chunks or a loop of calls with one filter should not pay each
 // time). FirFft::apply is const: one object serves every thread.
-std::shared_ptr<const kernels::cpu::FirFft> cpu_fft(const std::vector<double>& h, const std::vector<float>& hf) {
+std::shared_ptr<const kernels::cpu::FirFft> cpu_fft(const std::vector<double>& h,
+                                                    const std::vector<float>& hf) {
   static std::mutex mutex;
   static std::map<std::vector<double>, std::shared_ptr<const kernels::cpu::FirFft>> cache;
   std::lock_guard lock(mutex);
   auto it = cache.find(h);
-  if (it != cache.end()) return it->second;
-  if (cache.size() >= 16) cache.clear();  // many one-off filters: start again
+  if (it != cache.end())
+    return it->second;
+  if (cache.size() >= 16)
+    cache.clear(); // many one-off filters: start again
   auto fir = std::make_shared<const kernels::cpu::FirFft>(hf.data(), static_cast<int>(hf.size()));
   cache.emplace(h, fir);
   return fir;
 }
 
-}  // namespace
+} // namespace
 
 Mode parse_mode(std::string_view t) {
-  if (t == "causal") return Mode::causal;
-  if (t == "same") return Mode::same;
-  if (t == "full") return Mode::full;
-  if (t == "valid") return Mode::valid;
+  if (t == "causal")
+    return Mode::causal;
+  if (t == "same")
+    return Mode::same;
+  if (t == "full")
+    return Mode::full;
+  if (t == "valid")
+    return Mode::valid;
   throw bad("mode must be 'causal', 'same', 'full' or 'valid' (got '" + std::string(t) + "')");
 }
 
 FirMethod parse_method(std::string_view t) {
-  if (t == "auto") return FirMethod::automatic;
-  if (t == "direct") return FirMethod::direct;
-  if (t == "fft") return FirMethod::fft;
+  if (t == "auto")
+    return FirMethod::automatic;
+  if (t == "direct")
+    return FirMethod::direct;
+  if (t == "fft")
+    return FirMethod::fft;
   throw bad("method must be 'auto', 'direct' or 'fft' (got '" + std::string(t) + "')");
 }
 
@@ -148,22 +169,25 @@ FirShape fir_shape(Mode mode, std::int64_t n, int taps) {
   return {};
 }
 
-FirMethod resolve_method(FirMethod requested, bool cuda, int taps, std::int64_t n_out, std::int64_t rows,
-                         CudaFftEngine engine) {
-  if (requested != FirMethod::automatic) return requested;
+FirMethod resolve_method(FirMethod requested, bool cuda, int taps, std::int64_t n_out,
+                         std::int64_t rows, CudaFftEngine engine) {
+  if (requested != FirMethod::automatic)
+    return requested;
   // A GPU launch covers the batch (channels = rows, at most 65535 a launch).
-  return automatic_fir_method(cuda, taps, n_out, cuda ? static_cast<int>(std::min<std::int64_t>(rows, 65535)) : 1,
-                              engine);
+  return automatic_fir_method(
+      cuda, taps, n_out, cuda ? static_cast<int>(std::min<std::int64_t>(rows, 65535)) : 1, engine);
 }
 
 void fir_cpu(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod method, OutRows y) {
-  if (h.empty()) throw bad("taps must not be empty");
+  if (h.empty())
+    throw bad("taps must not be empty");
   const int k = static_cast<int>(h.size());
   const std::vector<float> hf(h.begin(), h.end());
   const FirShape shape = fir_shape(mode, x.n, k);
   const FirMethod m = resolve_method(method, false, k, shape.n_out, x.rows);
   std::shared_ptr<const kernels::cpu::FirFft> fft;
-  if (m == FirMethod::fft) fft = cpu_fft(h, hf);
+  if (m == FirMethod::fft)
+    fft = cpu_fft(h, hf);
   const double fma = static_cast<double>(x.rows) * static_cast<double>(shape.n_out) *
                      (m == FirMethod::fft ? 64.0 : static_cast<double>(k));
   for_pieces(x.rows, shape.n_out, fma, [&](std::int64_t r, std::int64_t first, std::int64_t last) {
@@ -179,18 +203,22 @@ void fir_cpu(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod m
   });
 }
 
-Resampler make_resampler(std::int64_t up, std::int64_t down, int half_taps_per_phase, std::string_view window) {
+Resampler make_resampler(std::int64_t up, std::int64_t down, int half_taps_per_phase,
+                         std::string_view window) {
   if (up < 1 || down < 1)
-    throw bad("up and down must be >= 1 (got " + std::to_string(up) + ", " + std::to_string(down) + ")");
+    throw bad("up and down must be >= 1 (got " + std::to_string(up) + ", " + std::to_string(down) +
+              ")");
   if (half_taps_per_phase < 1 || half_taps_per_phase > 64)
-    throw bad("half_taps_per_phase must be in 1..64 (got " + std::to_string(half_taps_per_phase) + ")");
+    throw bad("half_taps_per_phase must be in 1..64 (got " + std::to_string(half_taps_per_phase) +
+              ")");
   const std::int64_t g = std::gcd(up, down);
   Resampler r;
   r.up = up / g;
   r.down = down / g;
   if (std::max(r.up, r.down) > kMaxResampleFactor)
-    throw bad("up/down reduce to " + std::to_string(r.up) + "/" + std::to_string(r.down) + ", above the limit of " +
-              std::to_string(kMaxResampleFactor) + " (expected a ratio of smaller whole numbers)");
+    throw bad("up/down reduce to " + std::to_string(r.up) + "/" + std::to_string(r.down) +
+              ", above the limit of " + std::to_string(kMaxResampleFactor) +
+              " (expected a ratio of smaller whole numbers)");
   WindowSpec w;
   try {
     w = parse_window(window);
@@ -201,7 +229,9 @@ Resampler make_resampler(std::int64_t up, std::int64_t down, int half_taps_per_p
   return r;
 }
 
-std::int64_t resampled_length(const Resampler& r, std::int64_t n) { return ceil_div(n * r.up, r.down); }
+std::int64_t resampled_length(const Resampler& r, std::int64_t n) {
+  return ceil_div(n * r.up, r.down);
+}
 
 ResampleWindow resample_window(const Resampler& r, std::int64_t n) {
   const auto k = static_cast<std::int64_t>(r.taps.size());
@@ -215,12 +245,14 @@ ResampleWindow resample_window(const Resampler& r, std::int64_t n) {
 
 void resample_cpu(const Rows& x, const Resampler& r, OutRows y) {
   const ResampleWindow w = resample_window(r, x.n);
-  const kernels::cpu::PolyphaseTaps p =
-      kernels::cpu::make_polyphase(r.taps, static_cast<int>(r.up), static_cast<int>(r.down), w.delay);
+  const kernels::cpu::PolyphaseTaps p = kernels::cpu::make_polyphase(
+      r.taps, static_cast<int>(r.up), static_cast<int>(r.down), w.delay);
   const std::int64_t m_out = w.m_out, lo = w.lo, hi = w.hi;
-  if (m_out == 0 || x.rows == 0) return;
+  if (m_out == 0 || x.rows == 0)
+    return;
   std::vector<std::vector<float>> padded(static_cast<std::size_t>(x.rows));
-  const double fma = static_cast<double>(x.rows) * static_cast<double>(m_out) * static_cast<double>(p.longest_phase());
+  const double fma = static_cast<double>(x.rows) * static_cast<double>(m_out) *
+                     static_cast<double>(p.longest_phase());
   // Pad each row once (pieces of a row share it), then resample the pieces.
   for_pieces(x.rows, 1, fma, [&](std::int64_t row, std::int64_t, std::int64_t) {
     std::vector<float>& v = padded[static_cast<std::size_t>(row)];
@@ -228,15 +260,17 @@ void resample_cpu(const Rows& x, const Resampler& r, OutRows y) {
     const std::int64_t a = std::max<std::int64_t>(lo, 0);
     const std::int64_t b = std::min<std::int64_t>(hi, x.n);
     if (a < b)
-      std::memcpy(v.data() + (a - lo), x.x + row * x.stride + a, static_cast<std::size_t>(b - a) * sizeof(float));
+      std::memcpy(v.data() + (a - lo), x.x + row * x.stride + a,
+                  static_cast<std::size_t>(b - a) * sizeof(float));
   });
   for_pieces(x.rows, m_out, fma, [&](std::int64_t row, std::int64_t first, std::int64_t last) {
-    kernels::cpu::resample_direct(padded[static_cast<std::size_t>(row)].data(), lo, y.y + row * y.stride + first,
-                                  first, last - first, p);
+    kernels::cpu::resample_direct(padded[static_cast<std::size_t>(row)].data(), lo,
+                                  y.y + row * y.stride + first, first, last - first, p);
   });
 }
 
-std::vector<ChannelMetrics> metrics_cpu(const Rows& y, const float* reference, std::int64_t reference_stride) {
+std::vector<ChannelMetrics> metrics_cpu(const Rows& y, const float* reference,
+                                        std::int64_t reference_stride) {
   std::vector<ChannelMetrics> out(static_cast<std::size_t>(y.rows));
   for_pieces(y.rows, 1, static_cast<double>(y.rows) * static_cast<double>(y.n) * 4.0,
              [&](std::int64_t r, std::int64_t, std::int64_t) {
@@ -247,14 +281,16 @@ std::vector<ChannelMetrics> metrics_cpu(const Rows& y, const float* reference, s
 }
 
 Spectrum spectrum_cpu(const Rows& x, double rate, int nfft, int noverlap, std::string_view window) {
-  if (!(rate > 0.0) || !std::isfinite(rate)) throw bad("rate must be a positive number of Hz");
-  if (nfft < 1) throw bad("nfft must be >= 1 (got " + std::to_string(nfft) + ")");
+  if (!(rate > 0.0) || !std::isfinite(rate))
+    throw bad("rate must be a positive number of Hz");
+  if (nfft < 1)
+    throw bad("nfft must be >= 1 (got " + std::to_string(nfft) + ")");
   if (noverlap < 0 || noverlap >= nfft)
-    throw bad("the overlap must leave a hop of at least one sample (noverlap " + std::to_string(noverlap) +
-              ", nfft " + std::to_string(nfft) + ")");
+    throw bad("the overlap must leave a hop of at least one sample (noverlap " +
+              std::to_string(noverlap) + ", nfft " + std::to_string(nfft) + ")");
   if (x.rows > 0 && x.n < nfft)
-    throw bad("the signal has " + std::to_string(x.n) + " samples, fewer than nfft = " + std::to_string(nfft) +
-              " (one segment)");
+    throw bad("the signal has " + std::to_string(x.n) +
+              " samples, fewer than nfft = " + std::to_string(nfft) + " (one segment)");
   WindowSpec spec;
   try {
     spec = parse_window(window);
@@ -280,8 +316,8 @@ Spectrum spectrum_cpu(const Rows& x, double rate, int nfft, int noverlap, std::s
   return out;
 }
 
-std::vector<double> design(std::string_view kind, const std::vector<double>& cutoff_hz, double rate, int taps,
-                           std::string_view window) {
+std::vector<double> design(std::string_view kind, const std::vector<double>& cutoff_hz, double rate,
+                           int taps, std::string_view window) {
   try {
     DesignSpec spec;
     spec.kind = parse_filter_kind(kind);
@@ -294,4 +330,4 @@ std::vector<double> design(std::string_view kind, const std::vector<double>& cut
   }
 }
 
-}  // namespace sigstream::py
+} // namespace sigstream::py

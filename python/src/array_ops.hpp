@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/channel_metrics.hpp"
-#include "pipeline/plan.hpp"  // CudaFftEngine
+#include "pipeline/plan.hpp" // CudaFftEngine
 #include "stages/types.hpp"
 
 namespace sigstream::py {
@@ -36,7 +36,7 @@ struct Rows {
   const float* x = nullptr;
   std::int64_t rows = 0;
   std::int64_t n = 0;
-  std::int64_t stride = 0;  // floats between rows
+  std::int64_t stride = 0; // floats between rows
 };
 struct OutRows {
   float* y = nullptr;
@@ -50,7 +50,8 @@ struct OutRows {
 [[nodiscard]] CudaFftEngine cuda_fft_engine();
 
 [[nodiscard]] FirMethod resolve_method(FirMethod requested, bool cuda, int taps, std::int64_t n_out,
-                                       std::int64_t rows, CudaFftEngine engine = CudaFftEngine::cufft);
+                                       std::int64_t rows,
+                                       CudaFftEngine engine = CudaFftEngine::cufft);
 
 // CPU: y row r = the mode's output of x row r with taps h (float64, rounded
 // to float32 as the CLI does). Rows run on the shared thread pool when the
@@ -92,12 +93,14 @@ struct Spectrum {
   std::vector<double> psd;
   std::int64_t bins = 0;
 };
-[[nodiscard]] Spectrum spectrum_cpu(const Rows& x, double rate, int nfft, int noverlap, std::string_view window);
+[[nodiscard]] Spectrum spectrum_cpu(const Rows& x, double rate, int nfft, int noverlap,
+                                    std::string_view window);
 
 // Taps as firwin designs them (stages/design): kind lowpass/highpass/
 // bandpass/bandstop, cutoffs in Hz, window "hamming", "kaiser:8.6", ...
-[[nodiscard]] std::vector<double> design(std::string_view kind, const std::vector<double>& cutoff_hz,
-                                         double rate, int taps, std::string_view window);
+[[nodiscard]] std::vector<double> design(std::string_view kind,
+                                         const std::vector<double>& cutoff_hz, double rate,
+                                         int taps, std::string_view window);
 
 #ifdef SIGSTREAM_HAVE_CUDA
 // GPU: the same operations on device memory, enqueued on `stream` (the
@@ -108,10 +111,12 @@ void fir_cuda(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod 
 void resample_cuda(const Rows& x, const Resampler& r, OutRows y, std::uintptr_t stream);
 // Synchronises `stream` (the results are host values).
 [[nodiscard]] std::vector<ChannelMetrics> metrics_cuda(const Rows& y, const float* reference,
-                                                       std::int64_t reference_stride, std::uintptr_t stream);
+                                                       std::int64_t reference_stride,
+                                                       std::uintptr_t stream);
 // Host arrays through the GPU: copies in, computes, copies out (the
 // call's own stream; returns when y is written).
-void fir_cuda_host(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod method, OutRows y);
+void fir_cuda_host(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod method,
+                   OutRows y);
 // The device pointers the last fir_cuda call handed its kernel (tests: the
 // input is read in place).
 struct LastLaunch {
@@ -123,4 +128,4 @@ struct LastLaunch {
 [[nodiscard]] int cuda_device_count();
 #endif
 
-}  // namespace sigstream::py
+} // namespace sigstream::py

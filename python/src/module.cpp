@@ -18,22 +18,22 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <optional>
-#include <utility>
 #include <functional>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "array_ops.hpp"
 #include "core/error.hpp"
 #include "core/version.hpp"
+#include "kernels/cpu/fir_fft.hpp"
 #include "pipeline/batch.hpp"
 #include "pipeline/batch_shard.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/pipeline.hpp"
-#include "kernels/cpu/fir_fft.hpp"
 #ifdef SIGSTREAM_HAVE_CUDA
 #include <cuda_runtime.h>
 
@@ -55,10 +55,12 @@ using ConstArray = nb::ndarray<const float, nb::ndim<2>>;
 using Taps = nb::ndarray<const double, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
 
 std::vector<double> taps_of(const Taps& t) {
-  if (t.shape(0) == 0) throw nb::value_error("taps must not be empty");
+  if (t.shape(0) == 0)
+    throw nb::value_error("taps must not be empty");
   std::vector<double> h(t.data(), t.data() + t.shape(0));
   for (const double v : h)
-    if (!std::isfinite(v)) throw nb::value_error("taps must be finite (found NaN or Inf)");
+    if (!std::isfinite(v))
+      throw nb::value_error("taps must be finite (found NaN or Inf)");
   return h;
 }
 
@@ -67,23 +69,25 @@ std::array<PyObject*, 9> g_error_types{};
 
 enum class Where { cpu, cuda };
 
-template <typename A>
-Where where(const A& a, const char* what) {
-  if (a.device_type() == nb::device::cpu::value) return Where::cpu;
-  if (a.device_type() == nb::device::cuda::value) return Where::cuda;
-  throw nb::value_error((std::string(what) + ": arrays must be in host memory or on a CUDA device").c_str());
+template <typename A> Where where(const A& a, const char* what) {
+  if (a.device_type() == nb::device::cpu::value)
+    return Where::cpu;
+  if (a.device_type() == nb::device::cuda::value)
+    return Where::cuda;
+  throw nb::value_error(
+      (std::string(what) + ": arrays must be in host memory or on a CUDA device").c_str());
 }
 
-template <typename A>
-std::int64_t row_stride(const A& a, const char* what) {
+template <typename A> std::int64_t row_stride(const A& a, const char* what) {
   if (a.shape(1) > 1 && a.stride(1) != 1)
-    throw nb::value_error((std::string(what) + ": samples must be contiguous along the last axis").c_str());
+    throw nb::value_error(
+        (std::string(what) + ": samples must be contiguous along the last axis").c_str());
   return a.shape(0) > 1 ? a.stride(0) : static_cast<std::int64_t>(a.shape(1));
 }
 
 Rows rows_of(const ConstArray& x) {
-  return Rows{x.data(), static_cast<std::int64_t>(x.shape(0)), static_cast<std::int64_t>(x.shape(1)),
-              row_stride(x, "input")};
+  return Rows{x.data(), static_cast<std::int64_t>(x.shape(0)),
+              static_cast<std::int64_t>(x.shape(1)), row_stride(x, "input")};
 }
 
 OutRows out_of(const Array& y, std::int64_t rows, std::int64_t n) {
@@ -100,26 +104,29 @@ void same_device(const ConstArray& x, const Array& y) {
 #ifdef SIGSTREAM_HAVE_CUDA
 // Makes the array's device current for the call, and restores the caller's.
 class DeviceGuard {
- public:
+public:
   explicit DeviceGuard(int device) : device_(device) {
     SIGSTREAM_CUDA_TRY(cudaGetDevice(&previous_));
-    if (device != previous_) SIGSTREAM_CUDA_TRY(cudaSetDevice(device));
+    if (device != previous_)
+      SIGSTREAM_CUDA_TRY(cudaSetDevice(device));
   }
   ~DeviceGuard() {
-    if (device_ != previous_) static_cast<void>(cudaSetDevice(previous_));
+    if (device_ != previous_)
+      static_cast<void>(cudaSetDevice(previous_));
   }
   DeviceGuard(const DeviceGuard&) = delete;
   DeviceGuard& operator=(const DeviceGuard&) = delete;
 
- private:
+private:
   int device_ = 0;
   int previous_ = 0;
 };
 #endif
 
 [[noreturn, maybe_unused]] void no_cuda() {
-  throw Error(ErrorKind::cuda, "this sigstream was built without CUDA (no nvcc at build time): GPU arrays need a "
-                               "build with the CUDA toolkit");
+  throw Error(ErrorKind::cuda,
+              "this sigstream was built without CUDA (no nvcc at build time): GPU arrays need a "
+              "build with the CUDA toolkit");
 }
 
 // Runs cpu() for a host array, else gpu() with the array's device current;
@@ -127,7 +134,8 @@ class DeviceGuard {
 template <typename Cpu, typename Gpu>
 auto compute(Where w, int device, Cpu&& cpu, [[maybe_unused]] Gpu&& gpu) {
   nb::gil_scoped_release release;
-  if (w == Where::cpu) return cpu();
+  if (w == Where::cpu)
+    return cpu();
 #ifdef SIGSTREAM_HAVE_CUDA
   const DeviceGuard guard(device);
   return gpu();
@@ -166,9 +174,12 @@ void fir_device_pointers([[maybe_unused]] std::uintptr_t x, [[maybe_unused]] std
   const std::vector<double> taps = taps_of(t);
   const Mode m = parse_mode(mode);
   const FirMethod fm = parse_method(method);
-  if (rows < 0 || n < 0) throw nb::value_error("fir_device_pointers: bad arguments");
-  if (rows == 0 || fir_shape(m, n, static_cast<int>(taps.size())).n_out == 0) return;  // nothing to compute
-  if (x == 0 || y == 0) throw nb::value_error("fir_device_pointers: null pointer");
+  if (rows < 0 || n < 0)
+    throw nb::value_error("fir_device_pointers: bad arguments");
+  if (rows == 0 || fir_shape(m, n, static_cast<int>(taps.size())).n_out == 0)
+    return; // nothing to compute
+  if (x == 0 || y == 0)
+    throw nb::value_error("fir_device_pointers: null pointer");
   compute(
       Where::cuda, device, [] {},
       [&] {
@@ -196,7 +207,8 @@ void fir_host_on_cuda(const ConstArray& x, const Taps& t, const std::string& mod
 #endif
 }
 
-void resample(const ConstArray& x, const Resampler& r, const Array& y, [[maybe_unused]] std::uintptr_t stream) {
+void resample(const ConstArray& x, const Resampler& r, const Array& y,
+              [[maybe_unused]] std::uintptr_t stream) {
   same_device(x, y);
   const Rows in = rows_of(x);
   const OutRows out = out_of(y, in.rows, resampled_length(r, in.n));
@@ -211,7 +223,8 @@ void resample(const ConstArray& x, const Resampler& r, const Array& y, [[maybe_u
 
 // Per row, SPEC §4's names: energy, rms, peak, mean, nonfinite, and with a
 // reference dot_input and correlation_input; frames.
-nb::dict metrics(const ConstArray& y, std::optional<ConstArray> reference, [[maybe_unused]] std::uintptr_t stream) {
+nb::dict metrics(const ConstArray& y, std::optional<ConstArray> reference,
+                 [[maybe_unused]] std::uintptr_t stream) {
   const Rows in = rows_of(y);
   const float* ref = nullptr;
   std::int64_t ref_stride = 0;
@@ -259,10 +272,12 @@ nb::dict metrics(const ConstArray& y, std::optional<ConstArray> reference, [[may
 }
 
 // Welch's PSD per row of a host array: (freq_hz, psd rows x bins), both float64 NumPy.
-nb::tuple spectrum(const ConstArray& x, double rate, int nfft, int noverlap, const std::string& window) {
+nb::tuple spectrum(const ConstArray& x, double rate, int nfft, int noverlap,
+                   const std::string& window) {
   if (where(x, "spectrum") != Where::cpu)
-    throw nb::type_error("spectrum: takes host (NumPy) arrays in this version; the GPU's Welch is not built yet "
-                         "(move the array to the host first, e.g. x.get() or x.cpu().numpy())");
+    throw nb::type_error(
+        "spectrum: takes host (NumPy) arrays in this version; the GPU's Welch is not built yet "
+        "(move the array to the host first, e.g. x.get() or x.cpu().numpy())");
   const Rows in = rows_of(x);
   Spectrum s;
   {
@@ -280,15 +295,16 @@ nb::tuple spectrum(const ConstArray& x, double rate, int nfft, int noverlap, con
 }
 
 std::function<void(const std::string&)> logger(bool quiet) {
-  if (quiet) return nullptr;
+  if (quiet)
+    return nullptr;
   return [](const std::string& m) {
-    nb::gil_scoped_acquire acquire;  // sys.stderr may be redirected (pytest, notebooks)
+    nb::gil_scoped_acquire acquire; // sys.stderr may be redirected (pytest, notebooks)
     nb::module_::import_("sys").attr("stderr").attr("write")("sigstream: " + m + "\n");
   };
 }
 
-std::string run(const std::string& yaml, const std::string& origin, const std::vector<std::string>& overrides,
-                bool verify, bool quiet) {
+std::string run(const std::string& yaml, const std::string& origin,
+                const std::vector<std::string>& overrides, bool verify, bool quiet) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::run);
   RunOptions o;
   o.verify = verify;
@@ -298,7 +314,8 @@ std::string run(const std::string& yaml, const std::string& origin, const std::v
   const RunReport report = run_pipeline(config, o);
   if (report.verification.ran && !report.verification.passed)
     throw Error(ErrorKind::verification, "verification failed: relative L2 error " +
-                                             std::to_string(report.verification.rel_l2_error) + " above " +
+                                             std::to_string(report.verification.rel_l2_error) +
+                                             " above " +
                                              std::to_string(report.verification.tolerance));
   return stats_json(report);
 }
@@ -317,7 +334,8 @@ BatchOptions batch_options(bool force, bool verify, bool quiet, const std::strin
 }
 
 // run_batch without the GIL, and the fingerprint its summary is written with.
-std::pair<BatchSummary, std::string> run_batch_released(const Config& config, const BatchOptions& bo) {
+std::pair<BatchSummary, std::string> run_batch_released(const Config& config,
+                                                        const BatchOptions& bo) {
   nb::gil_scoped_release release;
   BatchSummary summary = run_batch(config, bo);
   std::string fingerprint = batch_config_fingerprint(config, summary.backend);
@@ -325,9 +343,11 @@ std::pair<BatchSummary, std::string> run_batch_released(const Config& config, co
 }
 
 std::tuple<std::string, int> batch(const std::string& yaml, const std::string& origin,
-                                   const std::vector<std::string>& overrides, const std::vector<std::string>& inputs,
-                                   std::optional<std::string> out_dir, std::optional<bool> keep_going, bool force,
-                                   bool verify, bool quiet, const std::string& summary_json) {
+                                   const std::vector<std::string>& overrides,
+                                   const std::vector<std::string>& inputs,
+                                   std::optional<std::string> out_dir,
+                                   std::optional<bool> keep_going, bool force, bool verify,
+                                   bool quiet, const std::string& summary_json) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   // Failures are reported even when quiet, as in the CLI.
   BatchOptions bo = batch_options(force, verify, quiet, origin, logger(false));
@@ -349,13 +369,16 @@ using json = nlohmann::ordered_json;
 
 // The batch's whole sorted list, as the CLI plans it (inputs expanded, or the
 // `--inputs-from` list `list_text`), with every path each file writes.
-std::string batch_plan(const std::string& yaml, const std::string& origin, const std::vector<std::string>& overrides,
+std::string batch_plan(const std::string& yaml, const std::string& origin,
+                       const std::vector<std::string>& overrides,
                        const std::vector<std::string>& inputs, std::optional<std::string> list_text,
-                       const std::string& list_origin, std::optional<std::string> out_dir, bool quiet) {
+                       const std::string& list_origin, std::optional<std::string> out_dir,
+                       bool quiet) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   BatchOptions bo;
   bo.extra_inputs = inputs;
-  if (list_text) bo.items = read_batch_input_list(config, *list_text, list_origin);
+  if (list_text)
+    bo.items = read_batch_input_list(config, *list_text, list_origin);
   const std::string dir = out_dir.value_or(config.batch.out_dir);
   const std::vector<BatchItem> items = [&] {
     const auto log = logger(quiet);
@@ -385,12 +408,15 @@ std::string batch_plan(const std::string& yaml, const std::string& origin, const
 std::vector<BatchItem> items_of(const std::string& items_json) {
   const json j = json::parse(items_json, nullptr, false);
   if (j.is_discarded() || !j.is_array() || j.empty())
-    throw nb::value_error("batch_items: expected a non-empty JSON array of items (from batch_plan)");
+    throw nb::value_error(
+        "batch_items: expected a non-empty JSON array of items (from batch_plan)");
   std::vector<BatchItem> items;
   for (const json& e : j) {
-    if (!e.is_object() || !e.contains("input") || !e["input"].is_string() || !e.contains("stats_json") ||
-        !e["stats_json"].is_string() || e["stats_json"].get<std::string>().empty())
-      throw nb::value_error("batch_items: an item needs 'input' and 'stats_json' (from batch_plan)");
+    if (!e.is_object() || !e.contains("input") || !e["input"].is_string() ||
+        !e.contains("stats_json") || !e["stats_json"].is_string() ||
+        e["stats_json"].get<std::string>().empty())
+      throw nb::value_error(
+          "batch_items: an item needs 'input' and 'stats_json' (from batch_plan)");
     BatchItem it;
     it.input = e["input"].get<std::string>();
     it.subdir = e.value("subdir", std::string());
@@ -406,9 +432,10 @@ std::vector<BatchItem> items_of(const std::string& items_json) {
 // every file, keep going, no summary file; the summary JSON comes back. A bad
 // file is a "failed" entry in it; a bad config raises ConfigError.
 std::string batch_items_run(const std::string& yaml, const std::string& origin,
-                            const std::vector<std::string>& overrides, const std::string& items_json,
-                            const std::string& out_dir, bool force, bool verify, int files_per_device,
-                            const std::string& config_path, bool quiet) {
+                            const std::vector<std::string>& overrides,
+                            const std::string& items_json, const std::string& out_dir, bool force,
+                            bool verify, int files_per_device, const std::string& config_path,
+                            bool quiet) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   BatchOptions bo = batch_options(force, verify, quiet, config_path, logger(quiet));
   bo.items = items_of(items_json);
@@ -438,7 +465,8 @@ std::string merge_summaries(const std::vector<std::string>& texts, const std::st
     json workers = json::parse(*workers_json, nullptr, false);
     if (workers.is_discarded() || !workers.is_array())
       throw nb::value_error("merge_summaries: workers must be a JSON array");
-    // Each device's workers are the cluster's workers on it (the tasks' summaries count a task as one).
+    // Each device's workers are the cluster's workers on it (the tasks' summaries count a task as
+    // one).
     for (json& d : j["devices"]) {
       int n = 0;
       for (const json& w : workers)
@@ -468,8 +496,8 @@ std::string write_summary(const std::string& summary_json, const std::string& pa
   return csv_path.string();
 }
 
-}  // namespace
-}  // namespace sigstream::py
+} // namespace
+} // namespace sigstream::py
 
 NB_MODULE(_core, m) {
   using namespace sigstream;
@@ -483,7 +511,8 @@ NB_MODULE(_core, m) {
   m.def("cuda_device_count", &cuda_device_count);
   m.def("last_cuda_launch", [] {
     const LastLaunch l = last_cuda_launch();
-    return std::make_tuple(reinterpret_cast<std::uintptr_t>(l.x), reinterpret_cast<std::uintptr_t>(l.y), l.method);
+    return std::make_tuple(reinterpret_cast<std::uintptr_t>(l.x),
+                           reinterpret_cast<std::uintptr_t>(l.y), l.method);
   });
 #else
   m.attr("has_cuda") = false;
@@ -493,13 +522,18 @@ NB_MODULE(_core, m) {
   m.def("set_error_types", [](nb::dict types) {
     // kind name -> class; kept for the life of the process.
     const std::pair<const char*, ErrorKind> kinds[] = {
-        {"config", ErrorKind::config}, {"invalid_argument", ErrorKind::invalid_argument},
-        {"io", ErrorKind::io},         {"cuda", ErrorKind::cuda},
-        {"verification", ErrorKind::verification}, {"interrupted", ErrorKind::interrupted},
-        {"output_closed", ErrorKind::output_closed}, {"internal", ErrorKind::internal},
+        {"config", ErrorKind::config},
+        {"invalid_argument", ErrorKind::invalid_argument},
+        {"io", ErrorKind::io},
+        {"cuda", ErrorKind::cuda},
+        {"verification", ErrorKind::verification},
+        {"interrupted", ErrorKind::interrupted},
+        {"output_closed", ErrorKind::output_closed},
+        {"internal", ErrorKind::internal},
         {"cuda_memory", ErrorKind::cuda_memory}};
     for (const auto& [name, kind] : kinds) {
-      if (!types.contains(name)) continue;
+      if (!types.contains(name))
+        continue;
       nb::object t = types[name];
       PyObject*& slot = g_error_types[static_cast<std::size_t>(kind)];
       Py_XDECREF(slot);
@@ -520,18 +554,22 @@ NB_MODULE(_core, m) {
   m.def("fir_length", [](const std::string& mode, std::int64_t n, int taps) {
     return fir_shape(parse_mode(mode), n, taps).n_out;
   });
-  m.def("resolve_method", [](const std::string& method, bool cuda, int taps, std::int64_t n_out, std::int64_t rows) {
-    CudaFftEngine engine = CudaFftEngine::cufft;
+  m.def("resolve_method",
+        [](const std::string& method, bool cuda, int taps, std::int64_t n_out, std::int64_t rows) {
+          CudaFftEngine engine = CudaFftEngine::cufft;
 #ifdef SIGSTREAM_HAVE_CUDA
-    if (cuda) engine = cuda_fft_engine();
+          if (cuda)
+            engine = cuda_fft_engine();
 #endif
-    return std::string(to_string(resolve_method(parse_method(method), cuda, taps, n_out, rows, engine)));
-  });
-  m.def("fir", &fir, "x"_a.noconvert(), "taps"_a.noconvert(), "mode"_a, "method"_a, "out"_a.noconvert(), "stream"_a);
-  m.def("fir_device_pointers", &fir_device_pointers, "x"_a, "rows"_a, "n"_a, "x_stride"_a, "y"_a, "y_stride"_a,
-        "device"_a, "taps"_a.noconvert(), "mode"_a, "method"_a, "stream"_a);
-  m.def("fir_host_on_cuda", &fir_host_on_cuda, "x"_a.noconvert(), "taps"_a.noconvert(), "mode"_a, "method"_a,
-        "out"_a.noconvert());
+          return std::string(
+              to_string(resolve_method(parse_method(method), cuda, taps, n_out, rows, engine)));
+        });
+  m.def("fir", &fir, "x"_a.noconvert(), "taps"_a.noconvert(), "mode"_a, "method"_a,
+        "out"_a.noconvert(), "stream"_a);
+  m.def("fir_device_pointers", &fir_device_pointers, "x"_a, "rows"_a, "n"_a, "x_stride"_a, "y"_a,
+        "y_stride"_a, "device"_a, "taps"_a.noconvert(), "mode"_a, "method"_a, "stream"_a);
+  m.def("fir_host_on_cuda", &fir_host_on_cuda, "x"_a.noconvert(), "taps"_a.noconvert(), "mode"_a,
+        "method"_a, "out"_a.noconvert());
 
   nb::class_<Resampler>(m, "Resampler")
       .def(nb::new_([](std::int64_t up, std::int64_t down, int half, const std::string& window) {
@@ -545,12 +583,13 @@ NB_MODULE(_core, m) {
   m.def("resample", &resample, "x"_a.noconvert(), "resampler"_a, "out"_a.noconvert(), "stream"_a);
   m.def("metrics", &metrics, "x"_a.noconvert(), "reference"_a.noconvert().none(), "stream"_a);
   m.def("run", &run, "yaml"_a, "origin"_a, "overrides"_a, "verify"_a, "quiet"_a);
-  m.def("batch", &batch, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a, "out_dir"_a.none(), "keep_going"_a.none(),
-        "force"_a, "verify"_a, "quiet"_a, "summary_json"_a = "");
-  m.def("batch_plan", &batch_plan, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a, "list_text"_a.none(),
-        "list_origin"_a, "out_dir"_a.none(), "quiet"_a);
-  m.def("batch_items", &batch_items_run, "yaml"_a, "origin"_a, "overrides"_a, "items_json"_a, "out_dir"_a, "force"_a,
-        "verify"_a, "files_per_device"_a, "config_path"_a, "quiet"_a);
-  m.def("merge_summaries", &merge_summaries, "texts"_a, "out_dir"_a, "wall_s"_a.none(), "workers_json"_a.none());
+  m.def("batch", &batch, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a, "out_dir"_a.none(),
+        "keep_going"_a.none(), "force"_a, "verify"_a, "quiet"_a, "summary_json"_a = "");
+  m.def("batch_plan", &batch_plan, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a,
+        "list_text"_a.none(), "list_origin"_a, "out_dir"_a.none(), "quiet"_a);
+  m.def("batch_items", &batch_items_run, "yaml"_a, "origin"_a, "overrides"_a, "items_json"_a,
+        "out_dir"_a, "force"_a, "verify"_a, "files_per_device"_a, "config_path"_a, "quiet"_a);
+  m.def("merge_summaries", &merge_summaries, "texts"_a, "out_dir"_a, "wall_s"_a.none(),
+        "workers_json"_a.none());
   m.def("write_summary", &write_summary, "summary_json"_a, "path"_a);
 }

@@ -13,7 +13,7 @@
 namespace sigstream {
 
 class BlockConvolver {
- public:
+public:
   virtual ~BlockConvolver() = default;
   [[nodiscard]] virtual bool on_gpu() const noexcept { return false; }
   // Samples of each channel per process() call.
@@ -32,13 +32,13 @@ class BlockConvolver {
 // The GPU one, on `device` (stages/fir/cuda_live.cu; only in CUDA
 // builds): the step captured once as a CUDA graph, pinned host buffers.
 // Throws Error(cuda) when the device cannot be used.
-std::unique_ptr<BlockConvolver> make_cuda_block_convolver(const float* taps, int count, int channels, int block,
-                                                          int device);
+std::unique_ptr<BlockConvolver> make_cuda_block_convolver(const float* taps, int count,
+                                                          int channels, int block, int device);
 
 // The fir stage's live kernel (stages/fir/live.cpp): its partitioned
 // convolver, or none (direct).
 class FirLiveKernel final : public LiveKernel {
- public:
+public:
   FirLiveKernel(std::string note, std::unique_ptr<BlockConvolver> partitioned)
       : note_(std::move(note)), partitioned_(std::move(partitioned)) {}
   [[nodiscard]] std::string describe() const override {
@@ -50,13 +50,15 @@ class FirLiveKernel final : public LiveKernel {
   [[nodiscard]] std::optional<FirMethod> method() const override {
     return partitioned_ ? FirMethod::fft : FirMethod::direct;
   }
-  [[nodiscard]] bool on_gpu() const noexcept override { return partitioned_ && partitioned_->on_gpu(); }
+  [[nodiscard]] bool on_gpu() const noexcept override {
+    return partitioned_ && partitioned_->on_gpu();
+  }
   [[nodiscard]] BlockConvolver* partitioned() const noexcept { return partitioned_.get(); }
   [[nodiscard]] std::string last_step() const override {
     return partitioned_ ? partitioned_->last_step() : std::string();
   }
 
- private:
+private:
   std::string note_;
   std::unique_ptr<BlockConvolver> partitioned_;
 };
@@ -64,4 +66,4 @@ class FirLiveKernel final : public LiveKernel {
 // "fir 'lp' (4095 taps): " for a kernel's note.
 [[nodiscard]] std::string fir_live_note(const std::string& name, std::size_t taps);
 
-}  // namespace sigstream
+} // namespace sigstream

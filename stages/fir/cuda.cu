@@ -19,13 +19,15 @@ namespace {
 namespace kc = kernels::cuda;
 
 class DirectStep final : public CudaStageStep {
- public:
-  explicit DirectStep(const PlannedStage& st) : stage_(st), d_taps_(st.as<FirPlan>().taps_f32.size()) {
+public:
+  explicit DirectStep(const PlannedStage& st)
+      : stage_(st), d_taps_(st.as<FirPlan>().taps_f32.size()) {
     // A pageable cudaMemcpy may return before its DMA lands, and the lanes'
     // non-blocking streams do not wait for the legacy stream: copy on a
     // stream of ours and wait for it (once, here).
     const kc::Stream upload = kc::Stream::create();
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.as<FirPlan>().taps_f32.data(), st.as<FirPlan>().taps_f32.size() * sizeof(float),
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.as<FirPlan>().taps_f32.data(),
+                                       st.as<FirPlan>().taps_f32.size() * sizeof(float),
                                        cudaMemcpyHostToDevice, upload.get()));
     upload.synchronize();
   }
@@ -35,47 +37,55 @@ class DirectStep final : public CudaStageStep {
   }
   // The direct kernel's arithmetic is the same for any call length.
   [[nodiscard]] bool serves(const CudaStepShape& /*shape*/) const override { return true; }
-  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
-           std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
+           std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int channels,
+           cudaStream_t stream) override {
     kc::fir_direct(d_x + (y_first - stage_.lookback - x_first), n, d_taps_.data(),
-                   static_cast<int>(stage_.as<FirPlan>().taps_f32.size()), d_y, channels, x_stride, y_stride, stream);
+                   static_cast<int>(stage_.as<FirPlan>().taps_f32.size()), d_y, channels, x_stride,
+                   y_stride, stream);
   }
 
- private:
+private:
   const PlannedStage& stage_;
   kc::DeviceBuffer<float> d_taps_;
 };
 
 class FftStep final : public CudaStageStep {
- public:
+public:
   FftStep(const PlannedStage& st, const CudaStepShape& shape)
       : stage_(st),
-        fft_(st.as<FirPlan>().taps_f32.data(), static_cast<int>(st.as<FirPlan>().taps_f32.size()), shape.max_n, shape.channels) {}
+        fft_(st.as<FirPlan>().taps_f32.data(), static_cast<int>(st.as<FirPlan>().taps_f32.size()),
+             shape.max_n, shape.channels) {}
   // The FFT length follows the longest call: the same length, or no.
   [[nodiscard]] bool serves(const CudaStepShape& shape) const override {
     return fft_.serves(shape.max_n, shape.channels);
   }
-  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
-           std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
-    fft_.run(d_x + (y_first - stage_.lookback - x_first), n, d_y, channels, x_stride, y_stride, stream);
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
+           std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int channels,
+           cudaStream_t stream) override {
+    fft_.run(d_x + (y_first - stage_.lookback - x_first), n, d_y, channels, x_stride, y_stride,
+             stream);
   }
   [[nodiscard]] std::string describe() const override {
     std::ostringstream o;
-    o << "stage '" << stage_.name << "' (" << stage_.as<FirPlan>().taps_f32.size() << " taps): " << fft_.describe()
-      << " per lane";
+    o << "stage '" << stage_.name << "' (" << stage_.as<FirPlan>().taps_f32.size()
+      << " taps): " << fft_.describe() << " per lane";
     return o.str();
   }
 
- private:
+private:
   const PlannedStage& stage_;
   kc::FftFir fft_;
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<CudaStageStep> make_fir_cuda_step(const PlannedStage& st, const CudaStepShape& shape) {
-  if (st.as<FirPlan>().taps_f32.empty()) throw Error(ErrorKind::invalid_argument, "stage '" + st.name + "' has no taps");
-  if (st.as<FirPlan>().method != FirMethod::fft) return std::make_unique<DirectStep>(st);
+std::unique_ptr<CudaStageStep> make_fir_cuda_step(const PlannedStage& st,
+                                                  const CudaStepShape& shape) {
+  if (st.as<FirPlan>().taps_f32.empty())
+    throw Error(ErrorKind::invalid_argument, "stage '" + st.name + "' has no taps");
+  if (st.as<FirPlan>().method != FirMethod::fft)
+    return std::make_unique<DirectStep>(st);
   try {
     return std::make_unique<FftStep>(st, shape);
   } catch (const Error& e) {
@@ -83,4 +93,4 @@ std::unique_ptr<CudaStageStep> make_fir_cuda_step(const PlannedStage& st, const 
   }
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -32,13 +32,15 @@ namespace kc = kernels::cuda;
 
 // An instantiated graph, destroyed with its graph.
 class GraphExec {
- public:
+public:
   GraphExec() = default;
   GraphExec(const GraphExec&) = delete;
   GraphExec& operator=(const GraphExec&) = delete;
   ~GraphExec() {
-    if (exec_ != nullptr) static_cast<void>(cudaGraphExecDestroy(exec_));
-    if (graph_ != nullptr) static_cast<void>(cudaGraphDestroy(graph_));
+    if (exec_ != nullptr)
+      static_cast<void>(cudaGraphExecDestroy(exec_));
+    if (graph_ != nullptr)
+      static_cast<void>(cudaGraphDestroy(graph_));
   }
   // Ends the capture on `stream` and instantiates what it recorded.
   void end_capture(cudaStream_t stream) {
@@ -47,15 +49,16 @@ class GraphExec {
   }
   void launch(cudaStream_t stream) const { SIGSTREAM_CUDA_TRY(cudaGraphLaunch(exec_, stream)); }
 
- private:
+private:
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
 };
 
 class CudaBlockConvolver final : public BlockConvolver {
- public:
+public:
   CudaBlockConvolver(const float* taps, int count, int channels, int block, int device)
-      : channels_(channels), block_(block), partitions_((count + block - 1) / block), device_(device) {
+      : channels_(channels), block_(block), partitions_((count + block - 1) / block),
+        device_(device) {
     SIGSTREAM_CUDA_TRY(cudaSetDevice(device));
     const auto ch = static_cast<std::size_t>(channels);
     const auto P = static_cast<std::size_t>(block);
@@ -69,34 +72,38 @@ class CudaBlockConvolver final : public BlockConvolver {
     d_prev_ = kc::DeviceBuffer<float>(ch * P);
     d_y_ = kc::DeviceBuffer<float>(ch * P);
     d_fdl_ = kc::DeviceBuffer<float>(static_cast<std::size_t>(partitions_) * ch * bins2);
-    d_partial_ = kc::DeviceBuffer<float>(ch * static_cast<std::size_t>(kc::partitioned_splits(partitions_)) * bins2);
+    d_partial_ = kc::DeviceBuffer<float>(
+        ch * static_cast<std::size_t>(kc::partitioned_splits(partitions_)) * bins2);
     d_head_ = kc::DeviceBuffer<int>(1);
     h_in_ = kc::PinnedBuffer<float>(ch * P);
     h_out_ = kc::PinnedBuffer<float>(ch * P);
     const cudaStream_t s = stream_.get();
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_spectra_.data(), spectra.data(), spectra.size() * sizeof(float),
-                                       cudaMemcpyHostToDevice, s));
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_twiddle_.data(), twiddles.data(), twiddles.size() * sizeof(float),
-                                       cudaMemcpyHostToDevice, s));
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_spectra_.data(), spectra.data(),
+                                       spectra.size() * sizeof(float), cudaMemcpyHostToDevice, s));
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_twiddle_.data(), twiddles.data(),
+                                       twiddles.size() * sizeof(float), cudaMemcpyHostToDevice, s));
     SIGSTREAM_CUDA_TRY(cudaMemsetAsync(d_prev_.data(), 0, d_prev_.bytes(), s));
     SIGSTREAM_CUDA_TRY(cudaMemsetAsync(d_fdl_.data(), 0, d_fdl_.bytes(), s));
     SIGSTREAM_CUDA_TRY(cudaMemsetAsync(d_head_.data(), 0, d_head_.bytes(), s));
-    stream_.synchronize();  // the host vectors above go away
+    stream_.synchronize(); // the host vectors above go away
 
     SIGSTREAM_CUDA_TRY(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     try {
-      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_new_.data(), h_in_.data(), h_in_.bytes(), cudaMemcpyHostToDevice, s));
-      kc::partitioned_forward(d_new_.data(), d_prev_.data(), channels, block, d_fdl_.data(), d_head_.data(),
-                              d_twiddle_.data(), s);
-      kc::partitioned_mac(d_fdl_.data(), d_spectra_.data(), d_head_.data(), channels, block, partitions_,
-                          d_partial_.data(), s);
-      kc::partitioned_inverse(d_partial_.data(), channels, block, partitions_, d_twiddle_.data(), d_y_.data(),
-                              d_head_.data(), s);
-      SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(h_out_.data(), d_y_.data(), h_out_.bytes(), cudaMemcpyDeviceToHost, s));
+      SIGSTREAM_CUDA_TRY(
+          cudaMemcpyAsync(d_new_.data(), h_in_.data(), h_in_.bytes(), cudaMemcpyHostToDevice, s));
+      kc::partitioned_forward(d_new_.data(), d_prev_.data(), channels, block, d_fdl_.data(),
+                              d_head_.data(), d_twiddle_.data(), s);
+      kc::partitioned_mac(d_fdl_.data(), d_spectra_.data(), d_head_.data(), channels, block,
+                          partitions_, d_partial_.data(), s);
+      kc::partitioned_inverse(d_partial_.data(), channels, block, partitions_, d_twiddle_.data(),
+                              d_y_.data(), d_head_.data(), s);
+      SIGSTREAM_CUDA_TRY(
+          cudaMemcpyAsync(h_out_.data(), d_y_.data(), h_out_.bytes(), cudaMemcpyDeviceToHost, s));
     } catch (...) {
       cudaGraph_t broken = nullptr;
       static_cast<void>(cudaStreamEndCapture(s, &broken));
-      if (broken != nullptr) static_cast<void>(cudaGraphDestroy(broken));
+      if (broken != nullptr)
+        static_cast<void>(cudaGraphDestroy(broken));
       throw;
     }
     graph_.end_capture(s);
@@ -115,30 +122,35 @@ class CudaBlockConvolver final : public BlockConvolver {
   void process(const float* const* x, float* const* y) override {
     const auto P = static_cast<std::size_t>(block_);
     mark(0);
-    for (int c = 0; c < channels_; ++c) std::memcpy(h_in_.data() + c * P, x[c], P * sizeof(float));
+    for (int c = 0; c < channels_; ++c)
+      std::memcpy(h_in_.data() + c * P, x[c], P * sizeof(float));
     mark(1);
     graph_.launch(stream_.get());
     mark(2);
     stream_.synchronize();
     mark(3);
-    for (int c = 0; c < channels_; ++c) std::memcpy(y[c], h_out_.data() + c * P, P * sizeof(float));
+    for (int c = 0; c < channels_; ++c)
+      std::memcpy(y[c], h_out_.data() + c * P, P * sizeof(float));
     mark(4);
   }
 
   // "gpu step: copy in 0.010, launch 0.020, wait 0.300, copy out 0.010 ms" (host
   // clock only: it makes no CUDA call, so it cannot disturb the error state).
   [[nodiscard]] std::string last_step() const override {
-    if (!tracing_) return {};
-    auto ms = [&](int a, int b) { return std::chrono::duration<double, std::milli>(marks_[b] - marks_[a]).count(); };
+    if (!tracing_)
+      return {};
+    auto ms = [&](int a, int b) {
+      return std::chrono::duration<double, std::milli>(marks_[b] - marks_[a]).count();
+    };
     std::ostringstream o;
     o.setf(std::ios::fixed);
     o.precision(3);
-    o << "gpu step: copy in " << ms(0, 1) << ", launch " << ms(1, 2) << ", wait " << ms(2, 3) << ", copy out "
-      << ms(3, 4) << " ms";
+    o << "gpu step: copy in " << ms(0, 1) << ", launch " << ms(1, 2) << ", wait " << ms(2, 3)
+      << ", copy out " << ms(3, 4) << " ms";
     return o.str();
   }
 
- private:
+private:
   int channels_, block_, partitions_, device_;
   kc::Stream stream_;
   kc::DeviceBuffer<float> d_spectra_, d_twiddle_, d_new_, d_prev_, d_y_, d_fdl_, d_partial_;
@@ -147,25 +159,29 @@ class CudaBlockConvolver final : public BlockConvolver {
   GraphExec graph_;
   using Clock = std::chrono::steady_clock;
   void mark(std::size_t i) {
-    if (tracing_) marks_[i] = Clock::now();
+    if (tracing_)
+      marks_[i] = Clock::now();
   }
-  bool tracing_ = trace_on();  // SIGSTREAM_TRACE: the step's parts for last_step()
+  bool tracing_ = trace_on(); // SIGSTREAM_TRACE: the step's parts for last_step()
   std::array<Clock::time_point, 5> marks_{};
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<BlockConvolver> make_cuda_block_convolver(const float* taps, int count, int channels, int block,
-                                                          int device) {
+std::unique_ptr<BlockConvolver> make_cuda_block_convolver(const float* taps, int count,
+                                                          int channels, int block, int device) {
   return std::make_unique<CudaBlockConvolver>(taps, count, channels, block, device);
 }
 
 // Every FIR stage runs partitioned on the GPU (blocks of at most 4096).
-std::unique_ptr<LiveKernel> make_fir_cuda_live_kernel(const PlannedStage& st, const LiveContext& context) {
+std::unique_ptr<LiveKernel> make_fir_cuda_live_kernel(const PlannedStage& st,
+                                                      const LiveContext& context) {
   return std::make_unique<FirLiveKernel>(
       fir_live_note(st.name, st.as<FirPlan>().taps_f32.size()),
-      make_cuda_block_convolver(st.as<FirPlan>().taps_f32.data(), static_cast<int>(st.as<FirPlan>().taps_f32.size()), context.channels,
-                                static_cast<int>(std::min<std::int64_t>(context.block, 4096)), context.device));
+      make_cuda_block_convolver(
+          st.as<FirPlan>().taps_f32.data(), static_cast<int>(st.as<FirPlan>().taps_f32.size()),
+          context.channels, static_cast<int>(std::min<std::int64_t>(context.block, 4096)),
+          context.device));
 }
 
-}  // namespace sigstream
+} // namespace sigstream

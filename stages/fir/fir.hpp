@@ -39,12 +39,13 @@ StatFields fir_stats(const StageReport& stage);
 std::optional<kernels::cpu::FilterResponse> fir_response(const PlannedStage& stage, double rate_in);
 // mode, method, then the design, the taps file or the inline taps (a batch's fingerprint).
 void fir_facts(const StageSpec& spec, std::ostream& out);
-std::vector<std::string> fir_files(const StageSpec& spec);  // its taps file, if any
+std::vector<std::string> fir_files(const StageSpec& spec); // its taps file, if any
 
 // Live mode (stages/fir/live.cpp): the kernel on the CPU (direct or
 // partitioned) and the running convolution over it.
-std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& stage, const LiveContext& context);
-std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& stage, LiveKernel* kernel, int channels,
-                                         std::int64_t phase);
+std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& stage,
+                                                 const LiveContext& context);
+std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& stage, LiveKernel* kernel,
+                                         int channels, std::int64_t phase);
 
-}  // namespace sigstream
+} // namespace sigstream

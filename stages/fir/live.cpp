@@ -19,28 +19,37 @@ namespace sigstream {
 
 namespace {
 
-void append(std::vector<float>& to, const float* p, std::int64_t n) { to.insert(to.end(), p, p + n); }
+void append(std::vector<float>& to, const float* p, std::int64_t n) {
+  to.insert(to.end(), p, p + n);
+}
 void drop_front(std::vector<float>& v, std::int64_t n) {
-  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min<std::int64_t>(n, static_cast<std::int64_t>(v.size()))));
+  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min<std::int64_t>(
+                                     n, static_cast<std::int64_t>(v.size()))));
 }
 
 // The CPU's partitioned step: one PartitionedFir, a state per channel.
 class CpuBlockConvolver final : public BlockConvolver {
- public:
-  CpuBlockConvolver(const float* taps, int count, int channels, int block) : fir_(taps, count, block) {
-    for (int c = 0; c < channels; ++c) states_.push_back(fir_.make_state());
+public:
+  CpuBlockConvolver(const float* taps, int count, int channels, int block)
+      : fir_(taps, count, block) {
+    for (int c = 0; c < channels; ++c)
+      states_.push_back(fir_.make_state());
   }
   [[nodiscard]] int block() const noexcept override { return fir_.block(); }
   [[nodiscard]] int partitions() const noexcept override { return fir_.partitions(); }
   [[nodiscard]] std::string describe() const override {
-    return "partitioned, " + std::to_string(fir_.partitions()) + " partitions of " + std::to_string(fir_.block());
+    return "partitioned, " + std::to_string(fir_.partitions()) + " partitions of " +
+           std::to_string(fir_.block());
   }
   void process(const float* const* x, float* const* y) override {
-    for (std::size_t c = 0; c < states_.size(); ++c) fir_.process(states_[c], x[c], y[c]);
+    for (std::size_t c = 0; c < states_.size(); ++c)
+      fir_.process(states_[c], x[c], y[c]);
   }
-  [[nodiscard]] double block_cost_ns() const noexcept { return fir_.block_cost_ns() * static_cast<double>(states_.size()); }
+  [[nodiscard]] double block_cost_ns() const noexcept {
+    return fir_.block_cost_ns() * static_cast<double>(states_.size());
+  }
 
- private:
+private:
   kernels::cpu::PartitionedFir fir_;
   std::vector<kernels::cpu::PartitionedFir::State> states_;
 };
@@ -53,7 +62,7 @@ class CpuBlockConvolver final : public BlockConvolver {
 // a `same` stage) is primed with zeros so its blocks end where the steps do,
 // and as many outputs are dropped.
 class FirOp final : public LiveOp {
- public:
+public:
   FirOp(const PlannedStage& st, int channels, BlockConvolver* partitioned, std::int64_t phase)
       : taps_(st.as<FirPlan>().taps_f32), channels_(channels), fir_(partitioned) {
     const auto k = static_cast<std::int64_t>(taps_.size());
@@ -65,14 +74,17 @@ class FirOp final : public LiveOp {
       const std::int64_t p = fir_->block();
       const std::int64_t prime = ((phase % p) + p) % p;
       drop_ += prime;
-      fifo_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(prime), 0.0f));
-      out_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(p), 0.0f));
+      fifo_.assign(static_cast<std::size_t>(channels),
+                   std::vector<float>(static_cast<std::size_t>(prime), 0.0f));
+      out_.assign(static_cast<std::size_t>(channels),
+                  std::vector<float>(static_cast<std::size_t>(p), 0.0f));
       for (int c = 0; c < channels; ++c) {
         x_ptrs_.push_back(nullptr);
         y_ptrs_.push_back(out_[static_cast<std::size_t>(c)].data());
       }
     } else {
-      history_.assign(static_cast<std::size_t>(channels), std::vector<float>(static_cast<std::size_t>(k - 1), 0.0f));
+      history_.assign(static_cast<std::size_t>(channels),
+                      std::vector<float>(static_cast<std::size_t>(k - 1), 0.0f));
     }
   }
 
@@ -87,7 +99,8 @@ class FirOp final : public LiveOp {
     // for the partitioned kernel enough to complete the last block.
     std::int64_t zeros = tail_ + (fir_ != nullptr ? fir_->block() : 0);
     const std::int64_t step = 4096;
-    LivePlanes z(static_cast<std::size_t>(channels_), std::vector<float>(static_cast<std::size_t>(step), 0.0f));
+    LivePlanes z(static_cast<std::size_t>(channels_),
+                 std::vector<float>(static_cast<std::size_t>(step), 0.0f));
     while (zeros > 0 && emitted_ < limit_) {
       const std::int64_t n = std::min(zeros, step);
       run(z, n, out);
@@ -95,7 +108,7 @@ class FirOp final : public LiveOp {
     }
   }
 
- private:
+private:
   void run(const LivePlanes& in, std::int64_t n, LivePlanes& out) {
     const auto k = static_cast<std::int64_t>(taps_.size());
     if (fir_ == nullptr) {
@@ -112,9 +125,11 @@ class FirOp final : public LiveOp {
       return;
     }
     const std::int64_t p = fir_->block();
-    for (int c = 0; c < channels_; ++c) append(fifo_[static_cast<std::size_t>(c)], in[static_cast<std::size_t>(c)].data(), n);
+    for (int c = 0; c < channels_; ++c)
+      append(fifo_[static_cast<std::size_t>(c)], in[static_cast<std::size_t>(c)].data(), n);
     while (static_cast<std::int64_t>(fifo_[0].size()) >= p) {
-      for (int c = 0; c < channels_; ++c) x_ptrs_[static_cast<std::size_t>(c)] = fifo_[static_cast<std::size_t>(c)].data();
+      for (int c = 0; c < channels_; ++c)
+        x_ptrs_[static_cast<std::size_t>(c)] = fifo_[static_cast<std::size_t>(c)].data();
       fir_->process(x_ptrs_.data(), y_ptrs_.data());
       for (int c = 0; c < channels_; ++c) {
         drop_front(fifo_[static_cast<std::size_t>(c)], p);
@@ -151,7 +166,7 @@ class FirOp final : public LiveOp {
   std::vector<float> buf_, y_;
 };
 
-}  // namespace
+} // namespace
 
 std::string fir_live_note(const std::string& name, std::size_t taps) {
   return "fir '" + name + "' (" + std::to_string(taps) + " taps): ";
@@ -159,24 +174,30 @@ std::string fir_live_note(const std::string& name, std::size_t taps) {
 
 // On the CPU: direct or partitioned as asked; `auto` partitioned where that
 // is cheaper. (On a GPU: stages/fir/cuda_live.cu.)
-std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& st, const LiveContext& context) {
+std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& st,
+                                                 const LiveContext& context) {
   const auto taps = static_cast<int>(st.as<FirPlan>().taps_f32.size());
   std::unique_ptr<BlockConvolver> partitioned;
   {
-    bool part = st.as<FirPlan>().requested == FirMethod::fft && kernels::cpu::PartitionedFir::available();
-    if (st.as<FirPlan>().requested == FirMethod::automatic && kernels::cpu::PartitionedFir::available()) {
+    bool part =
+        st.as<FirPlan>().requested == FirMethod::fft && kernels::cpu::PartitionedFir::available();
+    if (st.as<FirPlan>().requested == FirMethod::automatic &&
+        kernels::cpu::PartitionedFir::available()) {
       // Direct where it is cheaper: its short blocks run at about a quarter
       // of the long-chunk rate (measured at 48 frames on the EPYC).
-      const CpuBlockConvolver probe(st.as<FirPlan>().taps_f32.data(), taps, 1, static_cast<int>(context.block));
+      const CpuBlockConvolver probe(st.as<FirPlan>().taps_f32.data(), taps, 1,
+                                    static_cast<int>(context.block));
       const double direct_ns =
           4.0 * static_cast<double>(context.block) * taps * kernels::cpu::fir_direct_ns_per_fma();
       part = probe.block_cost_ns() < direct_ns;
     }
     if (part)
-      partitioned = std::make_unique<CpuBlockConvolver>(st.as<FirPlan>().taps_f32.data(), taps, context.channels,
-                                                        static_cast<int>(context.block));
+      partitioned =
+          std::make_unique<CpuBlockConvolver>(st.as<FirPlan>().taps_f32.data(), taps,
+                                              context.channels, static_cast<int>(context.block));
   }
-  return std::make_unique<FirLiveKernel>(fir_live_note(st.name, st.as<FirPlan>().taps_f32.size()), std::move(partitioned));
+  return std::make_unique<FirLiveKernel>(fir_live_note(st.name, st.as<FirPlan>().taps_f32.size()),
+                                         std::move(partitioned));
 }
 
 std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& st, LiveKernel* kernel, int channels,
@@ -185,4 +206,4 @@ std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& st, LiveKernel* ker
   return std::make_unique<FirOp>(st, channels, k != nullptr ? k->partitioned() : nullptr, phase);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

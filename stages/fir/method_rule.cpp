@@ -57,14 +57,15 @@ constexpr double kCpuFftMinGain = 0.8;
 // with cuFFTDx, a compute capability 9.0 device), else cuFFT's.
 struct CudaCrossover {
   std::int64_t base;
-  double scale;  // samples
+  double scale; // samples
 };
-constexpr CudaCrossover kCudaCufftCrossover{384, 33554432.0};  // 2^25
-constexpr CudaCrossover kCudaFusedCrossover{96, 4194304.0};    // 2^22
+constexpr CudaCrossover kCudaCufftCrossover{384, 33554432.0}; // 2^25
+constexpr CudaCrossover kCudaFusedCrossover{96, 4194304.0};   // 2^22
 constexpr std::int64_t kCudaAlwaysFftTaps = 4096;
 
 FirMethod automatic_cpu(int k, std::int64_t frames) {
-  if (!kernels::cpu::FirFft::available()) return FirMethod::direct;
+  if (!kernels::cpu::FirFft::available())
+    return FirMethod::direct;
   // Short calls: an FFT call only pays off over enough outputs (at K = 4095
   // from ~2000 frames); the model sees the frames per call.
   return kernels::cpu::FirFft::fft_cost_ns(k, frames) <
@@ -74,16 +75,20 @@ FirMethod automatic_cpu(int k, std::int64_t frames) {
 }
 
 FirMethod automatic_cuda(std::int64_t k, std::int64_t frames, int channels, CudaFftEngine engine) {
-  const CudaCrossover rule = engine == CudaFftEngine::fused ? kCudaFusedCrossover : kCudaCufftCrossover;
+  const CudaCrossover rule =
+      engine == CudaFftEngine::fused ? kCudaFusedCrossover : kCudaCufftCrossover;
   // A call shorter than a few filter lengths leaves an FFT block mostly overlap.
-  if (frames < 4 * k) return FirMethod::direct;
-  if (k >= kCudaAlwaysFftTaps) return FirMethod::fft;
+  if (frames < 4 * k)
+    return FirMethod::direct;
+  if (k >= kCudaAlwaysFftTaps)
+    return FirMethod::fft;
   const double samples = static_cast<double>(frames) * channels;
-  return static_cast<double>(k) >= static_cast<double>(rule.base) + rule.scale / samples ? FirMethod::fft
-                                                                                         : FirMethod::direct;
+  return static_cast<double>(k) >= static_cast<double>(rule.base) + rule.scale / samples
+             ? FirMethod::fft
+             : FirMethod::direct;
 }
 
-}  // namespace
+} // namespace
 
 FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call, int channels,
                                CudaFftEngine engine) {
@@ -99,8 +104,8 @@ void fir_resolve(PlannedStage& stage, const MethodContext& where) {
       fir.method = fir.requested;
       break;
     case FirMethod::automatic:
-      fir.method = automatic_fir_method(where.cuda, static_cast<int>(fir.taps_f32.size()), where.frames_per_call,
-                                        where.channels, where.engine);
+      fir.method = automatic_fir_method(where.cuda, static_cast<int>(fir.taps_f32.size()),
+                                        where.frames_per_call, where.channels, where.engine);
       break;
   }
 }
@@ -114,4 +119,4 @@ double fir_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_c
   return call_ns / static_cast<double>(n);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -25,52 +25,60 @@ std::vector<double> resolve_taps(const StageSpec& s, double sample_rate, const s
       throw Error(e.kind(), where + ": " + e.what());
     }
   }
-  if (s.as<FirSpec>().taps_file) return read_taps_file(*s.as<FirSpec>().taps_file);
-  if (s.as<FirSpec>().taps.empty()) throw config_error(where + ": no taps");
+  if (s.as<FirSpec>().taps_file)
+    return read_taps_file(*s.as<FirSpec>().taps_file);
+  if (s.as<FirSpec>().taps.empty())
+    throw config_error(where + ": no taps");
   if (s.as<FirSpec>().taps.size() > static_cast<std::size_t>(kMaxTaps))
-    throw config_error(where + ": " + std::to_string(s.as<FirSpec>().taps.size()) + " taps; at most " +
-                       std::to_string(kMaxTaps) + " are allowed");
+    throw config_error(where + ": " + std::to_string(s.as<FirSpec>().taps.size()) +
+                       " taps; at most " + std::to_string(kMaxTaps) + " are allowed");
   for (double t : s.as<FirSpec>().taps)
-    if (!std::isfinite(t)) throw config_error(where + ": taps must be finite");
+    if (!std::isfinite(t))
+      throw config_error(where + ": taps must be finite");
   return s.as<FirSpec>().taps;
 }
 
 std::string describe_design(const DesignSpec& d) {
   std::ostringstream o;
   o << to_string(d.kind) << ' ';
-  for (std::size_t i = 0; i < d.cutoff_hz.size(); ++i) o << (i ? ":" : "") << d.cutoff_hz[i];
+  for (std::size_t i = 0; i < d.cutoff_hz.size(); ++i)
+    o << (i ? ":" : "") << d.cutoff_hz[i];
   o << " Hz, " << d.taps << " taps, " << to_string(d.window);
   return o.str();
 }
 
 class DirectStep final : public CpuStageStep {
- public:
+public:
   explicit DirectStep(const PlannedStage& st) : stage_(st) {}
   void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
            StepScratch* /*scratch*/) const override {
-    kernels::cpu::fir_direct(x + (y_first - stage_.lookback - x_first), n, stage_.as<FirPlan>().taps_f32.data(),
+    kernels::cpu::fir_direct(x + (y_first - stage_.lookback - x_first), n,
+                             stage_.as<FirPlan>().taps_f32.data(),
                              static_cast<int>(stage_.as<FirPlan>().taps_f32.size()), y);
   }
   void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
            std::int64_t n) const override {
-    kernels::cpu::fir_direct_f64(x + (y_first - stage_.lookback - x_first), n, stage_.as<FirPlan>().taps.data(),
+    kernels::cpu::fir_direct_f64(x + (y_first - stage_.lookback - x_first), n,
+                                 stage_.as<FirPlan>().taps.data(),
                                  static_cast<int>(stage_.as<FirPlan>().taps.size()), y);
   }
 
- private:
+private:
   const PlannedStage& stage_;
 };
 
 class FftScratch final : public StepScratch {
- public:
+public:
   kernels::cpu::FirFft::Scratch fft;
 };
 
 // Overlap-save; the FFT kernel is built once and shared by every worker.
 class FftStep final : public CpuStageStep {
- public:
+public:
   explicit FftStep(const PlannedStage& st)
-      : direct_(st), fft_(st.as<FirPlan>().taps_f32.data(), static_cast<int>(st.as<FirPlan>().taps_f32.size())), stage_(st) {}
+      : direct_(st),
+        fft_(st.as<FirPlan>().taps_f32.data(), static_cast<int>(st.as<FirPlan>().taps_f32.size())),
+        stage_(st) {}
   [[nodiscard]] std::unique_ptr<StepScratch> make_scratch() const override {
     return std::make_unique<FftScratch>();
   }
@@ -87,7 +95,8 @@ class FftStep final : public CpuStageStep {
   void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
            StepScratch* scratch) const override {
     auto* s = dynamic_cast<FftScratch*>(scratch);
-    if (s == nullptr) throw internal_error("fir '" + stage_.name + "' (fft): no FFT scratch");
+    if (s == nullptr)
+      throw internal_error("fir '" + stage_.name + "' (fft): no FFT scratch");
     fft_.apply(x + (y_first - stage_.lookback - x_first), n, y, s->fft);
   }
   void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
@@ -95,23 +104,26 @@ class FftStep final : public CpuStageStep {
     direct_.run(x, x_first, y, y_first, n);
   }
 
- private:
+private:
   DirectStep direct_;
   kernels::cpu::FirFft fft_;
   const PlannedStage& stage_;
 };
 
-}  // namespace
+} // namespace
 
 void plan_fir(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
   p.as<FirPlan>().taps = resolve_taps(s, where.sample_rate, stage_where(where, s));
   p.as<FirPlan>().taps_f32.assign(p.as<FirPlan>().taps.begin(), p.as<FirPlan>().taps.end());
-  if (s.as<FirSpec>().design) p.detail = describe_design(*s.as<FirSpec>().design);
-  else if (s.as<FirSpec>().taps_file) p.detail = "taps file " + *s.as<FirSpec>().taps_file;
-  else p.detail = "inline taps";
+  if (s.as<FirSpec>().design)
+    p.detail = describe_design(*s.as<FirSpec>().design);
+  else if (s.as<FirSpec>().taps_file)
+    p.detail = "taps file " + *s.as<FirSpec>().taps_file;
+  else
+    p.detail = "inline taps";
   p.as<FirPlan>().mode = s.as<FirSpec>().mode;
   p.as<FirPlan>().requested = s.as<FirSpec>().method;
-  p.as<FirPlan>().method = FirMethod::direct;  // until resolve_methods() says otherwise
+  p.as<FirPlan>().method = FirMethod::direct; // until resolve_methods() says otherwise
   const auto k = static_cast<std::int64_t>(p.as<FirPlan>().taps.size());
   const std::int64_t centre = (k - 1) / 2;
   p.lookback = p.as<FirPlan>().mode == FirMode::same ? k - 1 - centre : k - 1;
@@ -124,16 +136,22 @@ void fir_facts(const StageSpec& spec, std::ostream& o) {
   const FirSpec& f = spec.as<FirSpec>();
   o << ':' << to_string(f.mode) << ':' << to_string(f.method);
   if (f.design) {
-    o << ":design:" << to_string(f.design->kind) << ':' << f.design->taps << ':' << to_string(f.design->window);
-    for (double c : f.design->cutoff_hz) o << ',' << c;
+    o << ":design:" << to_string(f.design->kind) << ':' << f.design->taps << ':'
+      << to_string(f.design->window);
+    for (double c : f.design->cutoff_hz)
+      o << ',' << c;
   }
-  if (f.taps_file) o << ":file:" << *f.taps_file;
-  for (double t : f.taps) o << ',' << t;
+  if (f.taps_file)
+    o << ":file:" << *f.taps_file;
+  for (double t : f.taps)
+    o << ',' << t;
 }
 
-std::optional<kernels::cpu::FilterResponse> fir_response(const PlannedStage& stage, double rate_in) {
+std::optional<kernels::cpu::FilterResponse> fir_response(const PlannedStage& stage,
+                                                         double rate_in) {
   const std::vector<double>& taps = stage.as<FirPlan>().taps;
-  if (taps.empty()) return std::nullopt;
+  if (taps.empty())
+    return std::nullopt;
   return taps_response(taps, stage.up, rate_in);
 }
 
@@ -150,8 +168,9 @@ StatFields fir_stats(const StageReport& s) {
 }
 
 std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage) {
-  if (stage.as<FirPlan>().method == FirMethod::fft) return std::make_unique<const FftStep>(stage);
+  if (stage.as<FirPlan>().method == FirMethod::fft)
+    return std::make_unique<const FftStep>(stage);
   return std::make_unique<const DirectStep>(stage);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -15,8 +15,8 @@
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/design.hpp"
 #include "stages/fir/fir.hpp"
-#include "stages/window_schema.hpp"
 #include "stages/fir/spec.hpp"
+#include "stages/window_schema.hpp"
 
 namespace sigstream {
 namespace {
@@ -24,27 +24,32 @@ namespace {
 using namespace config;
 
 constexpr Key kFirKeys[] = {
-    Key("design", Type::section,
-        "Windowed-sinc design; exactly one of design / taps / taps_file."),
+    Key("design", Type::section, "Windowed-sinc design; exactly one of design / taps / taps_file."),
     Key("taps", Type::custom, "Inline coefficients h[0], h[1], ...")
         .spelled("a non-empty list of finite numbers"),
     Key("taps_file", Type::string, "File of coefficients, one per line, '#' comments.")
         .spelled("a file path"),
     Key("mode", Type::choice, "Output alignment: causal (lfilter), same (delay compensated), full.")
-        .one_of(&enum_names<FirMode>).defaults("causal"),
+        .one_of(&enum_names<FirMode>)
+        .defaults("causal"),
     Key("method", Type::choice, "Convolution algorithm; auto picks by filter length.")
-        .one_of(&enum_names<FirMethod>).defaults("auto"),
+        .one_of(&enum_names<FirMethod>)
+        .defaults("auto"),
 };
 
 constexpr Key kDesignKeys[] = {
     Key("kind", Type::custom, "Filter type.").one_of(&enum_names<FilterKind>).required(),
     Key("cutoff_hz", Type::custom, "Cutoff in Hz, 0 < f < sample_rate/2.")
-        .spelled("a number, or [lo, hi] for bandpass/bandstop").required(),
+        .spelled("a number, or [lo, hi] for bandpass/bandstop")
+        .required(),
     Key("taps", Type::integer, "Number of taps (odd for highpass and bandstop).")
-        .defaults("255").at_least(1).at_most(kMaxInt),
+        .defaults("255")
+        .at_least(1)
+        .at_most(kMaxInt),
     Key("window", Type::custom,
         "Window; kaiser takes a beta: 'kaiser:8.6', or kaiser with beta: 8.6.")
-        .one_of(&enum_names<WindowKind>).defaults("hamming"),
+        .one_of(&enum_names<WindowKind>)
+        .defaults("hamming"),
     Key("beta", Type::number, "Kaiser beta, with window: kaiser.").at_least(0),
 };
 
@@ -79,20 +84,23 @@ std::vector<double> parse_cutoff(Context& cx, const YAML::Node& v, const Path& p
   std::vector<std::pair<YAML::Node, Path>> items;
   if (v.IsSequence()) {
     if (kind && !band) {
-      cx.error(v, p, "a " + kind_name + " filter takes one cutoff, got " + describe(v) +
-                         " (expected a number in Hz)");
+      cx.error(v, p,
+               "a " + kind_name + " filter takes one cutoff, got " + describe(v) +
+                   " (expected a number in Hz)");
       return {};
     }
     if (v.size() != 2) {
-      cx.error(v, p, "got " + std::to_string(v.size()) +
-                         " band edges (expected [lo, hi]: two numbers in Hz)");
+      cx.error(v, p,
+               "got " + std::to_string(v.size()) +
+                   " band edges (expected [lo, hi]: two numbers in Hz)");
       return {};
     }
     items = {{v[0], p / 0}, {v[1], p / 1}};
   } else if (v.IsScalar()) {
     if (band) {
-      cx.error(v, p, "a " + kind_name + " filter needs two band edges, got " + describe(v) +
-                         " (expected [lo, hi] in Hz)");
+      cx.error(v, p,
+               "a " + kind_name + " filter needs two band edges, got " + describe(v) +
+                   " (expected [lo, hi] in Hz)");
       return {};
     }
     items = {{v, p}};
@@ -109,23 +117,23 @@ std::vector<double> parse_cutoff(Context& cx, const YAML::Node& v, const Path& p
       continue;
     }
     if (*f <= 0.0) {
-      cx.error(node, path, "cutoff " + node.Scalar() +
-                               " Hz is not above 0 (expected a frequency > 0 Hz)");
+      cx.error(node, path,
+               "cutoff " + node.Scalar() + " Hz is not above 0 (expected a frequency > 0 Hz)");
       good = false;
     } else if (rate && *f >= *rate / 2) {
       cx.error(node, path,
                "cutoff " + node.Scalar() + " Hz is not below the Nyquist frequency " +
                    format_number(*rate / 2) + " Hz of the " + format_number(*rate) +
                    (rate_changed ? " Hz signal after the resampler" : " Hz synth source") +
-                   " (expected a frequency < " + format_number(*rate / 2) +
-                   " Hz)");
+                   " (expected a frequency < " + format_number(*rate / 2) + " Hz)");
       good = false;
     }
     out.push_back(f.value_or(0.0));
   }
   if (good && out.size() == 2 && !(out[0] < out[1])) {
-    cx.error(v, p, "band edges " + v[0].Scalar() + " and " + v[1].Scalar() +
-                       " are not increasing (expected [lo, hi] with lo < hi)");
+    cx.error(v, p,
+             "band edges " + v[0].Scalar() + " and " + v[1].Scalar() +
+                 " are not increasing (expected [lo, hi] with lo < hi)");
   }
   return out;
 }
@@ -134,15 +142,18 @@ DesignSpec parse_design(Context& cx, const YAML::Node& node, const Path& path,
                         std::optional<double> rate, bool rate_changed) {
   MapReader r(cx, node, path, keys_of({kDesignKeys}));
   DesignSpec d;
-  if (!r.ok()) return d;
+  if (!r.ok())
+    return d;
   std::optional<FilterKind> kind;
   if (r.has("kind")) {
     bool valid = false;
     const FilterKind k = parse_kind(cx, r, valid);
-    if (valid) kind = d.kind = k;
+    if (valid)
+      kind = d.kind = k;
   }
   const auto taps = r.int32("taps");
-  if (taps) d.taps = *taps;
+  if (taps)
+    d.taps = *taps;
   d.window = read_window_setting(cx, r);
   if (r.has("cutoff_hz")) {
     d.cutoff_hz = parse_cutoff(cx, r.value("cutoff_hz"), r.path("cutoff_hz"), r.decl("cutoff_hz"),
@@ -150,9 +161,11 @@ DesignSpec parse_design(Context& cx, const YAML::Node& node, const Path& path,
   }
   if (taps && kind && (*kind == FilterKind::highpass || *kind == FilterKind::bandstop) &&
       *taps % 2 == 0) {
-    r.error("taps", "a " + std::string(to_string(*kind)) + " filter needs an odd number of taps, "
-                        "got " + std::to_string(*taps) +
-                        " (expected an odd integer, e.g. " + std::to_string(*taps + 1) +
+    r.error("taps", "a " + std::string(to_string(*kind)) +
+                        " filter needs an odd number of taps, "
+                        "got " +
+                        std::to_string(*taps) + " (expected an odd integer, e.g. " +
+                        std::to_string(*taps + 1) +
                         ": an even-length linear-phase filter has a zero at Nyquist)");
   }
   return d;
@@ -162,8 +175,9 @@ std::vector<double> parse_inline_taps(Context& cx, const YAML::Node& v, const Pa
                                       const Key& k) {
   std::vector<double> taps;
   if (!v.IsSequence()) {
-    cx.error(v, p, describe(v) + " is not a list (expected " + expected(k) +
-                       "; a designed filter's tap count goes under design: taps)");
+    cx.error(v, p,
+             describe(v) + " is not a list (expected " + expected(k) +
+                 "; a designed filter's tap count goes under design: taps)");
     return taps;
   }
   if (v.size() == 0) {
@@ -173,7 +187,8 @@ std::vector<double> parse_inline_taps(Context& cx, const YAML::Node& v, const Pa
   taps.reserve(v.size());
   std::size_t i = 0;
   for (const YAML::Node& t : v) {
-    if (auto x = read_number(cx, t, p / i, kTapValue)) taps.push_back(*x);
+    if (auto x = read_number(cx, t, p / i, kTapValue))
+      taps.push_back(*x);
     ++i;
   }
   return taps;
@@ -184,25 +199,29 @@ void read_fir(MapReader& r, const StageReadContext& where, StageSpec& out) {
   FirSpec& f = out.as<FirSpec>();
   exactly_one_of(cx, r, {"design", "taps", "taps_file"});
   if (r.has("design")) {
-    f.design = parse_design(cx, r.value("design"), r.path("design"), where.sample_rate, where.rate_changed);
+    f.design = parse_design(cx, r.value("design"), r.path("design"), where.sample_rate,
+                            where.rate_changed);
   }
   if (r.has("taps")) {
     f.taps = parse_inline_taps(cx, r.value("taps"), r.path("taps"), r.decl("taps"));
   }
-  if (r.has("taps_file")) f.taps_file = r.string("taps_file");
-  if (auto v = r.choice<FirMode>("mode")) f.mode = *v;
-  if (auto v = r.choice<FirMethod>("method")) f.method = *v;
+  if (r.has("taps_file"))
+    f.taps_file = r.string("taps_file");
+  if (auto v = r.choice<FirMode>("mode"))
+    f.mode = *v;
+  if (auto v = r.choice<FirMethod>("method"))
+    f.method = *v;
 }
 
 constexpr Section kFirSections[] = {
     {"stages[].design", "type: fir", kDesignKeys},
 };
 
-}  // namespace
+} // namespace
 
 const StageSchema& fir_schema() {
   static constexpr StageSchema kSchema{kFirKeys, kFirSections, &read_fir};
   return kSchema;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -12,20 +12,20 @@
 namespace sigstream {
 
 struct FirSpec {
-  std::optional<DesignSpec> design;    // exactly one of design / taps / taps_file
-  std::vector<double> taps;            // inline taps (non-empty when chosen)
+  std::optional<DesignSpec> design; // exactly one of design / taps / taps_file
+  std::vector<double> taps;         // inline taps (non-empty when chosen)
   std::optional<std::string> taps_file;
   FirMode mode = FirMode::causal;
   FirMethod method = FirMethod::automatic;
 };
 
 struct FirPlan {
-  std::vector<double> taps;     // float64 taps (design or file)
-  std::vector<float> taps_f32;  // the taps that run
+  std::vector<double> taps;    // float64 taps (design or file)
+  std::vector<float> taps_f32; // the taps that run
   FirMode mode = FirMode::causal;
-  FirMethod requested = FirMethod::automatic;  // what the config asked for
-  FirMethod method = FirMethod::direct;        // what runs: direct or fft (see resolve_methods)
+  FirMethod requested = FirMethod::automatic; // what the config asked for
+  FirMethod method = FirMethod::direct;       // what runs: direct or fft (see resolve_methods)
   bool operator==(const FirPlan&) const = default;
 };
 
-}  // namespace sigstream
+} // namespace sigstream

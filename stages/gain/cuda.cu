@@ -9,22 +9,25 @@ namespace sigstream {
 namespace {
 
 class GainStep final : public CudaStageStep {
- public:
+public:
   explicit GainStep(double g) : g_(static_cast<float>(g)) {}
-  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
-           std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
-    kernels::cuda::gain(d_x + (y_first - x_first), x_stride, d_y, y_stride, channels, n, g_, stream);
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
+           std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int channels,
+           cudaStream_t stream) override {
+    kernels::cuda::gain(d_x + (y_first - x_first), x_stride, d_y, y_stride, channels, n, g_,
+                        stream);
   }
   [[nodiscard]] bool serves(const CudaStepShape& /*shape*/) const override { return true; }
 
- private:
+private:
   float g_;
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<CudaStageStep> make_gain_cuda_step(const PlannedStage& stage, const CudaStepShape& /*shape*/) {
+std::unique_ptr<CudaStageStep> make_gain_cuda_step(const PlannedStage& stage,
+                                                   const CudaStepShape& /*shape*/) {
   return std::make_unique<GainStep>(stage.as<GainPlan>().gain);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

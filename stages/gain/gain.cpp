@@ -12,7 +12,7 @@ namespace sigstream {
 namespace {
 
 class GainStep final : public CpuStageStep {
- public:
+public:
   explicit GainStep(double g) : g_(g) {}
   void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
            StepScratch* /*scratch*/) const override {
@@ -23,50 +23,55 @@ class GainStep final : public CpuStageStep {
     apply(x + (y_first - x_first), n, y);
   }
 
- private:
-  template <typename T>
-  void apply(const T* x, std::int64_t n, T* y) const {
+private:
+  template <typename T> void apply(const T* x, std::int64_t n, T* y) const {
     const auto g = static_cast<T>(g_);
-    for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * g;
+    for (std::int64_t i = 0; i < n; ++i)
+      y[i] = x[i] * g;
   }
   double g_;
 };
 
 class GainOp final : public LiveOp {
- public:
+public:
   explicit GainOp(double gain) : gain_(static_cast<float>(gain)) {}
   void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
     for (std::size_t c = 0; c < in.size(); ++c)
-      for (std::int64_t i = 0; i < n; ++i) out[c].push_back(in[c][static_cast<std::size_t>(i)] * gain_);
+      for (std::int64_t i = 0; i < n; ++i)
+        out[c].push_back(in[c][static_cast<std::size_t>(i)] * gain_);
   }
   void finish(LivePlanes& /*out*/) override {}
 
- private:
+private:
   float gain_;
 };
 
-}  // namespace
+} // namespace
 
 void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
   out.as<GainPlan>().gain = spec.as<GainSpec>().linear;
   out.frames_out = where.frames_in;
 }
 
-StatFields gain_stats(const StageReport& s) { return {{"linear", s.as<GainPlan>().gain}}; }
+StatFields gain_stats(const StageReport& s) {
+  return {{"linear", s.as<GainPlan>().gain}};
+}
 
-void gain_facts(const StageSpec& spec, std::ostream& o) { o << ':' << spec.as<GainSpec>().linear; }
+void gain_facts(const StageSpec& spec, std::ostream& o) {
+  o << ':' << spec.as<GainSpec>().linear;
+}
 
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage) {
   return std::make_unique<const GainStep>(stage.as<GainPlan>().gain);
 }
 
-}  // namespace sigstream
+} // namespace sigstream
 
 namespace sigstream {
 
-std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/, int /*channels*/,
-                                          std::int64_t /*phase*/) {
+std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/,
+                                          int /*channels*/, std::int64_t /*phase*/) {
   return std::make_unique<GainOp>(stage.as<GainPlan>().gain);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

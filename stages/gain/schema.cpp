@@ -22,22 +22,24 @@ void read_gain(MapReader& r, const StageReadContext& where, StageSpec& out) {
   exactly_one_of(where.cx, r, {"db", "linear"});
   if (r.has("db")) {
     if (auto db = r.number("db")) {
-      if (const auto g = gain_from_db(*db)) out.as<GainSpec>().linear = *g;
+      if (const auto g = gain_from_db(*db))
+        out.as<GainSpec>().linear = *g;
       else
         r.error("db", r.value("db").Scalar() +
                           " dB is beyond float32 range (expected a gain below 770 dB)");
     }
   }
   if (r.has("linear")) {
-    if (auto g = r.number("linear")) out.as<GainSpec>().linear = *g;
+    if (auto g = r.number("linear"))
+      out.as<GainSpec>().linear = *g;
   }
 }
 
-}  // namespace
+} // namespace
 
 const StageSchema& gain_schema() {
   static constexpr StageSchema kSchema{kGainKeys, {}, &read_gain};
   return kSchema;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

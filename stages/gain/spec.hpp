@@ -14,4 +14,4 @@ struct GainPlan {
   bool operator==(const GainPlan&) const = default;
 };
 
-}  // namespace sigstream
+} // namespace sigstream

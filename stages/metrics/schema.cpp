@@ -7,8 +7,8 @@
 #include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/metrics/metrics.hpp"
-#include "stages/window_schema.hpp"
 #include "stages/metrics/spec.hpp"
+#include "stages/window_schema.hpp"
 
 namespace sigstream {
 namespace {
@@ -23,24 +23,34 @@ constexpr Key kMetricsKeys[] = {
 
 constexpr Key kSpectrumKeys[] = {
     Key("nfft", Type::integer, "Segment length in frames (the FFT size; any length).")
-        .defaults("4096").at_least(8).at_most(1 << 20),
-    Key("overlap", Type::number, "Overlap of neighbouring segments as a fraction of nfft, 0 <= o < 1.")
-        .defaults("0.5").at_least(0).at_most(1),
+        .defaults("4096")
+        .at_least(8)
+        .at_most(1 << 20),
+    Key("overlap", Type::number,
+        "Overlap of neighbouring segments as a fraction of nfft, 0 <= o < 1.")
+        .defaults("0.5")
+        .at_least(0)
+        .at_most(1),
     Key("window", Type::custom, "Window of each segment (periodic, as scipy.signal.get_window).")
-        .one_of(&enum_names<WindowKind>).defaults("hann"),
+        .one_of(&enum_names<WindowKind>)
+        .defaults("hann"),
     Key("beta", Type::number, "Kaiser beta, with window: kaiser.").at_least(0),
 };
 
 void read_metrics(MapReader& r, const StageReadContext& where, StageSpec& out) {
-  if (!r.has("spectrum")) return;
+  if (!r.has("spectrum"))
+    return;
   const YAML::Node v = r.value("spectrum");
   SpectrumSpec spec;
   MapReader s(where.cx, v, r.path("spectrum"), keys_of({kSpectrumKeys}));
-  if (!s.ok()) return;
-  if (auto n = s.int32("nfft")) spec.nfft = *n;
+  if (!s.ok())
+    return;
+  if (auto n = s.int32("nfft"))
+    spec.nfft = *n;
   if (auto o = s.number("overlap")) {
     if (*o >= 1.0)
-      s.error("overlap", "overlap 1 leaves no hop between segments (expected 0 <= overlap < 1, e.g. 0.5)");
+      s.error("overlap",
+              "overlap 1 leaves no hop between segments (expected 0 <= overlap < 1, e.g. 0.5)");
     else
       spec.overlap = *o;
   }
@@ -52,11 +62,11 @@ constexpr Section kMetricsSections[] = {
     {"stages[].spectrum", "type: metrics", kSpectrumKeys},
 };
 
-}  // namespace
+} // namespace
 
 const StageSchema& metrics_schema() {
   static constexpr StageSchema kSchema{kMetricsKeys, kMetricsSections, &read_metrics};
   return kSchema;
 }
 
-}  // namespace sigstream
+} // namespace sigstream

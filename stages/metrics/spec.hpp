@@ -14,12 +14,12 @@ namespace sigstream {
 
 struct SpectrumSpec {
   int nfft = 4096;
-  double overlap = 0.5;  // [0, 1): the segments' overlap as a fraction of nfft
+  double overlap = 0.5; // [0, 1): the segments' overlap as a fraction of nfft
   WindowSpec window{WindowKind::hann, 0.0};
 };
 
 struct MetricsSpec {
-  std::optional<SpectrumSpec> spectrum;  // when the stage asks for one
+  std::optional<SpectrumSpec> spectrum; // when the stage asks for one
 };
 
 // Welch segments of spectrum_window.size() frames (the periodic window's
@@ -27,11 +27,11 @@ struct MetricsSpec {
 // the stage looks back nfft - 1 frames so that a chunk holds every segment
 // that ends in its frames.
 struct MetricsPlan {
-  std::vector<double> spectrum_window;  // empty: no spectrum
+  std::vector<double> spectrum_window; // empty: no spectrum
   int spectrum_hop = 0;
   double spectrum_rate = 0.0;
-  std::string spectrum_window_name;  // e.g. "hann", for the statistics
+  std::string spectrum_window_name; // e.g. "hann", for the statistics
   bool operator==(const MetricsPlan&) const = default;
 };
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -10,8 +10,8 @@
 
 #include "cuda_test_support.hpp"
 #include "pipeline/pipeline.hpp"
-#include "stage_builders.hpp"
 #include "spectrum_cases.hpp"
+#include "stage_builders.hpp"
 #include "stream_support.hpp"
 #include "test_support.hpp"
 #include "welch_reference.hpp"
@@ -24,8 +24,10 @@ using test::max_rel_to_peak;
 void expect_same_spectra(const RunReport& cpu, const RunReport& gpu) {
   ASSERT_EQ(cpu.metrics.size(), gpu.metrics.size());
   for (std::size_t slot = 0; slot < cpu.metrics.size(); ++slot) {
-    ASSERT_EQ(cpu.metrics[slot].spectrum.has_value(), gpu.metrics[slot].spectrum.has_value()) << "slot " << slot;
-    if (!cpu.metrics[slot].spectrum) continue;
+    ASSERT_EQ(cpu.metrics[slot].spectrum.has_value(), gpu.metrics[slot].spectrum.has_value())
+        << "slot " << slot;
+    if (!cpu.metrics[slot].spectrum)
+      continue;
     const SpectrumReport& a = *cpu.metrics[slot].spectrum;
     const SpectrumReport& b = *gpu.metrics[slot].spectrum;
     EXPECT_GT(a.segments, 0);
@@ -37,16 +39,20 @@ void expect_same_spectra(const RunReport& cpu, const RunReport& gpu) {
 }
 
 TEST(SpectrumCuda, GivesTheCpusSpectrum) {
-  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
   test::TempDir dir;
   Config c;
   c.origin = "test";
   c.source.synth = test::noise_synth(70001, 3, 9);
-  c.stages = {test::spectrum_stage("before", 1024, 0.5, WindowKind::hann),
-              test::fir_stage("f", test::random_taps_unit_energy(63, 3), FirMode::same, FirMethod::direct),
-              test::spectrum_stage("after", 999, 0.3, WindowKind::hann), test::resample_stage("r", 147, 160),
-              test::spectrum_stage("resampled", 512, 0.75, WindowKind::hann),
-              test::fir_stage("f2", test::random_taps_unit_energy(17, 4), FirMode::full, FirMethod::direct)};
+  c.stages = {
+      test::spectrum_stage("before", 1024, 0.5, WindowKind::hann),
+      test::fir_stage("f", test::random_taps_unit_energy(63, 3), FirMode::same, FirMethod::direct),
+      test::spectrum_stage("after", 999, 0.3, WindowKind::hann),
+      test::resample_stage("r", 147, 160),
+      test::spectrum_stage("resampled", 512, 0.75, WindowKind::hann),
+      test::fir_stage("f2", test::random_taps_unit_energy(17, 4), FirMode::full,
+                      FirMethod::direct)};
   c.sink.format = SampleFormat::float32;
   c.execution.backend = BackendKind::cpu;
   c.sink.file = dir.file("cpu.wav");
@@ -64,7 +70,8 @@ TEST(SpectrumCuda, GivesTheCpusSpectrum) {
 }
 
 TEST(SpectrumCuda, AskingForItChangesNoByteOfTheAudio) {
-  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
   test::TempDir dir;
   // Direct before the block: its look-back makes the stages before it
   // compute nfft - 1 more frames a chunk, which moves an FFT stage's blocks
@@ -81,7 +88,8 @@ TEST(SpectrumCuda, AskingForItChangesNoByteOfTheAudio) {
 }
 
 TEST(SpectrumCuda, AStreamOfUnknownLengthGivesTheFilesSpectrum) {
-  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
   test::TempDir dir;
   const std::string in = dir.file("in.wav");
   Config c = test::spectrum_file_config(in);
@@ -101,5 +109,5 @@ TEST(SpectrumCuda, AStreamOfUnknownLengthGivesTheFilesSpectrum) {
   expect_same_spectra(file, stream);
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

@@ -16,36 +16,43 @@ namespace {
 namespace kc = kernels::cuda;
 
 class ResampleStep final : public CudaStageStep {
- public:
+public:
   explicit ResampleStep(const PlannedStage& st) : d_taps_(st.as<ResamplePlan>().taps_f32.size()) {
     // On a stream of ours, waited for once: the lanes' streams do not wait
     // for the legacy stream.
     const kc::Stream upload = kc::Stream::create();
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.as<ResamplePlan>().taps_f32.data(), st.as<ResamplePlan>().taps_f32.size() * sizeof(float),
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.as<ResamplePlan>().taps_f32.data(),
+                                       st.as<ResamplePlan>().taps_f32.size() * sizeof(float),
                                        cudaMemcpyHostToDevice, upload.get()));
     upload.synchronize();
-    filter_ = {d_taps_.data(), static_cast<int>(st.as<ResamplePlan>().taps_f32.size()), static_cast<int>(st.up),
-               static_cast<int>(st.down), st.lookahead, st.lookback};
+    filter_ = {d_taps_.data(),
+               static_cast<int>(st.as<ResamplePlan>().taps_f32.size()),
+               static_cast<int>(st.up),
+               static_cast<int>(st.down),
+               st.lookahead,
+               st.lookback};
     describe_ = "stage '" + st.name + "': " + st.detail + ", polyphase on the GPU";
   }
-  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y, std::int64_t y_first,
-           std::int64_t y_stride, std::int64_t n, int channels, cudaStream_t stream) override {
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
+           std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int channels,
+           cudaStream_t stream) override {
     kc::resample(d_x, x_first, x_stride, d_y, y_first, y_stride, n, channels, filter_, stream);
   }
   [[nodiscard]] std::string describe() const override { return describe_; }
   // Nothing of it depends on the call length.
   [[nodiscard]] bool serves(const CudaStepShape& /*shape*/) const override { return true; }
 
- private:
+private:
   kc::DeviceBuffer<float> d_taps_;
   kc::DevicePolyphase filter_;
   std::string describe_;
 };
 
-}  // namespace
+} // namespace
 
-std::unique_ptr<CudaStageStep> make_resample_cuda_step(const PlannedStage& stage, const CudaStepShape& /*shape*/) {
+std::unique_ptr<CudaStageStep> make_resample_cuda_step(const PlannedStage& stage,
+                                                       const CudaStepShape& /*shape*/) {
   return std::make_unique<ResampleStep>(stage);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

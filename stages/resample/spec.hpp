@@ -13,17 +13,17 @@
 namespace sigstream {
 
 struct ResampleSpec {
-  std::optional<double> to_hz;  // exactly one of to_hz / (up, down)
+  std::optional<double> to_hz; // exactly one of to_hz / (up, down)
   std::int64_t up = 0;
   std::int64_t down = 0;
   WindowSpec window{WindowKind::kaiser, 5.0};
-  int half_taps_per_phase = 10;  // K = 2 * this * max(up, down) + 1
+  int half_taps_per_phase = 10; // K = 2 * this * max(up, down) + 1
 };
 
 struct ResamplePlan {
-  std::vector<double> taps;     // resample_poly's filter, times up
-  std::vector<float> taps_f32;  // the taps that run
+  std::vector<double> taps;    // resample_poly's filter, times up
+  std::vector<float> taps_f32; // the taps that run
   bool operator==(const ResamplePlan&) const = default;
 };
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -31,22 +31,27 @@ std::vector<double> resample_taps(int up, int down, int half, double beta) {
   const double alpha = (k - 1) / 2.0;
   for (int n = 0; n < k; ++n) {
     const double x = n - alpha;
-    const double sinc = x == 0 ? 1.0 : std::sin(std::numbers::pi * fc * x) / (std::numbers::pi * fc * x);
+    const double sinc =
+        x == 0 ? 1.0 : std::sin(std::numbers::pi * fc * x) / (std::numbers::pi * fc * x);
     const double r = (n - alpha) / alpha;
-    const double w = std::cyl_bessel_i(0.0, beta * std::sqrt(std::max(0.0, 1.0 - r * r))) / std::cyl_bessel_i(0.0, beta);
+    const double w = std::cyl_bessel_i(0.0, beta * std::sqrt(std::max(0.0, 1.0 - r * r))) /
+                     std::cyl_bessel_i(0.0, beta);
     h[static_cast<std::size_t>(n)] = fc * sinc * w;
   }
   const double sum = std::accumulate(h.begin(), h.end(), 0.0);
-  for (double& v : h) v = v / sum * up;
+  for (double& v : h)
+    v = v / sum * up;
   return h;
 }
 
 // resample_poly(x, up, down): ceil(N*up/down) outputs of the zero-phase filter.
-std::vector<double> reference(const std::vector<double>& x, int up, int down, int half = 10, double beta = 5.0) {
+std::vector<double> reference(const std::vector<double>& x, int up, int down, int half = 10,
+                              double beta = 5.0) {
   const int g = std::gcd(up, down);
   up /= g;
   down /= g;
-  if (up == 1 && down == 1) return x;
+  if (up == 1 && down == 1)
+    return x;
   const std::vector<double> h = resample_taps(up, down, half, beta);
   const auto k = static_cast<std::int64_t>(h.size());
   const std::int64_t delay = (k - 1) / 2;
@@ -56,8 +61,9 @@ std::vector<double> reference(const std::vector<double>& x, int up, int down, in
   for (std::int64_t i = 0; i < n_out; ++i) {
     double acc = 0.0;
     for (std::int64_t j = 0; j < k; ++j) {
-      const std::int64_t u = i * down + delay - j;  // index into the zero-stuffed signal
-      if (u < 0 || u % up != 0 || u / up >= n_in) continue;
+      const std::int64_t u = i * down + delay - j; // index into the zero-stuffed signal
+      if (u < 0 || u % up != 0 || u / up >= n_in)
+        continue;
       acc += h[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(u / up)];
     }
     y[static_cast<std::size_t>(i)] = acc;
@@ -73,7 +79,8 @@ class ResampleQa : public ::testing::TestWithParam<Ratio> {};
 TEST_P(ResampleQa, MatchesTheDefinitionAndChunkingIsInvisible) {
   const auto [up, down] = GetParam();
   test::TempDir dir;
-  for (const std::int64_t frames : {std::int64_t{1}, std::int64_t{2}, std::int64_t{37}, std::int64_t{3001}}) {
+  for (const std::int64_t frames :
+       {std::int64_t{1}, std::int64_t{2}, std::int64_t{37}, std::int64_t{3001}}) {
     SCOPED_TRACE("frames " + std::to_string(frames));
     Config c;
     c.origin = "test";
@@ -82,8 +89,10 @@ TEST_P(ResampleQa, MatchesTheDefinitionAndChunkingIsInvisible) {
     c.execution.backend = BackendKind::cpu;
     c.sink.format = SampleFormat::float32;
     std::vector<unsigned char> first;
-    for (const std::int64_t chunk : {std::int64_t{1048576}, std::int64_t{1}, std::int64_t{17}, std::int64_t{1000}}) {
-      if (chunk == 1 && frames > 100) continue;  // one frame a chunk: slow, and 37 frames cover it
+    for (const std::int64_t chunk :
+         {std::int64_t{1048576}, std::int64_t{1}, std::int64_t{17}, std::int64_t{1000}}) {
+      if (chunk == 1 && frames > 100)
+        continue; // one frame a chunk: slow, and 37 frames cover it
       c.execution.chunk_frames = chunk;
       c.sink.file = dir.file("o" + std::to_string(chunk) + ".wav");
       const RunReport r = run_pipeline(c, RunOptions{});
@@ -93,17 +102,20 @@ TEST_P(ResampleQa, MatchesTheDefinitionAndChunkingIsInvisible) {
         const std::vector<double> want = reference(planes[static_cast<std::size_t>(ch)], up, down);
         ASSERT_EQ(a.frames, static_cast<std::int64_t>(want.size()));
         std::vector<double> got;
-        for (std::int64_t i = 0; i < a.frames; ++i) got.push_back(a.samples[static_cast<std::size_t>(i * 2 + ch)]);
+        for (std::int64_t i = 0; i < a.frames; ++i)
+          got.push_back(a.samples[static_cast<std::size_t>(i * 2 + ch)]);
         if (want.size() >= 16) {
           EXPECT_LT(test::rel_l2(want, got), 1e-6) << "channel " << ch << ", chunk " << chunk;
-        } else {  // a few outputs may be sums that cancel: bound the error absolutely
-          for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << "frame " << i;
+        } else { // a few outputs may be sums that cancel: bound the error absolutely
+          for (std::size_t i = 0; i < want.size(); ++i)
+            EXPECT_NEAR(got[i], want[i], 1e-6) << "frame " << i;
         }
       }
       EXPECT_EQ(a.rate, 48000 / (down / std::gcd(up, down)) * (up / std::gcd(up, down)));
       EXPECT_EQ(r.metrics[0].totals[0].frames, a.frames);
       const std::vector<unsigned char> bytes = test::slurp_bytes(*c.sink.file);
-      if (first.empty()) first = bytes;
+      if (first.empty())
+        first = bytes;
       EXPECT_EQ(bytes, first) << "chunk_frames " << chunk << " changes the output";
     }
   }
@@ -112,19 +124,23 @@ TEST_P(ResampleQa, MatchesTheDefinitionAndChunkingIsInvisible) {
 // From 48 kHz: 52.2449 kHz is not a rate a file can hold, so 160/147 runs
 // from 44.1 kHz's multiple of 147 below (48000 * 160 / 150 = 51200).
 INSTANTIATE_TEST_SUITE_P(Ratios, ResampleQa,
-                         ::testing::Values(Ratio{160, 150}, Ratio{147, 160}, Ratio{1, 3}, Ratio{6, 1}, Ratio{101, 75},
-                                           Ratio{37, 125}, Ratio{4, 6}, Ratio{5, 5}),
+                         ::testing::Values(Ratio{160, 150}, Ratio{147, 160}, Ratio{1, 3},
+                                           Ratio{6, 1}, Ratio{101, 75}, Ratio{37, 125}, Ratio{4, 6},
+                                           Ratio{5, 5}),
                          [](const auto& info) {
-                           return std::to_string(info.param.up) + "_" + std::to_string(info.param.down);
+                           return std::to_string(info.param.up) + "_" +
+                                  std::to_string(info.param.down);
                          });
 
 TEST(ResampleQa, AStreamOfUnknownLengthGivesTheFilesBytes) {
   for (const std::int64_t chunk : {std::int64_t{997}, std::int64_t{30011}}) {
     test::StreamCase c;
     c.name = "resample";
-    c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 5), FirMode::same, FirMethod::direct),
+    c.stages = {test::fir_stage("f", test::random_taps_unit_energy(31, 5), FirMode::same,
+                                FirMethod::direct),
                 test::metrics_stage("m1"), resample_stage("r", 147, 160), test::metrics_stage("m2"),
-                test::fir_stage("f2", test::random_taps_unit_energy(9, 6), FirMode::full, FirMethod::direct)};
+                test::fir_stage("f2", test::random_taps_unit_energy(9, 6), FirMode::full,
+                                FirMethod::direct)};
     c.frames = 30011;
     c.channels = 2;
     c.chunk_frames = chunk;
@@ -138,12 +154,14 @@ TEST(ResampleQa, AStreamOfUnknownLengthGivesTheFilesBytes) {
 TEST(ResampleQa, AStreamsStatisticsCountTheOutputAndLeaveUnpairedDotsEmpty) {
   test::TempDir dir;
   const std::string in = dir.file("in.wav");
-  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, test::random_samples(30011 * 2, 4, 0.9f, 16));
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2,
+                    test::random_samples(30011 * 2, 4, 0.9f, 16));
   std::vector<unsigned char> bytes = test::slurp_bytes(in);
   test::mark_unknown_length(bytes);
   Config c;
   c.origin = "test";
-  c.stages = {test::metrics_stage("before"), resample_stage("r", 1, 3), test::metrics_stage("after")};
+  c.stages = {test::metrics_stage("before"), resample_stage("r", 1, 3),
+              test::metrics_stage("after")};
   c.execution.backend = BackendKind::cpu;
   c.execution.chunk_frames = 997;
   c.source.file = dir.file("in.fifo");
@@ -158,12 +176,13 @@ TEST(ResampleQa, AStreamsStatisticsCountTheOutputAndLeaveUnpairedDotsEmpty) {
   EXPECT_EQ(a.frames, (30011 + 2) / 3);
   EXPECT_EQ(r.output_frames, a.frames);
   EXPECT_EQ(r.output_sample_rate, 16000);
-  EXPECT_EQ(r.metrics[0].totals[0].frames, 30011);  // "before" counts the input's frames
+  EXPECT_EQ(r.metrics[0].totals[0].frames, 30011); // "before" counts the input's frames
   EXPECT_EQ(r.metrics[1].totals[0].frames, a.frames);
   EXPECT_TRUE(r.metrics[0].paired);
   EXPECT_FALSE(r.metrics[1].paired);
   std::int64_t rows = 0;
-  for (const auto& row : r.metrics[0].chunks) rows += row.frames;
+  for (const auto& row : r.metrics[0].chunks)
+    rows += row.frames;
   EXPECT_EQ(rows, 30011);
   // CSV: "after" rows leave dot_input and correlation_input empty.
   std::ifstream csv(*c.stats.csv);
@@ -183,9 +202,10 @@ TEST(ResampleQa, LiveModeGivesTheFilesBytes) {
   c.origin = "test";
   c.source.synth = test::noise_synth(20011, 2, 5);
   // 48000 -> 44100 -> 14700 Hz.
-  c.stages = {resample_stage("r", 147, 160), test::fir_stage("f", test::random_taps_unit_energy(15, 9), FirMode::same,
-                                                               FirMethod::direct),
-              resample_stage("r2", 1, 3)};
+  c.stages = {
+      resample_stage("r", 147, 160),
+      test::fir_stage("f", test::random_taps_unit_energy(15, 9), FirMode::same, FirMethod::direct),
+      resample_stage("r2", 1, 3)};
   c.execution.backend = BackendKind::cpu;
   c.sink.format = SampleFormat::float32;
   c.sink.file = dir.file("file.wav");
@@ -196,5 +216,5 @@ TEST(ResampleQa, LiveModeGivesTheFilesBytes) {
   EXPECT_EQ(test::slurp_bytes(dir.file("file.wav")), test::slurp_bytes(dir.file("live.wav")));
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

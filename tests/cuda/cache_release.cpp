@@ -9,11 +9,11 @@
 namespace {
 
 class ReleaseCachedMemory final : public ::testing::Environment {
- public:
+public:
   void TearDown() override { sigstream::kernels::cuda::release_cached_memory(); }
 };
 
 [[maybe_unused]] ::testing::Environment* const kRelease =
     ::testing::AddGlobalTestEnvironment(new ReleaseCachedMemory);
 
-}  // namespace
+} // namespace

@@ -15,22 +15,22 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
-#include <thread>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/error.hpp"
-#include "pipeline/backends/backend.hpp"
 #include "kernels/cuda/fir_fft.cuh"
 #include "kernels/cuda/memory_cache.hpp"
+#include "pipeline/backends/backend.hpp"
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
@@ -52,18 +52,20 @@ const auto random_taps = &test::random_taps_unit_energy;
 struct BackendCase {
   std::string name;
   SampleType in_type;
-  int in_bits;  // PCM bits of the source (0 for float)
+  int in_bits; // PCM bits of the source (0 for float)
   int channels;
   std::int64_t frames;
-  int out_bits;  // 0 = float sink
+  int out_bits; // 0 = float sink
   std::int64_t chunk;
   int streams;
   std::vector<StageSpec> stages;
-  bool nonfinite = false;  // sprinkle NaN/Inf into a float source
+  bool nonfinite = false; // sprinkle NaN/Inf into a float source
   bool output_is_input = false;
 };
 
-std::ostream& operator<<(std::ostream& o, const BackendCase& c) { return o << c.name; }
+std::ostream& operator<<(std::ostream& o, const BackendCase& c) {
+  return o << c.name;
+}
 
 // The whole source, interleaved, in its own type.
 HostBlock make_source(const BackendCase& c, std::uint32_t seed) {
@@ -79,9 +81,10 @@ HostBlock make_source(const BackendCase& c, std::uint32_t seed) {
   for (std::size_t i = 0; i < count; ++i) {
     switch (c.in_type) {
       case SampleType::i16:
-        b.as<std::int16_t>()[i] = static_cast<std::int16_t>(static_cast<int>(rng() % 60001) - 30000);
+        b.as<std::int16_t>()[i] =
+            static_cast<std::int16_t>(static_cast<int>(rng() % 60001) - 30000);
         break;
-      case SampleType::i32:  // 24-bit samples, left-justified
+      case SampleType::i32: // 24-bit samples, left-justified
         b.as<std::int32_t>()[i] = static_cast<std::int32_t>(
             static_cast<std::uint32_t>(static_cast<int>(rng() % 16000001) - 8000000) << 8);
         break;
@@ -114,7 +117,7 @@ Plan plan_for(const BackendCase& c, std::int64_t chunk) {
 
 struct RunResult {
   std::vector<ChunkResult> chunks;
-  std::vector<std::byte> output;  // every chunk's output bytes, in order
+  std::vector<std::byte> output; // every chunk's output bytes, in order
 };
 
 // Runs every chunk of `plan` through `backend` the way the pipeline does:
@@ -147,12 +150,15 @@ bool same_float(float a, float b) {
 }
 
 bool near(double a, double b, double scale) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-  if (std::isinf(a) || std::isinf(b)) return a == b;
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) && std::isnan(b);
+  if (std::isinf(a) || std::isinf(b))
+    return a == b;
   return std::fabs(a - b) <= 1e-12 * std::max({std::fabs(a), std::fabs(b), scale}) + 1e-300;
 }
 
-void expect_same_metrics(const ChannelMetrics& cpu, const ChannelMetrics& gpu, const std::string& where) {
+void expect_same_metrics(const ChannelMetrics& cpu, const ChannelMetrics& gpu,
+                         const std::string& where) {
   SCOPED_TRACE(where);
   EXPECT_EQ(gpu.frames, cpu.frames);
   EXPECT_EQ(gpu.nonfinite, cpu.nonfinite);
@@ -182,14 +188,16 @@ void expect_same_output(const RunResult& got, const RunResult& ref, const Plan& 
     float a, b;
     std::memcpy(&a, got.output.data() + 4 * i, 4);
     std::memcpy(&b, ref.output.data() + 4 * i, 4);
-    ASSERT_TRUE(same_float(a, b)) << "output sample " << i << ": " << who << " " << a << " cpu " << b;
+    ASSERT_TRUE(same_float(a, b)) << "output sample " << i << ": " << who << " " << a << " cpu "
+                                  << b;
   }
 }
 
 class CudaVsCpu : public ::testing::TestWithParam<BackendCase> {
- protected:
+protected:
   void SetUp() override {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device";
+    if (!have_device())
+      GTEST_SKIP() << "no CUDA device";
   }
 };
 
@@ -238,7 +246,8 @@ TEST_P(CudaVsCpu, SameOutputBitsMetricsAndClipCounts) {
 
   const auto ms = gpu->stage_ms();
   EXPECT_EQ(ms.size(), plan.stages.size());
-  for (double v : ms) EXPECT_GE(v, 0.0);
+  for (double v : ms)
+    EXPECT_GE(v, 0.0);
 }
 
 // Chunking is invisible (SPEC §3): one chunk on one stream gives the same bits.
@@ -263,7 +272,8 @@ TEST_P(CudaVsCpu, ChunkSizeAndStreamsInvariant) {
 // A backend kept from a longer file (a batch worker's) runs a shorter one
 // with the bits of a backend made for it, and refuses a longer one.
 TEST_P(CudaVsCpu, KeptBackendGivesAFreshOnesBits) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!have_device())
+    GTEST_SKIP() << "no CUDA device";
   const BackendCase& c = GetParam();
   BackendCase shorter = c;
   shorter.frames = std::max<std::int64_t>(1, c.frames / 2 + 3);
@@ -311,9 +321,18 @@ TEST_P(CudaVsCpu, KeptBackendGivesAFreshOnesBits) {
 // The FFT method: a kept lane serves a shorter file only where a lane made
 // for it would take the same FFT length (the length follows the longest call).
 TEST(CudaBackend, KeptFftLanesServeOnlyTheSameFftLength) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  BackendCase c{"fft", SampleType::i16, 16, 2, 300007, 16, 65536, 2,
-                {test::fir_stage("lp", random_taps(255, 11), FirMode::causal, FirMethod::fft), metrics("m")}};
+  if (!have_device())
+    GTEST_SKIP() << "no CUDA device";
+  BackendCase c{
+      "fft",
+      SampleType::i16,
+      16,
+      2,
+      300007,
+      16,
+      65536,
+      2,
+      {test::fir_stage("lp", random_taps(255, 11), FirMode::causal, FirMethod::fft), metrics("m")}};
   // make_plan leaves the method to the backend: explicit fft here.
   auto fft_plan = [&](const BackendCase& bc) {
     Plan p = plan_for(bc, c.chunk);
@@ -322,14 +341,16 @@ TEST(CudaBackend, KeptFftLanesServeOnlyTheSameFftLength) {
     return p;
   };
   const Plan long_plan = fft_plan(c);
-  const auto long_layout = kernels::cuda::FftFir::layout_for(255, long_plan.max_window[1], c.channels);
+  const auto long_layout =
+      kernels::cuda::FftFir::layout_for(255, long_plan.max_window[1], c.channels);
   auto kept = make_cuda_backend();
   static_cast<void>(run(*kept, long_plan, make_source(c, 1), c.streams));
   BackendOptions o;
   o.threads = 4;
   o.streams = c.streams;
   o.keep_float_output = true;
-  for (const std::int64_t frames : {std::int64_t{100003}, std::int64_t{70001}, std::int64_t{1001}}) {
+  for (const std::int64_t frames :
+       {std::int64_t{100003}, std::int64_t{70001}, std::int64_t{1001}}) {
     BackendCase s = c;
     s.frames = frames;
     const Plan plan = fft_plan(s);
@@ -339,7 +360,8 @@ TEST(CudaBackend, KeptFftLanesServeOnlyTheSameFftLength) {
     // Refused exactly where a filter made for this file takes another layout.
     const bool same_layout =
         kernels::cuda::FftFir::layout_for(255, plan.max_window[1], c.channels) == long_layout;
-    if (frames == 1001) EXPECT_FALSE(same_layout) << "1001 frames: a shorter FFT than 65536 frames'";
+    if (frames == 1001)
+      EXPECT_FALSE(same_layout) << "1001 frames: a shorter FFT than 65536 frames'";
     if (!kept->adopt(plan, o)) {
       EXPECT_FALSE(same_layout) << "refused a plan of " << frames << " frames";
       continue;
@@ -357,19 +379,21 @@ TEST(CudaBackend, KeptFftLanesServeOnlyTheSameFftLength) {
 
 // Forwards every call to `inner`; subclasses hook the calls they watch.
 class Forwarding : public Backend {
- public:
+public:
   explicit Forwarding(std::unique_ptr<Backend> inner) : inner_(std::move(inner)) {}
   std::string name() const override { return inner_->name(); }
   std::string device_name() const override { return inner_->device_name(); }
   void prepare(const Plan& plan, const BackendOptions& o) override { inner_->prepare(plan, o); }
   int depth() const override { return inner_->depth(); }
-  HostBlock make_block(SampleType t, int ch, std::int64_t n) override { return inner_->make_block(t, ch, n); }
+  HostBlock make_block(SampleType t, int ch, std::int64_t n) override {
+    return inner_->make_block(t, ch, n);
+  }
   void submit(ChunkJob job) override { inner_->submit(std::move(job)); }
   ChunkResult retire() override { return inner_->retire(); }
   bool oldest_ready() const override { return inner_->oldest_ready(); }
   std::vector<double> stage_ms() const override { return inner_->stage_ms(); }
 
- protected:
+protected:
   std::unique_ptr<Backend> inner_;
 };
 
@@ -381,7 +405,8 @@ TEST_P(CudaVsCpu, HybridHandOverGivesTheSameBits) {
   const BackendCase& c = GetParam();
   const HostBlock source = make_source(c, 4321);
   const Plan plan = plan_for(c, c.chunk);
-  if (plan.num_chunks < 3) GTEST_SKIP() << "needs three chunks or more";
+  if (plan.num_chunks < 3)
+    GTEST_SKIP() << "needs three chunks or more";
   auto ref_backend = make_cpu_backend();
   const RunResult ref = run(*ref_backend, plan, source, c.streams);
 
@@ -412,7 +437,8 @@ TEST_P(CudaVsCpu, HybridHandOverGivesTheSameBits) {
         : Forwarding(make_cpu_backend()), g(std::move(gate)), at(at_chunk) {}
     void submit(ChunkJob job) override {
       inner_->submit(std::move(job));
-      if (++submitted != at) return;
+      if (++submitted != at)
+        return;
       std::unique_lock lock(g->m);
       g->open = true;
       g->cv.notify_all();
@@ -443,42 +469,118 @@ TEST_P(CudaVsCpu, HybridHandOverGivesTheSameBits) {
 
 std::vector<BackendCase> cases() {
   std::vector<BackendCase> v;
-  v.push_back({"causal31_i16_stereo", SampleType::i16, 16, 2, 10007, 16, 1000, 3,
+  v.push_back({"causal31_i16_stereo",
+               SampleType::i16,
+               16,
+               2,
+               10007,
+               16,
+               1000,
+               3,
                {fir("lp", random_taps(31, 1), FirMode::causal), metrics("after_lp")}});
-  v.push_back({"same255_f32_mono_nonfinite", SampleType::f32, 0, 1, 20011, 0, 4096, 2,
-               {fir("lp", random_taps(255, 2), FirMode::same), metrics("m")}, true});
-  v.push_back({"cascade_i32_3ch", SampleType::i32, 24, 3, 9001, 24, 777, 4,
+  v.push_back({"same255_f32_mono_nonfinite",
+               SampleType::f32,
+               0,
+               1,
+               20011,
+               0,
+               4096,
+               2,
+               {fir("lp", random_taps(255, 2), FirMode::same), metrics("m")},
+               true});
+  v.push_back({"cascade_i32_3ch",
+               SampleType::i32,
+               24,
+               3,
+               9001,
+               24,
+               777,
+               4,
                {fir("wide", random_taps(64, 3), FirMode::full), gain("g", 0.7), metrics("a"),
                 fir("narrow", random_taps(7, 4), FirMode::same), metrics("b")}});
-  v.push_back({"long_filter_tap_tiles", SampleType::f32, 0, 2, 20000, 32, 5000, 2,
+  v.push_back({"long_filter_tap_tiles",
+               SampleType::f32,
+               0,
+               2,
+               20000,
+               32,
+               5000,
+               2,
                {fir("long", random_taps(3000, 5), FirMode::causal)}});
   v.push_back({"no_stages_identity", SampleType::i16, 16, 2, 5000, 16, 999, 1, {}, false, true});
-  v.push_back({"unit_tap_identity", SampleType::i16, 16, 1, 7777, 16, 1024, 2,
-               {fir("one", {1.0}, FirMode::causal)}, false, true});
-  v.push_back({"tiny_chunks_full", SampleType::f32, 0, 2, 50, 0, 1, 4,
+  v.push_back({"unit_tap_identity",
+               SampleType::i16,
+               16,
+               1,
+               7777,
+               16,
+               1024,
+               2,
+               {fir("one", {1.0}, FirMode::causal)},
+               false,
+               true});
+  v.push_back({"tiny_chunks_full",
+               SampleType::f32,
+               0,
+               2,
+               50,
+               0,
+               1,
+               4,
                {fir("f", random_taps(5, 6), FirMode::full), metrics("m")}});
   v.push_back({"gain_clips_pcm8", SampleType::i16, 16, 2, 3000, 8, 512, 2, {gain("loud", 4.0)}});
-  v.push_back({"same_even_and_odd_one_chunk", SampleType::f32, 0, 1, 1000, 0, 1 << 20, 2,
+  v.push_back({"same_even_and_odd_one_chunk",
+               SampleType::f32,
+               0,
+               1,
+               1000,
+               0,
+               1 << 20,
+               2,
                {fir("even", random_taps(64, 7), FirMode::same),
                 fir("odd", random_taps(65, 8), FirMode::same), metrics("m")}});
-  v.push_back({"metrics_beyond_defined_frames", SampleType::f32, 0, 1, 100, 0, 30, 3,
+  v.push_back({"metrics_beyond_defined_frames",
+               SampleType::f32,
+               0,
+               1,
+               100,
+               0,
+               30,
+               3,
                {metrics("pre"), fir("f", random_taps(40, 9), FirMode::full), metrics("post")}});
-  v.push_back({"five_channels_pcm16_clipping", SampleType::i16, 16, 5, 12345, 16, 4000, 3,
+  v.push_back({"five_channels_pcm16_clipping",
+               SampleType::i16,
+               16,
+               5,
+               12345,
+               16,
+               4000,
+               3,
                {fir("boost", random_taps(17, 10), FirMode::same), gain("g", 3.0), metrics("m")}});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Plans, CudaVsCpu, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<BackendCase>& i) { return i.param.name; });
+                         [](const ::testing::TestParamInfo<BackendCase>& i) {
+                           return i.param.name;
+                         });
 
 TEST(CudaBackend, DevicesAndDescription) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!have_device())
+    GTEST_SKIP() << "no CUDA device";
   const auto devices = cuda_devices();
   ASSERT_FALSE(devices.empty());
   EXPECT_FALSE(devices[0].name.empty());
   EXPECT_GT(devices[0].memory_bytes, 0u);
   EXPECT_GT(devices[0].multiprocessors, 0);
-  BackendCase c{"d", SampleType::i16, 16, 2, 1000, 16, 256, 2,
+  BackendCase c{"d",
+                SampleType::i16,
+                16,
+                2,
+                1000,
+                16,
+                256,
+                2,
                 {fir("lp", random_taps(31, 1), FirMode::causal)}};
   const Plan plan = plan_for(c, c.chunk);
   auto b = make_cuda_backend();
@@ -492,8 +594,16 @@ TEST(CudaBackend, DevicesAndDescription) {
 }
 
 TEST(CudaBackend, BadJobsAndMisuseAreErrors) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
-  BackendCase c{"e", SampleType::i16, 16, 2, 1000, 16, 256, 2,
+  if (!have_device())
+    GTEST_SKIP() << "no CUDA device";
+  BackendCase c{"e",
+                SampleType::i16,
+                16,
+                2,
+                1000,
+                16,
+                256,
+                2,
                 {fir("lp", random_taps(31, 1), FirMode::causal)}};
   const Plan plan = plan_for(c, c.chunk);
   auto b = make_cuda_backend();
@@ -503,7 +613,7 @@ TEST(CudaBackend, BadJobsAndMisuseAreErrors) {
   EXPECT_THROW(static_cast<void>(b->retire()), Error);
   ChunkJob job = chunk_job(plan, 0);
   job.input = b->make_block(plan.input_type, plan.channels, plan.chunk_frames + plan.back);
-  job.input.frames = job.frames;  // the halo is missing
+  job.input.frames = job.frames; // the halo is missing
   try {
     b->submit(job);
     FAIL() << "no error";
@@ -519,7 +629,7 @@ TEST(CudaBackend, BadJobsAndMisuseAreErrors) {
 
 // Holds all but `leave` bytes of the GPU's free memory until destroyed.
 class GpuMemoryHog {
- public:
+public:
   explicit GpuMemoryHog(std::size_t leave) {
     std::size_t free_b = 0, total_b = 0;
     EXPECT_EQ(cudaMemGetInfo(&free_b, &total_b), cudaSuccess);
@@ -539,7 +649,8 @@ class GpuMemoryHog {
   GpuMemoryHog(const GpuMemoryHog&) = delete;
   GpuMemoryHog& operator=(const GpuMemoryHog&) = delete;
   ~GpuMemoryHog() {
-    for (void* p : blocks_) static_cast<void>(cudaFree(p));
+    for (void* p : blocks_)
+      static_cast<void>(cudaFree(p));
   }
   [[nodiscard]] static std::int64_t free_now() {
     std::size_t free_b = 0, total_b = 0;
@@ -547,7 +658,7 @@ class GpuMemoryHog {
     return static_cast<std::int64_t>(free_b);
   }
 
- private:
+private:
   std::vector<void*> blocks_;
 };
 
@@ -570,19 +681,35 @@ std::string prepare_error(const Plan& plan, int streams, ErrorKind expected) {
 // fails all the same (cuFFT's plans) is ErrorKind::cuda_memory (exit 1)
 // naming the stage and the chunk size; after either the device works.
 TEST(CudaBackend, GpuMemoryIsBoundedAndOutOfMemoryIsClear) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!have_device())
+    GTEST_SKIP() << "no CUDA device";
   ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
-  kernels::cuda::release_cached_memory();  // the earlier tests' parked blocks
+  kernels::cuda::release_cached_memory(); // the earlier tests' parked blocks
   {
-    GpuMemoryHog hog(std::size_t{1} << 30);  // leave 1 GiB
+    GpuMemoryHog hog(std::size_t{1} << 30); // leave 1 GiB
     // One lane of 2^26 frames x 4 channels is ~4.8 GB: chunk_frames is the key.
-    BackendCase big{"big", SampleType::f32, 0, 4, std::int64_t{1} << 27, 0, std::int64_t{1} << 26, 1,
+    BackendCase big{"big",
+                    SampleType::f32,
+                    0,
+                    4,
+                    std::int64_t{1} << 27,
+                    0,
+                    std::int64_t{1} << 26,
+                    1,
                     {fir("lp", random_taps(31, 1), FirMode::causal)}};
     std::string m = prepare_error(plan_for(big, big.chunk), 1, ErrorKind::config);
-    EXPECT_NE(m.find("execution.chunk_frames: one chunk of 67108864 frames"), std::string::npos) << m;
+    EXPECT_NE(m.find("execution.chunk_frames: one chunk of 67108864 frames"), std::string::npos)
+        << m;
     EXPECT_NE(m.find("set chunk_frames to at most "), std::string::npos) << m;
     // 16 lanes of ~300 MB each: streams is the key, with the count that fits.
-    BackendCase many{"many", SampleType::f32, 0, 4, std::int64_t{1} << 24, 0, std::int64_t{1} << 22, 16,
+    BackendCase many{"many",
+                     SampleType::f32,
+                     0,
+                     4,
+                     std::int64_t{1} << 24,
+                     0,
+                     std::int64_t{1} << 22,
+                     16,
                      {fir("lp", random_taps(31, 1), FirMode::causal)}};
     const Plan many_plan = plan_for(many, many.chunk);
     const std::int64_t lane = lane_device_bytes(many_plan);
@@ -591,25 +718,44 @@ TEST(CudaBackend, GpuMemoryIsBoundedAndOutOfMemoryIsClear) {
     const std::string key = "set streams to at most ";
     ASSERT_NE(m.find(key), std::string::npos) << m;
     const long long fit = std::stoll(m.substr(m.find(key) + key.size()));
-    EXPECT_GE(fit, 1) << m;  // ~1 GiB free holds a ~300 MB lane or more
+    EXPECT_GE(fit, 1) << m; // ~1 GiB free holds a ~300 MB lane or more
     EXPECT_LT(fit, 16) << m;
     EXPECT_LE(fit * lane, GpuMemoryHog::free_now()) << m;
   }
   {
     // Within the estimate, but a 2^22-tap FFT filter's spectra and cuFFT's
     // plan do not fit in the 16 MiB left beyond it.
-    BackendCase fft{"fft", SampleType::f32, 0, 1, std::int64_t{1} << 20, 0, std::int64_t{1} << 16, 1,
-                    {test::fir_stage("long", random_taps((1 << 22) + 1, 3), FirMode::causal, FirMethod::fft)}};
+    BackendCase fft{
+        "fft",
+        SampleType::f32,
+        0,
+        1,
+        std::int64_t{1} << 20,
+        0,
+        std::int64_t{1} << 16,
+        1,
+        {test::fir_stage("long", random_taps((1 << 22) + 1, 3), FirMode::causal, FirMethod::fft)}};
     const Plan plan = plan_for(fft, fft.chunk);
     const auto lane = static_cast<std::size_t>(lane_device_bytes(plan));
-    GpuMemoryHog hog(static_cast<std::size_t>(static_cast<double>(lane) / 0.9) + (std::size_t{16} << 20));
+    GpuMemoryHog hog(static_cast<std::size_t>(static_cast<double>(lane) / 0.9) +
+                     (std::size_t{16} << 20));
     const std::string m = prepare_error(plan, 1, ErrorKind::cuda_memory);
-    EXPECT_NE(m.find("out of GPU memory for 1 stream(s) of 65536-frame chunks x 1 channel(s)"), std::string::npos) << m;
+    EXPECT_NE(m.find("out of GPU memory for 1 stream(s) of 65536-frame chunks x 1 channel(s)"),
+              std::string::npos)
+        << m;
     EXPECT_NE(m.find("stage 'long' (fir)"), std::string::npos) << m;
-    EXPECT_NE(m.find("set execution.streams or execution.chunk_frames lower"), std::string::npos) << m;
+    EXPECT_NE(m.find("set execution.streams or execution.chunk_frames lower"), std::string::npos)
+        << m;
   }
   // Nothing is left broken: the same backend kind runs a small plan now.
-  BackendCase small{"small", SampleType::i16, 16, 2, 5001, 16, 1000, 2,
+  BackendCase small{"small",
+                    SampleType::i16,
+                    16,
+                    2,
+                    5001,
+                    16,
+                    1000,
+                    2,
                     {fir("lp", random_taps(31, 1), FirMode::causal)}};
   auto b = make_cuda_backend();
   const HostBlock src = make_source(small, 5);
@@ -617,5 +763,5 @@ TEST(CudaBackend, GpuMemoryIsBoundedAndOutOfMemoryIsClear) {
   EXPECT_EQ(r.chunks.size(), 6u);
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

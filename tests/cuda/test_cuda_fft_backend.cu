@@ -34,8 +34,9 @@ constexpr double kTolerance = 1e-6;
 using test::have_device;
 using test::rel_l2;
 
-#define REQUIRE_DEVICE() \
-  if (!have_device()) GTEST_SKIP() << "no CUDA device"
+#define REQUIRE_DEVICE()                                                                           \
+  if (!have_device())                                                                              \
+  GTEST_SKIP() << "no CUDA device"
 
 StageSpec fir(const std::string& name, std::vector<double> taps, FirMode mode) {
   return test::fir_stage(name, std::move(taps), mode, FirMethod::fft);
@@ -51,10 +52,12 @@ struct BackendCase {
   std::int64_t chunk;
   int streams;
   std::vector<StageSpec> stages;
-  std::vector<bool> direct_on_gpu = {};  // stage j stays direct on the GPU too
+  std::vector<bool> direct_on_gpu = {}; // stage j stays direct on the GPU too
 };
 
-std::ostream& operator<<(std::ostream& o, const BackendCase& c) { return o << c.name; }
+std::ostream& operator<<(std::ostream& o, const BackendCase& c) {
+  return o << c.name;
+}
 
 HostBlock make_source(const BackendCase& c, std::uint32_t seed) {
   HostBlock b;
@@ -67,7 +70,8 @@ HostBlock make_source(const BackendCase& c, std::uint32_t seed) {
                                       std::default_delete<std::byte[]>());
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  for (std::size_t i = 0; i < count; ++i) b.as<float>()[i] = d(rng);
+  for (std::size_t i = 0; i < count; ++i)
+    b.as<float>()[i] = d(rng);
   return b;
 }
 
@@ -85,7 +89,8 @@ Plan plan_for(const BackendCase& c, std::int64_t chunk, bool fft) {
   si.bits = 0;
   Plan plan = make_plan(config, si, 0);
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    if (plan.stages[j].type != StageType::fir) continue;
+    if (plan.stages[j].type != StageType::fir)
+      continue;
     const bool keep_direct = j < c.direct_on_gpu.size() && c.direct_on_gpu[j];
     plan.stages[j].as<FirPlan>().method = fft && !keep_direct ? FirMethod::fft : FirMethod::direct;
   }
@@ -126,7 +131,8 @@ void expect_close(const RunResult& ref, const RunResult& got, double tol, const 
     const double e = rel_l2(ref.planar[ch].data(), got.planar[ch].data(),
                             static_cast<std::int64_t>(ref.planar[ch].size()));
     EXPECT_LE(e, tol) << what << " channel " << ch;
-    if (ch == 0) std::printf("[fft backend] %-50s rel L2 %.2e\n", what.c_str(), e);
+    if (ch == 0)
+      std::printf("[fft backend] %-50s rel L2 %.2e\n", what.c_str(), e);
   }
 }
 
@@ -140,7 +146,8 @@ std::vector<std::vector<double>> reference_output(const Plan& plan, const HostBl
       x[static_cast<std::size_t>(i)] = source.as<float>()[i * plan.channels + ch];
     for (const PlannedStage& st : plan.stages) {
       if (st.type == StageType::gain) {
-        for (double& v : x) v *= static_cast<double>(static_cast<float>(st.as<GainPlan>().gain));
+        for (double& v : x)
+          v *= static_cast<double>(static_cast<float>(st.as<GainPlan>().gain));
       } else if (st.type == StageType::fir) {
         const auto n = static_cast<std::int64_t>(x.size());
         const auto k = static_cast<std::int64_t>(st.as<FirPlan>().taps_f32.size());
@@ -148,7 +155,8 @@ std::vector<std::vector<double>> reference_output(const Plan& plan, const HostBl
         for (std::int64_t i = 0; i < n; ++i)
           for (std::int64_t j = 0; j < k; ++j)
             full[static_cast<std::size_t>(i + j)] +=
-                x[static_cast<std::size_t>(i)] * st.as<FirPlan>().taps_f32[static_cast<std::size_t>(j)];
+                x[static_cast<std::size_t>(i)] *
+                st.as<FirPlan>().taps_f32[static_cast<std::size_t>(j)];
         if (st.as<FirPlan>().mode == FirMode::full) {
           x = std::move(full);
         } else {
@@ -163,7 +171,7 @@ std::vector<std::vector<double>> reference_output(const Plan& plan, const HostBl
 }
 
 class CudaFftVsCpuDirect : public ::testing::TestWithParam<BackendCase> {
- protected:
+protected:
   void SetUp() override { REQUIRE_DEVICE(); }
 };
 
@@ -190,7 +198,8 @@ TEST_P(CudaFftVsCpuDirect, OutputAndMetricsWithin1e6) {
     EXPECT_LE(e_fft, kTolerance) << "cuda fft vs float64";
     // The direct method's own float32 error grows like sqrt(K) (about 1e-6
     // at 4096 taps): fft and direct agree to 1e-6 beyond that.
-    EXPECT_LE(e_fft_cpu, kTolerance + e_cpu) << "cuda fft vs cpu direct (cpu vs float64 " << e_cpu << ")";
+    EXPECT_LE(e_fft_cpu, kTolerance + e_cpu)
+        << "cuda fft vs cpu direct (cpu vs float64 " << e_cpu << ")";
     if (ch == 0)
       std::printf("[fft backend] %-28s fft-ref %.2e  cpu_direct-ref %.2e  fft-cpu_direct %.2e\n",
                   c.name.c_str(), e_fft, e_cpu, e_fft_cpu);
@@ -206,7 +215,8 @@ TEST_P(CudaFftVsCpuDirect, OutputAndMetricsWithin1e6) {
         const ChannelMetrics& b = g.metrics[slot][ch];
         EXPECT_EQ(a.frames, b.frames);
         EXPECT_EQ(a.nonfinite, b.nonfinite);
-        EXPECT_NEAR(b.energy, a.energy, 1e-5 * a.energy + 1e-30) << "chunk " << k << " slot " << slot;
+        EXPECT_NEAR(b.energy, a.energy, 1e-5 * a.energy + 1e-30)
+            << "chunk " << k << " slot " << slot;
         EXPECT_NEAR(b.peak, a.peak, 1e-5 * a.peak + 1e-30) << "chunk " << k << " slot " << slot;
       }
   }
@@ -231,25 +241,45 @@ TEST_P(CudaFftVsCpuDirect, ChunkSizeAndStreamsInvariantWithin1e6) {
 
 std::vector<BackendCase> backend_cases() {
   std::vector<BackendCase> v;
-  v.push_back({"causal4095_mono", 1, 60001, 16384, 3, {fir("lp", random_taps(4095, 1), FirMode::causal)}});
-  v.push_back({"same1024_even_stereo", 2, 30011, 7000, 2,
+  v.push_back(
+      {"causal4095_mono", 1, 60001, 16384, 3, {fir("lp", random_taps(4095, 1), FirMode::causal)}});
+  v.push_back({"same1024_even_stereo",
+               2,
+               30011,
+               7000,
+               2,
                {fir("lp", random_taps(1024, 2), FirMode::same), metrics("m")}});
-  v.push_back({"full1001_3ch", 3, 20000, 5000, 4,
+  v.push_back({"full1001_3ch",
+               3,
+               20000,
+               5000,
+               4,
                {fir("f", random_taps(1001, 3), FirMode::full), metrics("m")}});
-  v.push_back({"same255_tiny_chunks", 2, 3001, 97, 4, {fir("lp", random_taps(255, 4), FirMode::same)}});
-  v.push_back({"causal16383_one_chunk", 1, 40000, 1 << 20, 1,
+  v.push_back(
+      {"same255_tiny_chunks", 2, 3001, 97, 4, {fir("lp", random_taps(255, 4), FirMode::same)}});
+  v.push_back({"causal16383_one_chunk",
+               1,
+               40000,
+               1 << 20,
+               1,
                {fir("long", random_taps(16383, 5), FirMode::causal)}});
-  v.push_back({"cascade_same_full_causal", 2, 25000, 6000, 3,
-               {fir("a", random_taps(2047, 6), FirMode::same), gain("g", 0.5), metrics("after_a"),
-                fir("b", random_taps(300, 7), FirMode::full),
-                fir("c", random_taps(31, 8), FirMode::causal),
-                fir("d", random_taps(513, 9), FirMode::same), metrics("end")},
-               {false, false, false, false, true, false, false}});
+  v.push_back(
+      {"cascade_same_full_causal",
+       2,
+       25000,
+       6000,
+       3,
+       {fir("a", random_taps(2047, 6), FirMode::same), gain("g", 0.5), metrics("after_a"),
+        fir("b", random_taps(300, 7), FirMode::full), fir("c", random_taps(31, 8), FirMode::causal),
+        fir("d", random_taps(513, 9), FirMode::same), metrics("end")},
+       {false, false, false, false, true, false, false}});
   return v;
 }
 
 INSTANTIATE_TEST_SUITE_P(Plans, CudaFftVsCpuDirect, ::testing::ValuesIn(backend_cases()),
-                         [](const ::testing::TestParamInfo<BackendCase>& i) { return i.param.name; });
+                         [](const ::testing::TestParamInfo<BackendCase>& i) {
+                           return i.param.name;
+                         });
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

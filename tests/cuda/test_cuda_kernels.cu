@@ -39,30 +39,31 @@ constexpr double kPi = 3.14159265358979323846;
 
 using test::have_device;
 
-#define REQUIRE_DEVICE() \
-  if (!have_device()) GTEST_SKIP() << "no CUDA device"
+#define REQUIRE_DEVICE()                                                                           \
+  if (!have_device())                                                                              \
+  GTEST_SKIP() << "no CUDA device"
 
 // A pageable cudaMemcpy to the device may return before its DMA has landed,
 // and kernels on non-blocking streams do not wait for the legacy stream:
 // every upload here waits for the device.
 void upload(void* d, const void* h, std::size_t bytes) {
-  if (bytes == 0) return;
+  if (bytes == 0)
+    return;
   SIGSTREAM_CUDA_TRY(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice));
   SIGSTREAM_CUDA_TRY(cudaDeviceSynchronize());
 }
 
-template <typename T>
-kc::DeviceBuffer<T> to_device(const std::vector<T>& h) {
+template <typename T> kc::DeviceBuffer<T> to_device(const std::vector<T>& h) {
   kc::DeviceBuffer<T> d(h.size());
   upload(d.data(), h.data(), h.size() * sizeof(T));
   return d;
 }
 
-template <typename T>
-std::vector<T> to_host(const kc::DeviceBuffer<T>& d) {
+template <typename T> std::vector<T> to_host(const kc::DeviceBuffer<T>& d) {
   std::vector<T> h(d.size());
   if (!h.empty())
-    SIGSTREAM_CUDA_TRY(cudaMemcpy(h.data(), d.data(), h.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    SIGSTREAM_CUDA_TRY(
+        cudaMemcpy(h.data(), d.data(), h.size() * sizeof(T), cudaMemcpyDeviceToHost));
   return h;
 }
 
@@ -71,7 +72,8 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float lo = -
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
+  for (float& x : v)
+    x = dist(rng);
   return v;
 }
 
@@ -100,9 +102,10 @@ bool same_float(float a, float b) {
 }
 
 class CudaStreamFixture : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
-    if (!have_device()) GTEST_SKIP() << "no CUDA device";
+    if (!have_device())
+      GTEST_SKIP() << "no CUDA device";
     stream_ = kc::Stream::create();
   }
   cudaStream_t s() const { return stream_.get(); }
@@ -120,15 +123,15 @@ struct FirCase {
   std::int64_t n;
   int taps;
   int channels;
-  int x_offset;  // floats before channel 0's input (misaligns the loads)
-  int y_offset;  // floats before channel 0's output (misaligns the stores)
+  int x_offset; // floats before channel 0's input (misaligns the loads)
+  int y_offset; // floats before channel 0's output (misaligns the stores)
   std::uint32_t seed;
 };
 
 std::string describe(const FirCase& c) {
-  return "n=" + std::to_string(c.n) + " K=" + std::to_string(c.taps) + " ch=" +
-         std::to_string(c.channels) + " xoff=" + std::to_string(c.x_offset) + " yoff=" +
-         std::to_string(c.y_offset);
+  return "n=" + std::to_string(c.n) + " K=" + std::to_string(c.taps) +
+         " ch=" + std::to_string(c.channels) + " xoff=" + std::to_string(c.x_offset) +
+         " yoff=" + std::to_string(c.y_offset);
 }
 
 // Runs one case on the GPU and compares with kernels::cpu::fir_direct bit for
@@ -137,10 +140,10 @@ void check_fir_case(const FirCase& c, cudaStream_t stream, FirLauncher launch,
                     std::vector<float> x_override = {}, std::vector<float> h_override = {}) {
   SCOPED_TRACE(describe(c));
   const std::int64_t x_len = c.n + c.taps - 1;
-  const std::int64_t x_stride = x_len + 5;  // odd padding: every channel differently aligned
+  const std::int64_t x_stride = x_len + 5; // odd padding: every channel differently aligned
   const std::int64_t y_stride = c.n + 3;
-  std::vector<float> h = h_override.empty() ? random_floats(static_cast<std::size_t>(c.taps), c.seed)
-                                            : h_override;
+  std::vector<float> h =
+      h_override.empty() ? random_floats(static_cast<std::size_t>(c.taps), c.seed) : h_override;
   std::vector<float> x(static_cast<std::size_t>(c.x_offset + c.channels * x_stride));
   if (x_override.empty()) {
     x = random_floats(x.size(), c.seed + 1);
@@ -168,25 +171,31 @@ void check_fir_case(const FirCase& c, cudaStream_t stream, FirLauncher launch,
     std::int64_t first_bad = -1;
     for (std::int64_t i = 0; i < c.n; ++i) {
       if (!same_float(got[i], ref[static_cast<std::size_t>(i)])) {
-        if (first_bad < 0) first_bad = i;
+        if (first_bad < 0)
+          first_bad = i;
         ++mismatches;
       }
     }
     ASSERT_EQ(mismatches, 0) << "channel " << ch << ": first mismatch at " << first_bad << ": gpu "
-                             << got[first_bad] << " cpu " << ref[static_cast<std::size_t>(first_bad)]
+                             << got[first_bad] << " cpu "
+                             << ref[static_cast<std::size_t>(first_bad)]
                              << (is_poison(got[first_bad]) ? " (never written)" : "");
   }
   // Nothing outside the outputs was written.
-  for (std::int64_t i = 0; i < c.y_offset; ++i) ASSERT_TRUE(is_poison(y[static_cast<std::size_t>(i)]));
+  for (std::int64_t i = 0; i < c.y_offset; ++i)
+    ASSERT_TRUE(is_poison(y[static_cast<std::size_t>(i)]));
   for (int ch = 0; ch < c.channels; ++ch)
-    for (std::int64_t i = c.n; i < y_stride && c.y_offset + ch * y_stride + i < static_cast<std::int64_t>(y_size); ++i)
+    for (std::int64_t i = c.n;
+         i < y_stride && c.y_offset + ch * y_stride + i < static_cast<std::int64_t>(y_size); ++i)
       ASSERT_TRUE(is_poison(y[static_cast<std::size_t>(c.y_offset + ch * y_stride + i)]))
           << "channel " << ch << " wrote past its end at " << i;
-  for (std::size_t i = static_cast<std::size_t>(c.y_offset + c.channels * y_stride); i < y_size; ++i)
+  for (std::size_t i = static_cast<std::size_t>(c.y_offset + c.channels * y_stride); i < y_size;
+       ++i)
     ASSERT_TRUE(is_poison(y[i]));
 }
 
-const std::vector<int> kTapCounts = {1, 2, 3, 7, 31, 64, 127, 255, 256, 1023, 1024, 2047, 4096, 4097};
+const std::vector<int> kTapCounts = {1,   2,   3,    7,    31,   64,   127,
+                                     255, 256, 1023, 1024, 2047, 4096, 4097};
 
 class FirDirectTest : public CudaStreamFixture {};
 
@@ -195,44 +204,52 @@ TEST_F(FirDirectTest, BitExactSmallAndOddLengths) {
   for (int k : kTapCounts)
     for (std::int64_t n : {1, 2, 37, 1919, 1920, 1921, 4099})
       for (int ch : {1, 3, 8})
-        check_fir_case({n, k, ch, static_cast<int>(seed % 4), static_cast<int>((seed / 4) % 4), seed++},
-                       s(), kc::fir_direct);
+        check_fir_case(
+            {n, k, ch, static_cast<int>(seed % 4), static_cast<int>((seed / 4) % 4), seed++}, s(),
+            kc::fir_direct);
 }
 
 TEST_F(FirDirectTest, BitExactLongSignal) {
   std::uint32_t seed = 500;
-  for (int k : kTapCounts) check_fir_case({1000003, k, 2, 1, 2, seed++}, s(), kc::fir_direct);
+  for (int k : kTapCounts)
+    check_fir_case({1000003, k, 2, 1, 2, seed++}, s(), kc::fir_direct);
 }
 
 // Long signals: the streaming kernel's blocks loop over several tiles each,
 // prefetching the next window while computing the current one.
 TEST_F(FirDirectTest, BitExactManyTilesPerBlock) {
   std::uint32_t seed = 600;
-  for (int k : {1, 7, 48, 255, 2048}) check_fir_case({6000007, k, 1, 3, 1, seed++}, s(), kc::fir_direct);
-  for (int k : {31, 64, 1023}) check_fir_case({3000017, k, 3, 2, 3, seed++}, s(), kc::fir_direct);
+  for (int k : {1, 7, 48, 255, 2048})
+    check_fir_case({6000007, k, 1, 3, 1, seed++}, s(), kc::fir_direct);
+  for (int k : {31, 64, 1023})
+    check_fir_case({3000017, k, 3, 2, 3, seed++}, s(), kc::fir_direct);
 }
 
 TEST_F(FirDirectTest, BitExactEveryChannelCount) {
   for (int ch = 1; ch <= 8; ++ch) {
     check_fir_case({10007, 31, ch, ch % 4, (ch + 1) % 4, static_cast<std::uint32_t>(700 + ch)}, s(),
                    kc::fir_direct);
-    check_fir_case({3001, 1024, ch, 0, 0, static_cast<std::uint32_t>(800 + ch)}, s(), kc::fir_direct);
+    check_fir_case({3001, 1024, ch, 0, 0, static_cast<std::uint32_t>(800 + ch)}, s(),
+                   kc::fir_direct);
   }
 }
 
 TEST_F(FirDirectTest, EveryCompiledPolicyIsBitExact) {
-  const std::vector<FirLauncher> policies = {
-      kc::fir_direct_with_policy<kc::FirBenchPolicy0>, kc::fir_direct_with_policy<kc::FirBenchPolicy1>,
-      kc::fir_direct_with_policy<kc::FirBenchPolicy2>, kc::fir_direct_with_policy<kc::FirBenchPolicy3>,
-      kc::fir_direct_with_policy<kc::FirBenchPolicy4>, kc::fir_direct_with_policy<kc::FirBenchPolicy5>};
+  const std::vector<FirLauncher> policies = {kc::fir_direct_with_policy<kc::FirBenchPolicy0>,
+                                             kc::fir_direct_with_policy<kc::FirBenchPolicy1>,
+                                             kc::fir_direct_with_policy<kc::FirBenchPolicy2>,
+                                             kc::fir_direct_with_policy<kc::FirBenchPolicy3>,
+                                             kc::fir_direct_with_policy<kc::FirBenchPolicy4>,
+                                             kc::fir_direct_with_policy<kc::FirBenchPolicy5>};
   std::uint32_t seed = 900;
   for (std::size_t p = 0; p < policies.size(); ++p) {
     SCOPED_TRACE("policy " + std::to_string(p));
     for (int k : {1, 5, 16, 17, 31, 64, 65, 255, 2048, 2049, 4097})
       for (std::int64_t n : {1, 333, 10001})
-        check_fir_case({n, k, 2, static_cast<int>(seed % 4), static_cast<int>((seed / 3) % 4), seed++},
-                       s(), policies[p]);
-    for (int k : {1, 31, 65, 255})  // several tiles per persistent block
+        check_fir_case(
+            {n, k, 2, static_cast<int>(seed % 4), static_cast<int>((seed / 3) % 4), seed++}, s(),
+            policies[p]);
+    for (int k : {1, 31, 65, 255}) // several tiles per persistent block
       check_fir_case({2500001, k, 2, static_cast<int>(seed % 4), 1, seed++}, s(), policies[p]);
   }
 }
@@ -247,10 +264,14 @@ TEST_F(FirDirectTest, SignedZerosAndExactValues) {
   std::mt19937 rng(3);
   for (std::size_t i = 0; i < x.size(); ++i) {
     const auto r = rng() % 4;
-    x[i] = r == 0 ? 0.0f : r == 1 ? -0.0f : r == 2 ? static_cast<float>(static_cast<int>(rng() % 7) - 3) : 0.5f;
+    x[i] = r == 0   ? 0.0f
+           : r == 1 ? -0.0f
+           : r == 2 ? static_cast<float>(static_cast<int>(rng() % 7) - 3)
+                    : 0.5f;
   }
   std::vector<float> h(static_cast<std::size_t>(k));
-  for (int i = 0; i < k; ++i) h[static_cast<std::size_t>(i)] = i % 3 == 0 ? -0.0f : (i % 2 ? -1.0f : 0.25f);
+  for (int i = 0; i < k; ++i)
+    h[static_cast<std::size_t>(i)] = i % 3 == 0 ? -0.0f : (i % 2 ? -1.0f : 0.25f);
   check_fir_case({n, k, 1, 0, 0, 1}, s(), kc::fir_direct, x, h);
 }
 
@@ -283,7 +304,8 @@ TEST_F(FirDirectTest, CloseToFloat64Reference) {
   for (int k : {7, 31, 255, 1024, 4097}) {
     SCOPED_TRACE("K=" + std::to_string(k));
     const std::int64_t n = 1000003;
-    const auto x = random_floats(static_cast<std::size_t>(n + k - 1), 40 + static_cast<std::uint32_t>(k));
+    const auto x =
+        random_floats(static_cast<std::size_t>(n + k - 1), 40 + static_cast<std::uint32_t>(k));
     // A windowed-sinc lowpass (what the product runs), not white taps.
     std::vector<float> h(static_cast<std::size_t>(k));
     for (int i = 0; i < k; ++i) {
@@ -298,7 +320,8 @@ TEST_F(FirDirectTest, CloseToFloat64Reference) {
     kc::fir_direct(d_x.data(), n, d_h.data(), k, d_y.data(), 1, 0, 0, s());
     sync();
     const auto y = to_host(d_y);
-    std::vector<double> xd(x.begin(), x.end()), hd(h.begin(), h.end()), ref(static_cast<std::size_t>(n));
+    std::vector<double> xd(x.begin(), x.end()), hd(h.begin(), h.end()),
+        ref(static_cast<std::size_t>(n));
     kernels::cpu::fir_direct_f64(xd.data(), n, hd.data(), k, ref.data());
     double err2 = 0, ref2 = 0;
     for (std::size_t i = 0; i < ref.size(); ++i) {
@@ -324,9 +347,11 @@ TEST_F(FirDirectTest, InputSpanFiltersAClipInPlace) {
     for (std::int64_t len : {1, 5, 37, 1919, 4100, 30011}) {
       const int rows = 3;
       const std::int64_t stride = len + 7;
-      // mode: causal (lead K-1, n = len), same (lead K-1-(K-1)/2, n = len), full (lead K-1, n = len+K-1)
+      // mode: causal (lead K-1, n = len), same (lead K-1-(K-1)/2, n = len), full (lead K-1, n =
+      // len+K-1)
       for (int mode = 0; mode < 3; ++mode) {
-        SCOPED_TRACE("K=" + std::to_string(k) + " len=" + std::to_string(len) + " mode=" + std::to_string(mode));
+        SCOPED_TRACE("K=" + std::to_string(k) + " len=" + std::to_string(len) +
+                     " mode=" + std::to_string(mode));
         const std::int64_t lead = mode == 1 ? (k - 1) - (k - 1) / 2 : k - 1;
         const std::int64_t n = mode == 2 ? len + k - 1 : len;
         std::vector<float> x(static_cast<std::size_t>(3 + rows * stride), nan);
@@ -346,12 +371,15 @@ TEST_F(FirDirectTest, InputSpanFiltersAClipInPlace) {
         for (int r = 0; r < rows; ++r) {
           std::fill(padded.begin(), padded.end(), 0.0f);
           for (std::int64_t i = 0; i < len && lead + i < n + k - 1; ++i)
-            padded[static_cast<std::size_t>(lead + i)] = data[static_cast<std::size_t>(r * len + i)];
+            padded[static_cast<std::size_t>(lead + i)] =
+                data[static_cast<std::size_t>(r * len + i)];
           kernels::cpu::fir_direct(padded.data(), n, h.data(), k, ref.data());
           for (std::int64_t i = 0; i < n; ++i)
-            ASSERT_TRUE(same_float(y[static_cast<std::size_t>(r * n + i)], ref[static_cast<std::size_t>(i)]))
-                << "row " << r << " output " << i << ": gpu " << y[static_cast<std::size_t>(r * n + i)]
-                << " cpu " << ref[static_cast<std::size_t>(i)];
+            ASSERT_TRUE(same_float(y[static_cast<std::size_t>(r * n + i)],
+                                   ref[static_cast<std::size_t>(i)]))
+                << "row " << r << " output " << i << ": gpu "
+                << y[static_cast<std::size_t>(r * n + i)] << " cpu "
+                << ref[static_cast<std::size_t>(i)];
         }
       }
     }
@@ -380,10 +408,12 @@ void expect_metrics_close(const ChannelMetrics& cpu, const kc::DeviceChannelMetr
   SCOPED_TRACE(what);
   EXPECT_EQ(gpu.frames, cpu.frames);
   EXPECT_EQ(gpu.nonfinite, cpu.nonfinite);
-  EXPECT_EQ(gpu.peak, cpu.peak);  // max does not depend on the order
+  EXPECT_EQ(gpu.peak, cpu.peak); // max does not depend on the order
   auto near = [](double a, double b, double scale) {
-    if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
-    if (std::isinf(a) || std::isinf(b)) return a == b;
+    if (std::isnan(a) || std::isnan(b))
+      return std::isnan(a) && std::isnan(b);
+    if (std::isinf(a) || std::isinf(b))
+      return a == b;
     return std::fabs(a - b) <= 1e-12 * std::max({std::fabs(a), std::fabs(b), scale});
   };
   EXPECT_TRUE(near(gpu.energy, cpu.energy, 0)) << gpu.energy << " vs " << cpu.energy;
@@ -395,14 +425,15 @@ void expect_metrics_close(const ChannelMetrics& cpu, const kc::DeviceChannelMetr
 }
 
 class MetricsTest : public CudaStreamFixture {
- protected:
+protected:
   // y and x planar with the given strides; compares every channel with the CPU.
   std::vector<kc::DeviceChannelMetrics> run_and_check(const std::vector<float>& y, std::int64_t ys,
                                                       const std::vector<float>* x, std::int64_t xs,
                                                       std::int64_t n, int channels) {
     auto d_y = to_device(y);
     kc::DeviceBuffer<float> d_x;
-    if (x != nullptr) d_x = to_device(*x);
+    if (x != nullptr)
+      d_x = to_device(*x);
     kc::DeviceBuffer<kc::MetricsPartial> d_partials(kc::metrics_partials_count(channels));
     std::vector<kc::DeviceChannelMetrics> init(static_cast<std::size_t>(channels));
     std::memset(init.data(), 0xff, init.size() * sizeof(init[0]));
@@ -417,9 +448,11 @@ class MetricsTest : public CudaStreamFixture {
       const ChannelMetrics ref = kernels::cpu::channel_metrics(yc, xc, n);
       double asy = 0, asxy = 0;
       for (std::int64_t i = 0; i < n; ++i) {
-        if (!std::isfinite(yc[i])) continue;
+        if (!std::isfinite(yc[i]))
+          continue;
         asy += std::fabs(static_cast<double>(yc[i]));
-        if (xc != nullptr) asxy += std::fabs(static_cast<double>(xc[i]) * yc[i]);
+        if (xc != nullptr)
+          asxy += std::fabs(static_cast<double>(xc[i]) * yc[i]);
       }
       expect_metrics_close(ref, got[static_cast<std::size_t>(c)], asy, asxy,
                            "n=" + std::to_string(n) + " channel " + std::to_string(c));
@@ -448,11 +481,11 @@ TEST_F(MetricsTest, NonFiniteSamplesAreCountedNotSummed) {
   std::mt19937 rng(5);
   for (int i = 0; i < 1000; ++i) {
     const auto at = static_cast<std::size_t>(rng() % y.size());
-    y[at] = i % 3 == 0 ? std::numeric_limits<float>::quiet_NaN()
+    y[at] = i % 3 == 0   ? std::numeric_limits<float>::quiet_NaN()
             : i % 3 == 1 ? std::numeric_limits<float>::infinity()
                          : -std::numeric_limits<float>::infinity();
   }
-  y[5] = 100.0f;  // the peak
+  y[5] = 100.0f; // the peak
   const auto got = run_and_check(y, n, &x, n, n, 2);
   EXPECT_EQ(got[0].peak, 100.0);
   EXPECT_GT(got[0].nonfinite + got[1].nonfinite, 900);
@@ -467,7 +500,8 @@ TEST_F(MetricsTest, NonFiniteSourceSampleStaysOutOfDotAndSourceEnergyLikeCpu) {
   const auto got = run_and_check(y, n, &x, n, n, 1);
   double ex = 0, d = 0;
   for (std::int64_t i = 0; i < n; ++i) {
-    if (i == 17 || i == 18) continue;
+    if (i == 17 || i == 18)
+      continue;
     ex += double(x[static_cast<std::size_t>(i)]) * x[static_cast<std::size_t>(i)];
     d += double(x[static_cast<std::size_t>(i)]) * y[static_cast<std::size_t>(i)];
   }
@@ -552,7 +586,8 @@ TEST_F(LayoutTest, DeinterleaveMatchesCpu) {
         const std::int64_t stride = n + 9;
         std::vector<float> ref(static_cast<std::size_t>(stride * ch), poison());
         std::vector<float*> planes;
-        for (int c = 0; c < ch; ++c) planes.push_back(ref.data() + c * stride);
+        for (int c = 0; c < ch; ++c)
+          planes.push_back(ref.data() + c * stride);
         kernels::cpu::deinterleave(b, first, n, planes.data());
 
         kc::DeviceBuffer<std::byte> d_in(b.bytes());
@@ -571,18 +606,29 @@ TEST_F(LayoutTest, DeinterleaveMatchesCpu) {
 std::vector<float> tricky_values(int bits, std::size_t n, std::uint32_t seed) {
   const double scale = std::ldexp(1.0, bits - 1);
   std::vector<float> v = random_floats(n, seed, -1.2f, 1.2f);
-  const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 2.0f, -2.0f,
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1.0f,
+                            -1.0f,
+                            2.0f,
+                            -2.0f,
                             std::numeric_limits<float>::quiet_NaN(),
                             std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity(),
                             static_cast<float>((scale - 1) / scale),
                             static_cast<float>((scale - 0.5) / scale),
                             static_cast<float>(-(scale + 0.5) / scale),
-                            static_cast<float>(0.5 / scale), static_cast<float>(1.5 / scale),
-                            static_cast<float>(2.5 / scale), static_cast<float>(-0.5 / scale),
-                            static_cast<float>(-1.5 / scale), std::nextafter(1.0f, 2.0f),
-                            std::nextafter(-1.0f, -2.0f), 1e-30f, -1e-30f};
-  for (std::size_t i = 0; i < std::size(specials) && i < n; ++i) v[i * 7 % n] = specials[i];
+                            static_cast<float>(0.5 / scale),
+                            static_cast<float>(1.5 / scale),
+                            static_cast<float>(2.5 / scale),
+                            static_cast<float>(-0.5 / scale),
+                            static_cast<float>(-1.5 / scale),
+                            std::nextafter(1.0f, 2.0f),
+                            std::nextafter(-1.0f, -2.0f),
+                            1e-30f,
+                            -1e-30f};
+  for (std::size_t i = 0; i < std::size(specials) && i < n; ++i)
+    v[i * 7 % n] = specials[i];
   return v;
 }
 
@@ -599,10 +645,11 @@ TEST_F(LayoutTest, InterleaveQuantizeClipMatchesCpu) {
         SCOPED_TRACE("bits " + std::to_string(f.bits) + " ch " + std::to_string(ch) + " n " +
                      std::to_string(n));
         const std::int64_t stride = n + 3;
-        const auto in = tricky_values(f.bits == 0 ? 16 : f.bits,
-                                      static_cast<std::size_t>(stride * ch), seed++);
+        const auto in =
+            tricky_values(f.bits == 0 ? 16 : f.bits, static_cast<std::size_t>(stride * ch), seed++);
         std::vector<const float*> planes;
-        for (int c = 0; c < ch; ++c) planes.push_back(in.data() + c * stride);
+        for (int c = 0; c < ch; ++c)
+          planes.push_back(in.data() + c * stride);
         HostBlock ref = host_block(f.type, ch, n);
         const std::int64_t ref_clipped = kernels::cpu::interleave(planes.data(), n, f.bits, ref);
 
@@ -610,12 +657,15 @@ TEST_F(LayoutTest, InterleaveQuantizeClipMatchesCpu) {
         kc::DeviceBuffer<std::byte> d_out(ref.bytes());
         kc::DeviceBuffer<unsigned long long> d_clipped(1);
         SIGSTREAM_CUDA_TRY(cudaMemsetAsync(d_clipped.data(), 0, sizeof(unsigned long long), s()));
-        kc::interleave(d_in.data(), stride, ch, n, f.type, f.bits, d_out.data(), d_clipped.data(), s());
+        kc::interleave(d_in.data(), stride, ch, n, f.type, f.bits, d_out.data(), d_clipped.data(),
+                       s());
         sync();
         std::vector<std::byte> got(ref.bytes());
-        SIGSTREAM_CUDA_TRY(cudaMemcpy(got.data(), d_out.data(), got.size(), cudaMemcpyDeviceToHost));
+        SIGSTREAM_CUDA_TRY(
+            cudaMemcpy(got.data(), d_out.data(), got.size(), cudaMemcpyDeviceToHost));
         unsigned long long clipped = 0;
-        SIGSTREAM_CUDA_TRY(cudaMemcpy(&clipped, d_clipped.data(), sizeof clipped, cudaMemcpyDeviceToHost));
+        SIGSTREAM_CUDA_TRY(
+            cudaMemcpy(&clipped, d_clipped.data(), sizeof clipped, cudaMemcpyDeviceToHost));
         if (f.type == SampleType::f32) {
           for (std::int64_t i = 0; i < n * ch; ++i) {
             float a, b;
@@ -626,7 +676,8 @@ TEST_F(LayoutTest, InterleaveQuantizeClipMatchesCpu) {
         } else {
           ASSERT_EQ(std::memcmp(got.data(), ref.data.get(), ref.bytes()), 0);
           EXPECT_EQ(static_cast<std::int64_t>(clipped), ref_clipped);
-          if (n > 100) EXPECT_GT(clipped, 0u);
+          if (n > 100)
+            EXPECT_GT(clipped, 0u);
         }
       }
     }
@@ -663,7 +714,8 @@ TEST_F(LayoutTest, PcmRoundTripsExactly) {
     std::vector<std::byte> got(b.bytes());
     SIGSTREAM_CUDA_TRY(cudaMemcpy(got.data(), d_out.data(), got.size(), cudaMemcpyDeviceToHost));
     unsigned long long clipped = 1;
-    SIGSTREAM_CUDA_TRY(cudaMemcpy(&clipped, d_clipped.data(), sizeof clipped, cudaMemcpyDeviceToHost));
+    SIGSTREAM_CUDA_TRY(
+        cudaMemcpy(&clipped, d_clipped.data(), sizeof clipped, cudaMemcpyDeviceToHost));
     EXPECT_EQ(std::memcmp(got.data(), b.data.get(), b.bytes()), 0) << "bits " << f.bits;
     EXPECT_EQ(clipped, 0u);
   }
@@ -685,7 +737,8 @@ TEST_F(LayoutTest, GainMatchesCpuAndZeroOutside) {
     for (std::int64_t i = 0; i < n; ++i)
       ASSERT_EQ(bits_of(y[static_cast<std::size_t>(c * stride + i)]),
                 bits_of(x[static_cast<std::size_t>(c * stride + i)] * gf));
-    for (std::int64_t i = n; i < stride; ++i) ASSERT_TRUE(is_poison(y[static_cast<std::size_t>(c * stride + i)]));
+    for (std::int64_t i = n; i < stride; ++i)
+      ASSERT_TRUE(is_poison(y[static_cast<std::size_t>(c * stride + i)]));
   }
   // In place.
   kc::gain(d_x.data(), stride, d_x.data(), stride, ch, n, 2.0f, s());
@@ -713,15 +766,18 @@ TEST_F(LayoutTest, GainMatchesCpuAndZeroOutside) {
 TEST_F(LayoutTest, BadBitsThrow) {
   kc::DeviceBuffer<float> d(16);
   kc::DeviceBuffer<unsigned long long> c(1);
-  EXPECT_THROW(kc::interleave(d.data(), 4, 1, 4, SampleType::i16, 24, d.data(), c.data(), s()), Error);
-  EXPECT_THROW(kc::interleave(d.data(), 4, 1, 4, SampleType::i32, 0, d.data(), c.data(), s()), Error);
+  EXPECT_THROW(kc::interleave(d.data(), 4, 1, 4, SampleType::i16, 24, d.data(), c.data(), s()),
+               Error);
+  EXPECT_THROW(kc::interleave(d.data(), 4, 1, 4, SampleType::i32, 0, d.data(), c.data(), s()),
+               Error);
 }
 
 // ---------------------------------------------------------------------------
 // Errors and resources
 
 TEST(CudaCheck, ErrorsNameTheCallAndTheCudaError) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!have_device())
+    GTEST_SKIP() << "no CUDA device";
   try {
     SIGSTREAM_CUDA_TRY(cudaSetDevice(1 << 20));
     FAIL() << "no error";
@@ -736,7 +792,8 @@ TEST(CudaCheck, ErrorsNameTheCallAndTheCudaError) {
 }
 
 TEST(CudaResources, MoveOnlyOwners) {
-  if (!have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!have_device())
+    GTEST_SKIP() << "no CUDA device";
   auto s = kc::Stream::create();
   kc::Stream s2 = std::move(s);
   EXPECT_EQ(s.get(), nullptr);
@@ -757,5 +814,5 @@ TEST(CudaResources, MoveOnlyOwners) {
   EXPECT_GE(e1.elapsed_ms_since(e0), 0.0f);
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

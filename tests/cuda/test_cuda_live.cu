@@ -12,13 +12,16 @@ namespace sigstream {
 namespace {
 
 TEST(CudaLive, PartitionedStepMatchesTheFloat64Sum) {
-  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
   std::uint32_t seed = 40;
   for (int k : {1, 37, 48, 49, 1001, 4095, 65536}) {
     for (int block : {1, 48, 100}) {
-      if (k == 65536 && block == 1) continue;  // 65536 partitions: slow to check, nothing new
+      if (k == 65536 && block == 1)
+        continue; // 65536 partitions: slow to check, nothing new
       for (int channels : {1, 3, 32}) {
-        if (channels == 32 && k > 4095) continue;
+        if (channels == 32 && k > 4095)
+          continue;
         const auto h64 = test::random_taps(k, ++seed);
         const std::vector<float> h(h64.begin(), h64.end());
         const std::vector<double> hd(h.begin(), h.end());
@@ -28,7 +31,8 @@ TEST(CudaLive, PartitionedStepMatchesTheFloat64Sum) {
         const std::int64_t steps = (frames + block - 1) / block;
         std::vector<std::vector<float>> x(static_cast<std::size_t>(channels)), y(x.size());
         for (int c = 0; c < channels; ++c) {
-          x[static_cast<std::size_t>(c)] = test::random_samples(static_cast<std::size_t>(steps * block), ++seed);
+          x[static_cast<std::size_t>(c)] =
+              test::random_samples(static_cast<std::size_t>(steps * block), ++seed);
           y[static_cast<std::size_t>(c)].resize(x[static_cast<std::size_t>(c)].size());
         }
         std::vector<const float*> xp(x.size());
@@ -41,11 +45,13 @@ TEST(CudaLive, PartitionedStepMatchesTheFloat64Sum) {
           conv->process(xp.data(), yp.data());
         }
         for (int c = 0; c < channels; c += std::max(1, channels / 3)) {
-          const std::vector<double> xd(x[static_cast<std::size_t>(c)].begin(), x[static_cast<std::size_t>(c)].end());
+          const std::vector<double> xd(x[static_cast<std::size_t>(c)].begin(),
+                                       x[static_cast<std::size_t>(c)].end());
           const auto ref = test::reference_fir(xd, hd, FirMode::causal);
-          const std::vector<double> got(y[static_cast<std::size_t>(c)].begin(), y[static_cast<std::size_t>(c)].end());
-          EXPECT_LT(test::rel_l2(ref, got), 2e-6) << "K " << k << " block " << block << " channels " << channels
-                                                  << " channel " << c;
+          const std::vector<double> got(y[static_cast<std::size_t>(c)].begin(),
+                                        y[static_cast<std::size_t>(c)].end());
+          EXPECT_LT(test::rel_l2(ref, got), 2e-6)
+              << "K " << k << " block " << block << " channels " << channels << " channel " << c;
         }
       }
     }
@@ -53,19 +59,22 @@ TEST(CudaLive, PartitionedStepMatchesTheFloat64Sum) {
 }
 
 TEST(CudaLive, LiveRunsMatchTheFilePathWithinSpec) {
-  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
   test::TempDir dir;
   const std::string in = dir.file("in.wav");
   const int channels = 4;
   const std::int64_t frames = 20011;
   test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, channels,
-              test::random_samples(static_cast<std::size_t>(frames * channels), 3, 0.9f, 16));
+                    test::random_samples(static_cast<std::size_t>(frames * channels), 3, 0.9f, 16));
   for (FirMode mode : {FirMode::causal, FirMode::same, FirMode::full}) {
     Config cfg;
     cfg.origin = "test";
-    cfg.stages = {test::fir_stage("a", test::random_taps_unit_energy(31, 5), FirMode::same, FirMethod::direct),
-                  test::metrics_stage("m"),
-                  test::fir_stage("b", test::random_taps_unit_energy(3001, 6), mode, FirMethod::direct)};
+    cfg.stages = {
+        test::fir_stage("a", test::random_taps_unit_energy(31, 5), FirMode::same,
+                        FirMethod::direct),
+        test::metrics_stage("m"),
+        test::fir_stage("b", test::random_taps_unit_energy(3001, 6), mode, FirMethod::direct)};
     cfg.source.file = in;
     cfg.sink.file = dir.file("file.wav");
     cfg.sink.format = SampleFormat::float32;
@@ -77,9 +86,11 @@ TEST(CudaLive, LiveRunsMatchTheFilePathWithinSpec) {
     const RunReport r = run_pipeline(cfg, {});
     ASSERT_TRUE(r.latency.has_value());
     EXPECT_EQ(r.backend, "cuda");
-    const test::Audio a = test::read_audio(dir.file("file.wav")), b = test::read_audio(dir.file("live.wav"));
+    const test::Audio a = test::read_audio(dir.file("file.wav")),
+                      b = test::read_audio(dir.file("live.wav"));
     ASSERT_EQ(a.frames, b.frames) << to_string(mode);
-    const std::vector<double> ad(a.samples.begin(), a.samples.end()), bd(b.samples.begin(), b.samples.end());
+    const std::vector<double> ad(a.samples.begin(), a.samples.end()),
+        bd(b.samples.begin(), b.samples.end());
     EXPECT_LT(test::rel_l2(ad, bd), 1e-5) << to_string(mode);
   }
 }
@@ -88,7 +99,8 @@ TEST(CudaLive, LiveRunsMatchTheFilePathWithinSpec) {
 // streams and delay line, race every block; the output is one lane's, bit
 // for bit (the same kernels on the same data), with every block written once.
 TEST(CudaLive, RedundantLanesGiveOneLanesOutput) {
-  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
   test::TempDir dir;
   const std::string in = dir.file("in.wav");
   const int channels = 3;
@@ -97,7 +109,8 @@ TEST(CudaLive, RedundantLanesGiveOneLanesOutput) {
                     test::random_samples(static_cast<std::size_t>(frames * channels), 9, 0.9f));
   Config cfg;
   cfg.origin = "test";
-  cfg.stages = {test::fir_stage("long", test::random_taps_unit_energy(8191, 10), FirMode::causal, FirMethod::fft),
+  cfg.stages = {test::fir_stage("long", test::random_taps_unit_energy(8191, 10), FirMode::causal,
+                                FirMethod::fft),
                 test::metrics_stage("m")};
   cfg.source.file = in;
   cfg.sink.format = SampleFormat::float32;
@@ -117,8 +130,9 @@ TEST(CudaLive, RedundantLanesGiveOneLanesOutput) {
   ASSERT_EQ(one.metrics.size(), two.metrics.size());
   for (std::size_t s = 0; s < one.metrics.size(); ++s)
     for (std::size_t c = 0; c < one.metrics[s].totals.size(); ++c)
-      EXPECT_EQ(one.metrics[s].totals[c].energy, two.metrics[s].totals[c].energy) << one.metrics[s].name << c;
+      EXPECT_EQ(one.metrics[s].totals[c].energy, two.metrics[s].totals[c].energy)
+          << one.metrics[s].name << c;
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

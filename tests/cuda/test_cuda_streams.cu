@@ -11,14 +11,16 @@ namespace {
 class CudaStream : public ::testing::TestWithParam<test::StreamCase> {};
 
 TEST_P(CudaStream, FifoOfUnknownLengthGivesTheFilesBytes) {
-  if (!test::have_device()) GTEST_SKIP() << "no CUDA device";
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
   const auto [file, stream] = test::file_and_stream_outputs(GetParam(), BackendKind::cuda, 9);
   ASSERT_GT(file.size(), 44u);
-  EXPECT_TRUE(file == stream) << GetParam().name << ": " << file.size() << " vs " << stream.size() << " bytes";
+  EXPECT_TRUE(file == stream) << GetParam().name << ": " << file.size() << " vs " << stream.size()
+                              << " bytes";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, CudaStream, ::testing::ValuesIn(test::stream_cases()),
                          [](const auto& info) { return info.param.name; });
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

@@ -15,8 +15,8 @@
 #include "pipeline/pipeline.hpp"
 #include "pipeline/plan.hpp"
 #include "stage_builders.hpp"
-#include "test_support.hpp"
 #include "stages/fir/spec.hpp"
+#include "test_support.hpp"
 
 namespace sigstream {
 namespace {
@@ -37,8 +37,8 @@ struct Outcome {
   test::Audio audio;
 };
 
-Outcome run_to(const test::TempDir& dir, Config c, const std::string& name, std::int64_t chunk, int threads,
-               bool verify = false) {
+Outcome run_to(const test::TempDir& dir, Config c, const std::string& name, std::int64_t chunk,
+               int threads, bool verify = false) {
   c.execution.backend = BackendKind::cpu;
   c.execution.chunk_frames = chunk;
   c.execution.threads = threads;
@@ -54,13 +54,15 @@ Outcome run_to(const test::TempDir& dir, Config c, const std::string& name, std:
 
 std::vector<double> channel_of(const test::Audio& a, int c) {
   std::vector<double> v;
-  for (std::int64_t i = 0; i < a.frames; ++i) v.push_back(a.samples[static_cast<std::size_t>(i * a.channels + c)]);
+  for (std::int64_t i = 0; i < a.frames; ++i)
+    v.push_back(a.samples[static_cast<std::size_t>(i * a.channels + c)]);
   return v;
 }
 
 // Checks `base` against float64 and then every chunking against `base`.
-void check_against_reference_and_chunkings(const test::TempDir& dir, const Config& c, const Outcome& base,
-                                           std::int64_t expect_frames, std::initializer_list<std::int64_t> chunks) {
+void check_against_reference_and_chunkings(const test::TempDir& dir, const Config& c,
+                                           const Outcome& base, std::int64_t expect_frames,
+                                           std::initializer_list<std::int64_t> chunks) {
   ASSERT_EQ(base.audio.frames, expect_frames);
   const auto src = source_planes(*c.source.synth);
   for (int ch = 0; ch < base.audio.channels; ++ch) {
@@ -97,13 +99,15 @@ TEST_P(FftModeTest, MatchesFloat64AndIsChunkInvariant) {
   EXPECT_TRUE(t1.audio.samples == t2.audio.samples);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModes, FftModeTest, ::testing::Values(FirMode::causal, FirMode::same, FirMode::full));
+INSTANTIATE_TEST_SUITE_P(AllModes, FftModeTest,
+                         ::testing::Values(FirMode::causal, FirMode::same, FirMode::full));
 
 TEST(FftPipeline, CascadeOfModesMatchesFloat64ForEveryChunking) {
   test::TempDir dir;
   Config c;
   c.source.synth = noise_synth(5003, 2, 12);
-  c.stages = {fir_stage("a", test::random_taps(1023, 31), FirMode::same), gain_stage("g", 0.7),
+  c.stages = {fir_stage("a", test::random_taps(1023, 31), FirMode::same),
+              gain_stage("g", 0.7),
               fir_stage("b", test::random_taps(600, 32), FirMode::full),
               fir_stage("c", test::random_taps(31, 33), FirMode::causal, FirMethod::direct),
               fir_stage("d", test::random_taps(2048, 34), FirMode::same),
@@ -119,19 +123,22 @@ TEST(FftPipeline, EveryTapCountOnALongerSignal) {
   for (int k : {1, 2, 3, 4096, 16383}) {
     Config c;
     c.source.synth = noise_synth(70001, 3, static_cast<std::uint64_t>(k));
-    c.stages = {fir_stage("f", test::random_taps(k, static_cast<std::uint32_t>(k)), FirMode::causal)};
+    c.stages = {
+        fir_stage("f", test::random_taps(k, static_cast<std::uint32_t>(k)), FirMode::causal)};
     const Outcome base = run_to(dir, c, "k" + std::to_string(k), 1 << 20, 2, /*verify=*/true);
     EXPECT_TRUE(base.report.verification.passed) << "K = " << k;
     EXPECT_LE(base.report.verification.rel_l2_error, 1e-6) << "K = " << k;
     const Outcome chunked = run_to(dir, c, "k" + std::to_string(k) + "c", 12345, 2);
     for (int ch = 0; ch < 3; ++ch)
-      EXPECT_LE(test::rel_l2(channel_of(base.audio, ch), channel_of(chunked.audio, ch)), 1e-6) << "K = " << k;
+      EXPECT_LE(test::rel_l2(channel_of(base.audio, ch), channel_of(chunked.audio, ch)), 1e-6)
+          << "K = " << k;
   }
 }
 
 // Plans a one-stage fir of K taps and resolves its method for `backend`.
-FirMethod resolved(int k, FirMethod requested, const std::string& backend, std::int64_t chunk = 1 << 20,
-                   std::int64_t frames = 480000, CudaFftEngine engine = CudaFftEngine::cufft) {
+FirMethod resolved(int k, FirMethod requested, const std::string& backend,
+                   std::int64_t chunk = 1 << 20, std::int64_t frames = 480000,
+                   CudaFftEngine engine = CudaFftEngine::cufft) {
   Config c;
   c.source.synth = noise_synth(frames, 1, 1);
   c.stages = {fir_stage("f", test::random_taps(k, 1), FirMode::causal, requested)};
@@ -164,17 +171,19 @@ TEST(FftPipeline, AutoRulePicksByTapsAndChunk) {
   EXPECT_EQ(resolved(31, FirMethod::automatic, "cuda"), FirMethod::direct);
   // cuFFT: FFT when K >= 384 + 2^25 / (frames per call x channels).
   EXPECT_EQ(resolved(255, FirMethod::automatic, "cuda"), FirMethod::direct);
-  EXPECT_EQ(resolved(511, FirMethod::automatic, "cuda"), FirMethod::fft);  // 1M frames: crossover ~416
-  EXPECT_EQ(resolved(1023, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::direct);  // 16k: ~2432
+  EXPECT_EQ(resolved(511, FirMethod::automatic, "cuda"),
+            FirMethod::fft); // 1M frames: crossover ~416
+  EXPECT_EQ(resolved(1023, FirMethod::automatic, "cuda", 16384, 1 << 20),
+            FirMethod::direct); // 16k: ~2432
   // The fused FFT kernel: FFT when K >= 96 + 2^22 / (frames per call x channels).
   const auto fused = [](int k, std::int64_t chunk) {
     return resolved(k, FirMethod::automatic, "cuda", chunk, 1 << 20, CudaFftEngine::fused);
   };
-  EXPECT_EQ(fused(63, 1 << 20), FirMethod::direct);  // 1M frames: crossover ~100
+  EXPECT_EQ(fused(63, 1 << 20), FirMethod::direct); // 1M frames: crossover ~100
   EXPECT_EQ(fused(127, 1 << 20), FirMethod::fft);
-  EXPECT_EQ(fused(255, 16384), FirMethod::direct);  // 16k: ~352
+  EXPECT_EQ(fused(255, 16384), FirMethod::direct); // 16k: ~352
   EXPECT_EQ(fused(511, 16384), FirMethod::fft);
-  EXPECT_EQ(fused(4095, 1000), FirMethod::direct);  // shorter than a few filter lengths
+  EXPECT_EQ(fused(4095, 1000), FirMethod::direct); // shorter than a few filter lengths
   // Always from 4096 taps, unless the call is shorter than a few filter lengths.
   EXPECT_EQ(resolved(4095, FirMethod::automatic, "cuda", 16384, 1 << 20), FirMethod::fft);
   EXPECT_EQ(resolved(4095, FirMethod::automatic, "cuda"), FirMethod::fft);
@@ -182,7 +191,8 @@ TEST(FftPipeline, AutoRulePicksByTapsAndChunk) {
 }
 
 TEST(FftPipeline, StatsShowTheResolvedMethod) {
-  if (!kernels::cpu::FirFft::available()) GTEST_SKIP() << "built without a CPU FFT library";
+  if (!kernels::cpu::FirFft::available())
+    GTEST_SKIP() << "built without a CPU FFT library";
   test::TempDir dir;
   Config c;
   c.source.synth = noise_synth(20000, 2, 5);
@@ -202,5 +212,5 @@ TEST(FftPipeline, StatsShowTheResolvedMethod) {
   EXPECT_EQ(j.at("stages")[1].at("method"), "fft");
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

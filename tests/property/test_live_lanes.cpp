@@ -16,10 +16,11 @@ namespace sigstream {
 namespace {
 
 std::vector<StageSpec> chain_for(FirMode mode) {
-  return {test::fir_stage("a", test::random_taps_unit_energy(31, 41), FirMode::same, FirMethod::direct),
-          test::metrics_stage("m"),
-          test::fir_stage("b", test::random_taps_unit_energy(301, 42), mode, FirMethod::direct),
-          test::gain_stage("g", 0.8)};
+  return {
+      test::fir_stage("a", test::random_taps_unit_energy(31, 41), FirMode::same, FirMethod::direct),
+      test::metrics_stage("m"),
+      test::fir_stage("b", test::random_taps_unit_energy(301, 42), mode, FirMethod::direct),
+      test::gain_stage("g", 0.8)};
 }
 
 // `tol` 0: the same sums in the same order (one lane against two); else
@@ -52,7 +53,8 @@ TEST(LiveLanes, RedundantLanesOnAFifoWriteTheFilePathsBytes) {
     const std::string in = dir.file("in.wav");
     const std::int64_t frames = 12007;
     test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 3,
-                test::random_samples(static_cast<std::size_t>(frames * 3), 50 + static_cast<int>(mode), 0.9f, 16));
+                      test::random_samples(static_cast<std::size_t>(frames * 3),
+                                           50 + static_cast<int>(mode), 0.9f, 16));
     Config cfg;
     cfg.origin = "test";
     cfg.stages = chain_for(mode);
@@ -63,12 +65,12 @@ TEST(LiveLanes, RedundantLanesOnAFifoWriteTheFilePathsBytes) {
 
     std::vector<unsigned char> bytes = test::slurp_bytes(in);
     test::mark_unknown_length(bytes);
-    cfg.execution.latency_ms = 0.1;  // 5 frames a block
+    cfg.execution.latency_ms = 0.1; // 5 frames a block
     cfg.execution.redundant = true;
     cfg.sink.file = dir.file("live.wav");
     RunReport live;
     {
-      test::FifoFeeder feed(dir.file("in.fifo"), std::move(bytes), 77, 61);  // writes of 1..61 bytes
+      test::FifoFeeder feed(dir.file("in.fifo"), std::move(bytes), 77, 61); // writes of 1..61 bytes
       cfg.source.file = dir.file("in.fifo");
       live = run_pipeline(cfg, {});
     }
@@ -89,7 +91,7 @@ TEST(LiveLanes, RedundantLanesRacingOnAFileMatchOneLane) {
   const std::string in = dir.file("in.wav");
   const std::int64_t frames = 30011;
   test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 2,
-              test::random_samples(static_cast<std::size_t>(frames * 2), 61, 0.9f));
+                    test::random_samples(static_cast<std::size_t>(frames * 2), 61, 0.9f));
   Config cfg;
   cfg.origin = "test";
   cfg.stages = chain_for(FirMode::same);
@@ -105,7 +107,8 @@ TEST(LiveLanes, RedundantLanesRacingOnAFileMatchOneLane) {
     cfg.execution.redundant = true;
     cfg.sink.file = dir.file("two.wav");
     const RunReport two = run_pipeline(cfg, {});
-    EXPECT_TRUE(test::slurp_bytes(dir.file("one.wav")) == test::slurp_bytes(dir.file("two.wav"))) << "run " << run;
+    EXPECT_TRUE(test::slurp_bytes(dir.file("one.wav")) == test::slurp_bytes(dir.file("two.wav")))
+        << "run " << run;
     ASSERT_TRUE(one.latency.has_value());
     EXPECT_TRUE(one.latency->lanes.empty());
     expect_lanes_wrote_every_block(two);
@@ -152,7 +155,8 @@ TEST(LiveLanes, ByteSourceIsReadyWhenABlocksBytesAreThere) {
     ASSERT_EQ(io->read(got.data(), 100, src.user()), 100);
     EXPECT_FALSE(src.ready_now(1)) << "all read";
     ASSERT_EQ(::write(fds[1], bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    EXPECT_TRUE(src.ready_now(std::int64_t{1} << 24)) << "a block larger than a pipe starts at 16 KiB";
+    EXPECT_TRUE(src.ready_now(std::int64_t{1} << 24))
+        << "a block larger than a pipe starts at 16 KiB";
     ASSERT_EQ(io->read(got.data(), 100, src.user()), 100);
     ::close(fds[1]);
     EXPECT_TRUE(src.ready_now(std::int64_t{1} << 24)) << "the writer has gone: the end";
@@ -168,5 +172,5 @@ TEST(LiveLanes, RedundantIsForLiveModeOnly) {
   EXPECT_NO_THROW(check_execution_limits(e));
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

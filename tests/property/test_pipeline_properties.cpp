@@ -34,8 +34,8 @@ struct Outcome {
   std::string bytes;
 };
 
-Outcome run_to(const test::TempDir& dir, Config c, const std::string& name, std::int64_t chunk, int threads,
-           SampleFormat format = SampleFormat::float32) {
+Outcome run_to(const test::TempDir& dir, Config c, const std::string& name, std::int64_t chunk,
+               int threads, SampleFormat format = SampleFormat::float32) {
   c.execution.backend = BackendKind::cpu;
   c.execution.chunk_frames = chunk;
   c.execution.threads = threads;
@@ -50,7 +50,8 @@ Outcome run_to(const test::TempDir& dir, Config c, const std::string& name, std:
 
 std::vector<double> channel_of(const test::Audio& a, int c) {
   std::vector<double> v;
-  for (std::int64_t i = 0; i < a.frames; ++i) v.push_back(a.samples[static_cast<std::size_t>(i * a.channels + c)]);
+  for (std::int64_t i = 0; i < a.frames; ++i)
+    v.push_back(a.samples[static_cast<std::size_t>(i * a.channels + c)]);
   return v;
 }
 
@@ -72,26 +73,33 @@ TEST_P(ModeTest, MatchesFloat64ReferenceAndIsChunkInvariant) {
   }
   for (std::int64_t chunk : {1, 2, 61, 62, 63, 997, 5002}) {
     for (int threads : {1, 3}) {
-      const Outcome r = run_to(dir, c, "c" + std::to_string(chunk) + "t" + std::to_string(threads), chunk, threads);
+      const Outcome r = run_to(dir, c, "c" + std::to_string(chunk) + "t" + std::to_string(threads),
+                               chunk, threads);
       ASSERT_EQ(r.audio.frames, base.audio.frames);
       std::size_t diffs = 0, first = 0;
       for (std::size_t i = r.audio.samples.size(); i-- > 0;)
-        if (r.audio.samples[i] != base.audio.samples[i]) ++diffs, first = i;
-      EXPECT_EQ(diffs, 0u) << "chunk " << chunk << " threads " << threads << " first diff at sample " << first;
+        if (r.audio.samples[i] != base.audio.samples[i])
+          ++diffs, first = i;
+      EXPECT_EQ(diffs, 0u) << "chunk " << chunk << " threads " << threads
+                           << " first diff at sample " << first;
       EXPECT_TRUE(r.bytes == base.bytes) << "chunk " << chunk << " threads " << threads;
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllModes, ModeTest, ::testing::Values(FirMode::causal, FirMode::same, FirMode::full));
+INSTANTIATE_TEST_SUITE_P(AllModes, ModeTest,
+                         ::testing::Values(FirMode::causal, FirMode::same, FirMode::full));
 
 TEST(PipelineCpu, CascadeOfModesMatchesReferenceForEveryChunking) {
   test::TempDir dir;
   Config c;
   c.source.synth = noise_synth(3001, 2, 9);
-  c.stages = {fir_stage("a", test::random_taps(31, 1), FirMode::same), metrics_stage("after_a"),
-              fir_stage("b", test::random_taps(20, 2), FirMode::full), gain_stage("g", 0.7),
-              fir_stage("c", test::random_taps(9, 3), FirMode::causal), fir_stage("d", test::random_taps(16, 4), FirMode::same)};
+  c.stages = {fir_stage("a", test::random_taps(31, 1), FirMode::same),
+              metrics_stage("after_a"),
+              fir_stage("b", test::random_taps(20, 2), FirMode::full),
+              gain_stage("g", 0.7),
+              fir_stage("c", test::random_taps(9, 3), FirMode::causal),
+              fir_stage("d", test::random_taps(16, 4), FirMode::same)};
   const Outcome base = run_to(dir, c, "base", 4096, 2);
   const auto src = source_planes(*c.source.synth);
   ASSERT_EQ(base.audio.frames, 3001 + 19);
@@ -109,15 +117,15 @@ TEST(PipelineCpu, MetricsTotalsMatchFloat64AndChunksAddUp) {
   test::TempDir dir;
   Config c;
   c.source.synth = noise_synth(10007, 2, 3);
-  c.stages = {metrics_stage("in"), fir_stage("f", test::random_taps(15, 8), FirMode::full), gain_stage("g", 1.5),
-              metrics_stage("late")};
+  c.stages = {metrics_stage("in"), fir_stage("f", test::random_taps(15, 8), FirMode::full),
+              gain_stage("g", 1.5), metrics_stage("late")};
   const Outcome r = run_to(dir, c, "m", 999, 3);
   const auto src = source_planes(*c.source.synth);
   ASSERT_EQ(r.report.metrics.size(), 3u);
   EXPECT_EQ(r.report.metrics[0].name, "in");
   EXPECT_EQ(r.report.metrics[2].name, "output");
   for (int ch = 0; ch < 2; ++ch) {
-    const auto y = channel_of(r.audio, ch);  // float sink: the exact float32 signal
+    const auto y = channel_of(r.audio, ch); // float sink: the exact float32 signal
     const auto& x = src[static_cast<std::size_t>(ch)];
     double e = 0, s = 0, p = 0, d = 0, ex = 0;
     for (std::size_t i = 0; i < y.size(); ++i) {
@@ -128,8 +136,9 @@ TEST(PipelineCpu, MetricsTotalsMatchFloat64AndChunksAddUp) {
       d += xi * y[i];
       ex += xi * xi;
     }
-    for (int slot : {1, 2}) {  // "late" and "output" see the same signal
-      const ChannelMetrics& m = r.report.metrics[static_cast<std::size_t>(slot)].totals[static_cast<std::size_t>(ch)];
+    for (int slot : {1, 2}) { // "late" and "output" see the same signal
+      const ChannelMetrics& m =
+          r.report.metrics[static_cast<std::size_t>(slot)].totals[static_cast<std::size_t>(ch)];
       EXPECT_EQ(m.frames, static_cast<std::int64_t>(y.size()));
       EXPECT_NEAR(m.energy, e, 1e-9 * e);
       EXPECT_NEAR(m.sum, s, 1e-9 * std::fabs(s) + 1e-12);
@@ -140,13 +149,15 @@ TEST(PipelineCpu, MetricsTotalsMatchFloat64AndChunksAddUp) {
     // The input block counts the source frames only.
     const ChannelMetrics& in = r.report.metrics[0].totals[static_cast<std::size_t>(ch)];
     double exs = 0;
-    for (double v : x) exs += v * v;
+    for (double v : x)
+      exs += v * v;
     EXPECT_EQ(in.frames, 10007);
     EXPECT_NEAR(in.energy, exs, 1e-9 * exs);
     EXPECT_NEAR(in.correlation(), 1.0, 1e-12);
   }
   std::int64_t frames = 0;
-  for (const auto& row : r.report.metrics[2].chunks) frames += row.frames;
+  for (const auto& row : r.report.metrics[2].chunks)
+    frames += row.frames;
   EXPECT_EQ(frames, 10007 + 14);
 }
 
@@ -160,8 +171,8 @@ TEST(PipelineCpu, ChunksInPiecesGiveTheSameBytesAndThreadFreeStatistics) {
   c.source.synth = noise_synth(300007, 2, 11);
   c.stages = {fir_stage("f", test::random_taps(63, 12), FirMode::same), metrics_stage("m"),
               fir_stage("g", test::random_taps(9, 13), FirMode::full)};
-  const Outcome small = run_to(dir, c, "small", 4096, 1);  // chunks of one piece each
-  const Outcome one = run_to(dir, c, "one", 250001, 1);    // 4 pieces per chunk
+  const Outcome small = run_to(dir, c, "small", 4096, 1); // chunks of one piece each
+  const Outcome one = run_to(dir, c, "one", 250001, 1);   // 4 pieces per chunk
   const Outcome many = run_to(dir, c, "many", 250001, 5);
   EXPECT_TRUE(one.bytes == small.bytes);
   EXPECT_TRUE(many.bytes == small.bytes);
@@ -202,11 +213,13 @@ TEST(PipelineCpu, Pcm16IdentityIsSampleExactAndFilterWithinHalfLsb) {
   const Outcome pcm = run_to(dir, c, "pcm", 4093, 2, SampleFormat::same);
   for (int k = 0; k < ch; ++k) {
     std::vector<double> xs;
-    for (std::int64_t i = 0; i < n; ++i) xs.push_back(src.ints[static_cast<std::size_t>(i * ch + k)] / 2147483648.0);
+    for (std::int64_t i = 0; i < n; ++i)
+      xs.push_back(src.ints[static_cast<std::size_t>(i * ch + k)] / 2147483648.0);
     const auto ref = test::reference_fir(xs, h, FirMode::same);
     for (std::int64_t i = 0; i < n; ++i) {
       const double got = pcm.audio.ints[static_cast<std::size_t>(i * ch + k)] / 2147483648.0;
-      ASSERT_LE(std::fabs(got - ref[static_cast<std::size_t>(i)]), (0.5 + 1e-3) / 32768.0) << "frame " << i;
+      ASSERT_LE(std::fabs(got - ref[static_cast<std::size_t>(i)]), (0.5 + 1e-3) / 32768.0)
+          << "frame " << i;
     }
   }
 }
@@ -219,7 +232,8 @@ TEST(PipelineCpu, ClippingIsCountedNotWrapped) {
   const Outcome r = run_to(dir, c, "clip", 333, 2, SampleFormat::pcm16);
   EXPECT_GT(r.report.clipped_samples, 100);
   std::int64_t at_rail = 0;
-  for (std::int32_t v : r.audio.ints) at_rail += (v == INT32_MIN || v == (32767 << 16)) ? 1 : 0;
+  for (std::int32_t v : r.audio.ints)
+    at_rail += (v == INT32_MIN || v == (32767 << 16)) ? 1 : 0;
   EXPECT_EQ(at_rail, r.report.clipped_samples);
 }
 
@@ -246,8 +260,11 @@ TEST(PipelineCpu, ImpulseInGivesTapsOut) {
   const auto h = test::random_taps(17, 21);
   c.stages = {fir_stage("f", h, FirMode::causal)};
   const Outcome r = run_to(dir, c, "imp", 5, 2);
-  for (int k = 0; k < 17; ++k) EXPECT_EQ(r.audio.samples[static_cast<std::size_t>(k)], static_cast<float>(h[static_cast<std::size_t>(k)]));
-  for (int k = 17; k < 64; ++k) EXPECT_EQ(r.audio.samples[static_cast<std::size_t>(k)], 0.0f);
+  for (int k = 0; k < 17; ++k)
+    EXPECT_EQ(r.audio.samples[static_cast<std::size_t>(k)],
+              static_cast<float>(h[static_cast<std::size_t>(k)]));
+  for (int k = 17; k < 64; ++k)
+    EXPECT_EQ(r.audio.samples[static_cast<std::size_t>(k)], 0.0f);
 }
 
 TEST(PipelineCpu, VerifyReportsTinyErrorAgainstFloat64) {
@@ -269,7 +286,8 @@ TEST(PipelineCpu, VerifyReportsTinyErrorAgainstFloat64) {
 TEST(PipelineCpu, OutputEqualToInputIsRefusedAndNothingIsWritten) {
   test::TempDir dir;
   const std::string in = dir.file("in.wav");
-  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1, test::random_samples(100, 1, 0.5f, 16));
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1,
+                    test::random_samples(100, 1, 0.5f, 16));
   const std::string before = slurp(in);
   Config c;
   c.source.file = in;
@@ -289,7 +307,8 @@ TEST(PipelineCpu, FailedRunLeavesNoFiles) {
   test::TempDir dir;
   // A truncated WAV: the header promises more frames than the file holds.
   const std::string in = dir.file("trunc.wav");
-  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1, test::random_samples(50000, 1, 0.5f, 16));
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1,
+                    test::random_samples(50000, 1, 0.5f, 16));
   std::filesystem::resize_file(in, 30000);
   Config c;
   c.source.file = in;
@@ -300,9 +319,10 @@ TEST(PipelineCpu, FailedRunLeavesNoFiles) {
   EXPECT_THROW(run_pipeline(c, RunOptions{}), Error);
   std::size_t files = 0;
   if (std::filesystem::exists(dir.file("out")))
-    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.file("out"))) ++files;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.file("out")))
+      ++files;
   EXPECT_EQ(files, 0u);
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

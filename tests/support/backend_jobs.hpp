@@ -51,7 +51,8 @@ void run_all_chunks(Backend& backend, const Plan& plan, const HostBlock& source,
     backend.submit(std::move(job));
     ++in_flight;
   }
-  while (in_flight-- > 0) take(backend.retire());
+  while (in_flight-- > 0)
+    take(backend.retire());
 }
 
-}  // namespace sigstream::test
+} // namespace sigstream::test

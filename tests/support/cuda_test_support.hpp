@@ -8,10 +8,10 @@ namespace sigstream::test {
 inline bool have_device() {
   int n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    static_cast<void>(cudaGetLastError());  // clear the sticky "no device" error
+    static_cast<void>(cudaGetLastError()); // clear the sticky "no device" error
     return false;
   }
   return n > 0;
 }
 
-}  // namespace sigstream::test
+} // namespace sigstream::test

@@ -30,7 +30,8 @@ inline Config spectrum_invariance_config(BackendKind backend) {
 // Writes 30011 frames of stereo 16-bit noise to the WAV `in` and returns a
 // CPU config reading it through a 31-tap FIR and a 1000-point spectrum.
 inline Config spectrum_file_config(const std::string& in) {
-  write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, random_samples(30011 * 2, 4, 0.9f, 16));
+  write_audio(in, SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2,
+              random_samples(30011 * 2, 4, 0.9f, 16));
   Config c;
   c.origin = "test";
   c.stages = {fir_stage("f", random_taps_unit_energy(31, 5), FirMode::same, FirMethod::direct),
@@ -40,4 +41,4 @@ inline Config spectrum_file_config(const std::string& in) {
   return c;
 }
 
-}  // namespace sigstream::test
+} // namespace sigstream::test

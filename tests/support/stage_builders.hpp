@@ -12,11 +12,11 @@
 
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
-#include "test_support.hpp"
 #include "stages/fir/spec.hpp"
 #include "stages/gain/spec.hpp"
 #include "stages/metrics/spec.hpp"
 #include "stages/resample/spec.hpp"
+#include "test_support.hpp"
 
 namespace sigstream::test {
 
@@ -72,7 +72,8 @@ inline StageSpec metrics_stage(const std::string& name) {
 }
 
 // A metrics stage with a spectrum (SPEC §8).
-inline StageSpec spectrum_stage(const std::string& name, int nfft, double overlap, WindowKind window) {
+inline StageSpec spectrum_stage(const std::string& name, int nfft, double overlap,
+                                WindowKind window) {
   StageSpec s = metrics_stage(name);
   SpectrumSpec sp;
   sp.nfft = nfft;
@@ -98,7 +99,8 @@ inline std::vector<double> random_taps_unit_energy(int k, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> d(-1.0, 1.0);
   std::vector<double> t(static_cast<std::size_t>(k));
-  for (double& v : t) v = d(rng) / std::sqrt(static_cast<double>(k));
+  for (double& v : t)
+    v = d(rng) / std::sqrt(static_cast<double>(k));
   return t;
 }
 
@@ -116,18 +118,22 @@ inline std::vector<std::vector<double>> source_planes(const SynthSpec& spec) {
   std::vector<std::vector<double>> planes(static_cast<std::size_t>(info.channels));
   for (int c = 0; c < info.channels; ++c)
     for (std::int64_t i = 0; i < info.frames; ++i)
-      planes[static_cast<std::size_t>(c)].push_back(data[static_cast<std::size_t>(i * info.channels + c)]);
+      planes[static_cast<std::size_t>(c)].push_back(
+          data[static_cast<std::size_t>(i * info.channels + c)]);
   return planes;
 }
 
 // Applies the fir and gain stages in float64 (SPEC §3).
-inline std::vector<double> reference_chain(std::vector<double> x, const std::vector<StageSpec>& stages) {
+inline std::vector<double> reference_chain(std::vector<double> x,
+                                           const std::vector<StageSpec>& stages) {
   for (const StageSpec& s : stages) {
-    if (s.type == StageType::fir) x = reference_fir(x, s.as<FirSpec>().taps, s.as<FirSpec>().mode);
+    if (s.type == StageType::fir)
+      x = reference_fir(x, s.as<FirSpec>().taps, s.as<FirSpec>().mode);
     if (s.type == StageType::gain)
-      for (double& v : x) v *= s.as<GainSpec>().linear;
+      for (double& v : x)
+        v *= s.as<GainSpec>().linear;
   }
   return x;
 }
 
-}  // namespace sigstream::test
+} // namespace sigstream::test

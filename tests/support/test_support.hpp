@@ -22,7 +22,7 @@ namespace sigstream::test {
 
 // A fresh folder under the system temp dir, removed with the object.
 class TempDir {
- public:
+public:
   TempDir() {
     std::random_device rd;
     path_ = std::filesystem::temp_directory_path() /
@@ -38,14 +38,14 @@ class TempDir {
   [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
- private:
+private:
   std::filesystem::path path_;
 };
 
 // A real child process (`sleep 600`) that lives as long as the object: a
 // live writer for the temporary-file tests.
 class LiveChild {
- public:
+public:
   LiveChild() {
     char arg0[] = "sleep", arg1[] = "600";
     char* argv[] = {arg0, arg1, nullptr};
@@ -60,7 +60,7 @@ class LiveChild {
   LiveChild& operator=(const LiveChild&) = delete;
   [[nodiscard]] long pid() const { return pid_; }
 
- private:
+private:
   pid_t pid_ = -1;
 };
 
@@ -82,13 +82,14 @@ struct Audio {
   int rate = 0, channels = 0, format = 0;
   std::int64_t frames = 0;
   std::vector<float> samples;     // interleaved
-  std::vector<std::int32_t> ints;  // interleaved, left-justified int32 (PCM files)
+  std::vector<std::int32_t> ints; // interleaved, left-justified int32 (PCM files)
 };
 
 inline Audio read_audio(const std::string& path) {
   SF_INFO info{};
   SNDFILE* f = sf_open(path.c_str(), SFM_READ, &info);
-  if (f == nullptr) throw std::runtime_error("cannot open " + path + ": " + sf_strerror(nullptr));
+  if (f == nullptr)
+    throw std::runtime_error("cannot open " + path + ": " + sf_strerror(nullptr));
   Audio a;
   a.rate = info.samplerate;
   a.channels = info.channels;
@@ -112,14 +113,23 @@ inline void write_audio(const std::string& path, int format, int rate, int chann
   info.samplerate = rate;
   info.channels = channels;
   SNDFILE* f = sf_open(path.c_str(), SFM_WRITE, &info);
-  if (f == nullptr) throw std::runtime_error("cannot write " + path + ": " + sf_strerror(nullptr));
-  const auto frames = static_cast<sf_count_t>(interleaved.size() / static_cast<std::size_t>(channels));
+  if (f == nullptr)
+    throw std::runtime_error("cannot write " + path + ": " + sf_strerror(nullptr));
+  const auto frames =
+      static_cast<sf_count_t>(interleaved.size() / static_cast<std::size_t>(channels));
   int bits = 0;
   switch (format & SF_FORMAT_SUBMASK) {
-    case SF_FORMAT_PCM_16: bits = 16; break;
-    case SF_FORMAT_PCM_24: bits = 24; break;
-    case SF_FORMAT_PCM_32: bits = 32; break;
-    default: break;
+    case SF_FORMAT_PCM_16:
+      bits = 16;
+      break;
+    case SF_FORMAT_PCM_24:
+      bits = 24;
+      break;
+    case SF_FORMAT_PCM_32:
+      bits = 32;
+      break;
+    default:
+      break;
   }
   if (bits == 0) {
     sf_writef_float(f, interleaved.data(), frames);
@@ -130,7 +140,8 @@ inline void write_audio(const std::string& path, int format, int rate, int chann
     const double s = std::ldexp(1.0, bits - 1);
     for (std::size_t i = 0; i < q.size(); ++i) {
       const double v = std::clamp(std::nearbyint(interleaved[i] * s), -s, s - 1);
-      q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int64_t>(v)) << (32 - bits));
+      q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int64_t>(v))
+                                       << (32 - bits));
     }
     sf_writef_int(f, q.data(), frames);
   }
@@ -139,7 +150,8 @@ inline void write_audio(const std::string& path, int format, int rate, int chann
 
 // Random samples in [-amp, amp), quantized to `bits` if non-zero (so PCM
 // fixtures hold exactly these values).
-inline std::vector<float> random_samples(std::size_t n, std::uint32_t seed, float amp = 0.9f, int bits = 0) {
+inline std::vector<float> random_samples(std::size_t n, std::uint32_t seed, float amp = 0.9f,
+                                         int bits = 0) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-amp, amp);
   std::vector<float> v(n);
@@ -157,7 +169,8 @@ inline std::vector<double> random_taps(int k, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<double> h(static_cast<std::size_t>(k));
-  for (auto& x : h) x = u(rng) / k;
+  for (auto& x : h)
+    x = u(rng) / k;
   return h;
 }
 
@@ -168,8 +181,11 @@ inline std::vector<double> reference_fir(const std::vector<double>& x, const std
   const auto k = static_cast<std::int64_t>(h.size());
   std::vector<double> full(static_cast<std::size_t>(n + k - 1), 0.0);
   for (std::int64_t i = 0; i < n; ++i)
-    for (std::int64_t j = 0; j < k; ++j) full[static_cast<std::size_t>(i + j)] += x[static_cast<std::size_t>(i)] * h[static_cast<std::size_t>(j)];
-  if (mode == FirMode::full) return full;
+    for (std::int64_t j = 0; j < k; ++j)
+      full[static_cast<std::size_t>(i + j)] +=
+          x[static_cast<std::size_t>(i)] * h[static_cast<std::size_t>(j)];
+  if (mode == FirMode::full)
+    return full;
   const std::int64_t off = mode == FirMode::same ? (k - 1) / 2 : 0;
   return {full.begin() + off, full.begin() + off + n};
 }
@@ -198,4 +214,4 @@ inline double rel_l2(const float* ref, const float* got, std::int64_t n) {
   return rel_l2(r.data(), got, n);
 }
 
-}  // namespace sigstream::test
+} // namespace sigstream::test

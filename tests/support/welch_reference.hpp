@@ -8,8 +8,8 @@
 // detrend=False).
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstdint>
+#include <limits>
 #include <numbers>
 #include <vector>
 
@@ -29,8 +29,8 @@ inline std::vector<double> periodic_window(WindowKind kind, int n) {
 
 // The PSD of x (segments counted into *segments when given).
 template <typename T>
-std::vector<double> welch_reference(const std::vector<T>& x, const std::vector<double>& w, int hop, double fs,
-                                    std::int64_t* segments = nullptr) {
+std::vector<double> welch_reference(const std::vector<T>& x, const std::vector<double>& w, int hop,
+                                    double fs, std::int64_t* segments = nullptr) {
   const int nfft = static_cast<int>(w.size());
   const int bins = nfft / 2 + 1;
   std::vector<double> cs(static_cast<std::size_t>(nfft)), sn(cs.size());
@@ -44,19 +44,23 @@ std::vector<double> welch_reference(const std::vector<T>& x, const std::vector<d
     for (int k = 0; k < bins; ++k) {
       double re = 0.0, im = 0.0;
       for (int i = 0; i < nfft; ++i) {
-        const double v = w[static_cast<std::size_t>(i)] * static_cast<double>(x[static_cast<std::size_t>(s + i)]);
+        const double v = w[static_cast<std::size_t>(i)] *
+                         static_cast<double>(x[static_cast<std::size_t>(s + i)]);
         const auto m = static_cast<std::size_t>((static_cast<std::int64_t>(k) * i) % nfft);
         re += v * cs[m];
         im += v * sn[m];
       }
       p[static_cast<std::size_t>(k)] += re * re + im * im;
     }
-  if (segments != nullptr) *segments = count;
+  if (segments != nullptr)
+    *segments = count;
   double energy = 0.0;
-  for (double v : w) energy += v * v;
+  for (double v : w)
+    energy += v * v;
   for (int k = 0; k < bins; ++k) {
     const bool single = k == 0 || (nfft % 2 == 0 && k == bins - 1);
-    p[static_cast<std::size_t>(k)] *= count > 0 ? (single ? 1.0 : 2.0) / (static_cast<double>(count) * fs * energy) : 0.0;
+    p[static_cast<std::size_t>(k)] *=
+        count > 0 ? (single ? 1.0 : 2.0) / (static_cast<double>(count) * fs * energy) : 0.0;
   }
   return p;
 }
@@ -65,15 +69,18 @@ std::vector<double> welch_reference(const std::vector<T>& x, const std::vector<d
 // Infinity (a failure for any bound) where the sizes differ, a value is NaN
 // or the reference is all zero: a broken result cannot pass as a small error.
 inline double max_rel_to_peak(const std::vector<double>& got, const std::vector<double>& want) {
-  if (got.size() != want.size() || want.empty()) return std::numeric_limits<double>::infinity();
+  if (got.size() != want.size() || want.empty())
+    return std::numeric_limits<double>::infinity();
   double peak = 0.0, err = 0.0;
-  for (double v : want) peak = std::max(peak, std::fabs(v));
+  for (double v : want)
+    peak = std::max(peak, std::fabs(v));
   for (std::size_t i = 0; i < want.size(); ++i) {
     const double d = std::fabs(got[i] - want[i]);
-    if (std::isnan(d)) return std::numeric_limits<double>::infinity();
+    if (std::isnan(d))
+      return std::numeric_limits<double>::infinity();
     err = std::max(err, d);
   }
   return peak > 0.0 ? err / peak : std::numeric_limits<double>::infinity();
 }
 
-}  // namespace sigstream::test
+} // namespace sigstream::test

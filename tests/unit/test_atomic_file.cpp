@@ -27,7 +27,8 @@ std::string slurp(const std::string& path) {
 
 std::size_t entries(const std::filesystem::path& dir) {
   std::size_t n = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++n;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir))
+    ++n;
   return n;
 }
 
@@ -112,8 +113,10 @@ TEST(AtomicFile, ReplacesAFileWhoseNameIsAsLongAsTheFileSystemAllows) {
 // --- Temporary names: who writes them ---------------------------------------
 
 TEST(TempNames, CarryTheTargetTheHostAndThePid) {
-  EXPECT_EQ(temp_file_name("out.wav", "node-17", 4242, "Ab12Cd"), ".out.wav.sigstream-node-17-4242-Ab12Cd");
-  EXPECT_EQ(temp_file_name("out.wav", "gpu1", 7), ".out.wav.sigstream-gpu1-7-XXXXXX") << "mkstemp's pattern";
+  EXPECT_EQ(temp_file_name("out.wav", "node-17", 4242, "Ab12Cd"),
+            ".out.wav.sigstream-node-17-4242-Ab12Cd");
+  EXPECT_EQ(temp_file_name("out.wav", "gpu1", 7), ".out.wav.sigstream-gpu1-7-XXXXXX")
+      << "mkstemp's pattern";
   const auto p = parse_temp_file_name(".out.wav.sigstream-node-17-4242-Ab12Cd");
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->stem, "out.wav");
@@ -137,12 +140,12 @@ TEST(TempNames, TheOldFormatIsRecognised) {
 }
 
 TEST(TempNames, OtherNamesAreNotTemporaries) {
-  for (const char* n :
-       {"out.wav", ".out.wav", ".out.wav.sigstream-", ".sigstream-h-1-Ab12Cd", ".out.wav.sigstream-Ab12C",
-        ".out.wav.sigstream-Ab12C!", ".out.wav.sigstream-h-1-Ab12C", ".out.wav.sigstream-h-01-Ab12Cd",
-        ".out.wav.sigstream-h-0-Ab12Cd", ".out.wav.sigstream-h-99999999999-Ab12Cd",
-        ".out.wav.sigstream-h_x-1-Ab12Cd", ".out.wav.sigstream--1-Ab12Cd", ".out.wav.sigstream-h--Ab12Cd",
-        "out.wav.sigstream-h-1-Ab12Cd"})
+  for (const char* n : {"out.wav", ".out.wav", ".out.wav.sigstream-", ".sigstream-h-1-Ab12Cd",
+                        ".out.wav.sigstream-Ab12C", ".out.wav.sigstream-Ab12C!",
+                        ".out.wav.sigstream-h-1-Ab12C", ".out.wav.sigstream-h-01-Ab12Cd",
+                        ".out.wav.sigstream-h-0-Ab12Cd", ".out.wav.sigstream-h-99999999999-Ab12Cd",
+                        ".out.wav.sigstream-h_x-1-Ab12Cd", ".out.wav.sigstream--1-Ab12Cd",
+                        ".out.wav.sigstream-h--Ab12Cd", "out.wav.sigstream-h-1-Ab12Cd"})
     EXPECT_FALSE(parse_temp_file_name(n).has_value()) << n;
 }
 
@@ -174,7 +177,8 @@ TEST(TempNames, HostTagsAreSafeShortAndKeepNamesApart) {
   const std::string odd = sanitize_host_tag("h\xc3\xa9 st/1");
   for (const std::string& h : {fqdn, sanitize_host_tag(longer), odd, temp_host_tag()}) {
     EXPECT_FALSE(h.empty());
-    for (char c : h) EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-') << h;
+    for (char c : h)
+      EXPECT_TRUE(std::isalnum(static_cast<unsigned char>(c)) || c == '-') << h;
   }
   char buf[HOST_NAME_MAX + 1] = {};
   ASSERT_EQ(::gethostname(buf, sizeof buf - 1), 0);
@@ -184,11 +188,12 @@ TEST(TempNames, HostTagsAreSafeShortAndKeepNamesApart) {
 // --- Which temporaries a process removes --------------------------------------
 
 class StaleTemps : public ::testing::Test {
- protected:
+protected:
   // A temporary beside `target` (in dir_) named for `host` and `pid`, last
   // written `age` ago.
   std::string make(const std::string& target, const std::string& host, long pid,
-                   std::chrono::seconds age = std::chrono::seconds(0), const std::string& suffix = "Ab12Cd") {
+                   std::chrono::seconds age = std::chrono::seconds(0),
+                   const std::string& suffix = "Ab12Cd") {
     const std::string name = pid == 0 ? "." + target + ".sigstream-" + suffix
                                       : temp_file_name(target, host, pid, suffix);
     const std::filesystem::path p = dir_.path() / name;
@@ -231,7 +236,8 @@ TEST_F(StaleTemps, AWriterThatExitedButIsNotReapedYetIsDead) {
   for (int i = 0; i < 2000; ++i) {
     std::ifstream f(stat);
     std::getline(f, line);
-    if (line.find(") Z ") != std::string::npos) break;
+    if (line.find(") Z ") != std::string::npos)
+      break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ASSERT_NE(line.find(") Z "), std::string::npos) << line;
@@ -258,8 +264,8 @@ TEST_F(StaleTemps, APidThatStartedAfterTheLastWriteIsNotTheWriter) {
   test::LiveChild reused;
   const std::string stale =
       make("out.wav", temp_host_tag(), reused.pid(), kPidReuseSlack + std::chrono::hours(1));
-  const std::string recent =
-      make("out.wav", temp_host_tag(), reused.pid(), kPidReuseSlack - std::chrono::seconds(30), "Rr1111");
+  const std::string recent = make("out.wav", temp_host_tag(), reused.pid(),
+                                  kPidReuseSlack - std::chrono::seconds(30), "Rr1111");
   const TempSweep s = remove_stale_temps({target("out.wav")});
   EXPECT_FALSE(there(stale));
   EXPECT_TRUE(there(recent)) << "within the slack: kept (in doubt, a file is kept)";
@@ -294,5 +300,5 @@ TEST_F(StaleTemps, OnlyTheTargetsTemporariesAreConsidered) {
   EXPECT_EQ(s.removed, 1);
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

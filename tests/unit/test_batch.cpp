@@ -7,9 +7,9 @@
 // (with the fixture in tests/support) when this grows again.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sndfile.h>
 #include <sys/stat.h>
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -54,21 +54,24 @@ void write_text(const fs::path& p, const std::string& text) {
 // Every file under `dir`, as paths relative to it (sorted).
 std::vector<std::string> tree(const fs::path& dir) {
   std::vector<std::string> out;
-  if (!fs::exists(dir)) return out;
+  if (!fs::exists(dir))
+    return out;
   for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file()) out.push_back(e.path().lexically_relative(dir).string());
+    if (e.is_regular_file())
+      out.push_back(e.path().lexically_relative(dir).string());
   std::sort(out.begin(), out.end());
   return out;
 }
 
 bool has_temp_files(const fs::path& dir) {
   for (const auto& f : tree(dir))
-    if (f.find(".sigstream-") != std::string::npos) return true;
+    if (f.find(".sigstream-") != std::string::npos)
+      return true;
   return false;
 }
 
 struct Fixture {
-  std::string name;  // relative to in/
+  std::string name; // relative to in/
   int format, rate, channels;
   double seconds;
 };
@@ -86,7 +89,7 @@ const std::vector<std::string> kOutputs = {"a_mono8k.wav", "b_stereo44.wav", "su
                                            "sub/d_stereo48.wav"};
 
 class Batch : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
     std::uint32_t seed = 1;
     for (const Fixture& f : kFixtures) {
@@ -125,8 +128,8 @@ class Batch : public ::testing::Test {
            "}\n"
            "batch:\n"
            "  inputs: " +
-           inputs + "\n  out_dir: " + out().string() + "\n  keep_going: " + (keep_going ? "true" : "false") +
-           "\n";
+           inputs + "\n  out_dir: " + out().string() +
+           "\n  keep_going: " + (keep_going ? "true" : "false") + "\n";
   }
 
   [[nodiscard]] Config config(const std::string& inputs, bool keep_going = true, int threads = 2,
@@ -153,13 +156,13 @@ TEST_F(Batch, TreeOfMixedFilesGivesMirroredOutputsStatsAndSummary) {
   o.log = [&](const std::string& m) { lines.push_back(m); };
   const BatchSummary s = run_batch(tree_config(), o);
 
-  EXPECT_EQ(s.exit_code(), 1);  // the corrupt file failed
+  EXPECT_EQ(s.exit_code(), 1); // the corrupt file failed
   EXPECT_EQ(s.ok, 4);
   EXPECT_EQ(s.failed, 1);
   EXPECT_EQ(s.skipped, 0);
   EXPECT_FALSE(s.interrupted);
   EXPECT_EQ(s.backend, "cpu");
-  ASSERT_EQ(s.files.size(), 5U);  // notes.txt is not audio: not taken
+  ASSERT_EQ(s.files.size(), 5U); // notes.txt is not audio: not taken
 
   for (std::size_t i = 0; i < kFixtures.size(); ++i) {
     const Fixture& f = kFixtures[i];
@@ -169,8 +172,10 @@ TEST_F(Batch, TreeOfMixedFilesGivesMirroredOutputsStatsAndSummary) {
     EXPECT_EQ(a.rate, f.rate) << output;
     EXPECT_EQ(a.channels, f.channels) << output;
     EXPECT_EQ(a.frames, static_cast<std::int64_t>(f.seconds * f.rate)) << output;
-    EXPECT_EQ(a.format & SF_FORMAT_TYPEMASK, SF_FORMAT_WAV) << "the sink's extension sets the container";
-    EXPECT_EQ(a.format & SF_FORMAT_SUBMASK, f.format & SF_FORMAT_SUBMASK) << "format: same keeps the subtype";
+    EXPECT_EQ(a.format & SF_FORMAT_TYPEMASK, SF_FORMAT_WAV)
+        << "the sink's extension sets the container";
+    EXPECT_EQ(a.format & SF_FORMAT_SUBMASK, f.format & SF_FORMAT_SUBMASK)
+        << "format: same keeps the subtype";
 
     // Statistics next to the output, naming this input.
     fs::path js = output, cs = output;
@@ -207,7 +212,8 @@ TEST_F(Batch, TreeOfMixedFilesGivesMirroredOutputsStatsAndSummary) {
   EXPECT_EQ(j["backend"], "cpu");
   ASSERT_EQ(j["files"].size(), 5U);
   std::map<std::string, json> by_name;
-  for (const json& e : j["files"]) by_name[fs::path(e["file"].get<std::string>()).filename().string()] = e;
+  for (const json& e : j["files"])
+    by_name[fs::path(e["file"].get<std::string>()).filename().string()] = e;
   const json& bad = by_name.at("bad.wav");
   EXPECT_EQ(bad["status"], "failed");
   ASSERT_TRUE(bad["error"].is_string());
@@ -239,7 +245,8 @@ TEST_F(Batch, TreeOfMixedFilesGivesMirroredOutputsStatsAndSummary) {
             "file,output,status,frames,duration_s,sample_rate,channels,wall_s,frames_per_s,device,"
             "clipped_samples,output_rms,output_peak,error");
   std::vector<std::string> rows;
-  for (std::string l; std::getline(csv, l);) rows.push_back(l);
+  for (std::string l; std::getline(csv, l);)
+    rows.push_back(l);
   ASSERT_EQ(rows.size(), 5U);
   int failed_rows = 0;
   for (const auto& r : rows) {
@@ -262,7 +269,8 @@ TEST_F(Batch, WithoutKeepGoingTheFirstFailureStopsTheBatchAndLeavesNoPartialFile
   // The corrupt file is the largest, so it is handed out first (largest first),
   // and with one worker nothing else starts.
   write_text(in() / "bad.wav", std::string(400000, 'x'));
-  const BatchSummary s = run_batch(tree_config(/*keep_going=*/false, /*threads=*/1), quiet_options());
+  const BatchSummary s =
+      run_batch(tree_config(/*keep_going=*/false, /*threads=*/1), quiet_options());
   EXPECT_EQ(s.exit_code(), 1);
   EXPECT_TRUE(s.stopped);
   EXPECT_EQ(s.failed, 1);
@@ -305,12 +313,14 @@ TEST_F(Batch, ResumeSkipsCompleteFilesAndForceRedoesThem) {
   EXPECT_EQ(again.ok, 0);
   EXPECT_EQ(again.failed, 1);
   for (const auto& f : tree(out())) {
-    if (f.rfind("batch_summary", 0) == 0) continue;
+    if (f.rfind("batch_summary", 0) == 0)
+      continue;
     EXPECT_EQ(fs::last_write_time(out() / f), times.at(f)) << f << " was rewritten";
   }
   // Skipped files still carry their numbers in the summary (from their statistics).
   for (const BatchFileResult& r : again.files) {
-    if (r.status != BatchStatus::skipped) continue;
+    if (r.status != BatchStatus::skipped)
+      continue;
     EXPECT_GT(r.frames, 0) << r.item.input;
     EXPECT_FALSE(r.output_rms.empty()) << r.item.input;
   }
@@ -318,7 +328,8 @@ TEST_F(Batch, ResumeSkipsCompleteFilesAndForceRedoesThem) {
   // A missing statistics file (as after a kill between the audio and its JSON),
   // and an input newer than its output: both redone, the rest skipped.
   fs::remove(out() / "sub/c_three48.json");
-  fs::last_write_time(in() / "a_mono8k.wav", fs::file_time_type::clock::now() + std::chrono::hours(1));
+  fs::last_write_time(in() / "a_mono8k.wav",
+                      fs::file_time_type::clock::now() + std::chrono::hours(1));
   again = run_batch(cfg, o);
   EXPECT_EQ(again.ok, 2);
   EXPECT_EQ(again.skipped, 2);
@@ -329,7 +340,8 @@ TEST_F(Batch, ResumeSkipsCompleteFilesAndForceRedoesThem) {
     }
   }
   EXPECT_TRUE(fs::exists(out() / "sub/c_three48.json"));
-  for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
+  for (const auto& f : kOutputs)
+    EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
 
   // A config file newer than the outputs: everything redone.
   fs::last_write_time(config_file, fs::file_time_type::clock::now() + std::chrono::hours(2));
@@ -343,7 +355,8 @@ TEST_F(Batch, ResumeSkipsCompleteFilesAndForceRedoesThem) {
   const BatchSummary forced = run_batch(cfg, o);
   EXPECT_EQ(forced.ok, 4);
   EXPECT_EQ(forced.skipped, 0);
-  for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
+  for (const auto& f : kOutputs)
+    EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
 }
 
 TEST_F(Batch, TemporariesLeftByAKilledRunAreRemovedOnResume) {
@@ -360,20 +373,21 @@ TEST_F(Batch, TemporariesLeftByAKilledRunAreRemovedOnResume) {
   fs::last_write_time(out() / ".b_stereo44.csv.sigstream-Old123", old);
   // Left alone: not ours, a writer on another host, a fresh one of an earlier version.
   write_text(out() / temp_file_name("unrelated.wav", host, dead, "Ab12Cd"), "no such output");
-  write_text(out() / temp_file_name("b_stereo44.wav", other_host, dead, "Ab12Cd"), "another host's");
+  write_text(out() / temp_file_name("b_stereo44.wav", other_host, dead, "Ab12Cd"),
+             "another host's");
   write_text(out() / "sub" / ".d_stereo48.wav.sigstream-New456", "an earlier version's, fresh");
   std::vector<std::string> lines;
   BatchOptions o;
   o.log = [&](const std::string& m) { lines.push_back(m); };
   EXPECT_EQ(run_batch(tree_config(), o).ok, 4);
-  EXPECT_EQ(tree(out()),
-            (std::vector<std::string>{temp_file_name("b_stereo44.wav", other_host, dead, "Ab12Cd"),
-                                      temp_file_name("unrelated.wav", host, dead, "Ab12Cd"), "a_mono8k.csv",
-                                      "a_mono8k.json", "a_mono8k.wav", "b_stereo44.csv", "b_stereo44.json",
-                                      "b_stereo44.wav", "batch_summary.csv", "batch_summary.json",
-                                      "sub/.d_stereo48.wav.sigstream-New456", "sub/c_three48.csv",
-                                      "sub/c_three48.json", "sub/c_three48.wav",
-                                      "sub/d_stereo48.csv", "sub/d_stereo48.json", "sub/d_stereo48.wav"}));
+  EXPECT_EQ(tree(out()), (std::vector<std::string>{
+                             temp_file_name("b_stereo44.wav", other_host, dead, "Ab12Cd"),
+                             temp_file_name("unrelated.wav", host, dead, "Ab12Cd"), "a_mono8k.csv",
+                             "a_mono8k.json", "a_mono8k.wav", "b_stereo44.csv", "b_stereo44.json",
+                             "b_stereo44.wav", "batch_summary.csv", "batch_summary.json",
+                             "sub/.d_stereo48.wav.sigstream-New456", "sub/c_three48.csv",
+                             "sub/c_three48.json", "sub/c_three48.wav", "sub/d_stereo48.csv",
+                             "sub/d_stereo48.json", "sub/d_stereo48.wav"}));
   auto said = [&](const std::string& text) {
     return std::any_of(lines.begin(), lines.end(),
                        [&](const std::string& l) { return l.find(text) != std::string::npos; });
@@ -388,7 +402,8 @@ TEST_F(Batch, AChangedConfigRedoesEveryFile) {
   BatchOptions o = quiet_options();
   ASSERT_EQ(run_batch(tree_config(), o).ok, 4);
   EXPECT_EQ(run_batch(tree_config(), o).skipped, 4);
-  const Config louder = config("[\"" + in().string() + "\"]", true, 2, "  - type: gain\n    db: -6\n");
+  const Config louder =
+      config("[\"" + in().string() + "\"]", true, 2, "  - type: gain\n    db: -6\n");
   const BatchSummary s = run_batch(louder, o);
   EXPECT_EQ(s.ok, 4);
   EXPECT_EQ(s.skipped, 0);
@@ -403,7 +418,8 @@ TEST_F(Batch, AChangedSetWithoutASummaryRedoesTheFiles) {
   BatchOptions o = quiet_options();
   ASSERT_EQ(run_batch(base, o).ok, 4);
   std::map<std::string, std::string> bytes;
-  for (const auto& f : kOutputs) bytes[f] = read_bytes(out() / f);
+  for (const auto& f : kOutputs)
+    bytes[f] = read_bytes(out() / f);
   auto drop_summary = [&] {
     fs::remove(out() / "batch_summary.json");
     fs::remove(out() / "batch_summary.csv");
@@ -411,18 +427,21 @@ TEST_F(Batch, AChangedSetWithoutASummaryRedoesTheFiles) {
 
   // `--set stages.2.db=-6` with no summary left: every file redone, at -6 dB.
   drop_summary();
-  const Config louder = parse_config(yaml(inputs, true, 2, gain), "batch-test.yaml", {"stages.2.db=-6"});
+  const Config louder =
+      parse_config(yaml(inputs, true, 2, gain), "batch-test.yaml", {"stages.2.db=-6"});
   const BatchSummary s = run_batch(louder, o);
   EXPECT_EQ(s.ok, 4);
   EXPECT_EQ(s.skipped, 0);
-  for (const auto& f : kOutputs) EXPECT_NE(read_bytes(out() / f), bytes.at(f)) << f;
+  for (const auto& f : kOutputs)
+    EXPECT_NE(read_bytes(out() / f), bytes.at(f)) << f;
 
   // Back to the first config, again without a summary: redone, the first bytes again.
   drop_summary();
   const BatchSummary back = run_batch(base, o);
   EXPECT_EQ(back.ok, 4);
   EXPECT_EQ(back.skipped, 0);
-  for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
+  for (const auto& f : kOutputs)
+    EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
 }
 
 TEST_F(Batch, AnUnchangedConfigStillSkipsWithoutASummary) {
@@ -434,14 +453,16 @@ TEST_F(Batch, AnUnchangedConfigStillSkipsWithoutASummary) {
   EXPECT_EQ(stats["batch"]["config_fingerprint"], batch_config_fingerprint(cfg, "cpu"));
 
   std::map<std::string, fs::file_time_type> times;
-  for (const auto& f : tree(out())) times[f] = fs::last_write_time(out() / f);
+  for (const auto& f : tree(out()))
+    times[f] = fs::last_write_time(out() / f);
   fs::remove(out() / "batch_summary.json");
   fs::remove(out() / "batch_summary.csv");
   const BatchSummary s = run_batch(cfg, o);
   EXPECT_EQ(s.skipped, 4);
   EXPECT_EQ(s.ok, 0);
   for (const auto& [f, t] : times) {
-    if (f.rfind("batch_summary", 0) == 0) continue;
+    if (f.rfind("batch_summary", 0) == 0)
+      continue;
     EXPECT_EQ(fs::last_write_time(out() / f), t) << f << " was rewritten";
   }
 }
@@ -476,7 +497,8 @@ TEST_F(Batch, ASummaryThatMatchesDoesNotHideAFileMadeByAnotherConfig) {
   }
   EXPECT_EQ(read_bytes(out() / "a_mono8k.wav"), original);
   EXPECT_TRUE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
-    return l.find("1 complete file(s)") != std::string::npos && l.find("another config") != std::string::npos;
+    return l.find("1 complete file(s)") != std::string::npos &&
+           l.find("another config") != std::string::npos;
   }));
 }
 
@@ -484,11 +506,13 @@ TEST_F(Batch, AFileKilledBeforeItsRecordWasWrittenIsRedone) {
   const Config base = tree_config();
   ASSERT_EQ(run_batch(base, quiet_options()).ok, 4);
   std::map<std::string, std::string> bytes;
-  for (const auto& f : kOutputs) bytes[f] = read_bytes(out() / f);
+  for (const auto& f : kOutputs)
+    bytes[f] = read_bytes(out() / f);
 
   // Another config, killed right after the pipeline replaced one file's audio
   // and CSV, before the batch wrote that file's statistics.
-  const Config louder = config("[\"" + in().string() + "\"]", true, 1, "  - type: gain\n    db: -6\n");
+  const Config louder =
+      config("[\"" + in().string() + "\"]", true, 1, "  - type: gain\n    db: -6\n");
   BatchOptions killed = quiet_options();
   killed.runner = [](const Config& c, const RunOptions& ro) {
     RunReport rep = run_pipeline(c, ro);
@@ -505,7 +529,8 @@ TEST_F(Batch, AFileKilledBeforeItsRecordWasWrittenIsRedone) {
       EXPECT_EQ(r.status, BatchStatus::ok);
     }
   }
-  for (const auto& f : kOutputs) EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
+  for (const auto& f : kOutputs)
+    EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
 }
 
 // What a worker killed between its commits leaves (pipeline/batch_commit.hpp):
@@ -515,7 +540,9 @@ TEST_F(Batch, AFileKilledBeforeItsRecordWasWrittenIsRedone) {
 fs::path make_pending(const fs::path& out, long pid, bool csv_too) {
   const fs::path json = out / temp_file_name("a_mono8k.json", temp_host_tag(), pid, "Zz9999");
   fs::rename(out / "a_mono8k.json", json);
-  if (csv_too) fs::rename(out / "a_mono8k.csv", out / temp_file_name("a_mono8k.csv", temp_host_tag(), pid, "Yy8888"));
+  if (csv_too)
+    fs::rename(out / "a_mono8k.csv",
+               out / temp_file_name("a_mono8k.csv", temp_host_tag(), pid, "Yy8888"));
   return json;
 }
 
@@ -526,13 +553,16 @@ struct Ident {
 };
 Ident ident(const fs::path& p) {
   struct stat st {};
-  if (::stat(p.c_str(), &st) != 0) return {};
-  return {st.st_ino, static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+  if (::stat(p.c_str(), &st) != 0)
+    return {};
+  return {st.st_ino,
+          static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
 }
 
 BatchStatus status_of(const BatchSummary& s, const std::string& name) {
   for (const BatchFileResult& r : s.files)
-    if (fs::path(r.item.input).filename() == name) return r.status;
+    if (fs::path(r.item.input).filename() == name)
+      return r.status;
   return BatchStatus::not_run;
 }
 
@@ -544,7 +574,8 @@ TEST_F(Batch, ARetryCompletesTheCommitsOfAWorkerKilledBetweenThem) {
     const Ident audio = ident(out() / "a_mono8k.wav"), csv = ident(out() / "a_mono8k.csv");
     const std::string stats = read_bytes(out() / "a_mono8k.json");
     const json record = json::parse(stats)["batch"]["commit"];
-    EXPECT_EQ(record["output"]["ino"].get<std::uint64_t>(), audio.ino) << "the inode survives the link";
+    EXPECT_EQ(record["output"]["ino"].get<std::uint64_t>(), audio.ino)
+        << "the inode survives the link";
     EXPECT_EQ(record["csv"]["ino"].get<std::uint64_t>(), csv.ino);
     make_pending(out(), test::dead_pid(), csv_too);
     ASSERT_FALSE(fs::exists(out() / "a_mono8k.json"));
@@ -643,7 +674,8 @@ TEST_F(Batch, TemporariesBesideUpToDateFilesAreRemovedToo) {
   ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
   const long dead = test::dead_pid();
   write_text(out() / temp_file_name("a_mono8k.wav", temp_host_tag(), dead, "Zz9999"), "partial");
-  write_text(out() / "sub" / temp_file_name("d_stereo48.json", temp_host_tag(), dead, "Zz9999"), "{");
+  write_text(out() / "sub" / temp_file_name("d_stereo48.json", temp_host_tag(), dead, "Zz9999"),
+             "{");
   const BatchSummary s = run_batch(tree_config(), quiet_options());
   EXPECT_EQ(s.skipped, 4);
   EXPECT_FALSE(has_temp_files(out()));
@@ -673,7 +705,8 @@ TEST_F(Batch, AFileCommittedByAnotherProcessMeanwhileIsSkippedNotCommittedAgain)
   const BatchSummary s = run_batch(cfg, o);
   ASSERT_GT(ran.size(), 1u);
   EXPECT_NE(ran.front(), "a_mono8k.wav");
-  EXPECT_EQ(std::count(ran.begin(), ran.end(), "a_mono8k.wav"), 0) << "run once, by the other batch";
+  EXPECT_EQ(std::count(ran.begin(), ran.end(), "a_mono8k.wav"), 0)
+      << "run once, by the other batch";
   EXPECT_EQ(s.ok, 3);
   EXPECT_EQ(s.skipped, 1);
   EXPECT_EQ(s.failed, 1) << "bad.wav: an error entry, as ever";
@@ -692,7 +725,8 @@ TEST_F(Batch, AFileCommittedByAnotherProcessMeanwhileIsSkippedNotCommittedAgain)
       EXPECT_EQ(e["status"], "failed") << e;
     }
   }
-  for (const auto& f : kOutputs) EXPECT_TRUE(fs::exists(out() / f)) << f;
+  for (const auto& f : kOutputs)
+    EXPECT_TRUE(fs::exists(out() / f)) << f;
   EXPECT_FALSE(has_temp_files(out()));
 }
 
@@ -711,7 +745,8 @@ TEST_F(Batch, FailedFilesNameNoOutputButKeepWhatTheirHeaderSays) {
 
   const json j = json::parse(read_bytes(out() / "batch_summary.json"));
   std::map<std::string, json> by_name;
-  for (const json& e : j["files"]) by_name[fs::path(e["file"].get<std::string>()).filename().string()] = e;
+  for (const json& e : j["files"])
+    by_name[fs::path(e["file"].get<std::string>()).filename().string()] = e;
   const json& cut = by_name.at("c_three48.flac");
   EXPECT_EQ(cut["status"], "failed");
   EXPECT_TRUE(cut["output"].is_null()) << cut;
@@ -724,18 +759,21 @@ TEST_F(Batch, FailedFilesNameNoOutputButKeepWhatTheirHeaderSays) {
   const json& bad = by_name.at("bad.wav");
   EXPECT_TRUE(bad["output"].is_null()) << bad;
   EXPECT_TRUE(bad["frames"].is_null()) << bad;
-  EXPECT_EQ(fs::path(by_name.at("a_mono8k.wav")["output"].get<std::string>()), out() / "a_mono8k.wav");
+  EXPECT_EQ(fs::path(by_name.at("a_mono8k.wav")["output"].get<std::string>()),
+            out() / "a_mono8k.wav");
 
   // The CSV likewise: no output for the failed rows, the header's numbers for the cut file.
   std::istringstream csv(read_bytes(out() / "batch_summary.csv"));
   std::string row;
   int failed_rows = 0;
   while (std::getline(csv, row)) {
-    if (row.find(",failed,") == std::string::npos) continue;
+    if (row.find(",failed,") == std::string::npos)
+      continue;
     ++failed_rows;
     std::vector<std::string> fields;
     std::istringstream split(row);
-    for (std::string field; std::getline(split, field, ',');) fields.push_back(field);
+    for (std::string field; std::getline(split, field, ',');)
+      fields.push_back(field);
     ASSERT_GE(fields.size(), 3U) << row;
     EXPECT_EQ(fields[1], "") << row;
     if (row.find("c_three48.flac") != std::string::npos) {
@@ -749,14 +787,16 @@ TEST_F(Batch, GlobsMirrorBelowTheirFixedPrefix) {
   const std::vector<BatchItem> all =
       collect_batch_items(config("[\"" + in().string() + "/**/*.wav\"]"), {}, out().string());
   std::vector<std::string> outs;
-  for (const auto& it : all) outs.push_back(fs::path(it.output).lexically_relative(out()).string());
-  EXPECT_EQ(outs,
-            (std::vector<std::string>{"a_mono8k.wav", "b_stereo44.wav", "bad.wav", "sub/d_stereo48.wav"}));
+  for (const auto& it : all)
+    outs.push_back(fs::path(it.output).lexically_relative(out()).string());
+  EXPECT_EQ(outs, (std::vector<std::string>{"a_mono8k.wav", "b_stereo44.wav", "bad.wav",
+                                            "sub/d_stereo48.wav"}));
 
   const std::vector<BatchItem> top =
       collect_batch_items(config("[\"" + in().string() + "/*.wav\"]"), {}, out().string());
   ASSERT_EQ(top.size(), 3U);
-  for (const auto& it : top) EXPECT_EQ(it.subdir, "");
+  for (const auto& it : top)
+    EXPECT_EQ(it.subdir, "");
   EXPECT_EQ(fs::path(top[0].stats_json), out() / "a_mono8k.json");
   EXPECT_EQ(fs::path(top[0].stats_csv), out() / "a_mono8k.csv");
 
@@ -840,17 +880,21 @@ TEST_F(Batch, NoInputsIsAConfigError) {
 TEST(BatchScheduling, WorkersPerDeviceAreInterleavedAndCapped) {
   auto devices_of = [](const std::vector<BatchWorker>& ws) {
     std::vector<int> d;
-    for (const auto& w : ws) d.push_back(w.device);
+    for (const auto& w : ws)
+      d.push_back(w.device);
     return d;
   };
   EXPECT_EQ(devices_of(plan_batch_workers({0, 1}, 2, 8, 100)), (std::vector<int>{0, 1, 0, 1}));
-  EXPECT_EQ(devices_of(plan_batch_workers({0, 1, 2}, 2, 8, 100)), (std::vector<int>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(devices_of(plan_batch_workers({0, 1, 2}, 2, 8, 100)),
+            (std::vector<int>{0, 1, 2, 0, 1, 2}));
   EXPECT_EQ(devices_of(plan_batch_workers({0, 1, 2}, 2, 8, 2)),
-            (std::vector<int>{0, 1}));  // few files: spread
-  EXPECT_EQ(devices_of(plan_batch_workers({2, 5}, 3, 8, 100)), (std::vector<int>{2, 5, 2, 5, 2, 5}));
+            (std::vector<int>{0, 1})); // few files: spread
+  EXPECT_EQ(devices_of(plan_batch_workers({2, 5}, 3, 8, 100)),
+            (std::vector<int>{2, 5, 2, 5, 2, 5}));
   // Auto (0): the CPU threads over the GPUs, at least 2 a GPU, at most a worker a file.
   EXPECT_EQ(plan_batch_workers({0}, 0, 8, 10).size(), 8U);
-  EXPECT_EQ(devices_of(plan_batch_workers({0, 1}, 0, 5, 100)), (std::vector<int>{0, 1, 0, 1, 0, 1}));
+  EXPECT_EQ(devices_of(plan_batch_workers({0, 1}, 0, 5, 100)),
+            (std::vector<int>{0, 1, 0, 1, 0, 1}));
   EXPECT_EQ(plan_batch_workers({0, 1, 2, 3}, 0, 4, 100).size(), 8U);
   EXPECT_EQ(plan_batch_workers({0}, 0, 64, 3).size(), 3U);
 
@@ -880,7 +924,8 @@ TEST(BatchScheduling, DevicesResolveAgainstTheDeviceCount) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::config);
-    EXPECT_NE(std::string(e.what()).find("execution.device: device 3 does not exist"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("execution.device: device 3 does not exist"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -893,10 +938,10 @@ TEST(BatchScheduling, LargestFilesAreHandedOutFirst) {
 // A fake file job: records where it ran and writes what run_pipeline would.
 struct FakeRuns {
   std::mutex mutex;
-  std::map<std::string, std::vector<int>> devices_of;  // input -> execution.devices
+  std::map<std::string, std::vector<int>> devices_of; // input -> execution.devices
   std::map<int, int> running, max_running;
   std::atomic<int> calls{0};
-  std::string interrupt_at;  // input that ends with Error(interrupted)
+  std::string interrupt_at; // input that ends with Error(interrupted)
 
   RunReport run(const Config& c, const RunOptions&) {
     ++calls;
@@ -921,9 +966,11 @@ struct FakeRuns {
     r.backend = c.execution.backend == BackendKind::cuda ? "cuda" : "cpu";
     r.device = "fake device " + std::to_string(d);
     r.metrics.push_back({"output", {ChannelMetrics{}, ChannelMetrics{}}, {}});
-    if (c.sink.file) write_file_atomic(*c.sink.file, "fake audio");
+    if (c.sink.file)
+      write_file_atomic(*c.sink.file, "fake audio");
     // The batch writes each file's statistics JSON itself (with its config record).
-    if (c.stats.json) write_file_atomic(*c.stats.json, stats_json(r));
+    if (c.stats.json)
+      write_file_atomic(*c.stats.json, stats_json(r));
     return r;
   }
 };
@@ -934,7 +981,8 @@ TEST_P(BatchDevices, FilesAreSplitOverAllInjectedDevices) {
   const int count = GetParam();
   TempDir dir;
   constexpr int kFiles = 24;
-  for (int i = 0; i < kFiles; ++i) write_text(dir.path() / "in" / ("f" + std::to_string(i) + ".wav"), "x");
+  for (int i = 0; i < kFiles; ++i)
+    write_text(dir.path() / "in" / ("f" + std::to_string(i) + ".wav"), "x");
   Config cfg = parse_config(
       "version: 1\nsource: {file: p.wav}\nsink: {file: p.flac}\nexecution: {backend: auto}\n"
       "batch: {inputs: [\"" +
@@ -978,7 +1026,8 @@ TEST_P(BatchDevices, FilesAreSplitOverAllInjectedDevices) {
   const json j = json::parse(read_bytes(s.summary_json));
   ASSERT_EQ(j["devices"].size(), static_cast<std::size_t>(count));
   int json_total = 0;
-  for (const json& d : j["devices"]) json_total += d["files"].get<int>();
+  for (const json& d : j["devices"])
+    json_total += d["files"].get<int>();
   EXPECT_EQ(json_total, kFiles);
 
   // A listed device only; a device that does not exist is a config error.
@@ -987,7 +1036,8 @@ TEST_P(BatchDevices, FilesAreSplitOverAllInjectedDevices) {
   fake.devices_of.clear();
   const BatchSummary one = run_batch(cfg, o);
   EXPECT_EQ(one.ok, kFiles);
-  for (const auto& [input, devs] : fake.devices_of) EXPECT_EQ(devs, std::vector<int>{count - 1});
+  for (const auto& [input, devs] : fake.devices_of)
+    EXPECT_EQ(devs, std::vector<int>{count - 1});
   cfg.execution.devices = {count};
   EXPECT_THROW((void)run_batch(cfg, o), Error);
 
@@ -996,7 +1046,8 @@ TEST_P(BatchDevices, FilesAreSplitOverAllInjectedDevices) {
   fake.devices_of.clear();
   const BatchSummary cpu = run_batch(cfg, o);
   EXPECT_EQ(cpu.backend, "cpu");
-  for (const auto& [input, devs] : fake.devices_of) EXPECT_TRUE(devs.empty());
+  for (const auto& [input, devs] : fake.devices_of)
+    EXPECT_TRUE(devs.empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(BatchInjected, BatchDevices, ::testing::Values(1, 2, 3));
@@ -1030,12 +1081,13 @@ TEST(BatchDevicesNone, CudaWithoutADeviceIsAnErrorAndAutoFallsBackToTheCpu) {
 
 TEST(BatchInterrupt, AnInterruptedFileStopsTheBatchWithExit130) {
   TempDir dir;
-  for (int i = 0; i < 10; ++i) write_text(dir.path() / "in" / ("f" + std::to_string(i) + ".wav"), "x");
-  const Config cfg = parse_config(
-      "version: 1\nsource: {file: p.wav}\nsink: {file: p.wav}\n"
-      "execution: {backend: cpu, threads: 1}\nbatch: {inputs: [\"" +
-          (dir.path() / "in").string() + "\"], out_dir: " + (dir.path() / "out").string() + "}\n",
-      "interrupt.yaml");
+  for (int i = 0; i < 10; ++i)
+    write_text(dir.path() / "in" / ("f" + std::to_string(i) + ".wav"), "x");
+  const Config cfg = parse_config("version: 1\nsource: {file: p.wav}\nsink: {file: p.wav}\n"
+                                  "execution: {backend: cpu, threads: 1}\nbatch: {inputs: [\"" +
+                                      (dir.path() / "in").string() +
+                                      "\"], out_dir: " + (dir.path() / "out").string() + "}\n",
+                                  "interrupt.yaml");
   FakeRuns fake;
   fake.interrupt_at = (dir.path() / "in" / "f3.wav").string();
   BatchOptions o;
@@ -1045,7 +1097,7 @@ TEST(BatchInterrupt, AnInterruptedFileStopsTheBatchWithExit130) {
   EXPECT_TRUE(s.interrupted);
   EXPECT_EQ(s.exit_code(), 130);
   EXPECT_EQ(s.interrupted_files, 1);
-  EXPECT_EQ(s.ok, 3);  // one worker, equal sizes: input order
+  EXPECT_EQ(s.ok, 3); // one worker, equal sizes: input order
   EXPECT_EQ(s.not_run, 6);
   const json j = json::parse(read_bytes(s.summary_json));
   EXPECT_EQ(j["interrupted"], true);
@@ -1061,5 +1113,5 @@ TEST(BatchInterrupt, AnInterruptedFileStopsTheBatchWithExit130) {
   EXPECT_EQ(resumed.exit_code(), 0);
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

@@ -21,7 +21,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path source_dir() { return fs::path(SIGSTREAM_SOURCE_DIR); }
+fs::path source_dir() {
+  return fs::path(SIGSTREAM_SOURCE_DIR);
+}
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p);
@@ -81,9 +83,10 @@ TEST(Config, CascadeExample) {
   EXPECT_EQ(s.noise->seed, 7U);
 
   std::vector<std::string> names;
-  for (const StageSpec& st : c.stages) names.push_back(st.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"input", "highpass", "notch", "gain3",
-                                             "after_filters"}));
+  for (const StageSpec& st : c.stages)
+    names.push_back(st.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"input", "highpass", "notch", "gain3", "after_filters"}));
   const DesignSpec& hp = *c.stages[1].as<FirSpec>().design;
   EXPECT_EQ(hp.kind, FilterKind::highpass);
   EXPECT_EQ(hp.taps, 1001);
@@ -109,7 +112,7 @@ TEST(Config, BatchExample) {
   EXPECT_EQ(c.batch.inputs, std::vector<std::string>{"data/*.wav"});
   EXPECT_EQ(c.batch.out_dir, "out/batch");
   EXPECT_TRUE(c.batch.keep_going);
-  EXPECT_TRUE(c.execution.devices.empty());  // every GPU
+  EXPECT_TRUE(c.execution.devices.empty()); // every GPU
   EXPECT_EQ(c.execution.streams, 2);
   EXPECT_EQ(c.stages[0].as<FirSpec>().design->window.kind, WindowKind::blackman);
 }
@@ -127,11 +130,11 @@ TEST(Config, DemoParsesFromFileAndBuiltIn) {
 
 // The key tables' defaults must agree with the struct defaults in config.hpp.
 TEST(Config, DefaultsMatchTheHeader) {
-  const Config c = parse_config(std::string(kMinimal) +
-                                    "stages:\n"
-                                    "  - type: fir\n"
-                                    "    design: {kind: lowpass, cutoff_hz: 100}\n",
-                                "min.yaml");
+  const Config c =
+      parse_config(std::string(kMinimal) + "stages:\n"
+                                           "  - type: fir\n"
+                                           "    design: {kind: lowpass, cutoff_hz: 100}\n",
+                   "min.yaml");
   EXPECT_EQ(c.version, 1);
   EXPECT_EQ(c.origin, "min.yaml");
   const ExecutionSpec e;
@@ -156,10 +159,10 @@ TEST(Config, DefaultsMatchTheHeader) {
   EXPECT_EQ(c.stages[0].as<FirSpec>().design->taps, d.taps);
   EXPECT_EQ(c.stages[0].as<FirSpec>().design->window.kind, d.window.kind);
 
-  const Config s = parse_config(
-      "version: 1\nsource:\n  synth:\n    frames: 10\n    tones: [{freq_hz: 5}]\n"
-      "    noise: {}\n",
-      "synth.yaml");
+  const Config s =
+      parse_config("version: 1\nsource:\n  synth:\n    frames: 10\n    tones: [{freq_hz: 5}]\n"
+                   "    noise: {}\n",
+                   "synth.yaml");
   const SynthSpec synth;
   EXPECT_EQ(s.source.synth->sample_rate, synth.sample_rate);
   EXPECT_EQ(s.source.synth->channels, synth.channels);
@@ -174,12 +177,11 @@ TEST(Config, DefaultsMatchTheHeader) {
 }
 
 TEST(Config, DefaultStageNamesUseTheListIndex) {
-  const Config c = parse_config(std::string(kMinimal) +
-                                    "stages:\n"
-                                    "  - {type: fir, taps: [1]}\n"
-                                    "  - {type: gain, db: 0}\n"
-                                    "  - type: metrics\n"
-                                    "  - {type: metrics, name: after}\n",
+  const Config c = parse_config(std::string(kMinimal) + "stages:\n"
+                                                        "  - {type: fir, taps: [1]}\n"
+                                                        "  - {type: gain, db: 0}\n"
+                                                        "  - type: metrics\n"
+                                                        "  - {type: metrics, name: after}\n",
                                 "t.yaml");
   ASSERT_EQ(c.stages.size(), 4U);
   EXPECT_EQ(c.stages[0].name, "fir0");
@@ -195,7 +197,8 @@ TEST(Config, GainInDecibelsIsConverted) {
     return parse_config(std::string(kMinimal) + "stages:\n  - {type: gain, " + setting + "}\n",
                         "g.yaml")
         .stages[0]
-        .as<GainSpec>().linear;
+        .as<GainSpec>()
+        .linear;
   };
   EXPECT_EQ(gain("db: 0"), 1.0);
   EXPECT_DOUBLE_EQ(gain("db: -6"), std::pow(10.0, -6.0 / 20.0));
@@ -205,10 +208,10 @@ TEST(Config, GainInDecibelsIsConverted) {
 }
 
 TEST(Config, ScalarsFollowYamlTyping) {
-  const Config c = parse_config(std::string(kMinimal) +
-                                    "execution: {chunk_frames: 1_048_576, streams: 0x10}\n"
-                                    "batch: {keep_going: no, inputs: one.wav}\n",
-                                "t.yaml");
+  const Config c =
+      parse_config(std::string(kMinimal) + "execution: {chunk_frames: 1_048_576, streams: 0x10}\n"
+                                           "batch: {keep_going: no, inputs: one.wav}\n",
+                   "t.yaml");
   EXPECT_EQ(c.execution.chunk_frames, 1048576);
   EXPECT_EQ(c.execution.streams, 16);
   EXPECT_FALSE(c.batch.keep_going);
@@ -230,7 +233,8 @@ TEST(Config, WindowSpellings) {
                             setting + "}\n",
                         "w.yaml")
         .stages[0]
-        .as<FirSpec>().design->window;
+        .as<FirSpec>()
+        .design->window;
   };
   EXPECT_EQ(window("window: hann").kind, WindowKind::hann);
   EXPECT_EQ(window("window: rectangular").kind, WindowKind::rectangular);
@@ -252,8 +256,8 @@ TEST(Config, NyquistIsCheckedOnlyForSynthSources) {
   const std::string stages =
       "stages:\n  - type: fir\n    design: {kind: bandpass, cutoff_hz: [100, 30000]}\n";
   EXPECT_NO_THROW((void)parse_config(std::string(kMinimal) + stages, "t.yaml"));
-  const std::string msg = config_error_of(
-      "version: 1\nsource:\n  synth: {sample_rate: 48000, frames: 10}\n" + stages);
+  const std::string msg =
+      config_error_of("version: 1\nsource:\n  synth: {sample_rate: 48000, frames: 10}\n" + stages);
   EXPECT_NE(msg.find("test.yaml:6:"), std::string::npos) << msg;
   EXPECT_NE(msg.find("stages.0.design.cutoff_hz.1"), std::string::npos) << msg;
   EXPECT_NE(msg.find("Nyquist frequency 24000 Hz"), std::string::npos) << msg;
@@ -263,24 +267,24 @@ TEST(Config, DurationIsRoundedToFrames) {
   const Config c = parse_config(
       "version: 1\nsource:\n  synth: {sample_rate: 44100, duration_s: 0.50001}\n", "t.yaml");
   EXPECT_EQ(c.source.synth->frames, std::llround(0.50001 * 44100));
-  const std::string msg = config_error_of(
-      "version: 1\nsource:\n  synth: {sample_rate: 8000, duration_s: 0.00001}\n");
+  const std::string msg =
+      config_error_of("version: 1\nsource:\n  synth: {sample_rate: 8000, duration_s: 0.00001}\n");
   EXPECT_NE(msg.find("source.synth.duration_s"), std::string::npos) << msg;
   EXPECT_NE(msg.find("less than one frame"), std::string::npos) << msg;
 }
 
 TEST(Config, OverridesNestedListIndexAndNewKeys) {
   const std::string demo = read_text(source_dir() / "configs/demo.yaml");
-  const Config c = parse_config(demo, "demo.yaml",
-                                {"stages.1.design.cutoff_hz=3000", "execution.streams=8",
-                                 "sink.file=out/x.wav", "stages.1.mode=full",
-                                 "execution.device=[0, 1]", "stats.csv=~"});
+  const Config c =
+      parse_config(demo, "demo.yaml",
+                   {"stages.1.design.cutoff_hz=3000", "execution.streams=8", "sink.file=out/x.wav",
+                    "stages.1.mode=full", "execution.device=[0, 1]", "stats.csv=~"});
   EXPECT_EQ(c.stages[1].as<FirSpec>().design->cutoff_hz, std::vector<double>{3000.0});
   EXPECT_EQ(c.stages[1].as<FirSpec>().mode, FirMode::full);
   EXPECT_EQ(c.execution.streams, 8);
   EXPECT_EQ(c.sink.file.value_or(""), "out/x.wav");
   EXPECT_EQ(c.execution.devices, (std::vector<int>{0, 1}));
-  EXPECT_FALSE(c.stats.csv);  // a YAML null removes a setting
+  EXPECT_FALSE(c.stats.csv); // a YAML null removes a setting
   EXPECT_TRUE(c.stats.json);
 
   // Keys and whole sections that the file lacks are created.
@@ -293,13 +297,12 @@ TEST(Config, OverridesNestedListIndexAndNewKeys) {
   EXPECT_EQ(m.execution.chunk_frames, 4096);
 
   // A band cutoff given as a YAML list; the last override of a key wins.
-  const Config b = parse_config(std::string(kMinimal) +
-                                    "stages:\n  - type: fir\n    design: {kind: lowpass, "
-                                    "cutoff_hz: 100}\n",
-                                "b.yaml",
-                                {"stages.0.design.kind=bandpass",
-                                 "stages.0.design.cutoff_hz=[300, 3000]",
-                                 "execution.streams=2", "execution.streams=3"});
+  const Config b =
+      parse_config(std::string(kMinimal) + "stages:\n  - type: fir\n    design: {kind: lowpass, "
+                                           "cutoff_hz: 100}\n",
+                   "b.yaml",
+                   {"stages.0.design.kind=bandpass", "stages.0.design.cutoff_hz=[300, 3000]",
+                    "execution.streams=2", "execution.streams=3"});
   EXPECT_EQ(b.stages[0].as<FirSpec>().design->cutoff_hz, (std::vector<double>{300.0, 3000.0}));
   EXPECT_EQ(b.execution.streams, 3);
 }
@@ -325,38 +328,36 @@ TEST(Config, OverrideErrors) {
 
   // A bad value says where it came from instead of a (meaningless) line number.
   const std::string bad_value = config_error_of(base, {"execution.streams=0"});
-  EXPECT_EQ(bad_value,
-            "test.yaml: execution.streams: 0 is out of range (expected an integer >= 1) "
-            "(from --set execution.streams=0)");
+  EXPECT_EQ(bad_value, "test.yaml: execution.streams: 0 is out of range (expected an integer >= 1) "
+                       "(from --set execution.streams=0)");
   const std::string typo = config_error_of(base, {"execution.chunk_frame=10"});
   EXPECT_NE(typo.find("did you mean 'chunk_frames'?"), std::string::npos) << typo;
   EXPECT_NE(typo.find("(from --set execution.chunk_frame=10)"), std::string::npos) << typo;
   EXPECT_EQ(typo.rfind("test.yaml: execution.chunk_frame: ", 0), 0U) << typo;
 
   // Override problems and file problems are reported together.
-  const std::string both = config_error_of(base + "execution: {streams: 0}\n",
-                                           {"=1", "stages.0.mode=same"});
+  const std::string both =
+      config_error_of(base + "execution: {streams: 0}\n", {"=1", "stages.0.mode=same"});
   EXPECT_EQ(count_lines(both), 3U) << both;
   EXPECT_NE(both.find("test.yaml:5:"), std::string::npos) << both;
 }
 
 TEST(Config, AllProblemsAreReportedTogetherInFileOrder) {
-  const std::string msg = config_error_of(
-      "version: 1\n"                                 // 1
-      "source: {file: in.wav}\n"                     // 2
-      "stages:\n"                                    // 3
-      "  - type: fir\n"                              // 4
-      "    design: {kind: lowpass, cutoff_hz: -1}\n"  // 5
-      "    mode: casual\n"                           // 6
-      "execution:\n"                                 // 7
-      "  streams: 0\n"                               // 8
-      "  chunk_frame: 10\n",                         // 9
-      {}, "multi.yaml");
+  const std::string msg = config_error_of("version: 1\n"                                 // 1
+                                          "source: {file: in.wav}\n"                     // 2
+                                          "stages:\n"                                    // 3
+                                          "  - type: fir\n"                              // 4
+                                          "    design: {kind: lowpass, cutoff_hz: -1}\n" // 5
+                                          "    mode: casual\n"                           // 6
+                                          "execution:\n"                                 // 7
+                                          "  streams: 0\n"                               // 8
+                                          "  chunk_frame: 10\n",                         // 9
+                                          {}, "multi.yaml");
   ASSERT_EQ(count_lines(msg), 4U) << msg;
   std::istringstream lines(msg);
   std::string line;
-  const char* const expected[] = {"multi.yaml:5:", "multi.yaml:6:", "multi.yaml:8:",
-                                  "multi.yaml:9:"};
+  const char* const expected[] = {
+      "multi.yaml:5:", "multi.yaml:6:", "multi.yaml:8:", "multi.yaml:9:"};
   for (const char* prefix : expected) {
     std::getline(lines, line);
     EXPECT_EQ(line.rfind(prefix, 0), 0U) << line;
@@ -364,9 +365,9 @@ TEST(Config, AllProblemsAreReportedTogetherInFileOrder) {
 }
 
 TEST(Config, SuggestionsIgnoreCaseAndSkipFarFetchedOnes) {
-  EXPECT_NE(config_error_of(std::string(kMinimal) + "Execution: {}\n")
-                .find("did you mean 'execution'?"),
-            std::string::npos);
+  EXPECT_NE(
+      config_error_of(std::string(kMinimal) + "Execution: {}\n").find("did you mean 'execution'?"),
+      std::string::npos);
   EXPECT_EQ(config_error_of(std::string(kMinimal) + "colour: red\n").find("did you mean"),
             std::string::npos);
 }
@@ -412,7 +413,8 @@ TEST(Config, ReferenceListsEveryKey) {
 TEST(Config, EveryInvalidConfigIsRejectedWithItsMessageAndLine) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(source_dir() / "configs/invalid")) {
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+    if (entry.path().extension() == ".yaml")
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   ASSERT_GE(files.size(), 20U);
@@ -422,8 +424,10 @@ TEST(Config, EveryInvalidConfigIsRejectedWithItsMessageAndLine) {
     int line = 0;
     std::istringstream text(read_text(file));
     for (std::string l; std::getline(text, l) && l.starts_with("#");) {
-      if (l.starts_with("# expect: ")) expects.push_back(l.substr(10));
-      if (l.starts_with("# line: ")) line = std::stoi(l.substr(8));
+      if (l.starts_with("# expect: "))
+        expects.push_back(l.substr(10));
+      if (l.starts_with("# line: "))
+        line = std::stoi(l.substr(8));
     }
     ASSERT_FALSE(expects.empty()) << "no '# expect:' line";
     ASSERT_GT(line, 0) << "no '# line:' line";
@@ -442,5 +446,5 @@ TEST(Config, EveryInvalidConfigIsRejectedWithItsMessageAndLine) {
   }
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

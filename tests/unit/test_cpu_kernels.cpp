@@ -19,12 +19,15 @@ using kernels::cpu::fir_direct;
 
 // y[i] = sum_k h[k] x[i+K-1-k] by the plain loop with fmaf, taps ascending:
 // the order the fast kernel promises, so the two must agree bit for bit.
-std::vector<float> plain_fir(const std::vector<float>& x, std::int64_t n, const std::vector<float>& h) {
+std::vector<float> plain_fir(const std::vector<float>& x, std::int64_t n,
+                             const std::vector<float>& h) {
   const int k = static_cast<int>(h.size());
   std::vector<float> y(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) {
     float acc = 0.0f;
-    for (int j = 0; j < k; ++j) acc = std::fmaf(h[static_cast<std::size_t>(j)], x[static_cast<std::size_t>(i + k - 1 - j)], acc);
+    for (int j = 0; j < k; ++j)
+      acc = std::fmaf(h[static_cast<std::size_t>(j)], x[static_cast<std::size_t>(i + k - 1 - j)],
+                      acc);
     y[static_cast<std::size_t>(i)] = acc;
   }
   return y;
@@ -47,19 +50,25 @@ TEST(CpuFir, ExhaustiveSmallSweepAgainstFloat64AndPlainLoop) {
     for (std::int64_t n = 0; n <= 70; ++n) {
       const auto h64 = test::random_taps(k, static_cast<std::uint32_t>(k * 1000 + n));
       const std::vector<float> h(h64.begin(), h64.end());
-      const auto x = test::random_samples(static_cast<std::size_t>(n + k - 1), static_cast<std::uint32_t>(n * 77 + k));
-      std::vector<float> y(static_cast<std::size_t>(n) + 1, std::numeric_limits<float>::quiet_NaN());
+      const auto x = test::random_samples(static_cast<std::size_t>(n + k - 1),
+                                          static_cast<std::uint32_t>(n * 77 + k));
+      std::vector<float> y(static_cast<std::size_t>(n) + 1,
+                           std::numeric_limits<float>::quiet_NaN());
       fir_direct(x.data(), n, h.data(), k, y.data());
-      EXPECT_TRUE(std::isnan(y[static_cast<std::size_t>(n)])) << "wrote past the end, k=" << k << " n=" << n;
+      EXPECT_TRUE(std::isnan(y[static_cast<std::size_t>(n)]))
+          << "wrote past the end, k=" << k << " n=" << n;
       const auto plain = plain_fir(x, n, h);
-      if (n > 0) {  // memcmp takes no null pointer, even for 0 bytes (plain is empty then)
-        ASSERT_EQ(0, std::memcmp(plain.data(), y.data(), static_cast<std::size_t>(n) * sizeof(float)))
+      if (n > 0) { // memcmp takes no null pointer, even for 0 bytes (plain is empty then)
+        ASSERT_EQ(0,
+                  std::memcmp(plain.data(), y.data(), static_cast<std::size_t>(n) * sizeof(float)))
             << "k=" << k << " n=" << n;
       }
       for (std::int64_t i = 0; i < n; ++i) {
         double ref = 0;
-        for (int j = 0; j < k; ++j) ref += h64[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(i + k - 1 - j)];
-        ASSERT_NEAR(y[static_cast<std::size_t>(i)], ref, 1e-6) << "k=" << k << " n=" << n << " i=" << i;
+        for (int j = 0; j < k; ++j)
+          ref += h64[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(i + k - 1 - j)];
+        ASSERT_NEAR(y[static_cast<std::size_t>(i)], ref, 1e-6)
+            << "k=" << k << " n=" << n << " i=" << i;
       }
     }
   }
@@ -88,7 +97,8 @@ TEST(CpuFir, Float64KernelMatchesDefinition) {
   kernels::cpu::fir_direct_f64(x.data(), n, h.data(), k, y.data());
   for (std::int64_t i = 0; i < n; ++i) {
     double ref = 0;
-    for (int j = 0; j < k; ++j) ref += h[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(i + k - 1 - j)];
+    for (int j = 0; j < k; ++j)
+      ref += h[static_cast<std::size_t>(j)] * x[static_cast<std::size_t>(i + k - 1 - j)];
     EXPECT_NEAR(y[static_cast<std::size_t>(i)], ref, 1e-15);
   }
 }
@@ -136,12 +146,15 @@ TEST(CpuLayout, Pcm16And24RoundTripExactly) {
     std::uniform_int_distribution<std::int32_t> u(-(1 << (bits - 1)), (1 << (bits - 1)) - 1);
     for (std::int64_t i = 0; i < n * ch; ++i) {
       const std::int32_t v = u(rng);
-      if (t == SampleType::i16) in.as<std::int16_t>()[i] = static_cast<std::int16_t>(v);
-      else in.as<std::int32_t>()[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(v) << 8);
+      if (t == SampleType::i16)
+        in.as<std::int16_t>()[i] = static_cast<std::int16_t>(v);
+      else
+        in.as<std::int32_t>()[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(v) << 8);
     }
     std::vector<std::vector<float>> planes(ch, std::vector<float>(n));
     std::vector<float*> p;
-    for (auto& v : planes) p.push_back(v.data());
+    for (auto& v : planes)
+      p.push_back(v.data());
     kernels::cpu::deinterleave(in, 0, n, p.data());
     HostBlock out = block_of(t, ch, n);
     std::vector<const float*> cp(p.begin(), p.end());
@@ -157,13 +170,14 @@ TEST(CpuMetrics, MatchFloat64DefinitionsAndSkipNonFinite) {
   y[10] = std::numeric_limits<float>::infinity();
   y[20] = std::numeric_limits<float>::quiet_NaN();
   auto xs = x;
-  xs[30] = std::numeric_limits<float>::quiet_NaN();  // a bad source sample stays out of dot
+  xs[30] = std::numeric_limits<float>::quiet_NaN(); // a bad source sample stays out of dot
   const ChannelMetrics m = kernels::cpu::channel_metrics(y.data(), xs.data(), n);
   double e = 0, s = 0, p = 0, d = 0, ex = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const double xi = i == 30 ? 0.0 : double(x[i]);
     ex += xi * xi;
-    if (!std::isfinite(y[i])) continue;
+    if (!std::isfinite(y[i]))
+      continue;
     e += double(y[i]) * y[i];
     s += y[i];
     d += xi * y[i];
@@ -181,14 +195,15 @@ TEST(CpuMetrics, MatchFloat64DefinitionsAndSkipNonFinite) {
 }
 
 TEST(CpuMetrics, FullScaleSineRmsIsOneOverRootTwo) {
-  const std::int64_t n = 48000;  // a whole number of periods of 1 kHz at 48 kHz
+  const std::int64_t n = 48000; // a whole number of periods of 1 kHz at 48 kHz
   std::vector<float> y(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) y[static_cast<std::size_t>(i)] = static_cast<float>(std::sin(2 * M_PI * 1000.0 * i / 48000.0));
+  for (std::int64_t i = 0; i < n; ++i)
+    y[static_cast<std::size_t>(i)] = static_cast<float>(std::sin(2 * M_PI * 1000.0 * i / 48000.0));
   const ChannelMetrics m = kernels::cpu::channel_metrics(y.data(), nullptr, n);
   EXPECT_NEAR(m.rms(), 1.0 / std::sqrt(2.0), 1e-7);
   EXPECT_NEAR(m.mean(), 0.0, 1e-7);
   EXPECT_EQ(m.correlation(), 0.0) << "no source energy: correlation is defined as 0";
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

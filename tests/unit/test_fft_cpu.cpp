@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fft_engine.hpp"
+#include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fir_fft.hpp"
 
 namespace sigstream {
@@ -25,13 +25,15 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float amp) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-amp, amp);
   std::vector<float> v(n);
-  for (auto& x : v) x = u(rng);
+  for (auto& x : v)
+    x = u(rng);
   return v;
 }
 
 // y = the float64 direct sum over the very same float inputs and taps, so the
 // comparison measures the FFT's arithmetic only.
-std::vector<double> reference(const std::vector<float>& x, std::int64_t n, const std::vector<float>& h) {
+std::vector<double> reference(const std::vector<float>& x, std::int64_t n,
+                              const std::vector<float>& h) {
   const std::vector<double> xd(x.begin(), x.end()), hd(h.begin(), h.end());
   std::vector<double> y(static_cast<std::size_t>(n));
   kernels::cpu::fir_direct_f64(xd.data(), n, hd.data(), static_cast<int>(hd.size()), y.data());
@@ -89,8 +91,9 @@ void check_case(const Case& c, std::uint32_t seed, FirFft::Options forced = {}) 
 TEST(FirFftCpu, EdgeTapCountsAndLengths) {
   std::uint32_t seed = 100;
   for (int k : {1, 2, 3, 4, 5, 31, 64, 511, 512, 4095, 4096, 16383, 16384})
-    for (std::int64_t n : {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{k > 2 ? k - 2 : 1},
-                           std::int64_t{997}, std::int64_t{6 * k + 1001}})
+    for (std::int64_t n :
+         {std::int64_t{1}, std::int64_t{2}, std::int64_t{3}, std::int64_t{k > 2 ? k - 2 : 1},
+          std::int64_t{997}, std::int64_t{6 * k + 1001}})
       check_case({k, n}, ++seed);
 }
 
@@ -100,7 +103,7 @@ TEST(FirFftCpu, RandomTapCountsUpTo16384) {
   std::uniform_int_distribution<std::int64_t> len(0, 20000);
   for (int i = 0; i < 12; ++i) {
     const int k = taps(rng);
-    const std::int64_t n = 2 * len(rng) + 1;  // odd
+    const std::int64_t n = 2 * len(rng) + 1; // odd
     check_case({k, n}, 500 + static_cast<std::uint32_t>(i));
   }
 }
@@ -130,15 +133,18 @@ TEST(FirFftCpu, DeterministicAndSafeToShareBetweenThreads) {
   const auto x = random_floats(static_cast<std::size_t>(ch * stride), 8, 1.0f);
   std::vector<float> serial(static_cast<std::size_t>(ch * n)), parallel(serial.size());
   FirFft::Scratch one;
-  for (int c = 0; c < ch; ++c) fft.apply(x.data() + c * stride, n, serial.data() + c * n, one);
+  for (int c = 0; c < ch; ++c)
+    fft.apply(x.data() + c * stride, n, serial.data() + c * n, one);
 
   std::vector<std::thread> threads;
   for (int c = 0; c < ch; ++c)
     threads.emplace_back([&, c] {
       FirFft::Scratch own;
-      for (int rep = 0; rep < 3; ++rep) fft.apply(x.data() + c * stride, n, parallel.data() + c * n, own);
+      for (int rep = 0; rep < 3; ++rep)
+        fft.apply(x.data() + c * stride, n, parallel.data() + c * n, own);
     });
-  for (auto& t : threads) t.join();
+  for (auto& t : threads)
+    t.join();
   EXPECT_TRUE(serial == parallel) << "same inputs, same bits, whatever the thread";
 
   for (int c = 0; c < ch; ++c) {
@@ -152,15 +158,17 @@ TEST(FirFftCpu, ImpulseGivesTaps) {
   const auto h = random_floats(k, 3, 0.01f);
   const std::int64_t n = 3000;
   std::vector<float> x(static_cast<std::size_t>(n + k - 1), 0.0f);
-  x[static_cast<std::size_t>(k - 1)] = 1.0f;  // the impulse at output frame 0
+  x[static_cast<std::size_t>(k - 1)] = 1.0f; // the impulse at output frame 0
   FirFft::Options o;
   o.short_direct = false;
   const FirFft fft(h.data(), k, o);
   FirFft::Scratch s;
   std::vector<float> y(static_cast<std::size_t>(n));
   fft.apply(x.data(), n, y.data(), s);
-  for (int i = 0; i < k; ++i) EXPECT_NEAR(y[static_cast<std::size_t>(i)], h[static_cast<std::size_t>(i)], 1e-8f) << i;
-  for (std::int64_t i = k; i < n; ++i) EXPECT_NEAR(y[static_cast<std::size_t>(i)], 0.0f, 1e-8f) << i;
+  for (int i = 0; i < k; ++i)
+    EXPECT_NEAR(y[static_cast<std::size_t>(i)], h[static_cast<std::size_t>(i)], 1e-8f) << i;
+  for (std::int64_t i = k; i < n; ++i)
+    EXPECT_NEAR(y[static_cast<std::size_t>(i)], 0.0f, 1e-8f) << i;
 }
 
 TEST(FirFftCpu, ZeroOutputsTouchNothing) {
@@ -173,7 +181,8 @@ TEST(FirFftCpu, ZeroOutputsTouchNothing) {
 }
 
 TEST(FirFftCpu, SizesFollowTheMeasuredRule) {
-  if (!FirFft::available()) GTEST_SKIP() << "built without a CPU FFT library";
+  if (!FirFft::available())
+    GTEST_SKIP() << "built without a CPU FFT library";
   EXPECT_EQ(FirFft::default_fft_size(1), 512);
   EXPECT_EQ(FirFft::default_fft_size(255), 2048);
   EXPECT_EQ(FirFft::default_fft_size(1023), 8192);
@@ -201,14 +210,18 @@ TEST(FftEngine, EveryEngineAndLaneGivesTheSameBits) {
   namespace fft = kernels::cpu::fft;
   std::vector<std::unique_ptr<fft::BlockFft>> (*engines)(int) = [](int nfft) {
     std::vector<std::unique_ptr<fft::BlockFft>> e;
-    if (auto b = fft::make_pocketfft_baseline(nfft)) e.push_back(std::move(b));
+    if (auto b = fft::make_pocketfft_baseline(nfft))
+      e.push_back(std::move(b));
     if (fft::cpu_has_avx2())
-      if (auto a = fft::make_pocketfft_avx2(nfft)) e.push_back(std::move(a));
+      if (auto a = fft::make_pocketfft_avx2(nfft))
+        e.push_back(std::move(a));
     return e;
   };
-  if (engines(512).empty()) GTEST_SKIP() << "built without pocketfft";
+  if (engines(512).empty())
+    GTEST_SKIP() << "built without pocketfft";
   std::uint32_t seed = 40;
-  for (const auto& [nfft, k] : std::vector<std::pair<int, int>>{{512, 101}, {4096, 1023}, {32768, 4095}, {1024, 1}}) {
+  for (const auto& [nfft, k] :
+       std::vector<std::pair<int, int>>{{512, 101}, {4096, 1023}, {32768, 4095}, {1024, 1}}) {
     SCOPED_TRACE("N = " + std::to_string(nfft) + ", K = " + std::to_string(k));
     const int keep = nfft - k + 1;
     const auto h = random_floats(static_cast<std::size_t>(k), ++seed, 1.0f / static_cast<float>(k));
@@ -216,7 +229,7 @@ TEST(FftEngine, EveryEngineAndLaneGivesTheSameBits) {
     std::copy(h.begin(), h.end(), padded.begin());
     // 9 overlapping blocks of one signal, as the FIR reads them.
     const auto x = random_floats(static_cast<std::size_t>(9 * keep + k - 1), ++seed, 1.0f);
-    std::vector<std::vector<float>> results;  // per engine and grouping: the 9 blocks' outputs
+    std::vector<std::vector<float>> results; // per engine and grouping: the 9 blocks' outputs
     for (const auto& e : engines(nfft)) {
       const std::vector<float> spec = e->spectrum(padded.data(), 1.0f / static_cast<float>(nfft));
       for (int group : {e->group(), 5, 3, 1}) {
@@ -236,7 +249,8 @@ TEST(FftEngine, EveryEngineAndLaneGivesTheSameBits) {
     }
     const auto ref = reference(x, 9 * keep, h);
     EXPECT_LE(rel_l2(ref, results[0].data()), 1e-6);
-    for (std::size_t r = 1; r < results.size(); ++r) EXPECT_EQ(results[r], results[0]) << "result " << r;
+    for (std::size_t r = 1; r < results.size(); ++r)
+      EXPECT_EQ(results[r], results[0]) << "result " << r;
   }
 }
 
@@ -247,9 +261,9 @@ TEST(FirFftCpu, RejectsBadArguments) {
   odd.fft_size = 33;
   EXPECT_THROW(FirFft(h.data(), 8, odd), Error);
   FirFft::Options small;
-  small.fft_size = 8;  // no output per block
+  small.fft_size = 8; // no output per block
   EXPECT_THROW(FirFft(h.data(), 8, small), Error);
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

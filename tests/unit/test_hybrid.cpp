@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
+#include "backend_jobs.hpp"
 #include "pipeline/backends/backend.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
-#include "backend_jobs.hpp"
 #include "stage_builders.hpp"
 
 namespace sigstream {

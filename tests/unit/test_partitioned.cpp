@@ -22,21 +22,24 @@ std::vector<double> run_blocks(const PartitionedFir& fir, const std::vector<floa
   std::vector<float> in(p), out(p);
   std::vector<double> y;
   for (std::size_t at = 0; at < x.size(); at += p) {
-    for (std::size_t i = 0; i < p; ++i) in[i] = at + i < x.size() ? x[at + i] : 0.0f;
+    for (std::size_t i = 0; i < p; ++i)
+      in[i] = at + i < x.size() ? x[at + i] : 0.0f;
     fir.process(state, in.data(), out.data());
-    for (std::size_t i = 0; i < p && at + i < x.size(); ++i) y.push_back(out[i]);
+    for (std::size_t i = 0; i < p && at + i < x.size(); ++i)
+      y.push_back(out[i]);
   }
   return y;
 }
 
 TEST(PartitionedFir, MatchesTheFloat64SumForManyShapes) {
-  if (!PartitionedFir::available()) GTEST_SKIP() << "no CPU FFT in this build";
+  if (!PartitionedFir::available())
+    GTEST_SKIP() << "no CPU FFT in this build";
   std::uint32_t seed = 1;
   for (int k : {1, 2, 37, 48, 49, 255, 1001, 4095}) {
     for (int block : {1, 7, 48, 64, 100}) {
       const auto h64 = test::random_taps(k, ++seed);
       const std::vector<float> h(h64.begin(), h64.end());
-      const std::vector<double> hd(h.begin(), h.end());  // the taps that run
+      const std::vector<double> hd(h.begin(), h.end()); // the taps that run
       const auto xf = test::random_samples(3001, ++seed);
       const std::vector<double> xd(xf.begin(), xf.end());
       const auto ref = test::reference_fir(xd, hd, FirMode::causal);
@@ -50,7 +53,8 @@ TEST(PartitionedFir, MatchesTheFloat64SumForManyShapes) {
 }
 
 TEST(PartitionedFir, ChannelsKeepTheirOwnState) {
-  if (!PartitionedFir::available()) GTEST_SKIP() << "no CPU FFT in this build";
+  if (!PartitionedFir::available())
+    GTEST_SKIP() << "no CPU FFT in this build";
   const auto h64 = test::random_taps(300, 5);
   const std::vector<float> h(h64.begin(), h64.end());
   const PartitionedFir fir(h.data(), 300, 32);
@@ -63,7 +67,8 @@ TEST(PartitionedFir, ChannelsKeepTheirOwnState) {
     fir.process(sb, b.data() + at, yb.data() + at);
   }
   const auto ra = run_blocks(fir, a);
-  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(static_cast<double>(ya[i]), ra[i]) << i;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    ASSERT_EQ(static_cast<double>(ya[i]), ra[i]) << i;
 }
 
 TEST(PartitionedFir, BadShapesAreErrors) {
@@ -72,5 +77,5 @@ TEST(PartitionedFir, BadShapesAreErrors) {
   EXPECT_THROW(PartitionedFir(h, 1, 0), sigstream::Error);
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

@@ -5,10 +5,10 @@
 
 #include "core/error.hpp"
 #include "pipeline/plan.hpp"
-#include "stages/design.hpp"
 #include "stage_builders.hpp"
-#include "test_support.hpp"
+#include "stages/design.hpp"
 #include "stages/fir/spec.hpp"
+#include "test_support.hpp"
 
 namespace sigstream {
 namespace {
@@ -22,7 +22,9 @@ StageSpec fir(std::vector<double> taps, FirMode mode) {
   return s;
 }
 
-SourceInfo source(std::int64_t frames) { return test::pcm16_stereo_source(frames); }
+SourceInfo source(std::int64_t frames) {
+  return test::pcm16_stereo_source(frames);
+}
 
 TEST(Plan, HalosAndLengthsFollowTheModes) {
   Config c;
@@ -113,24 +115,30 @@ TEST(TapsFile, LongLinesAndTooManyTapsAreConfigErrors) {
     }
     return std::string("no error");
   };
-  std::ofstream(path) << "0.5\n" << std::string(4000, ' ') << "0.25 # padded to 4096 characters" << std::string(60, ' ')
-                      << "\n-1e-3";
+  std::ofstream(path) << "0.5\n"
+                      << std::string(4000, ' ') << "0.25 # padded to 4096 characters"
+                      << std::string(60, ' ') << "\n-1e-3";
   const auto taps = read_taps_file(path);
   ASSERT_EQ(taps.size(), 3u);
   EXPECT_EQ(taps[2], -1e-3);
   std::ofstream(path) << "0.5\n" << std::string(5000, '1') << "\n";
-  EXPECT_NE(message().find("taps.txt:2: line longer than 4096 characters"), std::string::npos) << message();
+  EXPECT_NE(message().find("taps.txt:2: line longer than 4096 characters"), std::string::npos)
+      << message();
   {
     std::ofstream out(path);
     const std::string line = "0.125\n";
     std::string block;
-    for (int i = 0; i < 4096; ++i) block += line;
-    for (int i = 0; i < kMaxTaps / 4096; ++i) out << block;
+    for (int i = 0; i < 4096; ++i)
+      block += line;
+    for (int i = 0; i < kMaxTaps / 4096; ++i)
+      out << block;
     out << "7\n";
   }
-  EXPECT_NE(message().find("taps.txt:" + std::to_string(kMaxTaps + 1) + ": more than 16777216 coefficients"),
-            std::string::npos) << message();
+  EXPECT_NE(message().find("taps.txt:" + std::to_string(kMaxTaps + 1) +
+                           ": more than 16777216 coefficients"),
+            std::string::npos)
+      << message();
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

@@ -25,8 +25,9 @@ using kernels::cpu::ceil_div;
 using kernels::cpu::floor_div;
 
 template <typename T>
-std::vector<T> definition(const std::vector<T>& x, std::int64_t x_first, std::int64_t y_first, std::int64_t n,
-                          const std::vector<double>& h, int up, int down, std::int64_t delay) {
+std::vector<T> definition(const std::vector<T>& x, std::int64_t x_first, std::int64_t y_first,
+                          std::int64_t n, const std::vector<double>& h, int up, int down,
+                          std::int64_t delay) {
   std::vector<T> y(static_cast<std::size_t>(n));
   const auto k = static_cast<std::int64_t>(h.size());
   for (std::int64_t i = 0; i < n; ++i) {
@@ -43,7 +44,7 @@ std::vector<T> definition(const std::vector<T>& x, std::int64_t x_first, std::in
 }
 
 struct Case {
-  int up, down, half;  // K = 2*half*max(up, down) + 1
+  int up, down, half; // K = 2*half*max(up, down) + 1
 };
 
 class ResampleKernel : public ::testing::TestWithParam<Case> {};
@@ -54,12 +55,14 @@ TEST_P(ResampleKernel, GivesTheDefinitionsBits) {
   std::mt19937_64 rng(static_cast<std::uint64_t>(up * 1000 + down));
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   std::vector<double> h(static_cast<std::size_t>(k));
-  for (double& v : h) v = u(rng);
+  for (double& v : h)
+    v = u(rng);
   const std::int64_t delay = (k - 1) / 2;
   const auto p = kernels::cpu::make_polyphase(h, up, down, delay);
   for (const std::int64_t y_first : {std::int64_t{0}, std::int64_t{12345}}) {
-    for (const std::int64_t n : {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{65},
-                                 std::int64_t{20011}, std::int64_t{64} * up * 3 + 7}) {
+    for (const std::int64_t n :
+         {std::int64_t{1}, std::int64_t{63}, std::int64_t{64}, std::int64_t{65},
+          std::int64_t{20011}, std::int64_t{64} * up * 3 + 7}) {
       SCOPED_TRACE("up " + std::to_string(up) + " down " + std::to_string(down) + " y_first " +
                    std::to_string(y_first) + " n " + std::to_string(n));
       // The input the outputs read, from 3 frames before the oldest.
@@ -82,16 +85,18 @@ TEST_P(ResampleKernel, GivesTheDefinitionsBits) {
         wrong_f += yf[i] != want_f[i];
         wrong_d += yd[i] != want_d[i];
       }
-      EXPECT_EQ(wrong_f, 0) << "float outputs differ from the definition, first " << yf[0] << " vs " << want_f[0];
+      EXPECT_EQ(wrong_f, 0) << "float outputs differ from the definition, first " << yf[0] << " vs "
+                            << want_f[0];
       EXPECT_EQ(wrong_d, 0) << "float64 outputs differ from the definition";
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Ratios, ResampleKernel,
-                         ::testing::Values(Case{160, 147, 10}, Case{147, 160, 10}, Case{1, 3, 10}, Case{6, 1, 10},
-                                           Case{37, 101, 3}, Case{101, 37, 3}, Case{17, 8, 2}, Case{9, 13, 4},
-                                           Case{3, 2, 10}, Case{2, 250, 1}, Case{7, 1, 1}));
+                         ::testing::Values(Case{160, 147, 10}, Case{147, 160, 10}, Case{1, 3, 10},
+                                           Case{6, 1, 10}, Case{37, 101, 3}, Case{101, 37, 3},
+                                           Case{17, 8, 2}, Case{9, 13, 4}, Case{3, 2, 10},
+                                           Case{2, 250, 1}, Case{7, 1, 1}));
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

@@ -30,13 +30,16 @@ TEST(ResourceLimits, DeviceMemoryNamesTheKeyAndWhatFits) {
   // 7 lanes of 300 MiB in 0.9 x 2500 MiB: fine; 8 are not, and 7 is the advice.
   EXPECT_EQ(device_error(300 * kMiB, 7, 1 << 20, 2500 * kMiB), "");
   const std::string streams = device_error(300 * kMiB, 8, 1 << 20, 2500 * kMiB);
-  EXPECT_NE(streams.find("execution.streams: 8 CUDA streams of 1048576-frame chunks"), std::string::npos) << streams;
+  EXPECT_NE(streams.find("execution.streams: 8 CUDA streams of 1048576-frame chunks"),
+            std::string::npos)
+      << streams;
   EXPECT_NE(streams.find("set streams to at most 7 "), std::string::npos) << streams;
   EXPECT_NE(streams.find("of the GPU's 80.0 GiB are free"), std::string::npos) << streams;
   // One lane of 3000 MiB (2^22 frames) in 0.9 x 1000 MiB: 900 / 3000 x 2^22
   // frames = 1.26M, so 2^20 is the power of two that fits.
   const std::string chunk = device_error(3000 * kMiB, 2, std::int64_t{1} << 22, 1000 * kMiB);
-  EXPECT_NE(chunk.find("execution.chunk_frames: one chunk of 4194304 frames"), std::string::npos) << chunk;
+  EXPECT_NE(chunk.find("execution.chunk_frames: one chunk of 4194304 frames"), std::string::npos)
+      << chunk;
   EXPECT_NE(chunk.find("set chunk_frames to at most 1048576 "), std::string::npos) << chunk;
 }
 
@@ -58,5 +61,5 @@ TEST(ResourceLimits, LaneBytesGrowWithChunkChannelsAndTaps) {
   EXPECT_EQ(lane_device_bytes(make_plan(config, si, 16)), 2 * lane_device_bytes(plan));
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream

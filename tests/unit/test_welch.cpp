@@ -23,18 +23,22 @@ std::vector<float> noise(std::size_t n, std::uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> x(n);
-  for (float& v : x) v = d(rng);
+  for (float& v : x)
+    v = d(rng);
   return x;
 }
 
-std::vector<double> periodic_hann(int n) { return test::periodic_window(WindowKind::hann, n); }
+std::vector<double> periodic_hann(int n) {
+  return test::periodic_window(WindowKind::hann, n);
+}
 
 using test::max_rel_to_peak;
 
 class WelchTest : public ::testing::Test {
- protected:
+protected:
   void SetUp() override {
-    if (!Welch::available()) GTEST_SKIP() << "built without pocketfft";
+    if (!Welch::available())
+      GTEST_SKIP() << "built without pocketfft";
   }
 };
 
@@ -45,14 +49,16 @@ TEST_F(WelchTest, EqualsTheDefinitionForWindowsOverlapsAndOddSizes) {
     int nfft, hop;
     bool random_window;
   };
-  for (const Case c : {Case{256, 128, false}, Case{1000, 750, false}, Case{511, 511, false}, Case{511, 255, true},
-                       Case{64, 1, false}, Case{1, 1, false}, Case{2, 1, true}}) {
+  for (const Case c :
+       {Case{256, 128, false}, Case{1000, 750, false}, Case{511, 511, false}, Case{511, 255, true},
+        Case{64, 1, false}, Case{1, 1, false}, Case{2, 1, true}}) {
     SCOPED_TRACE("nfft " + std::to_string(c.nfft) + " hop " + std::to_string(c.hop));
     std::vector<double> w = periodic_hann(c.nfft);
     if (c.random_window || c.nfft == 1) {
       std::mt19937 rng(static_cast<std::uint32_t>(c.nfft));
       std::uniform_real_distribution<double> d(0.1, 1.0);
-      for (double& v : w) v = d(rng);
+      for (double& v : w)
+        v = d(rng);
     }
     const Welch welch(w, c.hop);
     ASSERT_EQ(welch.bins(), c.nfft / 2 + 1);
@@ -72,7 +78,8 @@ TEST_F(WelchTest, EqualsTheDefinitionForWindowsOverlapsAndOddSizes) {
 TEST_F(WelchTest, ChunkedCallsOwningTheirFramesGiveTheOneShotSums) {
   const std::vector<float> x = noise(50001, 9);
   const std::int64_t n = static_cast<std::int64_t>(x.size());
-  for (const auto& [nfft, hop] : std::vector<std::pair<int, int>>{{1024, 512}, {1000, 333}, {4096, 4096}, {17, 5}}) {
+  for (const auto& [nfft, hop] :
+       std::vector<std::pair<int, int>>{{1024, 512}, {1000, 333}, {4096, 4096}, {17, 5}}) {
     SCOPED_TRACE("nfft " + std::to_string(nfft) + " hop " + std::to_string(hop));
     const Welch welch(periodic_hann(nfft), hop);
     std::vector<double> once(static_cast<std::size_t>(welch.bins()), 0.0);
@@ -102,7 +109,8 @@ TEST_F(WelchTest, ShortSignalsHaveNoSegmentsAndBadArgumentsAreErrors) {
   const std::vector<float> x = noise(255, 1);
   std::vector<double> power(129, 0.0);
   EXPECT_EQ(welch.add(x.data(), 0, 255, 0, 255, power), 0);
-  for (double v : welch.density(power, 0, 8000.0)) EXPECT_EQ(v, 0.0);
+  for (double v : welch.density(power, 0, 8000.0))
+    EXPECT_EQ(v, 0.0);
   auto invalid = [](auto&& f) {
     try {
       f();
@@ -120,5 +128,5 @@ TEST_F(WelchTest, ShortSignalsHaveNoSegmentsAndBadArgumentsAreErrors) {
   invalid([&] { Welch(std::vector<double>{1.0, std::nan(""), 1.0}, 1); });
 }
 
-}  // namespace
-}  // namespace sigstream
+} // namespace
+} // namespace sigstream
