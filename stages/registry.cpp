@@ -50,7 +50,8 @@ constexpr StageKind kKinds[] = {
      .plan = &plan_metrics,
      .cpu_step = nullptr,
      .live_kernel = nullptr,
-     .live_op = nullptr},
+     .live_op = nullptr,
+     .facts = &metrics_facts},
     {.type = StageType::resample,
      .name = "resample",
      .summary = "Changes the sample rate by a rational factor, as scipy.signal.resample_poly "
@@ -63,13 +64,15 @@ constexpr StageKind kKinds[] = {
      .live_op = &make_resample_live_op,
      .stats = &resample_stats,
      .cpu_ns_per_frame = &resample_cpu_ns_per_frame,
-     .response = &resample_response},
+     .response = &resample_response,
+     .facts = &resample_facts},
 };
 
 // stage_kind() indexes by the enum's value, so the table follows its order.
 constexpr bool in_enum_order() {
   for (std::size_t i = 0; i < std::size(kKinds); ++i) {
-    if (static_cast<std::size_t>(kKinds[i].type) != i) return false;
+    if (static_cast<std::size_t>(kKinds[i].type) != i)
+      return false;
   }
   return true;
 }
@@ -77,12 +80,14 @@ static_assert(in_enum_order(), "kKinds must list every StageType once, in enum o
 static_assert(std::size(kKinds) == static_cast<std::size_t>(StageType::resample) + 1,
               "every StageType needs an entry in kKinds");
 
-}  // namespace
+} // namespace
 
-std::span<const StageKind> stage_kinds() noexcept { return kKinds; }
+std::span<const StageKind> stage_kinds() noexcept {
+  return kKinds;
+}
 
 const StageKind& stage_kind(StageType type) noexcept {
   return kKinds[static_cast<std::size_t>(type)];
 }
 
-}  // namespace sigstream
+} // namespace sigstream

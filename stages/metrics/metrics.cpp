@@ -1,6 +1,7 @@
 #include "stages/metrics/metrics.hpp"
 
 #include <cmath>
+#include <ostream>
 
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
@@ -11,7 +12,8 @@ namespace sigstream {
 void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
   out.frames_out = where.frames_in;
   const std::optional<SpectrumSpec>& asked = spec.as<MetricsSpec>().spectrum;
-  if (!asked) return;
+  if (!asked)
+    return;
   const SpectrumSpec& sp = *asked;
   // scipy.signal.get_window(window, nfft) (fftbins=True, periodic): the
   // symmetric window one longer, less its last point.
@@ -24,4 +26,9 @@ void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedS
   out.lookback = sp.nfft - 1;
 }
 
-}  // namespace sigstream
+void metrics_facts(const StageSpec& spec, std::ostream& o) {
+  if (const std::optional<SpectrumSpec>& sp = spec.as<MetricsSpec>().spectrum)
+    o << ":spectrum:" << sp->nfft << ':' << sp->overlap << ':' << to_string(sp->window);
+}
+
+} // namespace sigstream

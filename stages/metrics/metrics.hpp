@@ -2,6 +2,8 @@
 // The metrics stage kind: an observer. It passes the signal on unchanged;
 // the backends compute its block (energy, sum, peak, dot with the source,
 // non-finite count; core/channel_metrics.hpp) on the planes it sees.
+#include <iosfwd>
+
 #include "stages/stage.hpp"
 
 namespace sigstream {
@@ -11,5 +13,7 @@ namespace sigstream {
 
 // Its output is its input (the planner gives it its metrics slot).
 void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
+// Its spectrum's nfft, overlap and window, if it asks for one (a batch's fingerprint).
+void metrics_facts(const StageSpec& spec, std::ostream& out);
 
-}  // namespace sigstream
+} // namespace sigstream

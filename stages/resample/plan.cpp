@@ -1,17 +1,18 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <ostream>
 #include <sstream>
 #include <string>
 
 #include "core/error.hpp"
+#include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/resample.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/pipeline.hpp"
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/resample/resample.hpp"
-#include "kernels/cpu/fir.hpp"
 #include "stages/resample/spec.hpp"
 
 namespace sigstream {
@@ -28,8 +29,10 @@ std::string hz(double v) {
 }
 
 class ResampleStep final : public CpuStageStep {
- public:
-  explicit ResampleStep(const PlannedStage& st) : taps_(kcpu::make_polyphase(st.as<ResamplePlan>().taps, static_cast<int>(st.up), static_cast<int>(st.down), st.lookahead)) {}
+public:
+  explicit ResampleStep(const PlannedStage& st)
+      : taps_(kcpu::make_polyphase(st.as<ResamplePlan>().taps, static_cast<int>(st.up),
+                                   static_cast<int>(st.down), st.lookahead)) {}
   void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
            StepScratch* /*scratch*/) const override {
     kcpu::resample_direct(x, x_first, y, y_first, n, taps_);
@@ -39,7 +42,7 @@ class ResampleStep final : public CpuStageStep {
     kcpu::resample_direct_f64(x, x_first, y, y_first, n, taps_);
   }
 
- private:
+private:
   kcpu::PolyphaseTaps taps_;
 };
 
@@ -48,10 +51,10 @@ class ResampleStep final : public CpuStageStep {
 // have come (past the end of the input: zeros), so the bits are the file
 // path's.
 class ResampleOp final : public LiveOp {
- public:
+public:
   ResampleOp(const PlannedStage& st, int channels)
-      : stage_(st),
-        taps_(kcpu::make_polyphase(st.as<ResamplePlan>().taps, static_cast<int>(st.up), static_cast<int>(st.down), st.lookahead)),
+      : stage_(st), taps_(kcpu::make_polyphase(st.as<ResamplePlan>().taps, static_cast<int>(st.up),
+                                               static_cast<int>(st.down), st.lookahead)),
         history_(static_cast<std::size_t>(channels)) {}
   void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
     for (std::size_t c = 0; c < history_.size(); ++c)
@@ -61,15 +64,18 @@ class ResampleOp final : public LiveOp {
   }
   void finish(LivePlanes& out) override {
     const std::int64_t total = stage_.length_out(received_);
-    if (total <= next_) return;
+    if (total <= next_)
+      return;
     // Zeros after the end, as far as the last output reads.
-    const std::int64_t need = kcpu::floor_div((total - 1) * stage_.down + stage_.lookahead, stage_.up) + 1;
+    const std::int64_t need =
+        kcpu::floor_div((total - 1) * stage_.down + stage_.lookahead, stage_.up) + 1;
     for (auto& h : history_)
-      if (static_cast<std::int64_t>(h.size()) < need - base_) h.resize(static_cast<std::size_t>(need - base_), 0.0f);
+      if (static_cast<std::int64_t>(h.size()) < need - base_)
+        h.resize(static_cast<std::size_t>(need - base_), 0.0f);
     emit_until(total, out);
   }
 
- private:
+private:
   // The outputs whose inputs are all below `have`: output m reads up to
   // floor((m·down + delay)/up).
   void emit(std::int64_t have, LivePlanes& out) {
@@ -77,12 +83,14 @@ class ResampleOp final : public LiveOp {
   }
   // Outputs [next_, end), from the history (which holds what they read).
   void emit_until(std::int64_t end, LivePlanes& out) {
-    if (end <= next_) return;
+    if (end <= next_)
+      return;
     const std::int64_t n = end - next_;
     // The history holds input frames [base_, base_ + size); frames before 0 are zeros.
     const std::int64_t lo = kcpu::ceil_div(next_ * stage_.down - stage_.lookback, stage_.up);
-    if (lo < base_) {  // the first outputs look before the signal: pad with zeros
-      for (auto& h : history_) h.insert(h.begin(), static_cast<std::size_t>(base_ - lo), 0.0f);
+    if (lo < base_) { // the first outputs look before the signal: pad with zeros
+      for (auto& h : history_)
+        h.insert(h.begin(), static_cast<std::size_t>(base_ - lo), 0.0f);
       base_ = lo;
     }
     for (std::size_t c = 0; c < history_.size(); ++c) {
@@ -94,21 +102,23 @@ class ResampleOp final : public LiveOp {
     // Keep what the next output still needs.
     const std::int64_t keep_from = kcpu::ceil_div(next_ * stage_.down - stage_.lookback, stage_.up);
     if (keep_from > base_) {
-      const auto drop = static_cast<std::size_t>(std::min<std::int64_t>(keep_from - base_, static_cast<std::int64_t>(history_[0].size())));
-      for (auto& h : history_) h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(drop));
+      const auto drop = static_cast<std::size_t>(
+          std::min<std::int64_t>(keep_from - base_, static_cast<std::int64_t>(history_[0].size())));
+      for (auto& h : history_)
+        h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(drop));
       base_ += static_cast<std::int64_t>(drop);
     }
   }
 
-  const PlannedStage stage_;  // a copy: the op may outlive the plan it was made from
+  const PlannedStage stage_; // a copy: the op may outlive the plan it was made from
   kcpu::PolyphaseTaps taps_;
   LivePlanes history_;
-  std::int64_t base_ = 0;      // input frame of history_[c][0]
-  std::int64_t received_ = 0;  // input frames so far
-  std::int64_t next_ = 0;      // next output frame
+  std::int64_t base_ = 0;     // input frame of history_[c][0]
+  std::int64_t received_ = 0; // input frames so far
+  std::int64_t next_ = 0;     // next output frame
 };
 
-}  // namespace
+} // namespace
 
 void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
   const ResampleSpec& r = s.as<ResampleSpec>();
@@ -135,29 +145,34 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
   const double out = where.sample_rate * static_cast<double>(up) / static_cast<double>(down);
   // Audio files store rates as 32-bit integers; and no length may overflow.
   if (out > 2147483647.0)
-    throw config_error(at + ": " + hz(where.sample_rate) + " Hz x " + std::to_string(up) + "/" +
-                       std::to_string(down) + " = " + hz(out) +
-                       " Hz is above the largest rate a file can hold, 2147483647 Hz (expected a smaller ratio)");
+    throw config_error(
+        at + ": " + hz(where.sample_rate) + " Hz x " + std::to_string(up) + "/" +
+        std::to_string(down) + " = " + hz(out) +
+        " Hz is above the largest rate a file can hold, 2147483647 Hz (expected a smaller ratio)");
   if (where.frames_in < kOpenEnd && where.frames_in > (kOpenEnd - 1) / up)
-    throw config_error(at + ": " + std::to_string(where.frames_in) + " frames x " + std::to_string(up) +
+    throw config_error(at + ": " + std::to_string(where.frames_in) + " frames x " +
+                       std::to_string(up) +
                        " is too long a signal to resample (expected fewer frames or a smaller up)");
   if (out != std::floor(out))
-    throw config_error(at + ": " + hz(where.sample_rate) + " Hz x " + std::to_string(up) + "/" + std::to_string(down) +
-                       " = " + hz(out) + " Hz is not a whole number of Hz (expected a ratio that gives a whole rate: "
+    throw config_error(at + ": " + hz(where.sample_rate) + " Hz x " + std::to_string(up) + "/" +
+                       std::to_string(down) + " = " + hz(out) +
+                       " Hz is not a whole number of Hz (expected a ratio that gives a whole rate: "
                        "audio files store whole rates)");
   p.up = up;
   p.down = down;
   std::ostringstream note;
   note << "resample " << hz(where.sample_rate) << " -> "
-       << hz(where.sample_rate * static_cast<double>(up) / static_cast<double>(down)) << " Hz (up " << up
-       << ", down " << down << ")";
+       << hz(where.sample_rate * static_cast<double>(up) / static_cast<double>(down)) << " Hz (up "
+       << up << ", down " << down << ")";
   try {
     p.as<ResamplePlan>().taps = resample_filter(up, down, r.half_taps_per_phase, r.window);
   } catch (const Error& e) {
     throw Error(e.kind(), at + ": " + e.what());
   }
-  if (p.as<ResamplePlan>().taps.size() > 1) note << ", " << p.as<ResamplePlan>().taps.size() << " taps, " << to_string(r.window);
-  p.as<ResamplePlan>().taps_f32.assign(p.as<ResamplePlan>().taps.begin(), p.as<ResamplePlan>().taps.end());
+  if (p.as<ResamplePlan>().taps.size() > 1)
+    note << ", " << p.as<ResamplePlan>().taps.size() << " taps, " << to_string(r.window);
+  p.as<ResamplePlan>().taps_f32.assign(p.as<ResamplePlan>().taps.begin(),
+                                       p.as<ResamplePlan>().taps.end());
   p.detail = note.str();
   const auto k = static_cast<std::int64_t>(p.as<ResamplePlan>().taps.size());
   p.lookahead = (k - 1) / 2;
@@ -167,23 +182,36 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
 
 std::vector<double> resample_filter(std::int64_t up, std::int64_t down, int half_taps_per_phase,
                                     const WindowSpec& window) {
-  if (up == 1 && down == 1) return {1.0};  // resample_poly copies the signal
+  if (up == 1 && down == 1)
+    return {1.0}; // resample_poly copies the signal
   const std::int64_t m = std::max(up, down);
   const std::int64_t half = static_cast<std::int64_t>(half_taps_per_phase) * m;
   DesignSpec d;
   d.kind = FilterKind::lowpass;
-  d.cutoff_hz = {1.0 / static_cast<double>(m)};  // of Nyquist = 1 at rate 2
+  d.cutoff_hz = {1.0 / static_cast<double>(m)}; // of Nyquist = 1 at rate 2
   d.taps = static_cast<int>(2 * half + 1);
   d.window = window;
   std::vector<double> taps = design_fir(d, 2.0);
-  for (double& t : taps) t *= static_cast<double>(up);
+  for (double& t : taps)
+    t *= static_cast<double>(up);
   return taps;
 }
 
-std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage& stage, double rate_in) {
+std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage& stage,
+                                                              double rate_in) {
   const std::vector<double>& taps = stage.as<ResamplePlan>().taps;
-  if (taps.empty()) return std::nullopt;
+  if (taps.empty())
+    return std::nullopt;
   return taps_response(taps, stage.up, rate_in);
+}
+
+void resample_facts(const StageSpec& spec, std::ostream& o) {
+  const ResampleSpec& r = spec.as<ResampleSpec>();
+  if (r.to_hz)
+    o << ":to:" << *r.to_hz;
+  else
+    o << ":up:" << r.up << ":down:" << r.down;
+  o << ':' << to_string(r.window) << ':' << r.half_taps_per_phase;
 }
 
 double resample_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t /*frames_per_call*/) {
@@ -204,9 +232,9 @@ std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& s
   return std::make_unique<const ResampleStep>(stage);
 }
 
-std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/, int channels,
-                                              std::int64_t /*phase*/) {
+std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/,
+                                              int channels, std::int64_t /*phase*/) {
   return std::make_unique<ResampleOp>(stage, channels);
 }
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -25,16 +25,20 @@ inline constexpr std::int64_t kMaxResampleFactor = 4096;
 void plan_resample(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& stage);
 StatFields resample_stats(const StageReport& stage);
+// to_hz or up/down, the window and the taps per phase (a batch's fingerprint).
+void resample_facts(const StageSpec& spec, std::ostream& out);
 // The polyphase sum: ~K/up taps an output frame, at the direct kernel's rate.
 double resample_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_call);
 // The anti-alias filter's response at the up-sampled rate, divided by up.
-std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage& stage, double rate_in);
+std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage& stage,
+                                                              double rate_in);
 // resample_poly's filter for a reduced up/down: firwin(2·h·max(up, down) + 1,
 // 1/max(up, down) of Nyquist, window) times up, h = half_taps_per_phase;
 // {1} when up = down = 1. Throws the design's Error for a bad window.
-[[nodiscard]] std::vector<double> resample_filter(std::int64_t up, std::int64_t down, int half_taps_per_phase,
-                                                  const WindowSpec& window);  // up, down, sample_rate, taps, design
-std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* kernel, int channels,
-                                              std::int64_t phase);
+[[nodiscard]] std::vector<double>
+resample_filter(std::int64_t up, std::int64_t down, int half_taps_per_phase,
+                const WindowSpec& window); // up, down, sample_rate, taps, design
+std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* kernel,
+                                              int channels, std::int64_t phase);
 
-}  // namespace sigstream
+} // namespace sigstream

@@ -434,6 +434,36 @@ def changed_set_without_a_summary_redoes_the_files():
 
 
 @case
+def changed_resample_or_spectrum_set_redoes_the_files():
+    """Every kind's settings are in the fingerprint (StageKind::facts), not only fir's and
+    gain's: a --set that changes a resampler's rate or a spectrum's nfft redoes the files."""
+    for i in range(4):
+        write_wav("in/f%d.wav" % i, 4800, seed=i)
+    text = config_text(["in"]).replace(
+        "  - type: metrics\n    name: after_lp\n",
+        "  - type: resample\n    to_hz: 44100\n  - type: metrics\n    name: after_lp\n"
+        "    spectrum: {nfft: 256}\n", 1)
+    write_text("cfg.yaml", text)
+    expect_rc(run(["batch", "cfg.yaml", "--no-progress"]), 0)
+    first = [read("out/f%d.wav" % i) for i in range(4)]
+    for sets, what in ((["--set", "stages.1.to_hz=32000"], "the resampler's rate"),
+                       (["--set", "stages.2.spectrum.nfft=512"], "the spectrum's nfft")):
+        os.remove("out/batch_summary.json")
+        p = run(["batch", "cfg.yaml", "--no-progress"] + sets)
+        expect_rc(p, 0)
+        if summary("out")["counts"]["ok"] != 4:
+            raise AssertionError("%s changed by --set: counts %r (files kept as up to date); %s"
+                                 % (what, summary("out")["counts"], describe(p)))
+    # The last run's rate was the config's again: its outputs equal the first run's.
+    if [read("out/f%d.wav" % i) for i in range(4)] != first:
+        raise AssertionError("outputs after the spectrum's --set differ from the config's at 44.1 kHz")
+    with open("out/f0.json") as f:
+        nfft = (json.load(f)["metrics"]["after_lp"].get("spectrum") or {}).get("nfft")
+    if nfft != 512:
+        raise AssertionError("statistics after --set stages.2.spectrum.nfft=512: spectrum nfft %r" % nfft)
+
+
+@case
 def run_with_other_set_killed_then_resume_redoes_its_files():
     n = 16
     make_tree(n)
