@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fuzz_support.hpp"
-#include "pipeline/plan.hpp"
+#include "stages/fir/fir.hpp"
 
 using namespace sigstream;
 

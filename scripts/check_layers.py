@@ -2,7 +2,8 @@
 """The layers of DESIGN §1b, checked: a source file may include headers of its
 own layer and of the layers below it, never of one above.
 
-    core (0) < kernels (1) < pipeline/config (2: the YAML walker) < stages (3)
+    core (0) < kernels (1) < model, pipeline/config (2: the config, plan and report
+             types; the YAML walker) < stages (3)
              < pipeline, pipeline/backends, pipeline/io (4: engine and I/O)
              < app, python (5)
 
@@ -24,6 +25,7 @@ from pathlib import Path
 RANKS: dict[str, int] = {
     "core": 0,
     "kernels": 1,
+    "model": 2,
     "pipeline/config": 2,
     "stages": 3,
     "pipeline": 4,

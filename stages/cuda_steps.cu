@@ -3,7 +3,7 @@
 #include <array>
 
 #include "core/error.hpp"
-#include "pipeline/plan.hpp"
+#include "model/plan.hpp"
 #include "stages/registry.hpp"
 
 namespace sigstream {

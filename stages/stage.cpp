@@ -1,6 +1,6 @@
 #include "stages/stage.hpp"
 
-#include "pipeline/config.hpp"
+#include "model/config.hpp"
 #include "stages/fir/spec.hpp"
 
 namespace sigstream {

@@ -30,7 +30,7 @@ struct Config;
 struct StageSpec;
 struct PlannedStage;
 struct StageSchema; // pipeline/config/stage_schema.hpp: the kind's keys and reader
-struct StageReport; // pipeline/pipeline.hpp: what a run reports of a stage
+struct StageReport; // model/report.hpp: what a run reports of a stage
 
 // A kind's own fields of a stage in the statistics JSON (SPEC §4 `stages`),
 // in order, after `name` and `type`.

@@ -63,20 +63,6 @@ std::string_view to_string(WindowKind k) {
   return "unknown";
 }
 
-std::string_view to_string(StageType t) {
-  switch (t) {
-    case StageType::fir:
-      return "fir";
-    case StageType::gain:
-      return "gain";
-    case StageType::metrics:
-      return "metrics";
-    case StageType::resample:
-      return "resample";
-  }
-  return "unknown";
-}
-
 std::string to_string(const WindowSpec& w) {
   std::string out(to_string(w.kind));
   if (w.kind != WindowKind::kaiser)

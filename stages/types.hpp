@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/formats.hpp"
+#include "model/stage_type.hpp"
 
 namespace sigstream {
 
@@ -15,7 +16,6 @@ enum class FirMode { causal, same, full };
 enum class FirMethod { automatic, direct, fft };
 enum class FilterKind { lowpass, highpass, bandpass, bandstop };
 enum class WindowKind { hamming, hann, blackman, rectangular, kaiser };
-enum class StageType { fir, gain, metrics, resample };
 // Which FFT the CUDA backend runs (kernels/cuda/fir_fft.cuh): the fused
 // cuFFTDx kernel or cuFFT's passes. Their crossovers with direct differ.
 enum class CudaFftEngine { cufft, fused };
@@ -43,7 +43,6 @@ std::string_view to_string(FirMode m);
 std::string_view to_string(FirMethod m);
 std::string_view to_string(FilterKind k);
 std::string_view to_string(WindowKind k);
-std::string_view to_string(StageType t);
 std::string to_string(const WindowSpec& w); // "hamming", "kaiser:8.6"
 
 } // namespace sigstream

@@ -8,7 +8,7 @@
 #include "kernels/cuda/fir_direct.cuh"
 #include "kernels/cuda/fir_fft.cuh"
 #include "kernels/cuda/resources.hpp"
-#include "pipeline/plan.hpp"
+#include "model/plan.hpp"
 #include "stages/cuda_steps.cuh"
 #include "stages/fir/spec.hpp"
 

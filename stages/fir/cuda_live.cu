@@ -19,7 +19,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_partitioned.cuh"
 #include "kernels/cuda/resources.hpp"
-#include "pipeline/plan.hpp"
+#include "model/plan.hpp"
 #include "stages/cuda_steps.cuh"
 #include "stages/fir/block_convolver.hpp"
 #include "stages/fir/spec.hpp"

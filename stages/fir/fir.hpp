@@ -2,6 +2,7 @@
 // The fir stage kind (SPEC §2, §3): a windowed-sinc design, inline taps or a
 // taps file; causal, same or full; direct or FFT overlap-save (and, in live
 // mode, partitioned: pipeline/live.cpp).
+#include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,13 @@
 #include "stages/stage.hpp"
 
 namespace sigstream {
+
+// Reads a taps file: one coefficient per line, '#' starts a comment, blank
+// lines ignored. Throws Error(io) if unreadable, Error(config) for a bad line
+// ("FILE:LINE: ...") or non-finite/empty taps.
+std::vector<double> read_taps_file(const std::string& path);
+// The same from a stream; `path` names it in messages.
+std::vector<double> read_taps(std::istream& in, const std::string& path);
 
 // Its YAML keys and their reader (schema.cpp; pipeline/config/stage_schema.hpp).
 [[nodiscard]] const StageSchema& fir_schema();

@@ -10,7 +10,7 @@
 #include "core/error.hpp"
 #include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fir_partitioned.hpp"
-#include "pipeline/plan.hpp"
+#include "model/plan.hpp"
 #include "stages/fir/block_convolver.hpp"
 #include "stages/fir/fir.hpp"
 #include "stages/fir/spec.hpp"

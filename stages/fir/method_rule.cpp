@@ -5,7 +5,7 @@
 
 #include "kernels/cpu/fir.hpp"
 #include "kernels/cpu/fir_fft.hpp"
-#include "pipeline/plan.hpp"
+#include "model/plan.hpp"
 #include "stages/fir/fir.hpp"
 #include "stages/fir/spec.hpp"
 

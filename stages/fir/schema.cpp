@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "pipeline/config.hpp"
+#include "model/config.hpp"
 #include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/design.hpp"

@@ -1,6 +1,6 @@
 // The gain stage on a CUDA lane (kernels/cuda/layout.cuh's gain).
 #include "kernels/cuda/layout.cuh"
-#include "pipeline/plan.hpp"
+#include "model/plan.hpp"
 #include "stages/cuda_steps.cuh"
 #include "stages/gain/spec.hpp"
 

@@ -2,9 +2,9 @@
 
 #include <ostream>
 
-#include "pipeline/config.hpp"
-#include "pipeline/pipeline.hpp"
-#include "pipeline/plan.hpp"
+#include "model/config.hpp"
+#include "model/plan.hpp"
+#include "model/report.hpp"
 #include "stages/gain/spec.hpp"
 
 namespace sigstream {

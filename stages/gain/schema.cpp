@@ -2,7 +2,7 @@
 // stored as the linear factor.
 #include <yaml-cpp/yaml.h>
 
-#include "pipeline/config.hpp"
+#include "model/config.hpp"
 #include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/gain/gain.hpp"

@@ -3,7 +3,8 @@
 #include <cmath>
 #include <ostream>
 
-#include "pipeline/plan.hpp"
+#include "model/config.hpp"
+#include "model/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/metrics/spec.hpp"
 

@@ -3,7 +3,7 @@
 // stage has.
 #include <yaml-cpp/yaml.h>
 
-#include "pipeline/config.hpp"
+#include "model/config.hpp"
 #include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/metrics/metrics.hpp"

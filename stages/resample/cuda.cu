@@ -5,7 +5,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/resample.cuh"
 #include "kernels/cuda/resources.hpp"
-#include "pipeline/plan.hpp"
+#include "model/plan.hpp"
 #include "stages/cuda_steps.cuh"
 #include "stages/resample/spec.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "pipeline/config.hpp"
+#include "model/config.hpp"
 #include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/resample/resample.hpp"

@@ -7,6 +7,7 @@
 #include "pipeline/plan.hpp"
 #include "stage_builders.hpp"
 #include "stages/design.hpp"
+#include "stages/fir/fir.hpp"
 #include "stages/fir/spec.hpp"
 #include "test_support.hpp"
 

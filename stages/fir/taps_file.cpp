@@ -1,0 +1,68 @@
+// Taps files (SPEC §2 `taps_file`): one coefficient per line.
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <istream>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "stages/design.hpp"
+#include "stages/fir/fir.hpp"
+
+namespace sigstream {
+
+std::vector<double> read_taps_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    throw io_error(path + ": cannot open taps file (" + std::strerror(errno) + ")");
+  return read_taps(in, path);
+}
+
+std::vector<double> read_taps(std::istream& in, const std::string& path) {
+  std::vector<double> taps;
+  // A line holds one number and a comment: a longer one is not a taps file
+  // (and is not read into memory whole).
+  constexpr std::streamsize kMaxLine = 4096;
+  char buf[kMaxLine + 1];
+  int line_no = 0;
+  while (in.getline(buf, sizeof buf) || in.gcount() > 0) {
+    ++line_no;
+    if (in.fail() && !in.eof())
+      throw config_error(path + ":" + std::to_string(line_no) + ": line longer than " +
+                         std::to_string(kMaxLine) +
+                         " characters (expected one coefficient per line)");
+    std::string line(buf);
+    if (const auto hash = line.find('#'); hash != std::string::npos)
+      line.erase(hash);
+    const auto first = line.find_first_not_of(" \t\r,;");
+    if (first != std::string::npos) {
+      const auto last = line.find_last_not_of(" \t\r,;");
+      const std::string text = line.substr(first, last - first + 1);
+      char* end = nullptr;
+      errno = 0;
+      const double v = std::strtod(text.c_str(), &end);
+      if (end == text.c_str() || *end != '\0' || errno == ERANGE)
+        throw config_error(path + ":" + std::to_string(line_no) + ": '" + text +
+                           "' is not a number (expected one coefficient per line)");
+      if (!std::isfinite(v))
+        throw config_error(path + ":" + std::to_string(line_no) + ": coefficient '" + text +
+                           "' is not finite");
+      if (taps.size() == static_cast<std::size_t>(kMaxTaps))
+        throw config_error(path + ":" + std::to_string(line_no) + ": more than " +
+                           std::to_string(kMaxTaps) + " coefficients (the most a filter may have)");
+      taps.push_back(v);
+    }
+    if (in.eof())
+      break;
+  }
+  if (in.bad())
+    throw io_error(path + ": read error");
+  if (taps.empty())
+    throw config_error(path + ": taps file holds no coefficients");
+  return taps;
+}
+
+} // namespace sigstream
