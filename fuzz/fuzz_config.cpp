@@ -19,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // Plans that read files (taps_file) or design very long filters are
       // left out: the first could name /dev/stdin, the second is slow, not wrong.
       for (const StageSpec& s : config.stages)
-        if (s.as<FirSpec>().taps_file ||
-            (s.as<FirSpec>().design && s.as<FirSpec>().design->taps > 100000))
+        if (const FirSpec* f = s.params.find<FirSpec>();
+            f && (f->taps_file || (f->design && f->design->taps > 100000)))
           return;
       SourceInfo si;
       si.sample_rate = 48000.0;

@@ -1197,7 +1197,6 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   if (!todo.empty())
     summary.workers =
         plan_batch_workers(devices, options.files_per_device, cpu_budget, todo.size());
-  starts.planned(summary.workers);
   if (use_cuda) {
     for (int d : devices) {
       BatchDeviceCount c;
@@ -1399,7 +1398,8 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     const auto up = device_up.find(device);
     if (up == device_up.end())
       return true;
-    while (up->second.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
+    const std::shared_future<void> ready = up->second; // this thread's own copy
+    while (ready.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
       std::lock_guard lock(mutex);
       if (stop || interrupted() || next >= order.size())
         return false;
@@ -1474,16 +1474,24 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   };
 
   std::vector<std::thread> threads;
+  if (order.empty())
+    starts.planned({}); // nothing to run: no device is worth starting
   if (!order.empty()) {
+    std::vector<BatchWorker> running_workers;
     for (const BatchWorker& w : summary.workers) {
       try {
         threads.emplace_back(worker_loop, w);
+        running_workers.push_back(w);
       } catch (const std::system_error&) {
-        if (threads.empty())
+        if (threads.empty()) {
+          starts.planned({}); // nothing runs: no device is worth starting
           throw;
+        }
         break; // fewer workers than planned: those running take every file
       }
     }
+    // The next devices' starts wait for workers that run, not for planned ones.
+    starts.planned(running_workers);
     std::unique_lock lock(mutex);
     while (finished_workers < static_cast<int>(threads.size())) {
       cv.wait_for(lock, std::chrono::milliseconds(200));

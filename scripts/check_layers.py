@@ -36,7 +36,8 @@ RANKS: dict[str, int] = {
 }
 SOURCES = (".cpp", ".hpp", ".cu", ".cuh")
 FREE = ("tests/", "bench/", "fuzz/", "third_party/")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+# Both forms: the repository root is an include directory, so <pipeline/plan.hpp> compiles too.
+INCLUDE = re.compile(r'^\s*#\s*include\s+[<"]([^>"]+)[>"]', re.MULTILINE)
 
 
 def layer_of(path: str) -> str | None:
@@ -50,7 +51,9 @@ def layer_of(path: str) -> str | None:
 
 def is_free(path: str) -> bool:
     """Tests, benchmarks, fuzz targets and a kind's QA tests (stages/<kind>/test_*) include anything."""
-    return path.startswith(FREE) or Path(path).name.startswith("test_")
+    parts = path.split("/")
+    qa_test = len(parts) == 3 and parts[0] == "stages" and parts[2].startswith("test_")
+    return path.startswith(FREE) or qa_test
 
 
 def upward_includes(root: Path, files: list[str]) -> set[str]:

@@ -6,11 +6,11 @@
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "pipeline/pipeline.hpp"
+#include "stages/fir/spec.hpp"
 
 #ifdef SIGSTREAM_HAVE_CUDA
 #include "kernels/cuda/fir_fft.cuh"
 #include "pipeline/backends/cuda_backend.hpp"
-#include "stages/fir/spec.hpp"
 #endif
 
 namespace sigstream {

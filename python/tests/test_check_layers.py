@@ -32,12 +32,14 @@ def test_an_upward_include_fails_and_a_downward_one_does_not(tmp_path: Path) -> 
     cl = load()
     files = write(tmp_path, {
         "kernels/cpu/fir.cpp": '#include "core/error.hpp"\n#include "stages/fir/fir.hpp"\n',
+        "kernels/cuda/fir.cuh": '#include <cuda_runtime.h>\n#include <model/plan.hpp>\n',
         "stages/fir/plan.cpp": '#include "kernels/cpu/fir.hpp"\n  #  include "app/common.hpp"\n',
         "app/main.cpp": '#include "pipeline/pipeline.hpp"\n#include <vector>\n',
     })
     problems = cl.check(tmp_path, files)
     assert problems == [
         "kernels/cpu/fir.cpp -> stages/fir/fir.hpp: includes a layer above its own (DESIGN §1b)",
+        "kernels/cuda/fir.cuh -> model/plan.hpp: includes a layer above its own (DESIGN §1b)",
         "stages/fir/plan.cpp -> app/common.hpp: includes a layer above its own (DESIGN §1b)",
     ]
 
@@ -71,6 +73,9 @@ def test_tests_benchmarks_and_qa_tests_include_anything(tmp_path: Path) -> None:
         "stages/fir/test_fir.cpp": '#include "pipeline/pipeline.hpp"\n',
     })
     assert cl.check(tmp_path, files) == []
+    # A file named test_* elsewhere is held to its layer.
+    files = write(tmp_path, {"stages/test_registry.cpp": '#include "pipeline/pipeline.hpp"\n'})
+    assert len(cl.check(tmp_path, files)) == 1
 
 
 def test_the_repository_holds_its_layers() -> None:

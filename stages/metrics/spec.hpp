@@ -31,7 +31,11 @@ struct MetricsPlan {
   int spectrum_hop = 0;
   double spectrum_rate = 0.0;
   std::string spectrum_window_name; // e.g. "hann", for the statistics
-  bool operator==(const MetricsPlan&) const = default;
+  // The name follows from the window's values; plans compare without it.
+  bool operator==(const MetricsPlan& o) const {
+    return spectrum_window == o.spectrum_window && spectrum_hop == o.spectrum_hop &&
+           spectrum_rate == o.spectrum_rate;
+  }
 };
 
 } // namespace sigstream
