@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/design.hpp"
+#include "stages/schema_enums.hpp"
 
 namespace sigstream::config {
 

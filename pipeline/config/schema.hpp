@@ -13,7 +13,7 @@
 #include <string_view>
 #include <type_traits>
 
-#include "stages/types.hpp"
+#include "core/formats.hpp"
 
 namespace sigstream::config {
 
@@ -96,29 +96,16 @@ struct Section {
 };
 
 // ---------------------------------------------------------------------------
-// Enums: the spellings come from to_string() in stages/types.cpp, so the
-// config, the CLI and the statistics all spell a value the same way. Stage
-// types are not here: their names come from stages/registry.hpp.
+// Enums: the spellings come from their to_string(), so the config, the CLI
+// and the statistics all spell a value the same way. The stage kinds' own
+// enums (FirMode, WindowKind, ...) declare their values in
+// stages/schema_enums.hpp; stage types' names come from stages/registry.hpp.
 
 inline std::string_view noise_kind_name(NoiseKind k) {
   return k == NoiseKind::gaussian ? "gaussian" : "uniform";
 }
 
 template <class E> struct EnumValues;
-template <> struct EnumValues<FirMode> {
-  static constexpr std::array values{FirMode::causal, FirMode::same, FirMode::full};
-};
-template <> struct EnumValues<FirMethod> {
-  static constexpr std::array values{FirMethod::automatic, FirMethod::direct, FirMethod::fft};
-};
-template <> struct EnumValues<FilterKind> {
-  static constexpr std::array values{FilterKind::lowpass, FilterKind::highpass,
-                                     FilterKind::bandpass, FilterKind::bandstop};
-};
-template <> struct EnumValues<WindowKind> {
-  static constexpr std::array values{WindowKind::hamming, WindowKind::hann, WindowKind::blackman,
-                                     WindowKind::rectangular, WindowKind::kaiser};
-};
 template <> struct EnumValues<SampleFormat> {
   static constexpr std::array values{SampleFormat::same,    SampleFormat::pcm16,
                                      SampleFormat::pcm24,   SampleFormat::pcm32,

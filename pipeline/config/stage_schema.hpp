@@ -10,8 +10,8 @@
 #include <optional>
 #include <span>
 
+#include "model/config.hpp"
 #include "pipeline/config/schema.hpp"
-#include "stages/stage.hpp"
 
 namespace sigstream {
 

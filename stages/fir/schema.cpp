@@ -16,6 +16,7 @@
 #include "stages/design.hpp"
 #include "stages/fir/fir.hpp"
 #include "stages/fir/spec.hpp"
+#include "stages/schema_enums.hpp"
 #include "stages/window_schema.hpp"
 
 namespace sigstream {

@@ -8,6 +8,7 @@
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/metrics/metrics.hpp"
 #include "stages/metrics/spec.hpp"
+#include "stages/schema_enums.hpp"
 #include "stages/window_schema.hpp"
 
 namespace sigstream {

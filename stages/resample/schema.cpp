@@ -9,6 +9,7 @@
 #include "pipeline/config/yaml_reader.hpp"
 #include "stages/resample/resample.hpp"
 #include "stages/resample/spec.hpp"
+#include "stages/schema_enums.hpp"
 #include "stages/window_schema.hpp"
 
 namespace sigstream {
