@@ -407,11 +407,12 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
     LiveChain warm = make_chain(plan, k);
     const Planes zeros(static_cast<std::size_t>(ch),
                        std::vector<float>(static_cast<std::size_t>(block), 0.0f));
-    // 30 blocks, 5 of them unmeasured; a block of a million frames or more
-    // (a huge rate or latency) once, unskipped (30 of them took minutes:
-    // found by fuzz_live, a 2.1 GHz WAV).
+    // 30 blocks, 5 of them unmeasured; a block of a million samples or more
+    // (a huge rate, latency or channel count) once, unskipped (30 of them
+    // took minutes: found by fuzz_live, a 2.1 GHz WAV; counting frames alone
+    // left a 257-channel WAV at 77 MHz six blocks of 40 M samples: 2.5 s).
     const int kWarm = static_cast<int>(std::clamp<std::int64_t>(
-        (std::int64_t{1} << 20) / std::max<std::int64_t>(block, 1), 1, 30));
+        (std::int64_t{1} << 20) / std::max<std::int64_t>(block * std::max(ch, 1), 1), 1, 30));
     const int kSkip = kWarm > 5 ? 5 : 0;
     std::pair<double, double> mean_max{0.0, 0.0};
     for (int i = 0; i < kWarm; ++i) {
