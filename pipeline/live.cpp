@@ -1,4 +1,4 @@
-// Live mode (see live.hpp). One file on purpose: run_live's lanes, input
+// Live mode (see live.hpp). Over 600 lines (~950) and one file on purpose: run_live's lanes, input
 // ring, write turn and accounting share the run's state through one set of
 // lambdas, and the chain (ops, metrics, warm-up) exists only for them;
 // split apart, each piece would need that state passed through an

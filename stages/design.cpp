@@ -320,8 +320,10 @@ FilterKind parse_filter_kind(std::string_view text) {
                      "' is not known; expected one of lowpass, highpass, bandpass, bandstop");
 }
 
-kernels::cpu::FilterResponse taps_response(std::span<const double> taps, std::int64_t up,
-                                           double rate_in) {
+std::optional<kernels::cpu::FilterResponse> taps_response(std::span<const double> taps,
+                                                          std::int64_t up, double rate_in) {
+  if (taps.empty())
+    return std::nullopt;
   std::vector<double> h(taps.begin(), taps.end());
   for (double& v : h)
     v /= static_cast<double>(up);

@@ -2,6 +2,7 @@
 // Windowed-sinc FIR design, equal to scipy.signal.firwin(numtaps, cutoff,
 // window=..., pass_zero=<by kind>, scale=True, fs=sample_rate) to within 1e-12.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -30,9 +31,9 @@ WindowSpec parse_window(std::string_view text);
 
 // The response of float64 taps that run at `rate` Hz after up-sampling by
 // `up` (1: none), divided by up (a resampler's unity pass band): fir's and
-// resample's StageKind::response.
-[[nodiscard]] kernels::cpu::FilterResponse taps_response(std::span<const double> taps,
-                                                         std::int64_t up, double rate_in);
+// resample's StageKind::response. None for no taps.
+[[nodiscard]] std::optional<kernels::cpu::FilterResponse>
+taps_response(std::span<const double> taps, std::int64_t up, double rate_in);
 
 // Parses a filter kind name; throws Error(config).
 FilterKind parse_filter_kind(std::string_view text);

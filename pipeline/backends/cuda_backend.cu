@@ -13,7 +13,7 @@
 // no CUDA allocation in the chunk loop (pinned output blocks come from the
 // process-wide pinned cache, warmed in prepare(); it only grows if the caller
 // holds many results).
-// Over 600 lines (~630) and one file on purpose: prepare, adopt, submit,
+// Over 600 lines (~690) and one file on purpose: prepare, adopt, submit,
 // enqueue and retire share the Lane type and the plan's buffer geometry;
 // split off would be the device listing at the end, should it grow.
 #include "pipeline/backends/cuda_backend.hpp"

@@ -2,6 +2,10 @@
 :func:`local_cluster`, and ``python -m sigstream.distributed`` behind
 ``sigstream batch --scheduler``.
 
+Over 600 lines (~780) and one module on purpose: the cluster, the worker's task,
+the driver and ``python -m sigstream.distributed`` share the job and summary
+types; the CLI entry (``main``) is the part to split off when it grows.
+
     >>> import sigstream, sigstream.distributed
     >>> from distributed import Client
     >>> with sigstream.distributed.local_cluster(gpus="all") as cluster, Client(cluster) as client:
@@ -33,10 +37,6 @@ does not redo a file that the first attempt of this same batch committed. A
 file that fails is a "failed" entry of the summary, never a retried task; a
 task whose worker died on every try (``KilledWorker``) makes its files failed
 entries too.
-
-Over 600 lines (~780) and one module on purpose: the cluster, the worker's task,
-the driver and ``python -m sigstream.distributed`` share the job and summary
-types; the CLI entry (``main``) is the part to split off when it grows.
 """
 
 from __future__ import annotations

@@ -21,7 +21,8 @@ namespace kc = kernels::cuda;
 class DirectStep final : public CudaStageStep {
 public:
   explicit DirectStep(const PlannedStage& st)
-      : stage_(st), d_taps_(st.as<FirPlan>().taps_f32.size()) {
+      : stage_(st), taps_(static_cast<int>(st.as<FirPlan>().taps_f32.size())),
+        d_taps_(st.as<FirPlan>().taps_f32.size()) {
     // A pageable cudaMemcpy may return before its DMA lands, and the lanes'
     // non-blocking streams do not wait for the legacy stream: copy on a
     // stream of ours and wait for it (once, here).
@@ -32,21 +33,21 @@ public:
     upload.synchronize();
   }
   [[nodiscard]] std::string describe() const override {
-    return "stage '" + stage_.name + "' (" + std::to_string(stage_.as<FirPlan>().taps_f32.size()) +
-           " taps): direct, " + kc::fir_direct_policy();
+    return "stage '" + stage_.name + "' (" + std::to_string(taps_) + " taps): direct, " +
+           kc::fir_direct_policy();
   }
   // The direct kernel's arithmetic is the same for any call length.
   [[nodiscard]] bool serves(const CudaStepShape& /*shape*/) const override { return true; }
   void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
            std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int channels,
            cudaStream_t stream) override {
-    kc::fir_direct(d_x + (y_first - stage_.lookback - x_first), n, d_taps_.data(),
-                   static_cast<int>(stage_.as<FirPlan>().taps_f32.size()), d_y, channels, x_stride,
-                   y_stride, stream);
+    kc::fir_direct(d_x + (y_first - stage_.lookback - x_first), n, d_taps_.data(), taps_, d_y,
+                   channels, x_stride, y_stride, stream);
   }
 
 private:
   const PlannedStage& stage_;
+  int taps_; // the plan's, looked up once (not per chunk)
   kc::DeviceBuffer<float> d_taps_;
 };
 
@@ -68,8 +69,8 @@ public:
   }
   [[nodiscard]] std::string describe() const override {
     std::ostringstream o;
-    o << "stage '" << stage_.name << "' (" << stage_.as<FirPlan>().taps_f32.size()
-      << " taps): " << fft_.describe() << " per lane";
+    o << "stage '" << stage_.name << "' (" << fft_.taps() << " taps): " << fft_.describe()
+      << " per lane";
     return o.str();
   }
 

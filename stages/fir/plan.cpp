@@ -49,22 +49,22 @@ std::string describe_design(const DesignSpec& d) {
 
 class DirectStep final : public CpuStageStep {
 public:
-  explicit DirectStep(const PlannedStage& st) : stage_(st) {}
+  // The plan's taps, looked up once (not per call).
+  explicit DirectStep(const PlannedStage& st) : stage_(st), fir_(st.as<FirPlan>()) {}
   void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
            StepScratch* /*scratch*/) const override {
-    kernels::cpu::fir_direct(x + (y_first - stage_.lookback - x_first), n,
-                             stage_.as<FirPlan>().taps_f32.data(),
-                             static_cast<int>(stage_.as<FirPlan>().taps_f32.size()), y);
+    kernels::cpu::fir_direct(x + (y_first - stage_.lookback - x_first), n, fir_.taps_f32.data(),
+                             static_cast<int>(fir_.taps_f32.size()), y);
   }
   void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
            std::int64_t n) const override {
-    kernels::cpu::fir_direct_f64(x + (y_first - stage_.lookback - x_first), n,
-                                 stage_.as<FirPlan>().taps.data(),
-                                 static_cast<int>(stage_.as<FirPlan>().taps.size()), y);
+    kernels::cpu::fir_direct_f64(x + (y_first - stage_.lookback - x_first), n, fir_.taps.data(),
+                                 static_cast<int>(fir_.taps.size()), y);
   }
 
 private:
   const PlannedStage& stage_;
+  const FirPlan& fir_;
 };
 
 class FftScratch final : public StepScratch {
@@ -113,22 +113,24 @@ private:
 } // namespace
 
 void plan_fir(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
-  p.as<FirPlan>().taps = resolve_taps(s, where.sample_rate, stage_where(where, s));
-  p.as<FirPlan>().taps_f32.assign(p.as<FirPlan>().taps.begin(), p.as<FirPlan>().taps.end());
-  if (s.as<FirSpec>().design)
-    p.detail = describe_design(*s.as<FirSpec>().design);
-  else if (s.as<FirSpec>().taps_file)
-    p.detail = "taps file " + *s.as<FirSpec>().taps_file;
+  const FirSpec& spec = s.as<FirSpec>();
+  FirPlan& fir = p.as<FirPlan>();
+  fir.taps = resolve_taps(s, where.sample_rate, stage_where(where, s));
+  fir.taps_f32.assign(fir.taps.begin(), fir.taps.end());
+  if (spec.design)
+    p.detail = describe_design(*spec.design);
+  else if (spec.taps_file)
+    p.detail = "taps file " + *spec.taps_file;
   else
     p.detail = "inline taps";
-  p.as<FirPlan>().mode = s.as<FirSpec>().mode;
-  p.as<FirPlan>().requested = s.as<FirSpec>().method;
-  p.as<FirPlan>().method = FirMethod::direct; // until resolve_methods() says otherwise
-  const auto k = static_cast<std::int64_t>(p.as<FirPlan>().taps.size());
+  fir.mode = spec.mode;
+  fir.requested = spec.method;
+  fir.method = FirMethod::direct; // until resolve_methods() says otherwise
+  const auto k = static_cast<std::int64_t>(fir.taps.size());
   const std::int64_t centre = (k - 1) / 2;
-  p.lookback = p.as<FirPlan>().mode == FirMode::same ? k - 1 - centre : k - 1;
-  p.lookahead = p.as<FirPlan>().mode == FirMode::same ? centre : 0;
-  p.extra = p.as<FirPlan>().mode == FirMode::full ? k - 1 : 0;
+  p.lookback = fir.mode == FirMode::same ? k - 1 - centre : k - 1;
+  p.lookahead = fir.mode == FirMode::same ? centre : 0;
+  p.extra = fir.mode == FirMode::full ? k - 1 : 0;
   p.frames_out = p.length_out(where.frames_in);
 }
 
@@ -149,10 +151,7 @@ void fir_facts(const StageSpec& spec, std::ostream& o) {
 
 std::optional<kernels::cpu::FilterResponse> fir_response(const PlannedStage& stage,
                                                          double rate_in) {
-  const std::vector<double>& taps = stage.as<FirPlan>().taps;
-  if (taps.empty())
-    return std::nullopt;
-  return taps_response(taps, stage.up, rate_in);
+  return taps_response(stage.as<FirPlan>().taps, stage.up, rate_in);
 }
 
 std::vector<std::string> fir_files(const StageSpec& spec) {
@@ -161,9 +160,10 @@ std::vector<std::string> fir_files(const StageSpec& spec) {
 }
 
 StatFields fir_stats(const StageReport& s) {
-  return {{"taps", static_cast<std::int64_t>(s.as<FirPlan>().taps.size())},
-          {"mode", std::string(to_string(s.as<FirPlan>().mode))},
-          {"method", std::string(to_string(s.as<FirPlan>().method))},
+  const FirPlan& fir = s.as<FirPlan>();
+  return {{"taps", static_cast<std::int64_t>(fir.taps.size())},
+          {"mode", std::string(to_string(fir.mode))},
+          {"method", std::string(to_string(fir.method))},
           {"design", s.detail}};
 }
 

@@ -164,17 +164,17 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
   note << "resample " << hz(where.sample_rate) << " -> "
        << hz(where.sample_rate * static_cast<double>(up) / static_cast<double>(down)) << " Hz (up "
        << up << ", down " << down << ")";
+  ResamplePlan& rp = p.as<ResamplePlan>();
   try {
-    p.as<ResamplePlan>().taps = resample_filter(up, down, r.half_taps_per_phase, r.window);
+    rp.taps = resample_filter(up, down, r.half_taps_per_phase, r.window);
   } catch (const Error& e) {
     throw Error(e.kind(), at + ": " + e.what());
   }
-  if (p.as<ResamplePlan>().taps.size() > 1)
-    note << ", " << p.as<ResamplePlan>().taps.size() << " taps, " << to_string(r.window);
-  p.as<ResamplePlan>().taps_f32.assign(p.as<ResamplePlan>().taps.begin(),
-                                       p.as<ResamplePlan>().taps.end());
+  if (rp.taps.size() > 1)
+    note << ", " << rp.taps.size() << " taps, " << to_string(r.window);
+  rp.taps_f32.assign(rp.taps.begin(), rp.taps.end());
   p.detail = note.str();
-  const auto k = static_cast<std::int64_t>(p.as<ResamplePlan>().taps.size());
+  const auto k = static_cast<std::int64_t>(rp.taps.size());
   p.lookahead = (k - 1) / 2;
   p.lookback = k - 1 - p.lookahead;
   p.frames_out = p.length_out(where.frames_in);
@@ -199,10 +199,7 @@ std::vector<double> resample_filter(std::int64_t up, std::int64_t down, int half
 
 std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage& stage,
                                                               double rate_in) {
-  const std::vector<double>& taps = stage.as<ResamplePlan>().taps;
-  if (taps.empty())
-    return std::nullopt;
-  return taps_response(taps, stage.up, rate_in);
+  return taps_response(stage.as<ResamplePlan>().taps, stage.up, rate_in);
 }
 
 void resample_facts(const StageSpec& spec, std::ostream& o) {
