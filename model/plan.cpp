@@ -30,6 +30,22 @@ std::int64_t Plan::defined_in(std::size_t j, std::int64_t frames) const noexcept
   return frames;
 }
 
+bool Plan::paired(std::size_t j) const noexcept {
+  for (std::size_t i = 0; i < j && i < stages.size(); ++i)
+    if (!stages[i].keeps_pairing())
+      return false;
+  return true;
+}
+
+std::vector<int> Plan::metric_channels() const {
+  std::vector<int> out;
+  for (const PlannedStage& st : stages)
+    if (st.metrics_slot >= 0)
+      out.push_back(st.channels_in);
+  out.push_back(output_channels);
+  return out;
+}
+
 void Plan::windows(std::int64_t start, std::int64_t frames, std::vector<FrameWindow>& w) const {
   w.resize(stages.size() + 1);
   w[stages.size()] = {start, start + frames};

@@ -55,6 +55,13 @@ struct PlannedStage {
   std::int64_t down = 1;
   // Frames added at the end beyond ceil(in * up / down) (a `full` fir's K-1).
   std::int64_t extra = 0;
+  // Channels of its input and output signals (mix changes them; every other
+  // kind keeps them: the planner sets both to the input's before the kind plans).
+  int channels_in = 1;
+  int channels_out = 1;
+  // Its output channel c is not its input channel c (mix): what follows no
+  // longer pairs with the source channel by channel.
+  bool mixes_channels = false;
   std::int64_t in_back = 0;    // halo of this stage's input buffer before the chunk
   std::int64_t in_ahead = 0;   // ... and after it
   std::int64_t frames_in = 0;  // defined length of the input signal
@@ -70,6 +77,8 @@ struct PlannedStage {
     return source_frames + grow_out;
   }
   [[nodiscard]] bool changes_rate() const noexcept { return up != down; }
+  // Its output pairs with its input frame by frame and channel by channel.
+  [[nodiscard]] bool keeps_pairing() const noexcept { return !changes_rate() && !mixes_channels; }
   template <class T> [[nodiscard]] const T& as() const { return params.get<T>(); }
   template <class T> [[nodiscard]] T& as() { return params.get<T>(); }
   // The input frames that output frames `out` need.
@@ -84,7 +93,9 @@ struct PlannedStage {
 
 struct Plan {
   double sample_rate = 0.0;
-  int channels = 0;
+  int channels = 0;        // the source's
+  int output_channels = 0; // after the stages (a mix stage changes them)
+  int max_channels = 0;    // the most any signal has (what buffers are sized for)
   // A stream of unknown length is planned as kOpenEnd frames long; each
   // chunk job carries the length known when it was read (ChunkJob::source_frames).
   bool length_known = true;
@@ -156,6 +167,16 @@ struct Plan {
   [[nodiscard]] int output_slot() const noexcept {
     return static_cast<int>(metric_names.size()) - 1;
   }
+  // Stage j's input channels (j = stages.size(): the output's).
+  [[nodiscard]] int channels_in(std::size_t j) const noexcept {
+    return j < stages.size() ? stages[j].channels_in : output_channels;
+  }
+  // Whether stage j's input (j = stages.size(): the output) pairs with the
+  // source frame by frame and channel by channel (no rate change or mix
+  // before it): then metrics there have dot_input and correlation_input.
+  [[nodiscard]] bool paired(std::size_t j) const noexcept;
+  // The channels of each metrics slot (Plan::metric_names' order).
+  [[nodiscard]] std::vector<int> metric_channels() const;
 };
 
 // Facts about the source needed to plan (from the file header or the synth spec).

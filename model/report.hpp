@@ -101,6 +101,7 @@ struct RunReport {
   std::int64_t input_frames = 0;
   std::string output_path, output_format;
   double output_sample_rate = 0.0; // differs from sample_rate after a resample stage
+  int output_channels = 0;         // differs from channels after a mix stage
   std::int64_t output_frames = 0;
   std::int64_t clipped_samples = 0;
   std::string backend, device;

@@ -23,7 +23,7 @@ void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engin
   for (PlannedStage& st : plan.stages) {
     if (const auto resolve = stage_kind(st.type).resolve)
       resolve(st,
-              MethodContext{backend == "cuda", engine, frames_per_call(plan, st), plan.channels});
+              MethodContext{backend == "cuda", engine, frames_per_call(plan, st), st.channels_in});
   }
 }
 
@@ -52,12 +52,15 @@ double cpu_seconds_estimate(const Plan& plan, int threads) {
     return plan.rate_changes ? static_cast<double>(st.frames_out)
                              : static_cast<double>(plan.output_frames);
   };
-  double ns = kCpuOverheadNsPerSample * static_cast<double>(plan.output_frames);
+  // Per frame and channel of the stage's output.
+  double ns = kCpuOverheadNsPerSample * static_cast<double>(plan.output_frames) *
+              static_cast<double>(plan.max_channels);
   for (const PlannedStage& st : plan.stages) {
     if (const auto cost = stage_kind(st.type).cpu_ns_per_frame)
-      ns += stage_frames(st) * kCpuEndToEndFactor * cost(st, frames_per_call(plan, st));
+      ns += stage_frames(st) * st.channels_out * kCpuEndToEndFactor *
+            cost(st, frames_per_call(plan, st));
   }
-  return ns * plan.channels * 1e-9 / std::max(1, threads);
+  return ns * 1e-9 / std::max(1, threads);
 }
 
 bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {

@@ -22,7 +22,7 @@ namespace sigstream {
 class ExcerptCapture {
 public:
   explicit ExcerptCapture(const Plan& plan)
-      : rate_in_(plan.sample_rate), rate_out_(plan.output_rate), channels_(plan.channels) {
+      : rate_in_(plan.sample_rate), rate_out_(plan.output_rate) {
     len_ = std::clamp<std::int64_t>(std::llround(0.04 * rate_in_), 1, 4096);
     if (plan.length_known) {
       start_ = std::min<std::int64_t>(plan.source_frames / 4, std::llround(60.0 * rate_in_));
@@ -35,9 +35,9 @@ public:
     out_start_ = static_cast<std::int64_t>(std::floor(static_cast<double>(start_) * ratio));
     out_len_ = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(std::ceil(static_cast<double>(len_) * ratio)));
-    source_.assign(static_cast<std::size_t>(channels_),
+    source_.assign(static_cast<std::size_t>(plan.channels),
                    std::vector<float>(static_cast<std::size_t>(len_), 0.0f));
-    output_.assign(static_cast<std::size_t>(channels_),
+    output_.assign(static_cast<std::size_t>(plan.output_channels),
                    std::vector<float>(static_cast<std::size_t>(out_len_), 0.0f));
   }
   // `block` holds frames [first, first + block.frames) of the source / the output.
@@ -67,12 +67,10 @@ public:
     e.output_start = out_start_;
     e.source_rate = rate_in_;
     e.output_rate = rate_out_;
-    for (int c = 0; c < channels_; ++c) {
-      const auto& a = source_[static_cast<std::size_t>(c)];
-      const auto& b = output_[static_cast<std::size_t>(c)];
+    for (const auto& a : source_)
       e.source.emplace_back(a.begin(), a.begin() + n_in);
+    for (const auto& b : output_)
       e.output.emplace_back(b.begin(), b.begin() + n_out);
-    }
     return e;
   }
 
@@ -94,7 +92,6 @@ private:
     kernels::cpu::deinterleave(block, w.lo - first, w.size(), planes.data());
   }
   double rate_in_, rate_out_;
-  int channels_;
   std::int64_t start_ = 0, len_ = 0, out_start_ = 0, out_len_ = 0;
   std::vector<std::vector<float>> source_, output_;
 };

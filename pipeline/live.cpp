@@ -211,13 +211,13 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
         1, std::llround(static_cast<double>(block) * rates[j] / plan.sample_rate));
     if (device >= 0) {
 #ifdef SIGSTREAM_HAVE_CUDA
-      k.per_stage[j] = make_cuda_live_kernel(st, LiveContext{plan.channels, stage_block, device});
+      k.per_stage[j] = make_cuda_live_kernel(st, LiveContext{st.channels_in, stage_block, device});
 #else
       throw Error(ErrorKind::cuda, "live mode on CUDA: this sigstream was built without CUDA");
 #endif
     }
     if (!k.per_stage[j] && kind.live_kernel != nullptr)
-      k.per_stage[j] = kind.live_kernel(st, LiveContext{plan.channels, stage_block, -1});
+      k.per_stage[j] = kind.live_kernel(st, LiveContext{st.channels_in, stage_block, -1});
     if (k.per_stage[j])
       k.notes.push_back(k.per_stage[j]->describe());
   }
@@ -236,31 +236,31 @@ struct LiveChain {
 // block keeps no source frames.
 LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = true) {
   LiveChain chain;
-  const int ch = plan.channels;
   // A stage's `phase`: the time the stages before it hold back, in its own input frames.
   const std::vector<double> rates = input_rates(plan);
   const std::vector<double> delay = delays_s(plan);
-  bool same_rate = true;
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
     const StageKind& kind = stage_kind(st.type);
+    // Each op's output planes: as many as its stage's output channels.
+    const auto planes_out = Planes(static_cast<std::size_t>(st.channels_out));
     if (kind.observer) {
       if (!observers)
         continue;
-      auto m = std::make_unique<MetricsOp>(st.metrics_slot, ch, same_rate);
+      auto m = std::make_unique<MetricsOp>(st.metrics_slot, st.channels_in, plan.paired(j));
       if (!st.as<MetricsPlan>().spectrum_window.empty())
-        m->add_spectrum(st, ch);
+        m->add_spectrum(st, st.channels_in);
       chain.metrics.push_back(m.get());
       chain.ops.push_back(std::move(m));
+      chain.bufs.push_back(planes_out);
       continue;
     }
     chain.ops.push_back(
-        kind.live_op(st, k.per_stage[j].get(), ch, std::llround(delay[j] * rates[j])));
-    same_rate = same_rate && !st.changes_rate();
+        kind.live_op(st, k.per_stage[j].get(), st.channels_in, std::llround(delay[j] * rates[j])));
+    chain.bufs.push_back(planes_out);
   }
-  chain.output =
-      std::make_unique<MetricsOp>(plan.output_slot(), ch, observers && !plan.rate_changes);
-  chain.bufs.assign(chain.ops.size(), Planes(static_cast<std::size_t>(ch)));
+  chain.output = std::make_unique<MetricsOp>(plan.output_slot(), plan.output_channels,
+                                             observers && plan.paired(plan.stages.size()));
   return chain;
 }
 
@@ -361,8 +361,8 @@ void init_lane(Lane& lane, const Plan& plan, LiveKernels kernels, bool primary,
   lane.src_ptrs.resize(ch);
   for (std::size_t c = 0; c < ch; ++c)
     lane.src_ptrs[c] = lane.src[c].data();
-  lane.out_block = make_host_block(plan.output_type, plan.channels, block);
-  lane.out_ptrs.resize(ch);
+  lane.out_block = make_host_block(plan.output_type, plan.output_channels, block);
+  lane.out_ptrs.resize(static_cast<std::size_t>(plan.output_channels));
 }
 
 // What a lane keeps of a block it took (the ring slot may be read into again).
@@ -480,7 +480,7 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
 
   std::optional<AudioSink> sink;
   if (sink_format)
-    sink.emplace(*config.sink.file, *sink_format, plan.output_rate, ch);
+    sink.emplace(*config.sink.file, *sink_format, plan.output_rate, plan.output_channels);
   std::optional<AtomicFile> json_file, csv_file;
   if (config.stats.json)
     json_file.emplace(*config.stats.json);
@@ -692,9 +692,9 @@ RunReport run_live(const Config& config, const RunOptions& options, Source& sour
   auto interleave_output = [&](Lane& lane, const Planes& y, std::int64_t n) {
     HostBlock& out = lane.out_block;
     if (out.capacity < n)
-      out = make_host_block(plan.output_type, ch, n); // tails at the end
+      out = make_host_block(plan.output_type, plan.output_channels, n); // tails at the end
     out.frames = n;
-    for (int c = 0; c < ch; ++c)
+    for (int c = 0; c < plan.output_channels; ++c)
       lane.out_ptrs[static_cast<std::size_t>(c)] = y[static_cast<std::size_t>(c)].data();
     lane.clipped = kernels::cpu::interleave(lane.out_ptrs.data(), n, plan.output_bits, out);
   };

@@ -179,7 +179,7 @@ VerifyPartial verify_chunk(const Plan& plan, const CpuSteps& steps, const ChunkR
                          [](const PlannedStage&, const std::vector<const double*>&,
                             const std::vector<const double*>&, std::int64_t, std::int64_t) {});
   VerifyPartial v;
-  for (int c = 0; c < ch; ++c) {
+  for (int c = 0; c < plan.output_channels; ++c) {
     const double* y = ref[static_cast<std::size_t>(c)];
     const std::vector<float>& out = r.output_f32[static_cast<std::size_t>(c)];
     for (std::int64_t i = 0; i < r.frames; ++i) {
@@ -208,10 +208,11 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
   report.output_frames = plan.output_frames;
   report.chunk_frames = plan.chunk_frames;
   report.streams = config.execution.streams;
+  report.output_channels = plan.output_channels;
   double rate = plan.sample_rate;
-  bool same_rate = true;
   std::vector<bool> paired(plan.metric_names.size(), true);
-  for (const PlannedStage& st : plan.stages) {
+  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
+    const PlannedStage& st = plan.stages[j];
     StageReport s;
     s.name = st.name;
     s.type = st.type;
@@ -225,17 +226,17 @@ RunReport new_report(const Source& source, const Config& config, const Plan& pla
     s.rate_out = rate;
     report.stages.push_back(std::move(s));
     if (st.metrics_slot >= 0)
-      paired[static_cast<std::size_t>(st.metrics_slot)] = same_rate;
-    same_rate = same_rate && !st.changes_rate();
+      paired[static_cast<std::size_t>(st.metrics_slot)] = plan.paired(j);
   }
   report.output_sample_rate = plan.output_rate;
-  paired.back() = !plan.rate_changes;
+  paired.back() = plan.paired(plan.stages.size());
+  const std::vector<int> slot_channels = plan.metric_channels();
   for (std::size_t slot = 0; slot < plan.metric_names.size(); ++slot) {
     const std::string& name = plan.metric_names[slot];
     MetricsReport m;
     m.name = name;
     m.paired = paired[slot];
-    m.totals.assign(static_cast<std::size_t>(plan.channels), ChannelMetrics{});
+    m.totals.assign(static_cast<std::size_t>(slot_channels[slot]), ChannelMetrics{});
     report.metrics.push_back(std::move(m));
   }
   return report;
@@ -259,7 +260,7 @@ void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, Run
         slot < sums.size() && !sums[slot].power.empty() ? &sums[slot] : nullptr;
     s.segments = sum ? sum->segments : 0;
     const std::vector<double> zeros(bins, 0.0);
-    for (int c = 0; c < plan.channels; ++c) {
+    for (int c = 0; c < st.channels_in; ++c) {
       const std::span<const double> power =
           sum ? std::span<const double>(sum->power.data() + static_cast<std::size_t>(c) * bins,
                                         bins)
@@ -359,7 +360,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   // before any work; nothing is renamed into place until all are complete.
   std::optional<AudioSink> sink;
   if (sink_format)
-    sink.emplace(*config.sink.file, *sink_format, plan.output_rate, plan.channels);
+    sink.emplace(*config.sink.file, *sink_format, plan.output_rate, plan.output_channels);
   std::optional<AtomicFile> json_file, csv_file;
   if (config.stats.json)
     json_file.emplace(*config.stats.json);

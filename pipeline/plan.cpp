@@ -1,5 +1,6 @@
 #include "pipeline/plan.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -27,14 +28,20 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
 
   std::int64_t frames = plan.source_frames;
   double rate = source.sample_rate;
+  int channels = source.channels;
+  plan.max_channels = channels;
   for (std::size_t index = 0; index < config.stages.size(); ++index) {
     const StageSpec& s = config.stages[index];
     PlannedStage p;
     p.type = s.type;
     p.name = s.name;
     p.frames_in = frames;
+    p.channels_in = channels;
+    p.channels_out = channels;
     const StageKind& kind = stage_kind(s.type);
-    kind.plan(s, StagePlanContext{config, index, rate, frames}, p);
+    kind.plan(s, StagePlanContext{config, index, rate, frames, channels}, p);
+    channels = p.channels_out;
+    plan.max_channels = std::max(plan.max_channels, channels);
     if (p.changes_rate()) {
       plan.rate_changes = true;
       rate = rate * static_cast<double>(p.up) / static_cast<double>(p.down);
@@ -50,6 +57,7 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
   }
   plan.metric_names.emplace_back("output");
   plan.output_rate = rate;
+  plan.output_channels = channels;
   plan.output_frames = frames;
   plan.output_grow = frames - plan.source_frames;
 
@@ -106,14 +114,16 @@ bool same_stage_shape(const PlannedStage& a, const PlannedStage& b) {
   return a.type == b.type && a.name == b.name && a.params == b.params &&
          a.metrics_slot == b.metrics_slot && a.lookback == b.lookback &&
          a.lookahead == b.lookahead && a.up == b.up && a.down == b.down && a.extra == b.extra &&
-         a.in_back == b.in_back && a.in_ahead == b.in_ahead && a.grow_in == b.grow_in &&
-         a.grow_out == b.grow_out;
+         a.channels_in == b.channels_in && a.channels_out == b.channels_out &&
+         a.mixes_channels == b.mixes_channels && a.in_back == b.in_back &&
+         a.in_ahead == b.in_ahead && a.grow_in == b.grow_in && a.grow_out == b.grow_out;
 }
 
 } // namespace
 
 bool same_shape(const Plan& a, const Plan& b) {
   if (a.sample_rate != b.sample_rate || a.channels != b.channels ||
+      a.output_channels != b.output_channels || a.max_channels != b.max_channels ||
       a.length_known != b.length_known || a.output_grow != b.output_grow || a.back != b.back ||
       a.ahead != b.ahead || a.chunk_frames != b.chunk_frames || a.metric_names != b.metric_names ||
       a.input_type != b.input_type || a.output_type != b.output_type ||

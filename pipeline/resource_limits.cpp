@@ -37,7 +37,7 @@ struct ChunkSpan {
 };
 
 ChunkSpan chunk_span(const Plan& plan) noexcept {
-  ChunkSpan c{std::max<std::int64_t>(plan.channels, 1),
+  ChunkSpan c{std::max<std::int64_t>(plan.max_channels, 1),
               plan.max_window.empty() ? 0 : plan.max_window.front(), 0, plan.max_chunk_frames()};
   for (const std::int64_t w : plan.max_window)
     c.widest = std::max(c.widest, w);
@@ -102,8 +102,8 @@ void check_chunk_memory(const Plan& plan, int in_flight) {
       need / static_cast<double>(std::max<std::int64_t>(plan.max_chunk_frames(), 1));
   const std::int64_t fit = floor_pow2(budget / per_frame);
   throw config_error("execution.chunk_frames: " + std::to_string(plan.chunk_frames) + " frames x " +
-                     std::to_string(plan.channels) + " channels x " + std::to_string(in_flight) +
-                     " chunks in flight need about " + gib(need) +
+                     std::to_string(plan.max_channels) + " channels x " +
+                     std::to_string(in_flight) + " chunks in flight need about " + gib(need) +
                      " of host memory, more than this machine can "
                      "spare (" +
                      gib(static_cast<double>(available)) +

@@ -19,10 +19,10 @@ class CudaStageStep {
 public:
   virtual ~CudaStageStep() = default;
   // Enqueues on `stream` (asynchronous): output frames [y_first, y_first + n)
-  // of `channels` planes (channel c at d_y + c * y_stride) from the input
-  // planes at d_x (element 0 is input frame x_first; channel c at
-  // d_x + c * x_stride). n may be 0 (nothing is launched). Throws
-  // Error(cuda) for a failed launch.
+  // of the stage's channels_out planes (channel c at d_y + c * y_stride) from
+  // its `channels` (channels_in) input planes at d_x (element 0 is input
+  // frame x_first; channel c at d_x + c * x_stride). n may be 0 (nothing is
+  // launched). Throws Error(cuda) for a failed launch.
   virtual void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
                    std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int channels,
                    cudaStream_t stream) = 0;
@@ -33,7 +33,7 @@ public:
   [[nodiscard]] virtual bool serves(const struct CudaStepShape& shape) const = 0;
 };
 
-// What a lane asks of a step: its longest call and the channels.
+// What a lane asks of a step: its longest call and its input channels.
 struct CudaStepShape {
   std::int64_t max_n = 1;
   int channels = 1;

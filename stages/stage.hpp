@@ -15,6 +15,7 @@
 #include <iosfwd>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,22 +55,47 @@ public:
   // The fewest output frames one call should get so that chunking stays
   // invisible within the stage's tolerance (an FFT's group of blocks); 0 = any.
   [[nodiscard]] virtual std::int64_t min_frames_per_call() const { return 0; }
-  // float32, what the CPU backend runs.
-  virtual void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
-                   std::int64_t n, StepScratch* scratch) const = 0;
+  // Output frames [y_first, y_first + n) of every output plane (y[c], the
+  // stage's channels_out of them) from the input planes (x[c], channels_in;
+  // element 0 of each is input frame x_first). float32, what the CPU backend
+  // runs.
+  virtual void run(std::span<const float* const> x, std::int64_t x_first, std::span<float* const> y,
+                   std::int64_t y_first, std::int64_t n, StepScratch* scratch) const = 0;
   // float64, the reference that --verify checks every backend against (a
   // direct evaluation, whatever method the float path uses).
-  virtual void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
-                   std::int64_t n) const = 0;
+  virtual void run(std::span<const double* const> x, std::int64_t x_first,
+                   std::span<double* const> y, std::int64_t y_first, std::int64_t n) const = 0;
+};
+
+// A step that treats each channel alone, the same way (fir, gain,
+// resample): it says how to compute one plane.
+class ChannelwiseCpuStep : public CpuStageStep {
+public:
+  void run(std::span<const float* const> x, std::int64_t x_first, std::span<float* const> y,
+           std::int64_t y_first, std::int64_t n, StepScratch* scratch) const final {
+    for (std::size_t c = 0; c < y.size(); ++c)
+      run_plane(x[c], x_first, y[c], y_first, n, scratch);
+  }
+  void run(std::span<const double* const> x, std::int64_t x_first, std::span<double* const> y,
+           std::int64_t y_first, std::int64_t n) const final {
+    for (std::size_t c = 0; c < y.size(); ++c)
+      run_plane(x[c], x_first, y[c], y_first, n);
+  }
+  // One channel: y[0..n) are output frames [y_first, y_first + n).
+  virtual void run_plane(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
+                         std::int64_t n, StepScratch* scratch) const = 0;
+  virtual void run_plane(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+                         std::int64_t n) const = 0;
 };
 
 // What a kind's plan step knows: where the stage sits (for messages) and
-// the rate and defined length of its input signal.
+// the rate, defined length and channels of its input signal.
 struct StagePlanContext {
   const Config& config;
   std::size_t index = 0;
   double sample_rate = 0.0;
   std::int64_t frames_in = 0;
+  int channels = 1;
 };
 
 // Live mode (SPEC §6, pipeline/live.hpp): a stage as a running operation

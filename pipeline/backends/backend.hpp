@@ -122,6 +122,10 @@ public:
 
 std::unique_ptr<Backend> make_cpu_backend();
 
+// A chunk's metrics before any are computed: [slot][channel], each slot
+// with its own signal's channels (a mix stage changes them).
+[[nodiscard]] std::vector<std::vector<ChannelMetrics>> empty_metrics(const Plan& plan);
+
 // `backend: auto` on a machine that may have a GPU: the CPU backend takes
 // chunks at once while, on a thread of its own, `count_gpus` starts the
 // driver and, if it found any, `make_gpu` makes the GPU backend, which is

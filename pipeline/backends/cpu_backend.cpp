@@ -102,8 +102,8 @@ public:
     for (const auto& step : steps_)
       if (step)
         piece_frames_ = std::max(piece_frames_, step->min_frames_per_call());
-    outputs_ =
-        std::make_shared<OutputBlocks>(plan.output_type, plan.channels, plan.max_chunk_frames());
+    outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
+                                              plan.max_chunk_frames());
   }
 
   // Chunks in flight: enough to keep every thread busy, two chunks' worth of
@@ -205,14 +205,13 @@ private:
   // A chunk's result before its frames are computed: the output block and,
   // for --verify, the float planes and the source block.
   ChunkResult start_result(const ChunkJob& job) {
-    const int ch = plan_->channels;
+    const int ch = plan_->output_channels;
     ChunkResult r;
     r.index = job.index;
     r.start = job.start;
     r.frames = job.frames;
     r.source_frames = job.source_frames;
-    r.metrics.assign(plan_->metric_names.size(),
-                     std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
+    r.metrics = empty_metrics(*plan_);
     r.spectra.assign(plan_->metric_names.size(), SpectrumSums{});
     r.output = outputs_->take(*this);
     r.output.frames = job.frames;
@@ -258,9 +257,10 @@ private:
       src[static_cast<std::size_t>(c)] = s.source.data() + c * len;
     kernels::cpu::deinterleave(job.input, offset, len, src.data());
 
-    // The output pairs with the source frame by frame unless the rate changed.
+    // The output pairs with the source frame by frame unless the rate or the channels changed.
+    const bool paired = plan.paired(plan.stages.size());
     auto source_at = [&](int c) -> const float* {
-      return plan.rate_changes ? nullptr : src[static_cast<std::size_t>(c)] + (start - piece.lo);
+      return paired ? src[static_cast<std::size_t>(c)] + (start - piece.lo) : nullptr;
     };
     const std::vector<const float*> src_const(src.begin(), src.end());
     std::vector<std::int64_t> ns(plan.stages.size(), 0);
@@ -269,9 +269,8 @@ private:
         [&](const PlannedStage& st, const std::vector<const float*>& y,
             const std::vector<const float*>& x, std::int64_t n, std::int64_t own_lo) {
           const auto slot = static_cast<std::size_t>(st.metrics_slot);
-          for (int c = 0; c < ch; ++c)
-            metrics[slot][static_cast<std::size_t>(c)] = kernels::cpu::channel_metrics(
-                y[static_cast<std::size_t>(c)], x[static_cast<std::size_t>(c)], n);
+          for (std::size_t c = 0; c < y.size(); ++c)
+            metrics[slot][c] = kernels::cpu::channel_metrics(y[c], x[c], n);
           if (welch_[slot] && n > 0)
             add_spectrum(*welch_[slot], y, n, own_lo, spectra[slot]);
         },
@@ -283,7 +282,8 @@ private:
     }
 
     const int out_slot = plan.output_slot();
-    for (int c = 0; c < ch; ++c)
+    const int out_ch = plan.output_channels;
+    for (int c = 0; c < out_ch; ++c)
       metrics[static_cast<std::size_t>(out_slot)][static_cast<std::size_t>(c)] =
           kernels::cpu::channel_metrics(cur[static_cast<std::size_t>(c)], source_at(c), frames);
 
@@ -291,11 +291,11 @@ private:
     HostBlock view = r.output;
     view.data = std::shared_ptr<std::byte>(
         r.output.data,
-        r.output.data.get() + first * ch * static_cast<std::int64_t>(sample_bytes(view.type)));
+        r.output.data.get() + first * out_ch * static_cast<std::int64_t>(sample_bytes(view.type)));
     const std::int64_t clipped =
         kernels::cpu::interleave(cur.data(), frames, plan.output_bits, view);
     if (options_.keep_float_output)
-      for (int c = 0; c < ch; ++c)
+      for (int c = 0; c < out_ch; ++c)
         std::copy(cur[static_cast<std::size_t>(c)], cur[static_cast<std::size_t>(c)] + frames,
                   r.output_f32[static_cast<std::size_t>(c)].begin() + first);
     give_scratch(std::move(scratch));
@@ -340,8 +340,7 @@ private:
       const std::int64_t first = p * piece_frames_;
       const std::int64_t frames = std::min(piece_frames_, st.job.frames - first);
       auto& m = st.metrics[static_cast<std::size_t>(p)];
-      m.assign(plan_->metric_names.size(),
-               std::vector<ChannelMetrics>(static_cast<std::size_t>(plan_->channels)));
+      m = empty_metrics(*plan_);
       auto& sp = st.spectra[static_cast<std::size_t>(p)];
       sp.assign(plan_->metric_names.size(), SpectrumSums{});
       st.clipped += compute(st.job, first, frames, st.result, m, sp);

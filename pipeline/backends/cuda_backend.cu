@@ -164,9 +164,9 @@ public:
     if (options.streams < 1)
       throw Error(ErrorKind::config,
                   "execution.streams: must be >= 1 (got " + std::to_string(options.streams) + ")");
-    if (plan.channels < 1 || plan.channels > 65535)
+    if (plan.channels < 1 || plan.max_channels > 65535 || plan.output_channels < 1)
       throw Error(ErrorKind::invalid_argument, "cuda backend: channels must be in 1..65535 (got " +
-                                                   std::to_string(plan.channels) + ")");
+                                                   std::to_string(plan.max_channels) + ")");
     if (plan.chunk_frames < 1)
       throw Error(ErrorKind::config, "execution.chunk_frames: must be >= 1 (got " +
                                          std::to_string(plan.chunk_frames) + ")");
@@ -232,7 +232,7 @@ public:
           throw Error(ErrorKind::cuda_memory,
                       "out of GPU memory for " + std::to_string(options.streams) +
                           " stream(s) of " + std::to_string(plan.chunk_frames) +
-                          "-frame chunks x " + std::to_string(plan.channels) + " channel(s) (" +
+                          "-frame chunks x " + std::to_string(plan.max_channels) + " channel(s) (" +
                           e.what() + "); " + std::to_string(free_b >> 20) + " MiB of " +
                           std::to_string(total_b >> 20) +
                           " MiB free now: set execution.streams or execution.chunk_frames lower");
@@ -273,7 +273,7 @@ public:
       for (std::size_t j = 0; j < lane.steps.size(); ++j)
         if (lane.steps[j] &&
             !lane.steps[j]->serves(
-                {std::max<std::int64_t>(1, plan.max_window[j + 1]), plan.channels}))
+                {std::max<std::int64_t>(1, plan.max_window[j + 1]), plan.stages[j].channels_in}))
           return false;
     // The steps hold references to plan_'s stages: those objects stay, with
     // the new plan's values (the same but for the lengths).
@@ -358,7 +358,7 @@ public:
     in_flight_.pop_front();
     Lane& lane = lanes_[lane_id];
     lane.busy = false;
-    const int ch = plan_.channels;
+    const int ch = plan_.output_channels;
     ChunkResult r;
     try {
       SIGSTREAM_CUDA_TRY(cudaSetDevice(options_.device));
@@ -369,12 +369,11 @@ public:
       r.source_frames = lane.source_frames;
       r.output = std::move(lane.output);
       r.output.frames = lane.frames;
-      r.metrics.assign(plan_.metric_names.size(),
-                       std::vector<ChannelMetrics>(static_cast<std::size_t>(ch)));
+      r.metrics = empty_metrics(plan_);
       for (std::size_t slot = 0; slot < r.metrics.size(); ++slot)
-        for (std::size_t c = 0; c < static_cast<std::size_t>(ch); ++c)
+        for (std::size_t c = 0; c < r.metrics[slot].size(); ++c)
           r.metrics[slot][c] =
-              to_channel_metrics(lane.h_metrics[slot * static_cast<std::size_t>(ch) + c]);
+              to_channel_metrics(lane.h_metrics[static_cast<std::size_t>(slot_offset_[slot]) + c]);
       r.clipped = static_cast<std::int64_t>(lane.h_clipped[0]);
       r.spectra.assign(r.metrics.size(), SpectrumSums{});
       for (std::size_t slot = 0; slot < lane.spectra.size(); ++slot) {
@@ -417,7 +416,15 @@ public:
 private:
   void allocate() {
     const Plan& p = plan_;
-    const auto ch = static_cast<std::size_t>(p.channels);
+    const auto ch = static_cast<std::size_t>(p.max_channels);
+    // Where each metrics slot's channels start in a lane's metrics buffers.
+    slot_offset_.clear();
+    int metric_count = 0;
+    for (const int n : p.metric_channels()) {
+      slot_offset_.push_back(metric_count);
+      metric_count += n;
+    }
+    const auto metrics_n = static_cast<std::size_t>(metric_count);
     // The longest chunk, its source block (chunk + halo) and the longest
     // window of any signal (what a plane holds).
     max_chunk_ = p.max_chunk_frames();
@@ -432,21 +439,24 @@ private:
     lanes_.resize(static_cast<std::size_t>(options_.streams));
     for (Lane& lane : lanes_) {
       lane.stream = kc::Stream::create();
-      lane.d_in_raw = kc::DeviceBuffer<std::byte>(static_cast<std::size_t>(max_block_) * ch *
+      lane.d_in_raw = kc::DeviceBuffer<std::byte>(static_cast<std::size_t>(max_block_) *
+                                                  static_cast<std::size_t>(p.channels) *
                                                   sample_bytes(p.input_type));
-      lane.d_out_raw = kc::DeviceBuffer<std::byte>(static_cast<std::size_t>(max_chunk_) * ch *
+      lane.d_out_raw = kc::DeviceBuffer<std::byte>(static_cast<std::size_t>(max_chunk_) *
+                                                   static_cast<std::size_t>(p.output_channels) *
                                                    sample_bytes(p.output_type));
       lane.d_src = kc::DeviceBuffer<float>(plane_floats);
       lane.d_ping = kc::DeviceBuffer<float>(plane_floats);
       lane.d_pong = kc::DeviceBuffer<float>(plane_floats);
-      lane.d_metrics = kc::DeviceBuffer<kc::DeviceChannelMetrics>(slots * ch);
+      lane.d_metrics = kc::DeviceBuffer<kc::DeviceChannelMetrics>(metrics_n);
       lane.d_partials =
-          kc::DeviceBuffer<kc::MetricsPartial>(kc::metrics_partials_count(p.channels));
+          kc::DeviceBuffer<kc::MetricsPartial>(kc::metrics_partials_count(p.max_channels));
       lane.d_clipped = kc::DeviceBuffer<unsigned long long>(1);
-      lane.h_metrics = kc::PinnedBuffer<kc::DeviceChannelMetrics>(slots * ch);
+      lane.h_metrics = kc::PinnedBuffer<kc::DeviceChannelMetrics>(metrics_n);
       lane.h_clipped = kc::PinnedBuffer<unsigned long long>(1);
       if (options_.keep_float_output)
-        lane.h_float = kc::PinnedBuffer<float>(static_cast<std::size_t>(max_chunk_) * ch);
+        lane.h_float = kc::PinnedBuffer<float>(static_cast<std::size_t>(max_chunk_) *
+                                               static_cast<std::size_t>(p.output_channels));
       lane.marks.clear();
       for (std::size_t j = 0; j <= p.stages.size(); ++j)
         lane.marks.push_back(kc::Event::create(/*timing=*/true));
@@ -462,8 +472,9 @@ private:
         // A chunk's call holds at most the stage's longest input window.
         sp.welch = std::make_unique<kc::DeviceWelch>(
             mp->spectrum_window, mp->spectrum_hop,
-            kc::DeviceWelch::segments_for(p.max_window[j], mp->spectrum_hop), p.channels);
-        sp.d_power = kc::DeviceBuffer<double>(ch * static_cast<std::size_t>(sp.welch->bins()));
+            kc::DeviceWelch::segments_for(p.max_window[j], mp->spectrum_hop), st.channels_in);
+        sp.d_power = kc::DeviceBuffer<double>(static_cast<std::size_t>(st.channels_in) *
+                                              static_cast<std::size_t>(sp.welch->bins()));
         sp.h_power = kc::PinnedBuffer<double>(sp.d_power.size());
       }
       lane.steps.clear();
@@ -472,7 +483,7 @@ private:
         // The longest output window a chunk asks of this stage (see enqueue()).
         const std::int64_t max_n = std::max<std::int64_t>(1, p.max_window[j + 1]);
         try {
-          lane.steps.push_back(make_cuda_step(st, CudaStepShape{max_n, p.channels}));
+          lane.steps.push_back(make_cuda_step(st, CudaStepShape{max_n, st.channels_in}));
         } catch (const Error& e) {
           throw Error(e.kind(), "stage '" + st.name + "' (" + std::string(to_string(st.type)) +
                                     "): " + e.what());
@@ -482,7 +493,7 @@ private:
     // Output blocks for the lanes and for results the caller still holds.
     std::vector<HostBlock> warm;
     for (int i = 0; i < options_.streams + 4; ++i)
-      warm.push_back(make_block(p.output_type, p.channels, max_chunk_));
+      warm.push_back(make_block(p.output_type, p.output_channels, max_chunk_));
   }
 
   void check_job(const ChunkJob& job) const {
@@ -509,6 +520,7 @@ private:
     const Plan& p = plan_;
     const cudaStream_t s = lane.stream.get();
     const int ch = p.channels;
+    const int out_ch = p.output_channels;
     const std::int64_t P = stride_;
     const std::int64_t len = lane.input.frames;
     // Error context ("cuda backend: stage 'lp' (fir), chunk 12: ...") is
@@ -523,7 +535,7 @@ private:
       }
     };
 
-    lane.output = make_block(p.output_type, ch, max_chunk_);
+    lane.output = make_block(p.output_type, out_ch, max_chunk_);
     lane.output.frames = lane.frames;
     in_phase([] { return "upload"; },
              [&] {
@@ -540,7 +552,6 @@ private:
     const std::vector<FrameWindow>& w = lane.windows;
     float* planes[2] = {lane.d_ping.data(), lane.d_pong.data()};
     int next = 0;
-    bool same_rate = true; // the stages so far keep the source's frames
     for (std::size_t j = 0; j < p.stages.size(); ++j) {
       const PlannedStage& st = p.stages[j];
       auto phase = [&] {
@@ -554,8 +565,9 @@ private:
           const std::int64_t n =
               frames_inside(own.lo, own.size(), p.defined_in(j, lane.source_frames));
           kc::channel_metrics(
-              cur + (own.lo - w[j].lo), P, same_rate ? src + (own.lo - w[0].lo) : nullptr, P, n, ch,
-              lane.d_partials.data(), lane.d_metrics.data() + st.metrics_slot * ch, s);
+              cur + (own.lo - w[j].lo), P, p.paired(j) ? src + (own.lo - w[0].lo) : nullptr, P, n,
+              st.channels_in, lane.d_partials.data(),
+              lane.d_metrics.data() + slot_offset_[static_cast<std::size_t>(st.metrics_slot)], s);
           Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
           if (sp.welch) { // the segments ending in its frames; its look-back lies before them
             const std::int64_t back = sp.welch->nfft() - 1;
@@ -573,11 +585,10 @@ private:
         const ValidRange valid = valid_range(first, out_len, p.defined_out(j, lane.source_frames));
         float* out = planes[next];
         lane.steps[j]->run(cur, w[j].lo, P, out + valid.lo, first + valid.lo, P,
-                           valid.hi - valid.lo, ch, s);
-        kc::zero_outside(out, P, ch, out_len, valid.lo, valid.hi, s);
+                           valid.hi - valid.lo, st.channels_in, s);
+        kc::zero_outside(out, P, st.channels_out, out_len, valid.lo, valid.hi, s);
         cur = out;
         next ^= 1;
-        same_rate = same_rate && !st.changes_rate();
       });
     }
 
@@ -585,12 +596,13 @@ private:
         [] { return "output"; },
         [&] {
           lane.marks[p.stages.size()].record(s);
-          kc::channel_metrics(cur, P, p.rate_changes ? nullptr : src + (lane.start - w[0].lo), P,
-                              lane.frames, ch, lane.d_partials.data(),
-                              lane.d_metrics.data() + p.output_slot() * ch, s);
+          kc::channel_metrics(
+              cur, P, p.paired(p.stages.size()) ? src + (lane.start - w[0].lo) : nullptr, P,
+              lane.frames, out_ch, lane.d_partials.data(),
+              lane.d_metrics.data() + slot_offset_[static_cast<std::size_t>(p.output_slot())], s);
           SIGSTREAM_CUDA_TRY(
               cudaMemsetAsync(lane.d_clipped.data(), 0, sizeof(unsigned long long), s));
-          kc::interleave(cur, P, ch, lane.frames, p.output_type, p.output_bits,
+          kc::interleave(cur, P, out_ch, lane.frames, p.output_type, p.output_bits,
                          lane.d_out_raw.data(), lane.d_clipped.data(), s);
           if (lane.output.bytes() > 0)
             SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(lane.output.data.get(), lane.d_out_raw.data(),
@@ -604,8 +616,8 @@ private:
             SIGSTREAM_CUDA_TRY(cudaMemcpy2DAsync(
                 lane.h_float.data(), static_cast<std::size_t>(lane.frames) * sizeof(float), cur,
                 static_cast<std::size_t>(P) * sizeof(float),
-                static_cast<std::size_t>(lane.frames) * sizeof(float), static_cast<std::size_t>(ch),
-                cudaMemcpyDeviceToHost, s));
+                static_cast<std::size_t>(lane.frames) * sizeof(float),
+                static_cast<std::size_t>(out_ch), cudaMemcpyDeviceToHost, s));
           lane.done.record(s);
         });
   }
@@ -619,6 +631,7 @@ private:
   std::int64_t max_block_ = 0;
   std::int64_t stride_ = 0;
   std::vector<std::int64_t> capacity_; // the windows the lanes were sized for (Plan::max_window)
+  std::vector<int> slot_offset_;       // each metrics slot's first entry in a lane's metrics
   std::vector<Lane> lanes_;
   std::deque<std::size_t> in_flight_;
   mutable std::mutex stats_mutex_;

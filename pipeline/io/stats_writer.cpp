@@ -76,6 +76,7 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
   j["output"] = {
       {"path", r.output_path.empty() ? json(nullptr) : json(r.output_path)},
       {"sample_rate", rate_json(r.output_sample_rate > 0 ? r.output_sample_rate : r.sample_rate)},
+      {"channels", r.output_channels > 0 ? r.output_channels : r.channels},
       {"frames", r.output_frames},
       {"format", r.output_format},
       {"clipped_samples", r.clipped_samples}};

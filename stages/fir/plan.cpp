@@ -47,17 +47,17 @@ std::string describe_design(const DesignSpec& d) {
   return o.str();
 }
 
-class DirectStep final : public CpuStageStep {
+class DirectStep final : public ChannelwiseCpuStep {
 public:
   // The plan's taps, looked up once (not per call).
   explicit DirectStep(const PlannedStage& st) : stage_(st), fir_(st.as<FirPlan>()) {}
-  void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
-           StepScratch* /*scratch*/) const override {
+  void run_plane(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
+                 std::int64_t n, StepScratch* /*scratch*/) const override {
     kernels::cpu::fir_direct(x + (y_first - stage_.lookback - x_first), n, fir_.taps_f32.data(),
                              static_cast<int>(fir_.taps_f32.size()), y);
   }
-  void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
-           std::int64_t n) const override {
+  void run_plane(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+                 std::int64_t n) const override {
     kernels::cpu::fir_direct_f64(x + (y_first - stage_.lookback - x_first), n, fir_.taps.data(),
                                  static_cast<int>(fir_.taps.size()), y);
   }
@@ -73,7 +73,7 @@ public:
 };
 
 // Overlap-save; the FFT kernel is built once and shared by every worker.
-class FftStep final : public CpuStageStep {
+class FftStep final : public ChannelwiseCpuStep {
 public:
   explicit FftStep(const PlannedStage& st)
       : direct_(st),
@@ -92,16 +92,16 @@ public:
   [[nodiscard]] std::int64_t min_frames_per_call() const override {
     return kernels::cpu::fft::group() * fft_.block_outputs();
   }
-  void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
-           StepScratch* scratch) const override {
+  void run_plane(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
+                 std::int64_t n, StepScratch* scratch) const override {
     auto* s = dynamic_cast<FftScratch*>(scratch);
     if (s == nullptr)
       throw internal_error("fir '" + stage_.name + "' (fft): no FFT scratch");
     fft_.apply(x + (y_first - stage_.lookback - x_first), n, y, s->fft);
   }
-  void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
-           std::int64_t n) const override {
-    direct_.run(x, x_first, y, y_first, n);
+  void run_plane(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+                 std::int64_t n) const override {
+    direct_.run_plane(x, x_first, y, y_first, n);
   }
 
 private:

@@ -11,15 +11,15 @@ namespace sigstream {
 
 namespace {
 
-class GainStep final : public CpuStageStep {
+class GainStep final : public ChannelwiseCpuStep {
 public:
   explicit GainStep(double g) : g_(g) {}
-  void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
-           StepScratch* /*scratch*/) const override {
+  void run_plane(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
+                 std::int64_t n, StepScratch* /*scratch*/) const override {
     apply(x + (y_first - x_first), n, y);
   }
-  void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
-           std::int64_t n) const override {
+  void run_plane(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+                 std::int64_t n) const override {
     apply(x + (y_first - x_first), n, y);
   }
 

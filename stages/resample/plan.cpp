@@ -28,17 +28,17 @@ std::string hz(double v) {
   return o.str();
 }
 
-class ResampleStep final : public CpuStageStep {
+class ResampleStep final : public ChannelwiseCpuStep {
 public:
   explicit ResampleStep(const PlannedStage& st)
       : taps_(kcpu::make_polyphase(st.as<ResamplePlan>().taps, static_cast<int>(st.up),
                                    static_cast<int>(st.down), st.lookahead)) {}
-  void run(const float* x, std::int64_t x_first, float* y, std::int64_t y_first, std::int64_t n,
-           StepScratch* /*scratch*/) const override {
+  void run_plane(const float* x, std::int64_t x_first, float* y, std::int64_t y_first,
+                 std::int64_t n, StepScratch* /*scratch*/) const override {
     kcpu::resample_direct(x, x_first, y, y_first, n, taps_);
   }
-  void run(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
-           std::int64_t n) const override {
+  void run_plane(const double* x, std::int64_t x_first, double* y, std::int64_t y_first,
+                 std::int64_t n) const override {
     kcpu::resample_direct_f64(x, x_first, y, y_first, n, taps_);
   }
 
