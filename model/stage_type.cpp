@@ -13,6 +13,8 @@ std::string_view to_string(StageType t) {
       return "metrics";
     case StageType::resample:
       return "resample";
+    case StageType::mix:
+      return "mix";
   }
   return "unknown";
 }

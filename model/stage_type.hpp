@@ -6,7 +6,7 @@
 
 namespace sigstream {
 
-enum class StageType { fir, gain, metrics, resample };
+enum class StageType { fir, gain, metrics, resample, mix };
 
 std::string_view to_string(StageType t);
 

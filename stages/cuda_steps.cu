@@ -18,10 +18,11 @@ struct CudaKind {
   std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage&, const LiveContext&);
 };
 
-constexpr std::array<CudaKind, 3> kCudaKinds = {{
+constexpr std::array<CudaKind, 4> kCudaKinds = {{
     {StageType::fir, &make_fir_cuda_step, &make_fir_cuda_live_kernel},
     {StageType::gain, &make_gain_cuda_step, nullptr},
     {StageType::resample, &make_resample_cuda_step, nullptr},
+    {StageType::mix, &make_mix_cuda_step, nullptr},
 }};
 
 const CudaKind* cuda_kind(StageType type) {

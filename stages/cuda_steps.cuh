@@ -51,6 +51,8 @@ struct CudaStepShape {
                                                                  const CudaStepShape& shape);
 [[nodiscard]] std::unique_ptr<CudaStageStep> make_resample_cuda_step(const PlannedStage& stage,
                                                                      const CudaStepShape& shape);
+[[nodiscard]] std::unique_ptr<CudaStageStep> make_mix_cuda_step(const PlannedStage& stage,
+                                                                const CudaStepShape& shape);
 // Live mode on a GPU (stages/fir/cuda_live.cu).
 [[nodiscard]] std::unique_ptr<LiveKernel> make_fir_cuda_live_kernel(const PlannedStage& stage,
                                                                     const LiveContext& context);

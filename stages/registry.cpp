@@ -8,6 +8,7 @@
 #include "stages/fir/fir.hpp"
 #include "stages/gain/gain.hpp"
 #include "stages/metrics/metrics.hpp"
+#include "stages/mix/mix.hpp"
 #include "stages/resample/resample.hpp"
 
 namespace sigstream {
@@ -66,6 +67,18 @@ constexpr StageKind kKinds[] = {
      .cpu_ns_per_frame = &resample_cpu_ns_per_frame,
      .response = &resample_response,
      .facts = &resample_facts},
+    {.type = StageType::mix,
+     .name = "mix",
+     .summary = "Mixes channels into a new count: a gain matrix, a preset (mono, 5.1-stereo) or "
+                "a selection of channels.",
+     .observer = false,
+     .schema = &mix_schema,
+     .plan = &plan_mix,
+     .cpu_step = &make_mix_cpu_step,
+     .live_kernel = nullptr,
+     .live_op = &make_mix_live_op,
+     .stats = &mix_stats,
+     .facts = &mix_facts},
 };
 
 // stage_kind() indexes by the enum's value, so the table follows its order.
@@ -77,7 +90,7 @@ constexpr bool in_enum_order() {
   return true;
 }
 static_assert(in_enum_order(), "kKinds must list every StageType once, in enum order");
-static_assert(std::size(kKinds) == static_cast<std::size_t>(StageType::resample) + 1,
+static_assert(std::size(kKinds) == static_cast<std::size_t>(StageType::mix) + 1,
               "every StageType needs an entry in kKinds");
 
 } // namespace

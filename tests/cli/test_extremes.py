@@ -42,6 +42,8 @@ stages:
   - {type: resample, name: r, up: 3, down: 2, half_taps_per_phase: 10, window: kaiser, beta: 5}
   - {type: resample, name: r2, to_hz: 16000}
   - {type: fir, name: t, taps: [0.25, 0.5, 0.25]}
+  - {type: mix, name: mx, matrix: [[0.5, 0.5], [1, 0]]}
+  - {type: mix, name: sel, select: [1, 0]}
 sink: {file: out.mp3, quality: 0.5}
 stats: {json: s.json}
 execution: {backend: BACKEND, chunk_frames: 4096, streams: 4, threads: 0, device: 0}
@@ -83,6 +85,8 @@ KEYS = {
     "stages[].down": (BASE, "stages.4.down"),
     "stages[].beta": (BASE, "stages.4.beta"),
     "stages[].half_taps_per_phase": (BASE, "stages.4.half_taps_per_phase"),
+    "stages[].matrix": (BASE, "stages.7.matrix.0.1"),
+    "stages[].select": (BASE, "stages.8.select.0"),
     "sink.quality": (BASE, "sink.quality"),
     "execution.chunk_frames": (BASE, "execution.chunk_frames"),
     "execution.streams": (BASE, "execution.streams"),

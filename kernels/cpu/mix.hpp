@@ -1,0 +1,20 @@
+#pragma once
+// Channel mixing (SPEC §11): output plane c is a weighted sum of the input
+// planes, y[c][i] = Σ_j g[c·in + j] · x[j][i], summed in ascending j from 0
+// with one fma a term, in float32 (what the CPU backend runs) or float64
+// (the reference). The CUDA kernel (kernels/cuda/mix.cuh) does the same fmas
+// in the same order, so both backends give the same bits.
+#include <cstdint>
+#include <span>
+
+namespace sigstream::kernels::cpu {
+
+// x: the input planes (x.size() = in), y: the output planes (y.size() =
+// out), gains: out x in, row-major; frames [0, n) of each. No plane of y may
+// be a plane of x.
+void mix(std::span<const float* const> x, const float* gains, std::span<float* const> y,
+         std::int64_t n);
+void mix(std::span<const double* const> x, const double* gains, std::span<double* const> y,
+         std::int64_t n);
+
+} // namespace sigstream::kernels::cpu

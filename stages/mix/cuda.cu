@@ -1,0 +1,61 @@
+// The mix stage on a CUDA lane (kernels/cuda/mix.cuh), with the lane's own
+// copy of the gains or of the selection.
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/mix.cuh"
+#include "kernels/cuda/resources.hpp"
+#include "model/plan.hpp"
+#include "stages/cuda_steps.cuh"
+#include "stages/mix/spec.hpp"
+
+namespace sigstream {
+
+namespace {
+
+namespace kc = kernels::cuda;
+
+template <typename T> kc::DeviceBuffer<T> upload(const std::vector<T>& v) {
+  kc::DeviceBuffer<T> d(v.size());
+  if (v.empty())
+    return d;
+  // On a stream of ours, waited for once: the lanes' streams do not wait
+  // for the legacy stream.
+  const kc::Stream s = kc::Stream::create();
+  SIGSTREAM_CUDA_TRY(
+      cudaMemcpyAsync(d.data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, s.get()));
+  s.synchronize();
+  return d;
+}
+
+class MixStep final : public CudaStageStep {
+public:
+  explicit MixStep(const PlannedStage& st)
+      : plan_(st.as<MixPlan>()), d_gains_(upload(plan_.gains_f32)), d_pick_(upload(plan_.select)) {}
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
+           std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int /*channels*/,
+           cudaStream_t stream) override {
+    const float* x = d_x + (y_first - x_first);
+    if (plan_.select.empty())
+      kc::mix(x, x_stride, plan_.in, d_gains_.data(), d_y, y_stride, plan_.out, n, stream);
+    else
+      kc::select_planes(x, x_stride, plan_.in, d_pick_.data(), d_y, y_stride, plan_.out, n, stream);
+  }
+  // Nothing of it depends on the call length.
+  [[nodiscard]] bool serves(const CudaStepShape& /*shape*/) const override { return true; }
+
+private:
+  MixPlan plan_;
+  kc::DeviceBuffer<float> d_gains_;
+  kc::DeviceBuffer<int> d_pick_;
+};
+
+} // namespace
+
+std::unique_ptr<CudaStageStep> make_mix_cuda_step(const PlannedStage& stage,
+                                                  const CudaStepShape& /*shape*/) {
+  return std::make_unique<MixStep>(stage);
+}
+
+} // namespace sigstream
