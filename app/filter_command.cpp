@@ -1,4 +1,4 @@
-// `sigstream filter`: its flags are written as a config (stages fir,
+// `sigstream filter`: its flags are written as a config (stages mix, fir,
 // resample, gain as given) plus one override a flag, and read by
 // parse_config, so that the schema is the one rule for every value and its
 // messages come back in the flags' words (FlagOverrides). What the command
@@ -6,7 +6,9 @@
 #include "app/filter_command.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
@@ -31,6 +33,12 @@ CLI::App* add_filter_command(CLI::App& app, FilterCommandFlags& f, CommonFlags& 
                    "Output container: wav | raw | au | flac | caf (required for -)")
       ->type_name("TEXT:{wav,raw,au,flac,caf}");
   add_filter_flags(filter, f.filter, true);
+  filter
+      ->add_option(
+          "--mix", f.mix,
+          "Mix the channels first: mono | 5.1-stereo | select:1,0 | a matrix \"0.5,0.5;1,0\" "
+          "(rows = output channels, separated by ';', gains by ',')")
+      ->type_name("MIX");
   filter->add_option("--mode", f.mode, "causal (like lfilter) | same (delay compensated) | full")
       ->type_name("TEXT:{causal,same,full}")
       ->capture_default_str();
@@ -58,7 +66,7 @@ CLI::App* add_filter_command(CLI::App& app, FilterCommandFlags& f, CommonFlags& 
 
 namespace {
 
-// The fir stage's overrides (stages.0). A designed filter's cutoffs come in
+// The fir stage's overrides (stages.<index>). A designed filter's cutoffs come in
 // the flag's own syntax (HZ, LO:HI), so they are read here; their values are
 // the schema's to check, but for one case: a cutoff at or below 0 Hz. The
 // schema rejects it without knowing the input's rate, while this command has
@@ -67,8 +75,10 @@ namespace {
 // the schema with stand-in cutoffs, and its own are put back after it, for
 // the plan to reject with the input's rate. Returns those cutoffs (empty
 // when the schema had the real ones).
-std::vector<double> add_fir_overrides(const FilterCommandFlags& f, FlagOverrides& o) {
+std::vector<double> add_fir_overrides(const FilterCommandFlags& f, std::size_t index,
+                                      FlagOverrides& o) {
   CLI::App* cmd = f.command;
+  const std::string at = "stages." + std::to_string(index) + ".";
   std::vector<double> deferred;
   if (!f.filter.taps_file.empty()) {
     // --taps and --window shape a designed filter; with a taps file they
@@ -78,7 +88,7 @@ std::vector<double> add_fir_overrides(const FilterCommandFlags& f, FlagOverrides
         throw config_error(std::string(flag) +
                            " applies to --lowpass/--highpass/--bandpass/"
                            "--bandstop designs, not to --taps-file (the file gives the taps)");
-    o.add("--taps-file", "stages.0.taps_file=" + yaml_string(f.filter.taps_file));
+    o.add("--taps-file", at + "taps_file=" + yaml_string(f.filter.taps_file));
   } else {
     const DesignFlag d = design_flag(f.filter);
     const bool band = d.kind == std::string("bandpass") || d.kind == std::string("bandstop");
@@ -91,19 +101,67 @@ std::vector<double> add_fir_overrides(const FilterCommandFlags& f, FlagOverrides
     const auto value = [&](std::size_t i) {
       return above_zero ? format_double(cutoffs[i]) : std::to_string(i + 1);
     };
-    o.add(d.flag, std::string("stages.0.design.kind=") + d.kind);
-    o.add(d.flag, "stages.0.design.cutoff_hz=" +
-                      (band ? "[" + value(0) + ", " + value(1) + "]" : value(0)));
+    o.add(d.flag, std::string(at + "design.kind=") + d.kind);
+    o.add(d.flag,
+          at + "design.cutoff_hz=" + (band ? "[" + value(0) + ", " + value(1) + "]" : value(0)));
     if (cmd->count("--taps") > 0)
-      o.add("--taps", "stages.0.design.taps=" + std::to_string(f.filter.taps));
+      o.add("--taps", at + "design.taps=" + std::to_string(f.filter.taps));
     if (cmd->count("--window") > 0)
-      o.add("--window", "stages.0.design.window=" + yaml_value(f.filter.window));
+      o.add("--window", at + "design.window=" + yaml_value(f.filter.window));
   }
   if (cmd->count("--mode") > 0)
-    o.add("--mode", "stages.0.mode=" + yaml_value(f.mode));
+    o.add("--mode", at + "mode=" + yaml_value(f.mode));
   if (cmd->count("--method") > 0)
-    o.add("--method", "stages.0.method=" + yaml_value(f.method));
+    o.add("--method", at + "method=" + yaml_value(f.method));
   return deferred;
+}
+
+// --mix's text as the mix stage's key (stages.<index>): mono | 5.1-stereo
+// (a preset), select:1,0 (a select list), or a matrix "0.5,0.5;1,0" (rows
+// separated by ';', gains by ','). Only the syntax is read here: the schema
+// checks the values (a preset's name, a gain, an index, an empty row) and
+// the plan the counts, as for a config's mix.
+void add_mix_override(const std::string& text, std::size_t index, FlagOverrides& o) {
+  const std::string at = "stages." + std::to_string(index) + ".";
+  // "a,b" -> [a, b]: each item as a YAML value, quoted where it is not a plain scalar.
+  const auto list = [](const std::string& items) {
+    std::string out = "[";
+    std::size_t from = 0;
+    for (;;) {
+      const std::size_t comma = items.find(',', from);
+      std::string item = items.substr(from, comma - from);
+      item.erase(0, item.find_first_not_of(' '));
+      item.erase(item.find_last_not_of(' ') + 1);
+      if (!item.empty())
+        out += (out.size() > 1 ? ", " : "") + yaml_value(item);
+      if (comma == std::string::npos)
+        break;
+      from = comma + 1;
+    }
+    return out + "]";
+  };
+  constexpr std::string_view kSelect = "select:";
+  if (text.rfind(kSelect, 0) == 0) {
+    o.add("--mix", at + "select=" + list(text.substr(kSelect.size())));
+    return;
+  }
+  // A matrix has separators, or is one number (1 x 1); anything else names a preset.
+  char* end = nullptr;
+  const bool one_number = !text.empty() && (std::strtod(text.c_str(), &end), *end == '\0');
+  if (text.find_first_of(",;") == std::string::npos && !one_number) {
+    o.add("--mix", at + "preset=" + yaml_value(text));
+    return;
+  }
+  std::string rows = "[";
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t semi = text.find(';', from);
+    rows += (rows.size() > 1 ? ", " : "") + list(text.substr(from, semi - from));
+    if (semi == std::string::npos)
+      break;
+    from = semi + 1;
+  }
+  o.add("--mix", at + "matrix=" + rows + "]");
 }
 
 } // namespace
@@ -120,16 +178,23 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
 
   const bool has_filter = has_design(f.filter) || !f.filter.taps_file.empty();
   const bool has_resample = cmd->count("--resample") > 0;
-  if (!has_filter && !has_resample)
+  const bool has_mix = cmd->count("--mix") > 0;
+  if (!has_filter && !has_resample && !has_mix)
     throw config_error("filter: give a filter (--lowpass, --highpass, --bandpass, --bandstop or "
-                       "--taps-file), --resample HZ, or both");
-  // The stages in their order: the filter, then the resampler (a filter's
-  // cutoffs are in the input's Hz), then the gain.
+                       "--taps-file), --resample HZ or --mix, or any of them together");
+  // The stages in their order: the mix, the filter, then the resampler (a
+  // filter's cutoffs are in the input's Hz), then the gain.
   std::string stages;
+  std::size_t next = 0;
+  if (has_mix) {
+    stages += "{type: mix}, ";
+    add_mix_override(f.mix, next++, o);
+  }
   std::vector<double> deferred_cutoffs;
+  const std::size_t fir_index = next;
   if (has_filter) {
     stages += "{type: fir}, ";
-    deferred_cutoffs = add_fir_overrides(f, o);
+    deferred_cutoffs = add_fir_overrides(f, next++, o);
   } else {
     for (const char* flag : {"--taps", "--window", "--mode", "--method"})
       if (cmd->count(flag) > 0)
@@ -137,7 +202,6 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
                            " shapes a filter, and none is given (expected --lowpass, "
                            "--highpass, --bandpass, --bandstop or --taps-file with it)");
   }
-  std::size_t next = has_filter ? 1 : 0;
   if (has_resample) {
     stages += "{type: resample}, ";
     o.add("--resample", "stages." + std::to_string(next++) + ".to_hz=" + yaml_value(f.resample));
@@ -170,7 +234,7 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
     o.rethrow("filter");
   }
   if (!deferred_cutoffs.empty())
-    c.stages.front().as<FirSpec>().design->cutoff_hz = deferred_cutoffs;
+    c.stages[fir_index].as<FirSpec>().design->cutoff_hz = deferred_cutoffs;
   if (!common.plot.empty())
     check_figure_name(common.plot, "--plot");
   return finish(run_pipeline(c, run_options(common)), common, c.stats.json);

@@ -1,6 +1,7 @@
 #pragma once
 // `sigstream filter INPUT OUTPUT` (SPEC §1): one file or stream through a
 // filter, a resampler and a gain, given by flags instead of a config.
+// --mix puts a channel mix before them.
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -17,7 +18,7 @@ struct FilterCommandFlags {
   FilterFlags filter;
   std::string mode = "causal", method = "auto", format = "same";
   LiveFlags live;
-  std::string gain_db, resample, quality;
+  std::string gain_db, resample, quality, mix;
   CLI::App* command = nullptr;
 };
 
