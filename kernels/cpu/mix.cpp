@@ -1,6 +1,5 @@
 #include "kernels/cpu/mix.hpp"
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -8,28 +7,38 @@ namespace sigstream::kernels::cpu {
 
 namespace {
 
-// A tile of frames stays in L1 while every input plane is added to it: each
-// output frame's sum is still g0·x0, then + g1·x1, ... (ascending j, one fma
-// a term), so the tiling changes no bit; the frame loop vectorises.
-constexpr std::int64_t kTile = 512;
+// A tile of frames stays in L1 while the input planes are added to it one
+// at a time: each output frame's sum is still g0·x0, then + g1·x1, ...
+// (ascending j, one fma a term, from 0), so the tiling changes no bit; the
+// frame loop vectorises. A term whose gain is 0 is left out (see mix.hpp).
+constexpr std::int64_t kTile = 1024;
 
 template <typename T>
 [[gnu::always_inline]] inline void mix_all(std::span<const T* const> x, const T* gains,
                                            std::span<T* const> y, std::int64_t n) {
   const std::size_t in = x.size();
   for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
-    const std::int64_t len = std::min(kTile, n - t0);
+    const std::int64_t len = n - t0 < kTile ? n - t0 : kTile;
     for (std::size_t c = 0; c < y.size(); ++c) {
       T* out = y[c] + t0;
       const T* g = gains + c * in;
-      for (std::int64_t i = 0; i < len; ++i)
-        out[i] = T(0);
+      bool first = true;
       for (std::size_t j = 0; j < in; ++j) {
         const T gj = g[j];
+        if (gj == T(0))
+          continue;
         const T* xj = x[j] + t0;
-        for (std::int64_t i = 0; i < len; ++i)
-          out[i] = std::fma(gj, xj[i], out[i]);
+        if (first) // fma(g, x, 0): the product, rounded once
+          for (std::int64_t i = 0; i < len; ++i)
+            out[i] = std::fma(gj, xj[i], T(0));
+        else
+          for (std::int64_t i = 0; i < len; ++i)
+            out[i] = std::fma(gj, xj[i], out[i]);
+        first = false;
       }
+      if (first) // every gain 0
+        for (std::int64_t i = 0; i < len; ++i)
+          out[i] = T(0);
     }
   }
 }

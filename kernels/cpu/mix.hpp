@@ -2,7 +2,10 @@
 // Channel mixing (SPEC §11): output plane c is a weighted sum of the input
 // planes, y[c][i] = Σ_j g[c·in + j] · x[j][i], summed in ascending j from 0
 // with one fma a term, in float32 (what the CPU backend runs) or float64
-// (the reference). The CUDA kernel (kernels/cuda/mix.cuh) does the same fmas
+// (the reference). A term whose gain is 0 is left out: an input a row does
+// not use is not read, so an Inf or NaN there does not reach that output (a
+// mixer's "not connected", as SoX's remix and FFmpeg's pan), and a row of
+// zeros gives +0. The CUDA kernel (kernels/cuda/mix.cuh) does the same fmas
 // in the same order, so both backends give the same bits.
 #include <cstdint>
 #include <span>

@@ -57,7 +57,7 @@ __global__ void __launch_bounds__(kThreads)
         float acc = 0.0f;
 #pragma unroll
         for (int j = 0; j < kRegs; ++j)
-          if (j < in)
+          if (j < in && row[j] != 0.0f) // a zero gain's term is left out, as on the CPU
             acc = __fmaf_rn(row[j], x[j], acc);
         d_y[c * y_stride + i] = acc;
       }
@@ -66,7 +66,8 @@ __global__ void __launch_bounds__(kThreads)
         const float* row = g + static_cast<std::int64_t>(c) * in;
         float acc = 0.0f;
         for (int j = 0; j < in; ++j)
-          acc = __fmaf_rn(row[j], d_x[j * x_stride + i], acc);
+          if (row[j] != 0.0f)
+            acc = __fmaf_rn(row[j], d_x[j * x_stride + i], acc);
         d_y[c * y_stride + i] = acc;
       }
     }

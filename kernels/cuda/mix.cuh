@@ -1,8 +1,8 @@
 #pragma once
 // Channel mixing on the GPU (SPEC §11), the arithmetic of kernels/cpu/mix.hpp:
 // y[c][i] = Σ_j g[c·in + j] · x[j][i], ascending j from 0, one fmaf a term,
-// so it gives the CPU's bits; and the select copy. Both enqueue on `stream`
-// and return at once; n == 0 launches nothing. Bad arguments throw
+// terms of gain 0 left out, so it gives the CPU's bits; and the select copy. Both enqueue on
+// `stream` and return at once; n == 0 launches nothing. Bad arguments throw
 // Error(invalid_argument), a failed launch Error(cuda).
 #include <cuda_runtime.h>
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -57,12 +58,14 @@ std::vector<std::vector<double>> random_matrix(int out, int in, std::uint32_t se
   return m;
 }
 
-// The definition in float32: acc = fma(float(g[c][j]), x_j, acc) from 0, ascending j.
+// The definition in float32: acc = fma(float(g[c][j]), x_j, acc) from 0,
+// ascending j, terms of gain 0 left out.
 float mix_f32(const std::vector<std::vector<double>>& m, std::size_t c,
               const std::vector<std::vector<double>>& x, std::size_t i) {
   float acc = 0.0f;
   for (std::size_t j = 0; j < x.size(); ++j)
-    acc = std::fma(static_cast<float>(m[c][j]), static_cast<float>(x[j][i]), acc);
+    if (const auto g = static_cast<float>(m[c][j]); g != 0.0f)
+      acc = std::fma(g, static_cast<float>(x[j][i]), acc);
   return acc;
 }
 
@@ -177,6 +180,31 @@ TEST(MixQa, PresetsAreTheirMatrices) {
       ASSERT_NEAR(a.samples[i], avg / in, 1e-6);
     }
   }
+}
+
+TEST(MixQa, AChannelARowDoesNotUseDoesNotReachIt) {
+  // 5.1-stereo drops the LFE (channel 3): an Inf or NaN there leaves both
+  // outputs finite; one in the centre (channel 2) reaches both.
+  test::TempDir dir;
+  std::vector<float> frames = test::random_samples(6 * 3001, 8, 0.5f);
+  frames[6 * 100 + 3] = std::numeric_limits<float>::infinity();
+  frames[6 * 200 + 3] = std::numeric_limits<float>::quiet_NaN();
+  frames[6 * 300 + 2] = std::numeric_limits<float>::infinity();
+  const std::string in = dir.file("in.wav");
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 6, frames);
+  Config c;
+  c.origin = "test";
+  c.source.file = in;
+  c.stages = {preset_stage("down", MixPreset::surround_stereo)};
+  c.execution.backend = BackendKind::cpu;
+  c.sink.format = SampleFormat::float32;
+  c.sink.file = dir.file("out.wav");
+  const RunReport r = run_pipeline(c, RunOptions{});
+  const test::Audio a = test::read_audio(*c.sink.file);
+  for (std::size_t i = 0; i < 3001; ++i)
+    for (std::size_t ch = 0; ch < 2; ++ch)
+      EXPECT_EQ(std::isfinite(a.samples[i * 2 + ch]), i != 300) << "frame " << i;
+  EXPECT_EQ(r.metrics.back().totals[0].nonfinite, 1);
 }
 
 TEST(MixQa, SelectCopiesReordersAndDuplicatesExactly) {

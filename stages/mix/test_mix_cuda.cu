@@ -93,6 +93,11 @@ INSTANTIATE_TEST_SUITE_P(Cases, MixCuda,
                                            Case{"up_2_5", 2, random_matrix(5, 2, 2), {}},
                                            Case{"one", 1, random_matrix(1, 1, 3), {}},
                                            Case{"wide_19_3", 19, random_matrix(3, 19, 4), {}},
+                                           Case{"itu_5_1_stereo",
+                                                6,
+                                                {{1, 0, 0.7071068, 0, 0.7071068, 0},
+                                                 {0, 1, 0.7071068, 0, 0, 0.7071068}},
+                                                {}},
                                            Case{"select", 3, {}, {2, 0, 2, 1}}),
                          [](const auto& info) { return std::string(info.param.name); });
 
