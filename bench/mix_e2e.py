@@ -8,8 +8,8 @@ A 6-channel 48 kHz 16-bit WAV of --seconds of noise (made here, in a
 temporary folder) is down-mixed to stereo (ITU-R BS.775, `filter --mix
 5.1-stereo`, 16-bit out), --runs times per backend; reported: the median wall
 time, the mix stage's own time (the statistics' stages_ms: CPU time summed
-over the worker threads, so an upper bound of its wall share, or CUDA
-events on the GPU) and its share of the wall time, next to the same job
+over the worker threads, or CUDA events on the GPU) and its share of the
+wall time (on the CPU per thread: stages_ms / threads / wall), next to the same job
 with the cheapest 6 -> 2 mix (`--mix select:0,1`: two planes copied, the
 same bytes in and out) and the libsndfile copy floor
 (bench_cpu_io_floor: the file read and written, no processing). Peers in the
@@ -70,14 +70,18 @@ def sigstream_row(backend: str, flags: list[str], label: str) -> dict[str, objec
     cmd = [args.bin, "filter", src, out, *flags, "--backend", backend, "--stats", stats, "-q", "--no-progress"]
     timed(cmd)
     walls, stage = [], []
+    threads = 1
     for _ in range(args.runs):
         walls.append(timed(cmd))
         s = json.load(open(stats))
         stage.append(sum(s["timing"]["stages_ms"].values()))
+        if backend == "cpu":  # the stage's time is summed over the worker threads
+            threads = max(1, int(s["execution"]["threads"]))
     wall = statistics.median(walls)
     st = statistics.median(stage)
     return {"tool": f"sigstream {label}", "backend": backend, "wall_s": round(wall, 4),
-            "stage_ms": round(st, 2), "stage_share": round(st / 1000.0 / wall, 4)}
+            "stage_ms": round(st, 2), "threads": threads,
+            "stage_share_of_wall": round(st / 1000.0 / threads / wall, 4)}
 
 
 rows: list[dict[str, object]] = []

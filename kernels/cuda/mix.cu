@@ -1,7 +1,7 @@
-// Mixing kernels: one thread per frame (grid-stride), planar loads and
-// stores coalesced per channel. With up to kRegs inputs a thread holds its
-// frame's inputs in registers and forms every output from them; wider mixes
-// read the inputs again for each output (from L1/L2: they were just read).
+// Mixing kernels: grid-stride over frames, planar loads and stores coalesced
+// per channel. Up to kOutRegs outputs (every down-mix to 7.1 or fewer, most
+// up-mixes) keep their sums in registers and read each input once; more
+// outputs keep up to kRegs inputs in registers instead.
 #include "kernels/cuda/mix.cuh"
 
 #include <string>
@@ -39,10 +39,68 @@ void check(const char* fn, const void* x, const void* table, const float* y, int
     throw bad(fn, "null pointer");
 }
 
+// Each thread takes kFrames frames kThreads apart, so that a warp's loads of
+// one plane stay coalesced and each thread has kFrames loads in flight.
+constexpr int kFrames = 4;
+// Outputs whose sums a thread keeps (kFrames x kOutRegs registers: eight
+// keeps the kernel near 64 registers, four blocks of 256 threads an SM).
+constexpr int kOutRegs = 8;
+
+// Up to kOutRegs outputs: their sums stay in registers while each input plane
+// is read once; output c's terms still come in ascending j (the loop over
+// c is inside the loop over j), one fmaf each, zero gains left out.
 __global__ void __launch_bounds__(kThreads)
-    mix_kernel(const float* __restrict__ d_x, std::int64_t x_stride, int in,
-               const float* __restrict__ g, float* __restrict__ d_y, std::int64_t y_stride, int out,
-               std::int64_t n) {
+    mix_few_outputs(const float* __restrict__ d_x, std::int64_t x_stride, int in,
+                    const float* __restrict__ g, float* __restrict__ d_y, std::int64_t y_stride,
+                    int out, std::int64_t n) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kThreads * kFrames;
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kThreads * kFrames + threadIdx.x;
+       base < n; base += step) {
+    float acc[kFrames][kOutRegs];
+#pragma unroll
+    for (int f = 0; f < kFrames; ++f)
+#pragma unroll
+      for (int c = 0; c < kOutRegs; ++c)
+        acc[f][c] = 0.0f;
+    for (int j = 0; j < in; ++j) {
+      const float* xj = d_x + j * x_stride;
+      float x[kFrames];
+#pragma unroll
+      for (int f = 0; f < kFrames; ++f) {
+        const std::int64_t i = base + f * kThreads;
+        x[f] = i < n ? xj[i] : 0.0f;
+      }
+#pragma unroll
+      for (int c = 0; c < kOutRegs; ++c) {
+        if (c >= out)
+          break;
+        const float gc = g[c * in + j];
+        if (gc != 0.0f)
+#pragma unroll
+          for (int f = 0; f < kFrames; ++f)
+            acc[f][c] = __fmaf_rn(gc, x[f], acc[f][c]);
+      }
+    }
+#pragma unroll
+    for (int f = 0; f < kFrames; ++f) {
+      const std::int64_t i = base + f * kThreads;
+      if (i >= n)
+        break;
+#pragma unroll
+      for (int c = 0; c < kOutRegs; ++c)
+        if (c < out)
+          d_y[c * y_stride + i] = acc[f][c];
+    }
+  }
+}
+
+// More outputs: with up to kRegs inputs a thread holds its frame's inputs in
+// registers and forms every output from them; wider mixes read the inputs
+// again for each output (from L1/L2: they were just read).
+__global__ void __launch_bounds__(kThreads)
+    mix_many_outputs(const float* __restrict__ d_x, std::int64_t x_stride, int in,
+                     const float* __restrict__ g, float* __restrict__ d_y, std::int64_t y_stride,
+                     int out, std::int64_t n) {
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kThreads;
   for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
        i += step) {
@@ -78,12 +136,24 @@ __global__ void __launch_bounds__(kThreads)
     select_kernel(const float* __restrict__ d_x, std::int64_t x_stride,
                   const int* __restrict__ pick, float* __restrict__ d_y, std::int64_t y_stride,
                   std::int64_t n) {
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kThreads;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * kThreads * kFrames;
   const float* x = d_x + pick[blockIdx.y] * x_stride;
   float* y = d_y + blockIdx.y * y_stride;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x; i < n;
-       i += step)
-    y[i] = x[i];
+  for (std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * kThreads * kFrames + threadIdx.x;
+       base < n; base += step) {
+    float v[kFrames];
+#pragma unroll
+    for (int f = 0; f < kFrames; ++f) {
+      const std::int64_t i = base + f * kThreads;
+      v[f] = i < n ? x[i] : 0.0f;
+    }
+#pragma unroll
+    for (int f = 0; f < kFrames; ++f) {
+      const std::int64_t i = base + f * kThreads;
+      if (i < n)
+        y[i] = v[f];
+    }
+  }
 }
 
 } // namespace
@@ -93,9 +163,15 @@ void mix(const float* d_x, std::int64_t x_stride, int in, const float* d_gains, 
   check("mix", d_x, d_gains, d_y, in, out, n);
   if (n == 0)
     return;
-  mix_kernel<<<blocks_for(n), kThreads, 0, stream>>>(d_x, x_stride, in, d_gains, d_y, y_stride, out,
-                                                     n);
-  SIGSTREAM_CUDA_CHECK_LAUNCH("mix_kernel");
+  if (out <= kOutRegs) {
+    mix_few_outputs<<<blocks_for((n + kFrames - 1) / kFrames), kThreads, 0, stream>>>(
+        d_x, x_stride, in, d_gains, d_y, y_stride, out, n);
+    SIGSTREAM_CUDA_CHECK_LAUNCH("mix_few_outputs");
+  } else {
+    mix_many_outputs<<<blocks_for(n), kThreads, 0, stream>>>(d_x, x_stride, in, d_gains, d_y,
+                                                             y_stride, out, n);
+    SIGSTREAM_CUDA_CHECK_LAUNCH("mix_many_outputs");
+  }
 }
 
 void select_planes(const float* d_x, std::int64_t x_stride, int in, const int* d_pick, float* d_y,
@@ -103,8 +179,8 @@ void select_planes(const float* d_x, std::int64_t x_stride, int in, const int* d
   check("select_planes", d_x, d_pick, d_y, in, out, n);
   if (n == 0)
     return;
-  select_kernel<<<dim3(blocks_for(n), static_cast<unsigned>(out)), kThreads, 0, stream>>>(
-      d_x, x_stride, d_pick, d_y, y_stride, n);
+  select_kernel<<<dim3(blocks_for((n + kFrames - 1) / kFrames), static_cast<unsigned>(out)),
+                  kThreads, 0, stream>>>(d_x, x_stride, d_pick, d_y, y_stride, n);
   SIGSTREAM_CUDA_CHECK_LAUNCH("select_kernel");
 }
 
