@@ -10,6 +10,7 @@
 #include "kernels/cuda/resources.hpp"
 #include "model/plan.hpp"
 #include "stages/cuda_steps.cuh"
+#include "stages/fir/per_channel.hpp"
 #include "stages/fir/spec.hpp"
 
 namespace sigstream {
@@ -79,12 +80,47 @@ private:
   kc::FftFir fft_;
 };
 
+// One response per channel (stages/fir/per_channel.hpp): channel c's plane
+// through channel c's own single-channel step, one launch each.
+class PerChannelStep final : public CudaStageStep {
+public:
+  PerChannelStep(const PlannedStage& st, const CudaStepShape& shape)
+      : stages_(fir_channel_stages(st)) {
+    for (const auto& one : stages_)
+      steps_.push_back(make_fir_cuda_step(*one, CudaStepShape{shape.max_n, 1}));
+  }
+  [[nodiscard]] bool serves(const CudaStepShape& shape) const override {
+    for (const auto& step : steps_)
+      if (!step->serves(CudaStepShape{shape.max_n, 1}))
+        return false;
+    return true;
+  }
+  void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
+           std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int /*channels*/,
+           cudaStream_t stream) override {
+    for (std::size_t c = 0; c < steps_.size(); ++c)
+      steps_[c]->run(d_x + static_cast<std::int64_t>(c) * x_stride, x_first, x_stride,
+                     d_y + static_cast<std::int64_t>(c) * y_stride, y_first, y_stride, n, 1,
+                     stream);
+  }
+  [[nodiscard]] std::string describe() const override {
+    return steps_.front()->describe() + " (one response per channel, " +
+           std::to_string(steps_.size()) + " channels)";
+  }
+
+private:
+  std::vector<std::unique_ptr<const PlannedStage>> stages_;
+  std::vector<std::unique_ptr<CudaStageStep>> steps_;
+};
+
 } // namespace
 
 std::unique_ptr<CudaStageStep> make_fir_cuda_step(const PlannedStage& st,
                                                   const CudaStepShape& shape) {
   if (st.as<FirPlan>().taps_f32.empty())
     throw Error(ErrorKind::invalid_argument, "stage '" + st.name + "' has no taps");
+  if (fir_per_channel(st))
+    return std::make_unique<PerChannelStep>(st, shape);
   if (st.as<FirPlan>().method != FirMethod::fft)
     return std::make_unique<DirectStep>(st);
   try {

@@ -22,6 +22,7 @@
 #include "model/plan.hpp"
 #include "stages/cuda_steps.cuh"
 #include "stages/fir/block_convolver.hpp"
+#include "stages/fir/per_channel.hpp"
 #include "stages/fir/spec.hpp"
 
 namespace sigstream {
@@ -176,6 +177,9 @@ std::unique_ptr<BlockConvolver> make_cuda_block_convolver(const float* taps, int
 // Every FIR stage runs partitioned on the GPU (blocks of at most 4096).
 std::unique_ptr<LiveKernel> make_fir_cuda_live_kernel(const PlannedStage& st,
                                                       const LiveContext& context) {
+  // A response per channel runs live on the CPU (stages/fir/per_channel.hpp).
+  if (fir_per_channel(st))
+    return nullptr;
   return std::make_unique<FirLiveKernel>(
       fir_live_note(st.name, st.as<FirPlan>().taps_f32.size()),
       make_cuda_block_convolver(

@@ -16,6 +16,12 @@ namespace sigstream {
 // lines ignored. Throws Error(io) if unreadable, Error(config) for a bad line
 // ("FILE:LINE: ...") or non-finite/empty taps.
 std::vector<double> read_taps_file(const std::string& path);
+// A taps file that may also be audio (SPEC §11: WAV, FLAC, anything
+// libsndfile reads): its channel c is response c, as read as float64
+// samples (PCM scaled to [-1, 1)); a text file is one response. Throws as
+// read_taps_file, and Error(config) for an audio file that is empty, longer
+// than kMaxTaps frames or holds a non-finite sample.
+std::vector<std::vector<double>> read_channel_taps_file(const std::string& path);
 // The same from a stream; `path` names it in messages.
 std::vector<double> read_taps(std::istream& in, const std::string& path);
 

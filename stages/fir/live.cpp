@@ -13,6 +13,7 @@
 #include "model/plan.hpp"
 #include "stages/fir/block_convolver.hpp"
 #include "stages/fir/fir.hpp"
+#include "stages/fir/per_channel.hpp"
 #include "stages/fir/spec.hpp"
 
 namespace sigstream {
@@ -176,6 +177,8 @@ std::string fir_live_note(const std::string& name, std::size_t taps) {
 // is cheaper. (On a GPU: stages/fir/cuda_live.cu.)
 std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& st,
                                                  const LiveContext& context) {
+  if (fir_per_channel(st))
+    return make_fir_per_channel_live_kernel(st, context);
   const auto taps = static_cast<int>(st.as<FirPlan>().taps_f32.size());
   std::unique_ptr<BlockConvolver> partitioned;
   {
@@ -202,6 +205,8 @@ std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& st,
 
 std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& st, LiveKernel* kernel, int channels,
                                          std::int64_t phase) {
+  if (auto per_channel = make_fir_per_channel_live_op(kernel, phase))
+    return per_channel;
   auto* k = dynamic_cast<FirLiveKernel*>(kernel);
   return std::make_unique<FirOp>(st, channels, k != nullptr ? k->partitioned() : nullptr, phase);
 }

@@ -104,8 +104,10 @@ void fir_resolve(PlannedStage& stage, const MethodContext& where) {
       fir.method = fir.requested;
       break;
     case FirMethod::automatic:
-      fir.method = automatic_fir_method(where.cuda, static_cast<int>(fir.taps_f32.size()),
-                                        where.frames_per_call, where.channels, where.engine);
+      // A FIR with a response per channel runs as one single-channel FIR each.
+      fir.method = automatic_fir_method(
+          where.cuda, static_cast<int>(fir.taps_f32.size()), where.frames_per_call,
+          fir.channel_taps.empty() ? where.channels : 1, where.engine);
       break;
   }
 }

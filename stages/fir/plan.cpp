@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <sstream>
@@ -11,31 +12,67 @@
 #include "model/report.hpp"
 #include "stages/design.hpp"
 #include "stages/fir/fir.hpp"
+#include "stages/fir/per_channel.hpp"
 #include "stages/fir/spec.hpp"
 
 namespace sigstream {
 
 namespace {
 
-std::vector<double> resolve_taps(const StageSpec& s, double sample_rate, const std::string& where) {
-  if (s.as<FirSpec>().design) {
+void check_inline_taps(const std::vector<double>& taps, const std::string& where) {
+  if (taps.empty())
+    throw config_error(where + ": no taps");
+  if (taps.size() > static_cast<std::size_t>(kMaxTaps))
+    throw config_error(where + ": " + std::to_string(taps.size()) + " taps; at most " +
+                       std::to_string(kMaxTaps) + " are allowed");
+  for (double t : taps)
+    if (!std::isfinite(t))
+      throw config_error(where + ": taps must be finite");
+}
+
+// The stage's responses: one (every channel) or one per channel.
+std::vector<std::vector<double>> resolve_taps(const StageSpec& s, double sample_rate,
+                                              const std::string& where) {
+  const FirSpec& f = s.as<FirSpec>();
+  if (f.design) {
     try {
-      return design_fir(*s.as<FirSpec>().design, sample_rate);
+      return {design_fir(*f.design, sample_rate)};
     } catch (const Error& e) {
       throw Error(e.kind(), where + ": " + e.what());
     }
   }
-  if (s.as<FirSpec>().taps_file)
-    return read_taps_file(*s.as<FirSpec>().taps_file);
-  if (s.as<FirSpec>().taps.empty())
-    throw config_error(where + ": no taps");
-  if (s.as<FirSpec>().taps.size() > static_cast<std::size_t>(kMaxTaps))
-    throw config_error(where + ": " + std::to_string(s.as<FirSpec>().taps.size()) +
-                       " taps; at most " + std::to_string(kMaxTaps) + " are allowed");
-  for (double t : s.as<FirSpec>().taps)
-    if (!std::isfinite(t))
-      throw config_error(where + ": taps must be finite");
-  return s.as<FirSpec>().taps;
+  if (f.taps_file)
+    return read_channel_taps_file(*f.taps_file);
+  if (!f.channel_taps.empty()) {
+    for (const std::vector<double>& t : f.channel_taps)
+      check_inline_taps(t, where);
+    return f.channel_taps;
+  }
+  check_inline_taps(f.taps, where);
+  return {f.taps};
+}
+
+// One response per channel of `channels`, zero-padded to the longest, or
+// one for all; a count that is neither is the config's error.
+std::vector<std::vector<double>> per_channel(std::vector<std::vector<double>> responses,
+                                             int channels, const FirSpec& f,
+                                             const std::string& where) {
+  if (responses.size() == 1)
+    return responses;
+  if (responses.size() != static_cast<std::size_t>(channels))
+    throw config_error(where + ": " +
+                       (f.taps_file ? "the taps file " + *f.taps_file + " has " +
+                                          std::to_string(responses.size()) + " channels"
+                                    : "taps has " + std::to_string(responses.size()) + " lists") +
+                       ", the input has " + std::to_string(channels) + " channel" +
+                       (channels == 1 ? "" : "s") +
+                       " (expected one response for every channel, or one per channel)");
+  std::size_t longest = 0;
+  for (const std::vector<double>& r : responses)
+    longest = std::max(longest, r.size());
+  for (std::vector<double>& r : responses)
+    r.resize(longest, 0.0);
+  return responses;
 }
 
 std::string describe_design(const DesignSpec& d) {
@@ -115,14 +152,21 @@ private:
 void plan_fir(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
   const FirSpec& spec = s.as<FirSpec>();
   FirPlan& fir = p.as<FirPlan>();
-  fir.taps = resolve_taps(s, where.sample_rate, stage_where(where, s));
+  std::vector<std::vector<double>> responses =
+      per_channel(resolve_taps(s, where.sample_rate, stage_where(where, s)), where.channels, spec,
+                  stage_where(where, s));
+  fir.taps = responses.front();
   fir.taps_f32.assign(fir.taps.begin(), fir.taps.end());
+  if (responses.size() > 1)
+    fir.channel_taps = std::move(responses);
   if (spec.design)
     p.detail = describe_design(*spec.design);
   else if (spec.taps_file)
     p.detail = "taps file " + *spec.taps_file;
   else
     p.detail = "inline taps";
+  if (!fir.channel_taps.empty())
+    p.detail += ", one response per channel (" + std::to_string(fir.channel_taps.size()) + ")";
   fir.mode = spec.mode;
   fir.requested = spec.method;
   fir.method = FirMethod::direct; // until resolve_methods() says otherwise
@@ -147,6 +191,11 @@ void fir_facts(const StageSpec& spec, std::ostream& o) {
     o << ":file:" << *f.taps_file;
   for (double t : f.taps)
     o << ',' << t;
+  for (const std::vector<double>& channel : f.channel_taps) {
+    o << ":channel";
+    for (double t : channel)
+      o << ',' << t;
+  }
 }
 
 std::optional<kernels::cpu::FilterResponse> fir_response(const PlannedStage& stage,
@@ -161,13 +210,18 @@ std::vector<std::string> fir_files(const StageSpec& spec) {
 
 StatFields fir_stats(const StageReport& s) {
   const FirPlan& fir = s.as<FirPlan>();
-  return {{"taps", static_cast<std::int64_t>(fir.taps.size())},
-          {"mode", std::string(to_string(fir.mode))},
-          {"method", std::string(to_string(fir.method))},
-          {"design", s.detail}};
+  StatFields f = {{"taps", static_cast<std::int64_t>(fir.taps.size())},
+                  {"mode", std::string(to_string(fir.mode))},
+                  {"method", std::string(to_string(fir.method))},
+                  {"design", s.detail}};
+  if (!fir.channel_taps.empty()) // the response reported is channel 0's
+    f.emplace_back("responses", static_cast<std::int64_t>(fir.channel_taps.size()));
+  return f;
 }
 
 std::unique_ptr<const CpuStageStep> make_fir_cpu_step(const PlannedStage& stage) {
+  if (fir_per_channel(stage))
+    return make_fir_per_channel_cpu_step(stage);
   if (stage.as<FirPlan>().method == FirMethod::fft)
     return std::make_unique<const FftStep>(stage);
   return std::make_unique<const DirectStep>(stage);

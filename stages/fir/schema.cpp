@@ -26,9 +26,13 @@ using namespace config;
 
 constexpr Key kFirKeys[] = {
     Key("design", Type::section, "Windowed-sinc design; exactly one of design / taps / taps_file."),
-    Key("taps", Type::custom, "Inline coefficients h[0], h[1], ...")
-        .spelled("a non-empty list of finite numbers"),
-    Key("taps_file", Type::string, "File of coefficients, one per line, '#' comments.")
+    Key("taps", Type::custom,
+        "Inline coefficients h[0], h[1], ...; or one such list per input channel (shorter ones "
+        "zero-padded to the longest).")
+        .spelled("a non-empty list of finite numbers, or a list of them per channel"),
+    Key("taps_file", Type::string,
+        "File of coefficients, one per line, '#' comments; or an audio file (WAV, FLAC, ...) "
+        "whose channel c filters input channel c (a 1-channel file filters every channel).")
         .spelled("a file path"),
     Key("mode", Type::choice, "Output alignment: causal (lfilter), same (delay compensated), full.")
         .one_of(&enum_names<FirMode>)
@@ -173,6 +177,29 @@ DesignSpec parse_design(Context& cx, const YAML::Node& node, const Path& path,
 }
 
 std::vector<double> parse_inline_taps(Context& cx, const YAML::Node& v, const Path& p,
+                                      const Key& k);
+
+// taps: [[...], [...]]: one response per channel (SPEC §11); a list of one list is the same
+// as that list for every channel.
+void parse_channel_taps(Context& cx, const YAML::Node& v, const Path& p, const Key& k, FirSpec& f) {
+  std::size_t i = 0;
+  for (const YAML::Node& row : v) {
+    if (!row.IsSequence()) {
+      cx.error(row, p / i,
+               describe(row) + " is not a list (expected " + expected(k) +
+                   ": either every item a number, or every item a list)");
+    } else {
+      f.channel_taps.push_back(parse_inline_taps(cx, row, p / i, k));
+    }
+    ++i;
+  }
+  if (f.channel_taps.size() == 1) {
+    f.taps = std::move(f.channel_taps.front());
+    f.channel_taps.clear();
+  }
+}
+
+std::vector<double> parse_inline_taps(Context& cx, const YAML::Node& v, const Path& p,
                                       const Key& k) {
   std::vector<double> taps;
   if (!v.IsSequence()) {
@@ -204,7 +231,11 @@ void read_fir(MapReader& r, const StageReadContext& where, StageSpec& out) {
                             where.rate_changed);
   }
   if (r.has("taps")) {
-    f.taps = parse_inline_taps(cx, r.value("taps"), r.path("taps"), r.decl("taps"));
+    const YAML::Node v = r.value("taps");
+    if (v.IsSequence() && v.size() > 0 && v[0].IsSequence())
+      parse_channel_taps(cx, v, r.path("taps"), r.decl("taps"), f);
+    else
+      f.taps = parse_inline_taps(cx, v, r.path("taps"), r.decl("taps"));
   }
   if (r.has("taps_file"))
     f.taps_file = r.string("taps_file");

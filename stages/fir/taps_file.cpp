@@ -1,10 +1,14 @@
-// Taps files (SPEC §2 `taps_file`): one coefficient per line.
+// Taps files (SPEC §2 `taps_file`): one coefficient per line, or (SPEC §11)
+// an audio file whose channel c is the response of input channel c.
+#include <sndfile.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <istream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -63,6 +67,45 @@ std::vector<double> read_taps(std::istream& in, const std::string& path) {
   if (taps.empty())
     throw config_error(path + ": taps file holds no coefficients");
   return taps;
+}
+
+} // namespace sigstream
+
+namespace sigstream {
+
+namespace {
+
+struct SndfileCloser {
+  void operator()(SNDFILE* f) const noexcept { sf_close(f); }
+};
+
+} // namespace
+
+std::vector<std::vector<double>> read_channel_taps_file(const std::string& path) {
+  SF_INFO info{};
+  const std::unique_ptr<SNDFILE, SndfileCloser> f(sf_open(path.c_str(), SFM_READ, &info));
+  if (!f) // not audio libsndfile knows: a text file of coefficients
+    return {read_taps_file(path)};
+  if (info.frames < 1 || info.channels < 1)
+    throw config_error(path + ": the taps file (audio) holds no frames");
+  if (info.frames > kMaxTaps)
+    throw config_error(path + ": the taps file (audio) has " + std::to_string(info.frames) +
+                       " frames; a filter has at most " + std::to_string(kMaxTaps) + " taps");
+  const auto frames = static_cast<std::size_t>(info.frames);
+  const auto channels = static_cast<std::size_t>(info.channels);
+  std::vector<double> interleaved(frames * channels);
+  if (sf_readf_double(f.get(), interleaved.data(), info.frames) != info.frames)
+    throw io_error(path + ": read error in the taps file (" + sf_strerror(f.get()) + ")");
+  std::vector<std::vector<double>> out(channels, std::vector<double>(frames));
+  for (std::size_t i = 0; i < frames; ++i)
+    for (std::size_t c = 0; c < channels; ++c) {
+      const double v = interleaved[i * channels + c];
+      if (!std::isfinite(v))
+        throw config_error(path + ": frame " + std::to_string(i) + ", channel " +
+                           std::to_string(c) + " of the taps file is not finite");
+      out[c][i] = v;
+    }
+  return out;
 }
 
 } // namespace sigstream
