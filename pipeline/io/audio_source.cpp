@@ -10,9 +10,11 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "core/error.hpp"
 #include "pipeline/io/byte_stream.hpp"
+#include "pipeline/io/caf_guard.hpp"
 #include "pipeline/io/source.hpp"
 
 namespace sigstream {
@@ -334,6 +336,7 @@ private:
 
   // A seekable file: libsndfile opens it by name and knows its length.
   void open_file() {
+    check_caf_file(path_);
     SF_INFO sfinfo{};
     file_.reset(sf_open(path_.c_str(), SFM_READ, &sfinfo));
     if (!file_) {
@@ -391,8 +394,17 @@ private:
                                                       size, std::uint64_t{1} << 60)));
       }
     }
-    file_.reset(sf_open_virtual(stream_->io(), SFM_READ, &sfinfo, stream_->user()));
+    // A CAF stream's header within libsndfile's bounds, and its walk of the
+    // chunks stopped should it still go round (caf_guard.hpp).
+    if (!raw && is_caf_stream(*stream_)) {
+      check_caf_stream(path_, *stream_);
+      caf_walk_.emplace(*stream_);
+    }
+    file_.reset(sf_open_virtual(caf_walk_ ? caf_walk_->io() : stream_->io(), SFM_READ, &sfinfo,
+                                caf_walk_ ? caf_walk_->user() : stream_->user()));
     stream_->rethrow_error();
+    if (caf_walk_)
+      caf_walk_->opened(path_);
     if (!file_) {
       const std::string why = sf_strerror(nullptr);
       if (stream_->position() == 0 && stream_->retained().empty())
@@ -491,6 +503,8 @@ private:
   std::string path_;
   UniqueFd fd_;
   std::unique_ptr<ByteSource> stream_;
+  // A CAF stream's I/O as libsndfile uses it (caf_guard.hpp): after stream_, before file_.
+  std::optional<CafStreamWalk> caf_walk_;
   // Owned from sf_open on: a constructor that throws (a truncated file, a bad
   // header) closes it too.
   struct SfClose {

@@ -25,8 +25,6 @@ namespace {
 constexpr std::int64_t kPipeLength = std::int64_t{1} << 60;
 // The most a header may take (what is retained for libsndfile's seeks).
 constexpr std::int64_t kHeaderBytes = std::int64_t{16} << 20;
-// How far past the bytes that have come a header read may start.
-constexpr std::int64_t kHeaderSlack = 65536;
 // How often a blocked read or write looks at the interruption flag.
 constexpr int kPollMs = 50;
 
@@ -216,7 +214,8 @@ std::int64_t ByteSource::read(void* dst, std::int64_t n) {
     // past what has come (libsndfile looking for chunks after a WAV data
     // chunk of unknown size, 4 GiB on) finds nothing rather than waiting for
     // (and keeping) the stream up to there.
-    if (retaining_ && pos_ > base_ + static_cast<std::int64_t>(buf_.size()) + kHeaderSlack)
+    if (retaining_ &&
+        pos_ > base_ + static_cast<std::int64_t>(buf_.size()) + ByteSource::kHeaderSlack)
       return 0;
     const std::int64_t have_end =
         retaining_ ? fill_to(pos_ + n) : base_ + static_cast<std::int64_t>(buf_.size());

@@ -46,6 +46,10 @@ private:
 
 class ByteSource {
 public:
+  // How far past the bytes that have come a header read may start (one
+  // further on is answered with nothing).
+  static constexpr std::int64_t kHeaderSlack = 65536;
+
   // `fd` is not closed by the stream. `name` is used in messages ("-" = stdin).
   ByteSource(int fd, std::string name);
   ByteSource(const ByteSource&) = delete;

@@ -10,8 +10,8 @@
 #include "cuda_test_support.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
-#include "stream_support.hpp"
 #include "stages/fir/spec.hpp"
+#include "stream_support.hpp"
 #include "test_support.hpp"
 
 namespace sigstream {
