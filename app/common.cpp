@@ -237,11 +237,14 @@ void print_summary(const RunReport& r) {
     }
     o << "\n";
   }
+  // The output's frames, channels and rate (a mix or a resampler changes them).
   const double fps = r.wall_s > 0 ? static_cast<double>(r.output_frames) / r.wall_s : 0.0;
+  const double rate = r.output_sample_rate > 0 ? r.output_sample_rate : r.sample_rate;
   std::snprintf(buf, sizeof buf,
                 "%lld frames x %d ch in %.3f s (%.1f Mframes/s, %.0fx real time) on %s",
-                static_cast<long long>(r.output_frames), r.channels, r.wall_s, fps * 1e-6,
-                r.sample_rate > 0 ? fps / r.sample_rate : 0.0, r.backend.c_str());
+                static_cast<long long>(r.output_frames),
+                r.output_channels > 0 ? r.output_channels : r.channels, r.wall_s, fps * 1e-6,
+                rate > 0 ? fps / rate : 0.0, r.backend.c_str());
   o << "sigstream: " << buf;
   if (!r.output_path.empty())
     o << "; wrote " << r.output_path << " (" << r.output_format << ")";

@@ -6,7 +6,7 @@
 #include "app/filter_command.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+#include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -145,10 +145,12 @@ void add_mix_override(const std::string& text, std::size_t index, FlagOverrides&
     o.add("--mix", at + "select=" + list(text.substr(kSelect.size())));
     return;
   }
-  // A matrix has separators, or is one number (1 x 1); anything else names a preset.
-  char* end = nullptr;
-  const bool one_number = !text.empty() && (std::strtod(text.c_str(), &end), *end == '\0');
-  if (text.find_first_of(",;") == std::string::npos && !one_number) {
+  // A preset is a name ("5.1-stereo" has digits too); a matrix has
+  // separators, or is numbers where the only letters are exponents (1e-3).
+  const bool letters = std::any_of(text.begin(), text.end(), [](char ch) {
+    return std::isalpha(static_cast<unsigned char>(ch)) != 0 && ch != 'e' && ch != 'E';
+  });
+  if (text.empty() || (letters && text.find_first_of(",;") == std::string::npos)) {
     o.add("--mix", at + "preset=" + yaml_value(text));
     return;
   }

@@ -310,12 +310,16 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     Config live = config;
     live.execution.chunk_frames = live_block_frames(*config.execution.latency_ms, si.sample_rate);
     const Plan plan = make_plan(live, si, sink_format ? sink_format->bits : 0);
+    if (sink_format)
+      check_sink_channels(*config.sink.file, *sink_format, plan.output_channels);
     return run_live(live, options, *source, plan, sink_format,
                     new_report(*source, config, plan, sink_format), t0);
   }
   // A stream that ends within its first chunk is planned as that file would be.
   source = prefetch_stream(std::move(source), config.execution.chunk_frames + 1);
   Plan plan = make_plan(config, source->info(), sink_format ? sink_format->bits : 0);
+  if (sink_format)
+    check_sink_channels(*config.sink.file, *sink_format, plan.output_channels);
   const int device = config.execution.devices.empty() ? 0 : config.execution.devices.front();
   trace("plan made");
   BackendOptions bo;

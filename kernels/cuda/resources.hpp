@@ -179,4 +179,19 @@ private:
   std::size_t count_ = 0;
 };
 
+// `count` host values' copy on the current device, there when this returns:
+// copied on a stream of its own and waited for, once (a pageable cudaMemcpy
+// may return before its DMA lands, and the lanes' non-blocking streams do
+// not wait for the legacy stream). For a step's constants (taps, gains).
+template <typename T> DeviceBuffer<T> upload_and_wait(const T* host, std::size_t count) {
+  DeviceBuffer<T> d(count);
+  if (count == 0)
+    return d;
+  const Stream s = Stream::create();
+  SIGSTREAM_CUDA_TRY(
+      cudaMemcpyAsync(d.data(), host, count * sizeof(T), cudaMemcpyHostToDevice, s.get()));
+  s.synchronize();
+  return d;
+}
+
 } // namespace sigstream::kernels::cuda

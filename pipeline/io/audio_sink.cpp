@@ -150,6 +150,25 @@ bool valid(int format) {
 
 } // namespace
 
+void check_sink_channels(const std::string& path, const SinkFormat& format, int channels) {
+  SF_INFO info{};
+  info.format = format.sndfile_format;
+  info.channels = channels;
+  info.samplerate = 48000;
+  if (sf_format_check(&info) != 0)
+    return;
+  // The most it takes, for the message (libsndfile does not say).
+  int most = 0;
+  for (int c = channels - 1; c >= 1 && most == 0; --c) {
+    info.channels = c;
+    if (sf_format_check(&info) != 0)
+      most = c;
+  }
+  throw config_error("sink.file " + path + ": " + format.name + " cannot hold " +
+                     std::to_string(channels) + " channels (the output's, after the stages)" +
+                     (most > 0 ? "; it holds at most " + std::to_string(most) : std::string()));
+}
+
 SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format,
                               std::optional<SinkType> type, std::optional<double> quality) {
   const int major = type ? major_of(*type) : major_from_extension(path);

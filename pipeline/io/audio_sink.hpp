@@ -35,6 +35,11 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
                               std::optional<SinkType> type = std::nullopt,
                               std::optional<double> quality = std::nullopt);
 
+// Throws Error(config) when the chosen container cannot hold `channels`
+// channels (the output's, after a mix): "sink.file out.flac: a flac file
+// holds at most 8 channels ..." (found before any work).
+void check_sink_channels(const std::string& path, const SinkFormat& format, int channels);
+
 // Whether `path` names standard input/output ("-").
 [[nodiscard]] inline bool is_std_stream(const std::string& path) noexcept {
   return path == "-";

@@ -23,16 +23,8 @@ class DirectStep final : public CudaStageStep {
 public:
   explicit DirectStep(const PlannedStage& st)
       : stage_(st), taps_(static_cast<int>(st.as<FirPlan>().taps_f32.size())),
-        d_taps_(st.as<FirPlan>().taps_f32.size()) {
-    // A pageable cudaMemcpy may return before its DMA lands, and the lanes'
-    // non-blocking streams do not wait for the legacy stream: copy on a
-    // stream of ours and wait for it (once, here).
-    const kc::Stream upload = kc::Stream::create();
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.as<FirPlan>().taps_f32.data(),
-                                       st.as<FirPlan>().taps_f32.size() * sizeof(float),
-                                       cudaMemcpyHostToDevice, upload.get()));
-    upload.synchronize();
-  }
+        d_taps_(kc::upload_and_wait(st.as<FirPlan>().taps_f32.data(),
+                                    st.as<FirPlan>().taps_f32.size())) {}
   [[nodiscard]] std::string describe() const override {
     return "stage '" + stage_.name + "' (" + std::to_string(taps_) + " taps): direct, " +
            kc::fir_direct_policy();

@@ -3,6 +3,7 @@
 #include <string>
 #include <utility>
 
+#include "core/error.hpp"
 #include "model/plan.hpp"
 #include "stages/fir/fir.hpp"
 #include "stages/fir/spec.hpp"
@@ -15,11 +16,14 @@ bool fir_per_channel(const PlannedStage& stage) {
 }
 
 PlannedStage fir_channel_stage(const PlannedStage& stage, std::size_t c) {
+  // (A whole copy, every channel's taps included, then cut down: no field
+  // of the stage is left behind.)
   PlannedStage one = stage;
   FirPlan& fir = one.as<FirPlan>();
-  fir.taps = fir.channel_taps.at(c);
+  fir.taps = std::move(fir.channel_taps.at(c));
   fir.taps_f32.assign(fir.taps.begin(), fir.taps.end());
   fir.channel_taps.clear();
+  fir.channel_taps.shrink_to_fit();
   one.channels_in = 1;
   one.channels_out = 1;
   one.name = stage.name + "[" + std::to_string(c) + "]";
@@ -67,7 +71,9 @@ public:
   }
   void run(std::span<const float* const> x, std::int64_t x_first, std::span<float* const> y,
            std::int64_t y_first, std::int64_t n, StepScratch* scratch) const override {
-    auto* s = static_cast<ChannelScratch*>(scratch);
+    auto* s = dynamic_cast<ChannelScratch*>(scratch);
+    if (s == nullptr && scratch != nullptr)
+      throw internal_error("fir '" + stages_.front()->name + "': another step's scratch");
     for (std::size_t c = 0; c < steps_.size(); ++c)
       steps_[c]->run(x.subspan(c, 1), x_first, y.subspan(c, 1), y_first, n,
                      s != nullptr ? s->parts[c].get() : nullptr);

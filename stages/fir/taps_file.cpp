@@ -79,13 +79,40 @@ struct SndfileCloser {
   void operator()(SNDFILE* f) const noexcept { sf_close(f); }
 };
 
+// What the file's first bytes say it is: WAV (RIFF, RF64, Wave64), FLAC or
+// AIFF, the containers an impulse response comes in; another audio magic
+// (none of those is text); or neither (a text file of coefficients).
+enum class TapsKind { text, audio, other_audio };
+
+TapsKind taps_kind(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char m[4] = {};
+  if (!in.read(m, 4))
+    return TapsKind::text; // shorter than any audio header: text (or nothing)
+  const std::string magic(m, 4);
+  if (magic == "RIFF" || magic == "RF64" || magic == "riff" || magic == "fLaC" || magic == "FORM")
+    return TapsKind::audio;
+  if (magic == "caff" || magic == "OggS" || magic == ".snd" || magic.rfind("ID3", 0) == 0 ||
+      (static_cast<unsigned char>(m[0]) == 0xff &&
+       (static_cast<unsigned char>(m[1]) & 0xe0) == 0xe0))
+    return TapsKind::other_audio;
+  return TapsKind::text;
+}
+
 } // namespace
 
 std::vector<std::vector<double>> read_channel_taps_file(const std::string& path) {
+  const TapsKind kind = taps_kind(path);
+  if (kind == TapsKind::text)
+    return {read_taps_file(path)};
+  if (kind == TapsKind::other_audio)
+    throw config_error(path + ": a taps file in audio is WAV, FLAC or AIFF (this one is " +
+                       "another container); or give one coefficient per line");
   SF_INFO info{};
   const std::unique_ptr<SNDFILE, SndfileCloser> f(sf_open(path.c_str(), SFM_READ, &info));
-  if (!f) // not audio libsndfile knows: a text file of coefficients
-    return {read_taps_file(path)};
+  if (!f)
+    throw config_error(path + ": the taps file looks like WAV, FLAC or AIFF but does not open (" +
+                       sf_strerror(nullptr) + ")");
   if (info.frames < 1 || info.channels < 1)
     throw config_error(path + ": the taps file (audio) holds no frames");
   if (info.frames > kMaxTaps)

@@ -10,6 +10,7 @@
 
 #include <sndfile.h>
 
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -265,6 +266,18 @@ TEST(FirChannelsFile, CountsThatFitNeitherAreConfigErrors) {
   EXPECT_NE(m.find("empty"), std::string::npos) << m;
   m = error_of("    taps: [[1, 0.5], 2]\n", 2);
   EXPECT_NE(m.find("not a list"), std::string::npos) << m;
+  // Audio taps come in WAV, FLAC or AIFF: another container (CAF) is refused
+  // before libsndfile parses it, and a broken WAV is not read as text.
+  test::write_audio(dir.file("ir.caf"), SF_FORMAT_CAF | SF_FORMAT_FLOAT, 48000, 2,
+                    std::vector<float>(64, 0.25f));
+  m = error_of("    taps_file: " + dir.file("ir.caf") + "\n", 2);
+  EXPECT_NE(m.find("WAV, FLAC or AIFF"), std::string::npos) << m;
+  {
+    std::ofstream broken(dir.file("broken.wav"), std::ios::binary);
+    broken << "RIFF\x10\0\0\0WAVEjunk";
+  }
+  m = error_of("    taps_file: " + dir.file("broken.wav") + "\n", 2);
+  EXPECT_NE(m.find("does not open"), std::string::npos) << m;
 }
 
 } // namespace

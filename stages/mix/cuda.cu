@@ -16,23 +16,12 @@ namespace {
 
 namespace kc = kernels::cuda;
 
-template <typename T> kc::DeviceBuffer<T> upload(const std::vector<T>& v) {
-  kc::DeviceBuffer<T> d(v.size());
-  if (v.empty())
-    return d;
-  // On a stream of ours, waited for once: the lanes' streams do not wait
-  // for the legacy stream.
-  const kc::Stream s = kc::Stream::create();
-  SIGSTREAM_CUDA_TRY(
-      cudaMemcpyAsync(d.data(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, s.get()));
-  s.synchronize();
-  return d;
-}
-
 class MixStep final : public CudaStageStep {
 public:
   explicit MixStep(const PlannedStage& st)
-      : plan_(st.as<MixPlan>()), d_gains_(upload(plan_.gains_f32)), d_pick_(upload(plan_.select)) {}
+      : plan_(st.as<MixPlan>()),
+        d_gains_(kc::upload_and_wait(plan_.gains_f32.data(), plan_.gains_f32.size())),
+        d_pick_(kc::upload_and_wait(plan_.select.data(), plan_.select.size())) {}
   void run(const float* d_x, std::int64_t x_first, std::int64_t x_stride, float* d_y,
            std::int64_t y_first, std::int64_t y_stride, std::int64_t n, int /*channels*/,
            cudaStream_t stream) override {

@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <array>
+#include <cmath>
 #include <string>
 #include <string_view>
 
@@ -72,6 +73,7 @@ void read_matrix(Context& cx, const MapReader& r, MixSpec& spec) {
   if (!non_empty_list(cx, m, p, k, "the matrix"))
     return;
   std::size_t row_index = 0;
+  std::size_t width = 0; // row 0's, when it is a list
   for (const YAML::Node& row : m) {
     const Path rp = p / row_index;
     std::vector<double> gains;
@@ -86,14 +88,24 @@ void read_matrix(Context& cx, const MapReader& r, MixSpec& spec) {
     } else {
       std::size_t j = 0;
       for (const YAML::Node& g : row) {
-        if (auto x = read_number(cx, g, rp / j, kGainValue))
+        if (auto x = read_number(cx, g, rp / j, kGainValue)) {
+          // What runs is float32: a gain beyond its range, or one it rounds to 0
+          // (a term left out there but not in the float64 reference), is refused.
+          const auto f = static_cast<float>(*x);
+          if (std::isinf(f) || (f == 0.0f && *x != 0.0))
+            cx.error(g, rp / j,
+                     g.Scalar() + " is outside float32's range (expected a gain of magnitude " +
+                         "1e-45 .. 3.4e38, or 0)");
           gains.push_back(*x);
+        }
         ++j;
       }
-      if (!spec.matrix.empty() && row.size() != spec.matrix.front().size())
+      if (row_index == 0)
+        width = row.size();
+      else if (width > 0 && row.size() != width)
         cx.error(row, rp,
                  "row " + std::to_string(row_index) + " has " + std::to_string(row.size()) +
-                     " gains, row 0 has " + std::to_string(spec.matrix.front().size()) +
+                     " gains, row 0 has " + std::to_string(width) +
                      " (every row needs one gain per input channel)");
     }
     spec.matrix.push_back(std::move(gains));

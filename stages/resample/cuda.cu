@@ -17,14 +17,9 @@ namespace kc = kernels::cuda;
 
 class ResampleStep final : public CudaStageStep {
 public:
-  explicit ResampleStep(const PlannedStage& st) : d_taps_(st.as<ResamplePlan>().taps_f32.size()) {
-    // On a stream of ours, waited for once: the lanes' streams do not wait
-    // for the legacy stream.
-    const kc::Stream upload = kc::Stream::create();
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_taps_.data(), st.as<ResamplePlan>().taps_f32.data(),
-                                       st.as<ResamplePlan>().taps_f32.size() * sizeof(float),
-                                       cudaMemcpyHostToDevice, upload.get()));
-    upload.synchronize();
+  explicit ResampleStep(const PlannedStage& st)
+      : d_taps_(kc::upload_and_wait(st.as<ResamplePlan>().taps_f32.data(),
+                                    st.as<ResamplePlan>().taps_f32.size())) {
     filter_ = {d_taps_.data(),
                static_cast<int>(st.as<ResamplePlan>().taps_f32.size()),
                static_cast<int>(st.up),

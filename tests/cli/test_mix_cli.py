@@ -108,6 +108,10 @@ def bad_mixes_say_so_in_the_flags_words():
         ("stereo", "--mix: 'stereo' is not a valid preset (expected one of mono | 5.1-stereo)"),
         ("5.1-stereo", "preset 5.1-stereo needs 6 input channels (L R C LFE Ls Rs), the input has 2"),
         ("0.5,loud", "--mix: 'loud' is not a number"),
+        ("0.5 0.5", "--mix: '0.5 0.5' is not a number"),  # gains go with ','
+        ("1e39,0", "--mix: 1e39 is outside float32's range"),
+        ("1e-50,1", "--mix: 1e-50 is outside float32's range"),
+        ("2,bad;x", "--mix: 'bad' is not a number"),  # (and row 1's width against row 0's list)
     ]
     for mix, words in cases:
         p = sh(["filter", "two.wav", "o.wav", "--mix", mix, "--backend", "cpu", "-q"])
@@ -118,5 +122,24 @@ def bad_mixes_say_so_in_the_flags_words():
         assert not os.path.exists("o.wav"), mix
 
 
+def an_output_its_container_cannot_hold_is_refused_before_work():
+    write_pcm16("two.wav", 2, 4)
+    # FLAC holds at most 8 channels: nine made by a select are refused, exit 2, no file.
+    p = sh(["filter", "two.wav", "o.flac", "--mix", "select:" + ",".join(["0"] * 9), "-q"])
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert "cannot hold 9 channels" in p.stderr and "at most 8" in p.stderr, p.stderr
+    assert not os.path.exists("o.flac")
+    p = sh(["filter", "two.wav", "o.flac", "--mix", "select:" + ",".join(["1"] * 8), "-q"])
+    assert p.returncode == 0, p.stderr
+
+
+def the_summary_counts_the_outputs_channels():
+    write_pcm16("six.wav", 6, 5)
+    p = sh(["filter", "six.wav", "o.wav", "--mix", "5.1-stereo", "--backend", "cpu"])
+    assert p.returncode == 0, p.stderr
+    assert "%d frames x 2 ch" % FRAMES in p.stderr, p.stderr
+
+
 run_cases([each_spelling_is_its_config_and_the_definition, the_mix_runs_first,
-           bad_mixes_say_so_in_the_flags_words], BIN, "sigstream-mix-cli-")
+           bad_mixes_say_so_in_the_flags_words, an_output_its_container_cannot_hold_is_refused_before_work,
+           the_summary_counts_the_outputs_channels], BIN, "sigstream-mix-cli-")
