@@ -1,6 +1,7 @@
 #pragma once
 // One chunk through the stages of a plan, on the CPU, in float (what the CPU
-// backend runs) or double (the float64 verification reference). Both follow
+// backend runs) or double (the float64 verification reference): the CPU
+// executor of the chain walk (chain_walk.hpp). Both follow
 // the frame geometry of pipeline/plan.hpp and run each stage's step
 // (stages/stage.hpp), so they differ only in precision and, where a step has
 // a faster method (FFT overlap-save for fir), in the kernel: the double path
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "pipeline/backends/chain_walk.hpp"
 #include "pipeline/backends/chunk_math.hpp"
 #include "pipeline/plan.hpp"
 #include "stages/registry.hpp"
@@ -76,62 +78,58 @@ run_stages(const Plan& plan, const CpuSteps& steps, std::int64_t start, std::int
     scratch.step.resize(plan.stages.size());
   std::vector<const T*> y_at, x_at;
   std::vector<T*> y_valid;
-  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    const PlannedStage& st = plan.stages[j];
-    const auto ch_in = static_cast<std::size_t>(st.channels_in);
-    const auto ch_out = static_cast<std::size_t>(st.channels_out);
+  // Each stage's time, when asked for.
+  auto timed = [&](std::size_t j, auto&& body) {
     const auto t0 = std::chrono::steady_clock::now();
-    auto charge = [&] {
-      if (stage_ns != nullptr)
-        (*stage_ns)[j] += std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              std::chrono::steady_clock::now() - t0)
-                              .count();
-    };
-    if (!steps[j]) { // an observer
-      const FrameWindow own = plan.owned(j, start, frames);
-      const std::int64_t n = frames_inside(own.lo, own.size(), plan.defined_in(j, source_frames));
-      const bool paired = plan.paired(j);
-      y_at.resize(ch_in);
-      x_at.resize(ch_in);
-      for (std::size_t c = 0; c < ch_in; ++c) {
-        y_at[c] = cur[c] + (own.lo - w[j].lo);
-        x_at[c] = paired ? src[c] + (own.lo - w[0].lo) : nullptr;
-      }
-      on_metrics(st, y_at, x_at, n, own.lo);
-      // It passes its input on: from the frame the next stage's window starts
-      // at (later, by its look-back, when it has a spectrum).
-      for (std::size_t c = 0; c < ch_in; ++c)
-        cur[c] += w[j + 1].lo - w[j].lo;
-      charge();
-      continue;
-    }
-    const std::int64_t first = w[j + 1].lo;
-    const std::int64_t out_len = w[j + 1].size();
-    const ValidRange valid = valid_range(first, out_len, plan.defined_out(j, source_frames));
-    const CpuStageStep& step = *steps[j];
-    if constexpr (std::is_same_v<T, float>)
-      if (!scratch.step[j])
-        scratch.step[j] = step.make_scratch();
-    std::vector<const T*> out(ch_out);
-    y_valid.resize(ch_out);
-    for (std::size_t c = 0; c < ch_out; ++c) {
-      T* y = next->data() + c * static_cast<std::size_t>(stride);
-      out[c] = y;
-      y_valid[c] = y + valid.lo;
-      std::fill(y, y + valid.lo, T(0));
-      std::fill(y + valid.hi, y + out_len, T(0));
-    }
-    if (valid.hi > valid.lo) {
-      if constexpr (std::is_same_v<T, float>)
-        step.run(cur, w[j].lo, y_valid, first + valid.lo, valid.hi - valid.lo,
-                 scratch.step[j].get());
-      else
-        step.run(cur, w[j].lo, y_valid, first + valid.lo, valid.hi - valid.lo);
-    }
-    cur = std::move(out);
-    std::swap(next, spare);
-    charge();
-  }
+    body();
+    if (stage_ns != nullptr)
+      (*stage_ns)[j] += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now() - t0)
+                            .count();
+  };
+  walk_chunk(
+      plan, w, start, frames, source_frames,
+      [&](const ObserverVisit& v) {
+        timed(v.index, [&] {
+          const auto ch = static_cast<std::size_t>(v.stage.channels_in);
+          y_at.resize(ch);
+          x_at.resize(ch);
+          for (std::size_t c = 0; c < ch; ++c) {
+            y_at[c] = cur[c] + v.offset;
+            x_at[c] = v.paired ? src[c] + v.source_offset : nullptr;
+          }
+          on_metrics(v.stage, y_at, x_at, v.frames, v.first_frame);
+          for (std::size_t c = 0; c < ch; ++c)
+            cur[c] += v.pass_on;
+        });
+      },
+      [&](const StepVisit& v) {
+        timed(v.index, [&] {
+          const CpuStageStep& step = *steps[v.index];
+          if constexpr (std::is_same_v<T, float>)
+            if (!scratch.step[v.index])
+              scratch.step[v.index] = step.make_scratch();
+          const auto ch_out = static_cast<std::size_t>(v.stage.channels_out);
+          std::vector<const T*> out(ch_out);
+          y_valid.resize(ch_out);
+          for (std::size_t c = 0; c < ch_out; ++c) {
+            T* y = next->data() + c * static_cast<std::size_t>(stride);
+            out[c] = y;
+            y_valid[c] = y + v.valid.lo;
+            std::fill(y, y + v.valid.lo, T(0));
+            std::fill(y + v.valid.hi, y + v.length, T(0));
+          }
+          if (v.valid.hi > v.valid.lo) {
+            if constexpr (std::is_same_v<T, float>)
+              step.run(cur, v.x_first, y_valid, v.first + v.valid.lo, v.valid.hi - v.valid.lo,
+                       scratch.step[v.index].get());
+            else
+              step.run(cur, v.x_first, y_valid, v.first + v.valid.lo, v.valid.hi - v.valid.lo);
+          }
+          cur = std::move(out);
+          std::swap(next, spare);
+        });
+      });
   return cur;
 }
 

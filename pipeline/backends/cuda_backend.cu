@@ -41,6 +41,7 @@
 #include "kernels/cuda/metrics.cuh"
 #include "kernels/cuda/resources.hpp"
 #include "kernels/cuda/welch.cuh"
+#include "pipeline/backends/chain_walk.hpp"
 #include "pipeline/backends/chunk_math.hpp"
 #include "pipeline/resource_limits.hpp"
 #include "stages/cuda_steps.cuh"
@@ -552,45 +553,45 @@ private:
     const std::vector<FrameWindow>& w = lane.windows;
     float* planes[2] = {lane.d_ping.data(), lane.d_pong.data()};
     int next = 0;
-    for (std::size_t j = 0; j < p.stages.size(); ++j) {
-      const PlannedStage& st = p.stages[j];
-      auto phase = [&] {
-        return "stage '" + st.name + "' (" + std::string(to_string(st.type)) + ")";
-      };
-      in_phase(phase, [&] {
-        lane.marks[j].record(s);
-        if (!lane.steps[j]) { // an observer: the frames the chunk counts
-                              // (pipeline/backends/cpu_chunk.hpp)
-          const FrameWindow own = p.owned(j, lane.start, lane.frames);
-          const std::int64_t n =
-              frames_inside(own.lo, own.size(), p.defined_in(j, lane.source_frames));
-          kc::channel_metrics(
-              cur + (own.lo - w[j].lo), P, p.paired(j) ? src + (own.lo - w[0].lo) : nullptr, P, n,
-              st.channels_in, lane.d_partials.data(),
-              lane.d_metrics.data() + slot_offset_[static_cast<std::size_t>(st.metrics_slot)], s);
-          Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
-          if (sp.welch) { // the segments ending in its frames; its look-back lies before them
-            const std::int64_t back = sp.welch->nfft() - 1;
-            sp.segments = sp.welch->sums(cur + (own.lo - w[j].lo) - back, P, own.lo - back,
-                                         n + back, own.lo, own.lo + n, sp.d_power.data(), s);
-            SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(sp.h_power.data(), sp.d_power.data(),
-                                               sp.d_power.bytes(), cudaMemcpyDeviceToHost, s));
-          }
-          // It passes its input on, from where the next stage's window starts.
-          cur += w[j + 1].lo - w[j].lo;
-          return;
-        }
-        const std::int64_t first = w[j + 1].lo;
-        const std::int64_t out_len = w[j + 1].size();
-        const ValidRange valid = valid_range(first, out_len, p.defined_out(j, lane.source_frames));
-        float* out = planes[next];
-        lane.steps[j]->run(cur, w[j].lo, P, out + valid.lo, first + valid.lo, P,
-                           valid.hi - valid.lo, st.channels_in, s);
-        kc::zero_outside(out, P, st.channels_out, out_len, valid.lo, valid.hi, s);
-        cur = out;
-        next ^= 1;
-      });
-    }
+    // Each stage's turn, timed by an event before it, with its name in any error.
+    auto turn = [&](const PlannedStage& st, std::size_t j, auto&& body) {
+      in_phase([&] { return "stage '" + st.name + "' (" + std::string(to_string(st.type)) + ")"; },
+               [&] {
+                 lane.marks[j].record(s);
+                 body();
+               });
+    };
+    walk_chunk(
+        p, w, lane.start, lane.frames, lane.source_frames,
+        [&](const ObserverVisit& v) {
+          turn(v.stage, v.index, [&] {
+            const PlannedStage& st = v.stage;
+            kc::channel_metrics(
+                cur + v.offset, P, v.paired ? src + v.source_offset : nullptr, P, v.frames,
+                st.channels_in, lane.d_partials.data(),
+                lane.d_metrics.data() + slot_offset_[static_cast<std::size_t>(st.metrics_slot)], s);
+            Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
+            if (sp.welch) { // the segments ending in its frames; its look-back lies before them
+              const std::int64_t back = sp.welch->nfft() - 1;
+              sp.segments =
+                  sp.welch->sums(cur + v.offset - back, P, v.first_frame - back, v.frames + back,
+                                 v.first_frame, v.first_frame + v.frames, sp.d_power.data(), s);
+              SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(sp.h_power.data(), sp.d_power.data(),
+                                                 sp.d_power.bytes(), cudaMemcpyDeviceToHost, s));
+            }
+            cur += v.pass_on; // it passes its input on
+          });
+        },
+        [&](const StepVisit& v) {
+          turn(v.stage, v.index, [&] {
+            float* out = planes[next];
+            lane.steps[v.index]->run(cur, v.x_first, P, out + v.valid.lo, v.first + v.valid.lo, P,
+                                     v.valid.hi - v.valid.lo, v.stage.channels_in, s);
+            kc::zero_outside(out, P, v.stage.channels_out, v.length, v.valid.lo, v.valid.hi, s);
+            cur = out;
+            next ^= 1;
+          });
+        });
 
     in_phase(
         [] { return "output"; },

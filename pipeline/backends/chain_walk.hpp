@@ -1,0 +1,73 @@
+#pragma once
+// One chunk's walk through a plan's stages (DESIGN §1b: one chain walker),
+// run by the CPU executor (cpu_chunk.hpp, in float and in the float64
+// reference) and the CUDA executor (cuda_backend.cu) alike. The walk holds
+// the geometry: the frames each signal of the chunk covers (Plan::windows),
+// for an observer (metrics) the frames it counts and whether the source
+// pairs with them, for a step the frames it writes and which of those lie
+// inside its signal (the executor zeroes the rest). The executor holds the
+// planes and runs the kernels, so both backends follow one rule by
+// construction.
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "pipeline/backends/chunk_math.hpp"
+#include "pipeline/plan.hpp"
+#include "stages/registry.hpp"
+
+namespace sigstream {
+
+// An observer's turn: it reads its input window's frames
+// [offset, offset + frames), which are the signal's frames [first_frame,
+// first_frame + frames) (Plan::owned, clamped to the signal's length; with a
+// spectrum its look-back lies before them), and passes its input on.
+struct ObserverVisit {
+  std::size_t index;
+  const PlannedStage& stage;
+  std::int64_t offset;
+  std::int64_t frames;
+  std::int64_t first_frame;
+  // The source has the same frames and channels there (no rate change or mix
+  // before), at source_offset in the source window.
+  bool paired;
+  std::int64_t source_offset;
+  // How far the next stage's input window starts after this one's.
+  std::int64_t pass_on;
+};
+
+// A step's turn: from its input window (first frame x_first) it writes the
+// output window [first, first + length), of which [valid.lo, valid.hi) lies
+// inside its output signal.
+struct StepVisit {
+  std::size_t index;
+  const PlannedStage& stage;
+  std::int64_t x_first;
+  std::int64_t first;
+  std::int64_t length;
+  ValidRange valid;
+};
+
+// `w` = plan.windows(start, frames) of the chunk with output frames [start,
+// start + frames) of a source `source_frames` long (ChunkJob::source_frames).
+// Calls observe(ObserverVisit) or step(StepVisit) for each stage in order.
+template <typename Observe, typename Step>
+void walk_chunk(const Plan& plan, const std::vector<FrameWindow>& w, std::int64_t start,
+                std::int64_t frames, std::int64_t source_frames, Observe&& observe, Step&& step) {
+  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
+    const PlannedStage& st = plan.stages[j];
+    if (stage_kind(st.type).observer) {
+      const FrameWindow own = plan.owned(j, start, frames);
+      observe(ObserverVisit{j, st, own.lo - w[j].lo,
+                            frames_inside(own.lo, own.size(), plan.defined_in(j, source_frames)),
+                            own.lo, plan.paired(j), own.lo - w[0].lo, w[j + 1].lo - w[j].lo});
+      continue;
+    }
+    const std::int64_t first = w[j + 1].lo;
+    const std::int64_t length = w[j + 1].size();
+    step(StepVisit{j, st, w[j].lo, first, length,
+                   valid_range(first, length, plan.defined_out(j, source_frames))});
+  }
+}
+
+} // namespace sigstream
