@@ -90,8 +90,16 @@ def check(root: Path, files: list[str]) -> list[str]:
 
 
 def tracked_files(root: Path) -> list[str]:
-    out = subprocess.run(["git", "-C", str(root), "ls-files"], check=True, capture_output=True, text=True)
-    return out.stdout.split()
+    """git's list of the tree's files; outside a git checkout (an sdist, a copy), the layers' folders."""
+    try:
+        out = subprocess.run(["git", "-C", str(root), "ls-files"], check=True, capture_output=True, text=True)
+        if out.stdout.strip():
+            return out.stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    top = {name.split("/")[0] for name in RANKS}
+    return sorted(str(p.relative_to(root)) for t in top if (root / t).is_dir()
+                  for p in (root / t).rglob("*") if p.is_file())
 
 
 def main(argv: list[str]) -> int:
