@@ -6,6 +6,9 @@ reader, a stalled producer, and killed runs leaving no temporary file.
 
 Usage: python3 test_streams.py PATH_TO_sigstream   (standard library only)
 
+Over 600 lines (~690) as one file on purpose: every case shares the pipe
+helpers at the top and runs in one harness call (tests/support/harness.py).
+
 One file on purpose: ctest runs it as one test, and its cases share the
 stream helpers below (WAV bytes, fed pipes, data_of); the live-mode cases
 sit with the stream cases they extend.
