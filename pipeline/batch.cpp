@@ -1,9 +1,10 @@
 // `sigstream batch` (pipeline/batch.hpp): input expansion, resume records,
-// the scheduler over devices, progress and the summary. Over 600 lines
-// (~1200) and one file on purpose: these parts share the per-file record
-// type, its JSON form and the scheduler's state, which would otherwise move
-// into a header of internals; the summary writer is the part to split off
-// when it grows.
+// the device starts, progress, the summary, and BatchRun, one batch as an
+// object with small methods (where, planning, scheduling, the workers, the
+// summary). Over 600 lines (~1650) and one file on purpose: these parts
+// share the per-file record type, its JSON form and the scheduler's state,
+// which would otherwise move into a header of internals; the summary writer
+// is the part to split off when it grows.
 #include "pipeline/batch.hpp"
 #include "pipeline/batch_commit.hpp"
 #include "pipeline/batch_shard.hpp"
@@ -31,6 +32,7 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stop_token>
@@ -1050,32 +1052,69 @@ std::string batch_summary_csv(const BatchSummary& s) {
   return o.str();
 }
 
-BatchSummary run_batch(const Config& config, const BatchOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  check_execution_limits(config.execution); // before any worker starts
-  const bool keep_going = options.keep_going.value_or(config.batch.keep_going);
-  const std::string out_dir = options.out_dir.value_or(config.batch.out_dir);
-  std::mutex log_mutex;
-  auto info = [&](const std::string& m) {
-    if (options.log && !options.quiet)
-      options.log(m);
-  };
+namespace {
 
-  // Where: resolved once for the whole batch, before any file is touched.
-  const BackendKind kind = options.backend.value_or(config.execution.backend);
-  const int device_count = options.device_count_override >= 0
-                               ? options.device_count_override
-                               : static_cast<int>(list_devices().size());
-  std::vector<int> devices;
-  if (kind == BackendKind::cuda && device_count == 0)
-    throw Error(ErrorKind::cuda,
-                cuda_built() ? "backend 'cuda': no CUDA device found (use --backend cpu or auto)"
-                             : "backend 'cuda': this sigstream was built without CUDA "
-                               "(no nvcc at build time); use --backend cpu");
-  if (kind != BackendKind::cpu && device_count > 0)
-    devices = resolve_batch_devices(config.execution.devices, device_count);
-  const bool use_cuda = !devices.empty();
-  const std::string backend = use_cuda ? "cuda" : "cpu";
+// One batch run (DESIGN §1b: an engine as an object with small methods):
+// where it runs and the devices' starts, planning (the list, what is up to
+// date, the temporary files a killed run left), scheduling (the order, the
+// workers), the workers with their files, and the summary.
+class BatchRun {
+public:
+  BatchRun(const Config& config, const BatchOptions& options)
+      : config_(config), options_(options), t0_(std::chrono::steady_clock::now()),
+        keep_going_(options.keep_going.value_or(config.batch.keep_going)),
+        out_dir_(options.out_dir.value_or(config.batch.out_dir)) {}
+
+  BatchSummary run() {
+    check_execution_limits(config_.execution); // before any worker starts
+    resolve_devices();
+    start_contexts();
+    plan();
+    check_resume();
+    sweep_temps();
+    schedule();
+    display_.emplace(options_.progress && !options_.quiet, options_.log, order_.size(),
+                     total_bytes_);
+    make_file_log();
+    const std::size_t workers = run_workers();
+    display_->finish();
+    print_profile(workers);
+    tally();
+    write_summary();
+    say_end();
+    return std::move(summary_);
+  }
+
+private:
+  void info(const std::string& m) const {
+    if (options_.log && !options_.quiet)
+      options_.log(m);
+  }
+  void say(const std::string& m, bool failure) {
+    if (!options_.log || (options_.quiet && !failure))
+      return;
+    display_->say(m);
+  }
+
+  // --- where -----------------------------------------------------------------
+
+  // Resolved once for the whole batch, before any file is touched.
+  void resolve_devices() {
+    kind_ = options_.backend.value_or(config_.execution.backend);
+    const int device_count = options_.device_count_override >= 0
+                                 ? options_.device_count_override
+                                 : static_cast<int>(list_devices().size());
+    if (kind_ == BackendKind::cuda && device_count == 0)
+      throw Error(ErrorKind::cuda,
+                  cuda_built() ? "backend 'cuda': no CUDA device found (use --backend cpu or auto)"
+                               : "backend 'cuda': this sigstream was built without CUDA "
+                                 "(no nvcc at build time); use --backend cpu");
+    if (kind_ != BackendKind::cpu && device_count > 0)
+      devices_ = resolve_batch_devices(config_.execution.devices, device_count);
+    use_cuda_ = !devices_.empty();
+    backend_ = use_cuda_ ? "cuda" : "cpu";
+  }
+
   // The devices' contexts are made while the inputs are listed and checked,
   // one device at a time: the driver makes contexts one after another anyway
   // (four at once took as long as four in a row on a 4-GPU host), and a
@@ -1086,86 +1125,90 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
   // start as soon as its own context is up. (Waiting for every worker of
   // device k instead left two of four GPUs idle in a GPU-bound batch: the
   // workers' set-ups take ~15 ms each, one after another.)
-  DeviceStarts starts;
-  std::map<int, std::shared_future<void>> device_up;
-  std::jthread starting;
-  if (use_cuda && !options.runner) {
+  void start_contexts() {
+    if (!use_cuda_ || options_.runner)
+      return;
     std::vector<std::shared_ptr<std::promise<void>>> up;
-    for (const int d : devices) {
+    for (const int d : devices_) {
       up.push_back(std::make_shared<std::promise<void>>());
-      device_up[d] = up.back()->get_future().share();
+      device_up_[d] = up.back()->get_future().share();
     }
     try {
-      starting = std::jthread([&starts, devices, up](std::stop_token stop) {
+      starting_ = std::jthread([this, devices = devices_, up](std::stop_token stop) {
         for (std::size_t k = 0; k < devices.size(); ++k) {
-          if (k == 0 || starts.wait_to_start(devices[k - 1], devices[k], stop))
-            start_devices({devices[k]});
+          if (k == 0 || starts_.wait_to_start(devices[k - 1], devices[k], stop))
+            sigstream::start_devices({devices[k]});
           up[k]->set_value(); // ready, or not worth starting: its workers find no file left
         }
       });
     } catch (const std::system_error&) {
-      device_up.clear(); // no thread to spare: a worker's first file makes its context
+      device_up_.clear(); // no thread to spare: a worker's first file makes its context
     }
   }
 
-  // The list (expanded, or options.items), this shard's part of it.
-  BatchPlan plan = plan_batch(config, options, out_dir, backend, info);
-  std::vector<BatchItem> items = std::move(plan.items);
+  // --- planning --------------------------------------------------------------
 
-  BatchSummary summary;
-  summary.backend = backend;
-  summary.out_dir = out_dir;
-  summary.shard = std::move(plan.shard);
-  if (options.write_summary) {
-    summary.summary_json = options.summary_json.empty() ? plan.summary_json : options.summary_json;
-    summary.summary_csv = summary_csv_path(summary.summary_json);
+  // The list (expanded, or options.items), this shard's part of it; the
+  // fingerprint and the files whose changes make outputs out of date.
+  void plan() {
+    BatchPlan plan = plan_batch(config_, options_, out_dir_, backend_,
+                                [this](const std::string& m) { info(m); });
+    items_ = std::move(plan.items);
+    summary_.backend = backend_;
+    summary_.out_dir = out_dir_;
+    summary_.shard = std::move(plan.shard);
+    if (options_.write_summary) {
+      summary_.summary_json =
+          options_.summary_json.empty() ? plan.summary_json : options_.summary_json;
+      summary_.summary_csv = summary_csv_path(summary_.summary_json);
+    }
+    fingerprint_ = batch_config_fingerprint(config_, backend_);
+    if (!options_.config_path.empty())
+      deps_.push_back(options_.config_path);
+    for (const StageSpec& s : config_.stages)
+      if (const auto files = stage_kind(s.type).files)
+        for (std::string& f : files(s))
+          deps_.push_back(std::move(f));
   }
-  const std::string fingerprint = batch_config_fingerprint(config, backend);
 
-  std::vector<std::string> deps;
-  if (!options.config_path.empty())
-    deps.push_back(options.config_path);
-  for (const StageSpec& s : config.stages)
-    if (const auto files = stage_kind(s.type).files)
-      for (std::string& f : files(s))
-        deps.push_back(std::move(f));
-
-  summary.files.resize(items.size());
-  std::vector<std::size_t> todo;
-  std::size_t other_config = 0, completed = 0;
-  for (std::size_t i = 0; i < items.size(); ++i) {
-    BatchFileResult& r = summary.files[i];
-    r.item = items[i];
-    if (!options.force) {
-      // Before the sweep below, which would remove a dead worker's pending record.
-      bool adopted = false;
-      ResumeCheck check =
-          up_to_date_or_completed(items[i], deps, options.verify, fingerprint, &adopted);
-      completed += adopted ? 1 : 0;
-      if (check.stats) {
-        r.status = BatchStatus::skipped;
-        r.outputs_written = true;
-        fill_from_stats(r, *check.stats);
-        ++summary.skipped;
-        continue;
+  // What is up to date (skipped), and what a killed run committed the audio of.
+  void check_resume() {
+    summary_.files.resize(items_.size());
+    std::size_t other_config = 0, completed = 0;
+    for (std::size_t i = 0; i < items_.size(); ++i) {
+      BatchFileResult& r = summary_.files[i];
+      r.item = items_[i];
+      if (!options_.force) {
+        // Before the sweep below, which would remove a dead worker's pending record.
+        bool adopted = false;
+        ResumeCheck check =
+            up_to_date_or_completed(items_[i], deps_, options_.verify, fingerprint_, &adopted);
+        completed += adopted ? 1 : 0;
+        if (check.stats) {
+          r.status = BatchStatus::skipped;
+          r.outputs_written = true;
+          fill_from_stats(r, *check.stats);
+          ++summary_.skipped;
+          continue;
+        }
+        if (check.other_config)
+          ++other_config;
       }
-      if (check.other_config)
-        ++other_config;
+      todo_.push_back(i);
     }
-    todo.push_back(i);
+    if (completed > 0)
+      info("batch: completed the commits of " + std::to_string(completed) +
+           " file(s) a killed run had committed the audio of (skipped, not redone)");
+    if (other_config > 0)
+      info("batch: " + std::to_string(other_config) + " complete file(s) in '" + out_dir_ +
+           "' were made by another config (stages, sink or backend): redoing them");
   }
-  if (completed > 0)
-    info("batch: completed the commits of " + std::to_string(completed) +
-         " file(s) a killed run had committed the audio of (skipped, not redone)");
-  if (other_config > 0)
-    info("batch: " + std::to_string(other_config) + " complete file(s) in '" + out_dir +
-         "' were made by another config (stages, sink or backend): redoing them");
 
-  {
-    // Every file's targets, skipped ones included: a killed run with another
-    // config may have been rewriting a file that this config finds up to date.
-    std::vector<std::string> targets = {summary.summary_json, summary.summary_csv};
-    for (const BatchItem& it : items)
+  // Every file's targets, skipped ones included: a killed run with another
+  // config may have been rewriting a file that this config finds up to date.
+  void sweep_temps() const {
+    std::vector<std::string> targets = {summary_.summary_json, summary_.summary_csv};
+    for (const BatchItem& it : items_)
       for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv})
         targets.push_back(*p);
     const TempSweep sweep = remove_stale_temps(targets);
@@ -1182,119 +1225,94 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
            "writing these outputs now?)");
   }
 
-  std::vector<std::uintmax_t> todo_bytes;
-  std::uintmax_t total_bytes = 0;
-  for (std::size_t i : todo) {
-    todo_bytes.push_back(items[i].bytes);
-    total_bytes += items[i].bytes;
-  }
-  std::vector<std::size_t> order;
-  for (std::size_t k : batch_dispatch_order(todo_bytes))
-    order.push_back(todo[k]);
+  // --- scheduling ------------------------------------------------------------
 
-  const int cpu_budget =
-      config.execution.threads > 0 ? config.execution.threads : hardware_threads();
-  if (!todo.empty())
-    summary.workers =
-        plan_batch_workers(devices, options.files_per_device, cpu_budget, todo.size());
-  if (use_cuda) {
-    for (int d : devices) {
-      BatchDeviceCount c;
-      c.device = d;
-      for (const auto& w : summary.workers)
-        c.workers += w.device == d ? 1 : 0;
-      summary.devices.push_back(c);
+  // The order (largest first), the workers, and the line that says where.
+  void schedule() {
+    std::vector<std::uintmax_t> todo_bytes;
+    for (std::size_t i : todo_) {
+      todo_bytes.push_back(items_[i].bytes);
+      total_bytes_ += items_[i].bytes;
     }
-  } else {
-    summary.devices.push_back({-1, static_cast<int>(summary.workers.size()), 0, 0, 0, 0.0});
-  }
-
-  {
-    std::string where;
-    if (use_cuda) {
-      where = "cuda device";
-      where += devices.size() > 1 ? "s " : " ";
-      for (std::size_t i = 0; i < devices.size(); ++i)
-        where += (i ? "," : "") + std::to_string(devices[i]);
-      where += " (" + std::to_string(summary.workers.size()) + " file(s) in flight)";
+    for (std::size_t k : batch_dispatch_order(todo_bytes))
+      order_.push_back(todo_[k]);
+    const int cpu_budget =
+        config_.execution.threads > 0 ? config_.execution.threads : hardware_threads();
+    if (!todo_.empty())
+      summary_.workers =
+          plan_batch_workers(devices_, options_.files_per_device, cpu_budget, todo_.size());
+    if (use_cuda_) {
+      for (int d : devices_) {
+        BatchDeviceCount c;
+        c.device = d;
+        for (const auto& w : summary_.workers)
+          c.workers += w.device == d ? 1 : 0;
+        summary_.devices.push_back(c);
+      }
     } else {
-      if (kind == BackendKind::automatic)
+      summary_.devices.push_back({-1, static_cast<int>(summary_.workers.size()), 0, 0, 0, 0.0});
+    }
+    std::string where;
+    if (use_cuda_) {
+      where = "cuda device";
+      where += devices_.size() > 1 ? "s " : " ";
+      for (std::size_t i = 0; i < devices_.size(); ++i)
+        where += (i ? "," : "") + std::to_string(devices_[i]);
+      where += " (" + std::to_string(summary_.workers.size()) + " file(s) in flight)";
+    } else {
+      if (kind_ == BackendKind::automatic)
         info(cuda_built() ? "batch: no CUDA device found, using the CPU backend"
                           : "batch: built without CUDA, using the CPU backend");
-      const int per = summary.workers.empty() ? 0 : summary.workers.front().threads;
-      where = "cpu (" + std::to_string(summary.workers.size()) + " file(s) in flight, " +
+      const int per = summary_.workers.empty() ? 0 : summary_.workers.front().threads;
+      where = "cpu (" + std::to_string(summary_.workers.size()) + " file(s) in flight, " +
               std::to_string(per) + " thread" + (per == 1 ? "" : "s") + " each)";
     }
     std::string m =
-        "batch: " + std::to_string(items.size()) + " file" + (items.size() == 1 ? "" : "s");
-    if (summary.skipped > 0)
-      m += ", " + std::to_string(summary.skipped) + " up to date (skipped; --force redoes them)";
-    if (todo.empty())
-      m += ", nothing to run -> " + out_dir;
+        "batch: " + std::to_string(items_.size()) + " file" + (items_.size() == 1 ? "" : "s");
+    if (summary_.skipped > 0)
+      m += ", " + std::to_string(summary_.skipped) + " up to date (skipped; --force redoes them)";
+    if (todo_.empty())
+      m += ", nothing to run -> " + out_dir_;
     else
-      m += ", " + std::to_string(todo.size()) + " to run on " + where + " -> " + out_dir;
+      m += ", " + std::to_string(todo_.size()) + " to run on " + where + " -> " + out_dir_;
     info(m);
   }
 
-  BatchDisplay display(options.progress && !options.quiet, options.log, todo.size(), total_bytes);
-  auto say = [&](const std::string& m, bool failure) {
-    if (!options.log || (options.quiet && !failure))
-      return;
-    display.say(m);
-  };
+  // --- the workers -----------------------------------------------------------
 
   // Messages from the file pipelines: each distinct one once (they repeat per file).
-  std::set<std::string> seen_messages;
-  std::function<void(const std::string&)> file_log;
-  if (options.log && !options.quiet)
-    file_log = [&](const std::string& m) {
-      {
-        std::lock_guard lock(log_mutex);
-        if (!seen_messages.insert(m).second)
-          return;
-      }
-      display.say(m);
-    };
-  const std::function<RunReport(const Config&, const RunOptions&)> runner =
-      options.runner ? options.runner
-                     : std::function<RunReport(const Config&, const RunOptions&)>(run_pipeline);
-
-  // Where the workers' time goes (printed with SIGSTREAM_TRACE=1): per phase,
-  // summed over files.
-  struct Profile {
-    double setup = 0, read = 0, write = 0, run = 0, commit = 0, release = 0, stats = 0, files = 0;
-  } profile;
-
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::size_t next = 0, done = 0;
-  std::uintmax_t bytes_done = 0;
-  int running = 0, finished_workers = 0, failures = 0;
-  bool stop = false;
-  bool file_interrupted = false;
+  void make_file_log() {
+    if (options_.log && !options_.quiet)
+      file_log_ = [this](const std::string& m) {
+        {
+          std::lock_guard lock(log_mutex_);
+          if (!seen_messages_.insert(m).second)
+            return;
+        }
+        display_->say(m);
+      };
+    runner_ = options_.runner
+                  ? options_.runner
+                  : std::function<RunReport(const Config&, const RunOptions&)>(run_pipeline);
+  }
 
   // The files in flight on a device (counted once, in summary.devices).
-  auto workers_on_device = [&](int device) {
-    for (const BatchDeviceCount& d : summary.devices)
+  [[nodiscard]] int workers_on_device(int device) const {
+    for (const BatchDeviceCount& d : summary_.devices)
       if (d.device == device)
         return d.workers;
     return 0;
-  };
-  auto run_one = [&](std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept,
-                     std::function<void()> backend_ready) {
-    BatchFileResult& r = summary.files[idx];
-    if (!options.force && committed_meanwhile(r, deps, options.verify, fingerprint)) {
-      say("batch: " + r.item.input +
-              ": up to date now (another process committed it since this batch started): skipped",
-          false);
-      return;
-    }
-    Config c = config;
+  }
+
+  // One file's config: its input and outputs, the worker's device or threads.
+  [[nodiscard]] Config file_config(const BatchFileResult& r, const BatchWorker& w) const {
+    Config c = config_;
     c.source.file = r.item.input;
     c.source.synth.reset();
     c.sink.file = r.item.output.empty() ? std::nullopt : std::optional<std::string>(r.item.output);
-    // The statistics JSON is written below rather than by the pipeline: it must
-    // carry the fingerprint the resume check compares, and appear only with it.
+    // The statistics JSON is written by run_one rather than by the pipeline:
+    // it must carry the fingerprint the resume check compares, and appear
+    // only with it.
     c.stats.json.reset();
     c.stats.csv =
         r.item.stats_csv.empty() ? std::nullopt : std::optional<std::string>(r.item.stats_csv);
@@ -1307,12 +1325,25 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       c.execution.streams = std::min(c.execution.streams, 2);
     if (w.device < 0)
       c.execution.threads = w.threads;
+    return c;
+  }
+
+  void run_one(std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept,
+               std::function<void()> backend_ready) {
+    BatchFileResult& r = summary_.files[idx];
+    if (!options_.force && committed_meanwhile(r, deps_, options_.verify, fingerprint_)) {
+      say("batch: " + r.item.input +
+              ": up to date now (another process committed it since this batch started): skipped",
+          false);
+      return;
+    }
+    const Config c = file_config(r, w);
     RunOptions ro;
-    ro.verify = options.verify;
-    ro.tolerance = options.tolerance;
+    ro.verify = options_.verify;
+    ro.tolerance = options_.tolerance;
     ro.progress = false;
     ro.exiting = false;
-    ro.log = file_log;
+    ro.log = file_log_;
     // The worker's backend goes from file to file (its lanes, steps and
     // buffers made once), as long as the files' plans fit it.
     ro.kept_backend = &kept;
@@ -1339,32 +1370,22 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       bool recorded = false;
       ro.name_csv_before_commit = true;
       ro.before_commit = [&](const RunReport& done, const CommitFiles& files) {
-        write_all(stats, batch_stats_json(done, fingerprint, files));
+        write_all(stats, batch_stats_json(done, fingerprint_, files));
         stats.name_temporary();
         recorded = true;
       };
       const auto p0 = std::chrono::steady_clock::now();
-      const RunReport rep = runner(c, ro);
+      const RunReport rep = runner_(c, ro);
       const auto p1 = std::chrono::steady_clock::now();
       fill_from_report(r, rep);
       if (!recorded)
         write_all(stats,
-                  batch_stats_json(rep, fingerprint, std::nullopt)); // a runner without the hook
+                  batch_stats_json(rep, fingerprint_, std::nullopt)); // a runner without the hook
       stats.commit();
-      if (trace_on()) {
-        const double call = std::chrono::duration<double>(p1 - p0).count();
-        const double stats_s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - p1).count();
-        std::lock_guard lock(mutex);
-        profile.setup += rep.setup_s;
-        profile.read += rep.read_s;
-        profile.write += rep.write_s;
-        profile.run += rep.wall_s - rep.setup_s;
-        profile.commit += rep.commit_s;
-        profile.release += std::max(0.0, call - rep.wall_s - rep.commit_s);
-        profile.stats += stats_s;
-        profile.files += 1;
-      }
+      if (trace_on())
+        add_to_profile(
+            rep, std::chrono::duration<double>(p1 - p0).count(),
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - p1).count());
       r.outputs_written = true;
       r.status = BatchStatus::ok;
       if (rep.verification.ran && !rep.verification.passed) {
@@ -1390,23 +1411,71 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       fill_from_header(r);
     if (r.status == BatchStatus::interrupted && r.error.empty())
       r.error = "interrupted";
-  };
+  }
+
+  // Where the workers' time goes (printed with SIGSTREAM_TRACE=1): per phase,
+  // summed over files.
+  void add_to_profile(const RunReport& rep, double call_s, double stats_s) {
+    std::lock_guard lock(mutex_);
+    profile_.setup += rep.setup_s;
+    profile_.read += rep.read_s;
+    profile_.write += rep.write_s;
+    profile_.run += rep.wall_s - rep.setup_s;
+    profile_.commit += rep.commit_s;
+    profile_.release += std::max(0.0, call_s - rep.wall_s - rep.commit_s);
+    profile_.stats += stats_s;
+    profile_.files += 1;
+  }
 
   // Whether a worker of this device has anything to do once its context is
   // up: false when the other devices took every file meanwhile.
-  auto device_ready = [&](int device) {
-    const auto up = device_up.find(device);
-    if (up == device_up.end())
+  bool device_ready(int device) {
+    const auto up = device_up_.find(device);
+    if (up == device_up_.end())
       return true;
     const std::shared_future<void> ready = up->second; // this thread's own copy
     while (ready.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
-      std::lock_guard lock(mutex);
-      if (stop || interrupted() || next >= order.size())
+      std::lock_guard lock(mutex_);
+      if (stop_ || interrupted() || next_ >= order_.size())
         return false;
     }
     return true;
-  };
-  auto worker_loop = [&](BatchWorker w) {
+  }
+
+  // After a file: the counts, a stop at a failure without keep_going or at
+  // an interruption, and its line.
+  void file_done(const BatchFileResult& r) {
+    std::size_t n = 0;
+    {
+      std::lock_guard lock(mutex_);
+      --running_;
+      n = ++done_;
+      bytes_done_ += r.item.bytes;
+      if (r.status == BatchStatus::failed) {
+        ++failures_;
+        if (!keep_going_)
+          stop_ = true;
+      }
+      if (r.status == BatchStatus::interrupted) {
+        file_interrupted_ = true;
+        stop_ = true;
+      }
+    }
+    cv_.notify_all();
+    const std::string count = "[" + std::to_string(n) + "/" + std::to_string(order_.size()) + "] ";
+    if (r.status == BatchStatus::failed) {
+      const bool named = r.error.find(r.item.input) != std::string::npos;
+      say(count + "failed " + (named ? r.error : r.item.input + ": " + r.error), true);
+    } else if (r.status == BatchStatus::ok && !display_->drawing()) {
+      const double x = r.wall_s > 0 ? r.duration_s() / r.wall_s : 0.0;
+      say(count + "ok " + r.item.input + " -> " +
+              (r.item.output.empty() ? r.item.stats_json : r.item.output) + " (" +
+              fmt("%.2f", r.wall_s) + " s, " + fmt("%.0f", x) + "x real time)",
+          false);
+    }
+  }
+
+  void worker_loop(const BatchWorker& w) {
     const bool ready = device_ready(w.device);
     // A backend an earlier batch of this process left on this device (a Dask
     // or Python worker runs a batch call per file), else made by the first file.
@@ -1416,100 +1485,81 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
     while (ready) {
       std::size_t idx = 0;
       {
-        std::lock_guard lock(mutex);
-        if (stop || interrupted() || next >= order.size())
+        std::lock_guard lock(mutex_);
+        if (stop_ || interrupted() || next_ >= order_.size())
           break;
-        idx = order[next++];
-        ++running;
+        idx = order_[next_++];
+        ++running_;
       }
       // The first file's backend holds this worker's lanes once it is ready
       // (said after the file too, in case it failed before its backend).
       std::function<void()> ready_once;
       if (std::exchange(first, false))
-        ready_once = [&starts, &said_ready, d = w.device] {
+        ready_once = [this, &said_ready, d = w.device] {
           if (!std::exchange(said_ready, true))
-            starts.lanes_ready(d);
+            starts_.lanes_ready(d);
         };
       run_one(idx, w, kept, ready_once);
       if (ready_once)
         ready_once();
-      const BatchFileResult& r = summary.files[idx];
-      std::size_t n = 0;
-      {
-        std::lock_guard lock(mutex);
-        --running;
-        n = ++done;
-        bytes_done += r.item.bytes;
-        if (r.status == BatchStatus::failed) {
-          ++failures;
-          if (!keep_going)
-            stop = true;
-        }
-        if (r.status == BatchStatus::interrupted) {
-          file_interrupted = true;
-          stop = true;
-        }
-      }
-      cv.notify_all();
-      const std::string count = "[" + std::to_string(n) + "/" + std::to_string(order.size()) + "] ";
-      if (r.status == BatchStatus::failed) {
-        const bool named = r.error.find(r.item.input) != std::string::npos;
-        say(count + "failed " + (named ? r.error : r.item.input + ": " + r.error), true);
-      } else if (r.status == BatchStatus::ok && !display.drawing()) {
-        const double x = r.wall_s > 0 ? r.duration_s() / r.wall_s : 0.0;
-        say(count + "ok " + r.item.input + " -> " +
-                (r.item.output.empty() ? r.item.stats_json : r.item.output) + " (" +
-                fmt("%.2f", r.wall_s) + " s, " + fmt("%.0f", x) + "x real time)",
-            false);
-      }
+      file_done(summary_.files[idx]);
     }
-    starts.all_taken(); // this worker found no file left (or the batch stops)
+    starts_.all_taken(); // this worker found no file left (or the batch stops)
     if (w.device >= 0)
       idle_backends().give(w.device, std::move(kept));
     {
-      std::lock_guard lock(mutex);
-      ++finished_workers;
+      std::lock_guard lock(mutex_);
+      ++finished_workers_;
     }
-    cv.notify_all();
-  };
+    cv_.notify_all();
+  }
 
-  std::vector<std::thread> threads;
-  if (order.empty())
-    starts.planned({}); // nothing to run: no device is worth starting
-  if (!order.empty()) {
-    std::vector<BatchWorker> running_workers;
-    for (const BatchWorker& w : summary.workers) {
-      try {
-        threads.emplace_back(worker_loop, w);
-        running_workers.push_back(w);
-      } catch (const std::system_error&) {
-        if (threads.empty()) {
-          starts.planned({}); // nothing runs: no device is worth starting
-          throw;
+  // Every worker on a thread of its own, the progress drawn meanwhile;
+  // returns how many ran.
+  std::size_t run_workers() {
+    std::vector<std::thread> threads;
+    if (order_.empty())
+      starts_.planned({}); // nothing to run: no device is worth starting
+    if (!order_.empty()) {
+      std::vector<BatchWorker> running_workers;
+      for (const BatchWorker& w : summary_.workers) {
+        try {
+          threads.emplace_back([this, w] { worker_loop(w); });
+          running_workers.push_back(w);
+        } catch (const std::system_error&) {
+          if (threads.empty()) {
+            starts_.planned({}); // nothing runs: no device is worth starting
+            throw;
+          }
+          break; // fewer workers than planned: those running take every file
         }
-        break; // fewer workers than planned: those running take every file
+      }
+      // The next devices' starts wait for workers that run, not for planned ones.
+      starts_.planned(running_workers);
+      std::unique_lock lock(mutex_);
+      while (finished_workers_ < static_cast<int>(threads.size())) {
+        cv_.wait_for(lock, std::chrono::milliseconds(200));
+        const std::size_t d = done_;
+        const std::uintmax_t b = bytes_done_;
+        const int f = failures_, run = running_;
+        lock.unlock();
+        display_->update(d, b, f, run);
+        lock.lock();
       }
     }
-    // The next devices' starts wait for workers that run, not for planned ones.
-    starts.planned(running_workers);
-    std::unique_lock lock(mutex);
-    while (finished_workers < static_cast<int>(threads.size())) {
-      cv.wait_for(lock, std::chrono::milliseconds(200));
-      const std::size_t d = done;
-      const std::uintmax_t b = bytes_done;
-      const int f = failures, run = running;
-      lock.unlock();
-      display.update(d, b, f, run);
-      lock.lock();
-    }
+    for (auto& t : threads)
+      t.join();
+    return threads.size();
   }
-  for (auto& t : threads)
-    t.join();
-  display.finish();
-  if (trace_on() && profile.files > 0) {
+
+  // --- the summary -----------------------------------------------------------
+
+  void print_profile(std::size_t workers) const {
+    if (!trace_on() || profile_.files <= 0)
+      return;
     const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double budget = wall * static_cast<double>(threads.size());
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+    const double budget = wall * static_cast<double>(workers);
     auto pct = [&](double v) {
       return fmt("%.1f", v) + " s (" + fmt("%.0f", 100.0 * v / budget) + "%)";
     };
@@ -1517,71 +1567,78 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
         stderr,
         "sigstream: batch profile: %zu worker(s) x %.3f s wall, %.0f files; worker time: setup %s, "
         "processing %s (reader %s, writer %s), commit %s, backend release %s, statistics %s\n",
-        threads.size(), wall, profile.files, pct(profile.setup).c_str(), pct(profile.run).c_str(),
-        pct(profile.read).c_str(), pct(profile.write).c_str(), pct(profile.commit).c_str(),
-        pct(profile.release).c_str(), pct(profile.stats).c_str());
+        workers, wall, profile_.files, pct(profile_.setup).c_str(), pct(profile_.run).c_str(),
+        pct(profile_.read).c_str(), pct(profile_.write).c_str(), pct(profile_.commit).c_str(),
+        pct(profile_.release).c_str(), pct(profile_.stats).c_str());
   }
 
-  summary.interrupted = interrupted() || file_interrupted;
-  summary.skipped = 0; // counted again: a worker may have found a file committed meanwhile
-  for (const BatchFileResult& r : summary.files) {
-    switch (r.status) {
-      case BatchStatus::ok:
-        ++summary.ok;
-        summary.bytes += r.item.bytes;
-        break;
-      case BatchStatus::failed:
-        ++summary.failed;
-        break;
-      case BatchStatus::interrupted:
-        ++summary.interrupted_files;
-        break;
-      case BatchStatus::not_run:
-        ++summary.not_run;
-        break;
-      case BatchStatus::skipped:
-        ++summary.skipped;
-        break;
-    }
-    if (r.status == BatchStatus::ok || r.status == BatchStatus::failed ||
-        r.status == BatchStatus::interrupted) {
-      for (BatchDeviceCount& d : summary.devices) {
-        if (d.device != r.device)
-          continue;
-        ++d.files;
-        if (r.status != BatchStatus::ok)
-          ++d.failed;
-        if (r.status == BatchStatus::ok)
-          d.frames += r.frames;
-        d.busy_s += r.wall_s;
+  // The counts by status and by device.
+  void tally() {
+    BatchSummary& summary = summary_;
+    summary.interrupted = interrupted() || file_interrupted_;
+    summary.skipped = 0; // counted again: a worker may have found a file committed meanwhile
+    for (const BatchFileResult& r : summary.files) {
+      switch (r.status) {
+        case BatchStatus::ok:
+          ++summary.ok;
+          summary.bytes += r.item.bytes;
+          break;
+        case BatchStatus::failed:
+          ++summary.failed;
+          break;
+        case BatchStatus::interrupted:
+          ++summary.interrupted_files;
+          break;
+        case BatchStatus::not_run:
+          ++summary.not_run;
+          break;
+        case BatchStatus::skipped:
+          ++summary.skipped;
+          break;
+      }
+      if (r.status == BatchStatus::ok || r.status == BatchStatus::failed ||
+          r.status == BatchStatus::interrupted) {
+        for (BatchDeviceCount& d : summary.devices) {
+          if (d.device != r.device)
+            continue;
+          ++d.files;
+          if (r.status != BatchStatus::ok)
+            ++d.failed;
+          if (r.status == BatchStatus::ok)
+            d.frames += r.frames;
+          d.busy_s += r.wall_s;
+        }
       }
     }
+    summary.stopped = stop_ && !summary.interrupted && summary.not_run > 0;
+    summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   }
-  summary.stopped = stop && !summary.interrupted && summary.not_run > 0;
-  summary.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   // The summary, also after a stop or an interruption (it says which files are missing).
-  if (!summary.summary_json.empty()) {
+  void write_summary() {
+    if (summary_.summary_json.empty())
+      return;
     try {
-      write_file_atomic(summary.summary_json, batch_summary_json(summary, fingerprint));
-      write_file_atomic(summary.summary_csv, batch_summary_csv(summary));
-      summary.summary_written = true;
+      write_file_atomic(summary_.summary_json, batch_summary_json(summary_, fingerprint_));
+      write_file_atomic(summary_.summary_csv, batch_summary_csv(summary_));
+      summary_.summary_written = true;
     } catch (const Error& e) {
       say(std::string("batch: error: cannot write the summary: ") + e.what(), true);
     }
   }
 
-  if (summary.interrupted) {
-    say("batch: interrupted: " + std::to_string(summary.interrupted_files) +
-            " file(s) in flight stopped (no partial output), " + std::to_string(summary.not_run) +
-            " not started; run the same command again to resume",
-        true);
-  } else if (summary.stopped) {
-    say("batch: stopped at the first failure (keep_going is off): " +
-            std::to_string(summary.not_run) + " file(s) not started",
-        true);
-  }
-  {
+  void say_end() {
+    const BatchSummary& summary = summary_;
+    if (summary.interrupted) {
+      say("batch: interrupted: " + std::to_string(summary.interrupted_files) +
+              " file(s) in flight stopped (no partial output), " + std::to_string(summary.not_run) +
+              " not started; run the same command again to resume",
+          true);
+    } else if (summary.stopped) {
+      say("batch: stopped at the first failure (keep_going is off): " +
+              std::to_string(summary.not_run) + " file(s) not started",
+          true);
+    }
     const double secs = summary.wall_s;
     std::string m = "batch: " + std::to_string(summary.ok) + " ok, " +
                     std::to_string(summary.failed) + " failed, " + std::to_string(summary.skipped) +
@@ -1596,7 +1653,51 @@ BatchSummary run_batch(const Config& config, const BatchOptions& options) {
       m += "; summary: " + summary.summary_json;
     say(m, summary.failed > 0);
   }
-  return summary;
+
+  struct Profile {
+    double setup = 0, read = 0, write = 0, run = 0, commit = 0, release = 0, stats = 0, files = 0;
+  };
+
+  const Config& config_;
+  const BatchOptions& options_;
+  const std::chrono::steady_clock::time_point t0_;
+  const bool keep_going_;
+  const std::string out_dir_;
+  // where
+  BackendKind kind_ = BackendKind::automatic;
+  std::vector<int> devices_;
+  bool use_cuda_ = false;
+  std::string backend_;
+  DeviceStarts starts_;
+  std::map<int, std::shared_future<void>> device_up_;
+  std::jthread starting_; // after starts_ and device_up_: stopped and joined first
+  // planning and scheduling
+  std::vector<BatchItem> items_;
+  BatchSummary summary_;
+  std::string fingerprint_;
+  std::vector<std::string> deps_;
+  std::vector<std::size_t> todo_, order_;
+  std::uintmax_t total_bytes_ = 0;
+  // the workers
+  std::optional<BatchDisplay> display_;
+  std::mutex log_mutex_;
+  std::set<std::string> seen_messages_;
+  std::function<void(const std::string&)> file_log_;
+  std::function<RunReport(const Config&, const RunOptions&)> runner_;
+  Profile profile_;
+  std::mutex mutex_; // guards what follows
+  std::condition_variable cv_;
+  std::size_t next_ = 0, done_ = 0;
+  std::uintmax_t bytes_done_ = 0;
+  int running_ = 0, finished_workers_ = 0, failures_ = 0;
+  bool stop_ = false;
+  bool file_interrupted_ = false;
+};
+
+} // namespace
+
+BatchSummary run_batch(const Config& config, const BatchOptions& options) {
+  return BatchRun(config, options).run();
 }
 
 } // namespace sigstream
