@@ -2,43 +2,65 @@
 
 #include <cmath>
 #include <cstddef>
+#include <vector>
 
 namespace sigstream::kernels::cpu {
 
 namespace {
 
-// A tile of frames stays in L1 while the input planes are added to it one
-// at a time: each output frame's sum is still g0·x0, then + g1·x1, ...
-// (ascending j, one fma a term, from 0), so the tiling changes no bit; the
-// frame loop vectorises. A term whose gain is 0 is left out (see mix.hpp).
-constexpr std::int64_t kTile = 1024;
-
-template <typename T>
+// Each output on its own: the terms of nonzero gain (in ascending j) are
+// listed once, then W frames at a time the sum g0·x0, + g1·x1, ... (one fma
+// a term, from 0) stays in registers and is stored once; the W lanes
+// vectorise, and the next W frames' sums overlap this one's. Measured on
+// the 2-core EPYC (6 -> 2 ITU, 65,536-frame pieces, one thread, data in
+// cache): 12.5 ms for 10 minutes, where passes adding one input at a time
+// to a tile of the output took 13.1-14.1 ms.
+template <typename T, int W>
 [[gnu::always_inline]] inline void mix_all(std::span<const T* const> x, const T* gains,
                                            std::span<T* const> y, std::int64_t n) {
   const std::size_t in = x.size();
-  for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
-    const std::int64_t len = n - t0 < kTile ? n - t0 : kTile;
-    for (std::size_t c = 0; c < y.size(); ++c) {
-      T* out = y[c] + t0;
-      const T* g = gains + c * in;
-      bool first = true;
-      for (std::size_t j = 0; j < in; ++j) {
-        const T gj = g[j];
-        if (gj == T(0))
-          continue;
-        const T* xj = x[j] + t0;
-        if (first) // fma(g, x, 0): the product, rounded once
-          for (std::int64_t i = 0; i < len; ++i)
-            out[i] = std::fma(gj, xj[i], T(0));
-        else
-          for (std::int64_t i = 0; i < len; ++i)
-            out[i] = std::fma(gj, xj[i], out[i]);
-        first = false;
+  std::vector<const T*> xs;
+  std::vector<T> gs;
+  xs.reserve(in);
+  gs.reserve(in);
+  for (std::size_t c = 0; c < y.size(); ++c) {
+    xs.clear();
+    gs.clear();
+    for (std::size_t j = 0; j < in; ++j)
+      if (gains[c * in + j] != T(0)) { // a term of gain 0 is left out (mix.hpp)
+        xs.push_back(x[j]);
+        gs.push_back(gains[c * in + j]);
       }
-      if (first) // every gain 0
-        for (std::int64_t i = 0; i < len; ++i)
-          out[i] = T(0);
+    // (No output aliases an input or a gain: restrict lets the sums stay in registers.)
+    T* __restrict out = y[c];
+    const T* const* xp = xs.data();
+    const T* gp = gs.data();
+    const std::size_t m = xs.size();
+    std::int64_t i = 0;
+    if (m == 0) { // every gain 0
+      for (; i < n; ++i)
+        out[i] = T(0);
+      continue;
+    }
+    for (; i + W <= n; i += W) {
+      T acc[W];
+      const T* x0 = xp[0] + i;
+      for (int w = 0; w < W; ++w)
+        acc[w] = std::fma(gp[0], x0[w], T(0));
+      for (std::size_t k = 1; k < m; ++k) {
+        const T gk = gp[k];
+        const T* xk = xp[k] + i;
+        for (int w = 0; w < W; ++w)
+          acc[w] = std::fma(gk, xk[w], acc[w]);
+      }
+      for (int w = 0; w < W; ++w)
+        out[i + w] = acc[w];
+    }
+    for (; i < n; ++i) {
+      T acc = std::fma(gp[0], xp[0][i], T(0));
+      for (std::size_t k = 1; k < m; ++k)
+        acc = std::fma(gp[k], xp[k][i], acc);
+      out[i] = acc;
     }
   }
 }
@@ -49,15 +71,15 @@ template <typename T> struct Kernels {
   using Fn = void (*)(std::span<const T* const>, const T*, std::span<T* const>, std::int64_t);
   [[gnu::target("arch=x86-64-v4")]] static void v4(std::span<const T* const> x, const T* g,
                                                    std::span<T* const> y, std::int64_t n) {
-    mix_all<T>(x, g, y, n);
+    mix_all<T, 2 * 64 / sizeof(T)>(x, g, y, n);
   }
   [[gnu::target("arch=x86-64-v3")]] static void v3(std::span<const T* const> x, const T* g,
                                                    std::span<T* const> y, std::int64_t n) {
-    mix_all<T>(x, g, y, n);
+    mix_all<T, 2 * 32 / sizeof(T)>(x, g, y, n);
   }
   static void generic(std::span<const T* const> x, const T* g, std::span<T* const> y,
                       std::int64_t n) {
-    mix_all<T>(x, g, y, n);
+    mix_all<T, 2 * 16 / sizeof(T)>(x, g, y, n);
   }
   static Fn pick() {
     __builtin_cpu_init();

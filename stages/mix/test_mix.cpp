@@ -17,6 +17,7 @@
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
 #include "stages/mix/spec.hpp"
+#include "stages/mix/test_support.hpp"
 #include "stream_support.hpp"
 #include "test_support.hpp"
 
@@ -47,16 +48,7 @@ StageSpec select_stage(const std::string& name, std::vector<int> pick) {
   return s;
 }
 
-std::vector<std::vector<double>> random_matrix(int out, int in, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-1.5, 1.5);
-  std::vector<std::vector<double>> m(static_cast<std::size_t>(out),
-                                     std::vector<double>(static_cast<std::size_t>(in)));
-  for (auto& row : m)
-    for (double& g : row)
-      g = d(rng);
-  return m;
-}
+using test::random_matrix;
 
 // The definition in float32: acc = fma(float(g[c][j]), x_j, acc) from 0,
 // ascending j, terms of gain 0 left out.
@@ -117,8 +109,9 @@ TEST_P(MixQa, MatrixGivesTheDefinitionsBitsAndChunkingIsInvisible) {
           want.push_back(mix_f64(m, ch, x, i));
           got.push_back(y);
         }
-      if (frames > 100)
+      if (frames > 100) {
         EXPECT_LT(test::rel_l2(want, got), 1e-6);
+      }
       ASSERT_EQ(r.metrics.size(), 3u);
       EXPECT_EQ(r.metrics[0].totals.size(), static_cast<std::size_t>(in));
       EXPECT_EQ(r.metrics[1].totals.size(), static_cast<std::size_t>(out));
@@ -295,15 +288,13 @@ std::string config_error_of(const std::string& stage_yaml, int channels) {
                            "  - type: gain\n"
                            "    db: 0\n" +
                            stage_yaml + "execution: {backend: cpu}\n";
-  try {
-    const Config c = parse_config(yaml, "mix.yaml");
-    run_pipeline(c, RunOptions{});
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::config) << e.what();
-    return e.what();
+  const std::optional<Error> e = test::pipeline_error(yaml, "mix.yaml");
+  if (!e) {
+    ADD_FAILURE() << "no error for\n" << stage_yaml;
+    return {};
   }
-  ADD_FAILURE() << "no error for\n" << stage_yaml;
-  return {};
+  EXPECT_EQ(e->kind(), ErrorKind::config) << e->what();
+  return e->what();
 }
 
 TEST(MixQa, BadMixesAreConfigErrorsNamingTheStageAndBothCounts) {

@@ -16,6 +16,7 @@
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
 #include "stages/mix/spec.hpp"
+#include "stages/mix/test_support.hpp"
 #include "stream_support.hpp"
 #include "test_support.hpp"
 
@@ -29,16 +30,7 @@ struct Case {
   std::vector<int> select;
 };
 
-std::vector<std::vector<double>> random_matrix(int out, int in, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> d(-1.5, 1.5);
-  std::vector<std::vector<double>> m(static_cast<std::size_t>(out),
-                                     std::vector<double>(static_cast<std::size_t>(in)));
-  for (auto& row : m)
-    for (double& g : row)
-      g = d(rng);
-  return m;
-}
+using test::random_matrix;
 
 StageSpec mix_stage(const Case& k) {
   StageSpec s;

@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
+#include "pipeline/pipeline.hpp"
 #include "stages/fir/spec.hpp"
 #include "stages/gain/spec.hpp"
 #include "stages/metrics/spec.hpp"
@@ -19,6 +21,17 @@
 #include "test_support.hpp"
 
 namespace sigstream::test {
+
+// How a YAML config (`origin` names it in messages) ends when it is run:
+// the error it throws, or nothing when it runs through (bad-input tests).
+inline std::optional<Error> pipeline_error(const std::string& yaml, const std::string& origin) {
+  try {
+    run_pipeline(parse_config(yaml, origin), RunOptions{});
+  } catch (const Error& e) {
+    return e;
+  }
+  return std::nullopt;
+}
 
 // What a stereo 16-bit 48 kHz file of `frames` frames tells the planner.
 inline SourceInfo pcm16_stereo_source(std::int64_t frames) {
