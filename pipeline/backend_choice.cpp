@@ -67,4 +67,16 @@ bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {
   return cpu_seconds_estimate(plan, threads) < kCudaStartCostS;
 }
 
+// A block that takes half the target on the CPU leaves no room for the read,
+// the write and a late wake-up (bench/RESULTS.md, stop 9: live latency).
+constexpr double kLiveCpuShareOfTarget = 0.5;
+
+bool live_block_too_slow(double block_ms, double target_ms) {
+  return block_ms > kLiveCpuShareOfTarget * target_ms;
+}
+
+bool live_moves_to_gpu(double cpu_block_ms, double target_ms, bool have_gpu) {
+  return have_gpu && live_block_too_slow(cpu_block_ms, target_ms);
+}
+
 } // namespace sigstream

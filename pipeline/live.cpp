@@ -516,7 +516,8 @@ private:
         make_live_kernels(plan_, block_, asked == BackendKind::cuda ? device_ : -1);
     std::tie(warm_mean_, warm_max_) = measure_block(kernels);
 #ifdef SIGSTREAM_HAVE_CUDA
-    if (asked == BackendKind::automatic && warm_mean_ > 0.5 * target_ && !cuda_devices().empty()) {
+    if (asked == BackendKind::automatic &&
+        live_moves_to_gpu(warm_mean_, target_, !cuda_devices().empty())) {
       log("live: the CPU needs " + std::to_string(warm_mean_) +
           " ms a block; moving the FIR stages to CUDA device " + std::to_string(device_));
       try {
@@ -558,7 +559,7 @@ private:
       o << " + " << delay_s * 1000.0 << " ms of look-ahead (same-mode filters, resamplers)";
     o << "; compute " << warm_mean_ << " ms a block (max " << warm_max_ << ")";
     log(o.str());
-    if (warm_mean_ > 0.5 * target_)
+    if (live_block_too_slow(warm_mean_, target_))
       log("warning: --latency " + std::to_string(target_) +
           " ms is below what this machine can hold for these stages (" +
           std::to_string(warm_mean_) + " ms of compute a block): expect late chunks");

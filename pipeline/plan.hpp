@@ -36,4 +36,11 @@ void resolve_methods(Plan& plan, const std::string& backend,
 [[nodiscard]] double cpu_seconds_estimate(const Plan& plan, int threads);
 [[nodiscard]] bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads);
 
+// Live mode (pipeline/live.cpp): whether a block's compute (`block_ms`,
+// measured) leaves too little of the latency target for the read, the write
+// and a late wake-up; and backend auto's rule: the CPU, unless it is too
+// slow there and a GPU is there to take the FIR stages.
+[[nodiscard]] bool live_block_too_slow(double block_ms, double target_ms);
+[[nodiscard]] bool live_moves_to_gpu(double cpu_block_ms, double target_ms, bool have_gpu);
+
 } // namespace sigstream
