@@ -394,17 +394,18 @@ private:
                                                       size, std::uint64_t{1} << 60)));
       }
     }
-    // A CAF stream's header within libsndfile's bounds, and its walk of the
-    // chunks stopped should it still go round (caf_guard.hpp).
-    if (!raw && is_caf_stream(*stream_)) {
+    // A CAF stream's header within libsndfile's bounds, and any stream's
+    // walk of its header's chunks stopped should it go round (caf_guard.hpp).
+    const bool caf = !raw && is_caf_stream(*stream_);
+    if (caf)
       check_caf_stream(path_, *stream_);
-      caf_walk_.emplace(*stream_);
-    }
-    file_.reset(sf_open_virtual(caf_walk_ ? caf_walk_->io() : stream_->io(), SFM_READ, &sfinfo,
-                                caf_walk_ ? caf_walk_->user() : stream_->user()));
+    if (!raw)
+      header_walk_.emplace(*stream_);
+    file_.reset(sf_open_virtual(header_walk_ ? header_walk_->io() : stream_->io(), SFM_READ,
+                                &sfinfo, header_walk_ ? header_walk_->user() : stream_->user()));
     stream_->rethrow_error();
-    if (caf_walk_)
-      caf_walk_->opened(path_);
+    if (header_walk_)
+      header_walk_->opened(path_, caf ? "CAF header" : "header");
     if (!file_) {
       const std::string why = sf_strerror(nullptr);
       if (stream_->position() == 0 && stream_->retained().empty())
@@ -504,7 +505,7 @@ private:
   UniqueFd fd_;
   std::unique_ptr<ByteSource> stream_;
   // A CAF stream's I/O as libsndfile uses it (caf_guard.hpp): after stream_, before file_.
-  std::optional<CafStreamWalk> caf_walk_;
+  std::optional<StreamHeaderWalk> header_walk_;
   // Owned from sf_open on: a constructor that throws (a truncated file, a bad
   // header) closes it too.
   struct SfClose {

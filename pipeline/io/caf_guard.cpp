@@ -181,14 +181,14 @@ void check_caf_stream(const std::string& name, ByteSource& stream) {
 
 namespace {
 
-// The position asks libsndfile may make while it opens a CAF stream: at most
-// 3 a chunk, for the chunks check_caf_header lets through.
-constexpr std::int64_t kCafMaxTells = 4 * kCafMaxChunks;
+// The position asks libsndfile may make while it opens a stream: at most 3
+// a chunk, for as many chunks as check_caf_header lets through.
+constexpr std::int64_t kMaxHeaderTells = 4 * kCafMaxChunks;
 
 } // namespace
 
-CafStreamWalk::CafStreamWalk(ByteSource& stream) : stream_(stream) {
-  static constexpr auto self = [](void* u) { return static_cast<CafStreamWalk*>(u); };
+StreamHeaderWalk::StreamHeaderWalk(ByteSource& stream) : stream_(stream) {
+  static constexpr auto self = [](void* u) { return static_cast<StreamHeaderWalk*>(u); };
   io_.get_filelen = [](void* u) -> sf_count_t {
     ByteSource& s = self(u)->stream_;
     return s.io()->get_filelen(s.user());
@@ -206,19 +206,19 @@ CafStreamWalk::CafStreamWalk(ByteSource& stream) : stream_(stream) {
     return s.io()->write(src, n, s.user());
   };
   io_.tell = [](void* u) -> sf_count_t {
-    CafStreamWalk& w = *self(u);
+    StreamHeaderWalk& w = *self(u);
     ByteSource& s = w.stream_;
-    if (w.counting_ && ++w.tells_ > kCafMaxTells)
+    if (w.counting_ && ++w.tells_ > kMaxHeaderTells)
       return s.io()->get_filelen(s.user());
     return s.io()->tell(s.user());
   };
 }
 
-void CafStreamWalk::opened(const std::string& name) {
+void StreamHeaderWalk::opened(const std::string& name, const std::string& what) {
   counting_ = false;
-  if (tells_ > kCafMaxTells)
-    throw io_error(name + ": bad CAF header (its chunk sizes lead libsndfile round in a loop: " +
-                   "over " + std::to_string(kCafMaxTells) + " steps)");
+  if (tells_ > kMaxHeaderTells)
+    throw io_error(name + ": bad " + what + " (its chunk sizes lead libsndfile round in a loop: " +
+                   "over " + std::to_string(kMaxHeaderTells) + " steps)");
 }
 
 } // namespace sigstream

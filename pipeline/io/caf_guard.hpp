@@ -59,22 +59,25 @@ void check_caf_file(const std::string& path);
 [[nodiscard]] bool is_caf_stream(ByteSource& stream);
 void check_caf_stream(const std::string& name, ByteSource& stream);
 
-// libsndfile's I/O on a CAF stream, counting its position asks: it asks at
-// least once for each chunk it records, so after more asks than the chunks
-// check_caf_header lets through it is told it is at the end, which ends a
-// walk that still goes round (where check_caf_header's walk and its own could
-// part). Open with io() and user(), which libsndfile then keeps using (so
-// this lives as long as the SNDFILE); opened() once sf_open_virtual returns.
-class CafStreamWalk {
+// libsndfile's I/O on a stream, counting its position asks while it opens:
+// its readers (CAF, WAV, ...) ask at least once for each chunk they record,
+// so after more asks than a real header takes (more than the chunks
+// check_caf_header lets through) it is told it is at the end, which ends a
+// walk that goes round. On a stream nothing else stops one: it is told a
+// huge length (a WAV 'fact' chunk of size 0xfffffff7 sends its walk back,
+// found by fuzz_audio: fuzz/regressions/audio/wav-stream-fact-size-skip-back).
+// Open with io() and user(), which libsndfile then keeps using (so this
+// lives as long as the SNDFILE); opened() once sf_open_virtual returns.
+class StreamHeaderWalk {
 public:
-  explicit CafStreamWalk(ByteSource& stream);
-  CafStreamWalk(const CafStreamWalk&) = delete;
-  CafStreamWalk& operator=(const CafStreamWalk&) = delete;
+  explicit StreamHeaderWalk(ByteSource& stream);
+  StreamHeaderWalk(const StreamHeaderWalk&) = delete;
+  StreamHeaderWalk& operator=(const StreamHeaderWalk&) = delete;
   [[nodiscard]] SF_VIRTUAL_IO* io() noexcept { return &io_; }
   [[nodiscard]] void* user() noexcept { return this; }
   // Stops counting (the audio's reads ask too); throws Error(io) "NAME: bad
-  // CAF header (...)" when the walk was stopped.
-  void opened(const std::string& name);
+  // WHAT (...)" (WHAT: "header", "CAF header") when the walk was stopped.
+  void opened(const std::string& name, const std::string& what = "header");
 
 private:
   ByteSource& stream_;
