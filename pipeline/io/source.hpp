@@ -8,8 +8,8 @@
 #include <string>
 
 #include "core/sample_block.hpp"
-#include "pipeline/config.hpp"
-#include "pipeline/plan.hpp"
+#include "model/config.hpp"
+#include "model/plan.hpp"
 
 namespace sigstream {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "pipeline/pipeline.hpp"
+#include "model/report.hpp"
 
 namespace sigstream {
 
