@@ -237,6 +237,11 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
   }
   if (!deferred_cutoffs.empty())
     c.stages[fir_index].as<FirSpec>().design->cutoff_hz = deferred_cutoffs;
+  // Plan errors name the flag that made the stage.
+  if (has_mix)
+    c.stages.front().flag = "--mix";
+  if (!f.filter.taps_file.empty())
+    c.stages[fir_index].flag = "--taps-file " + f.filter.taps_file;
   if (!common.plot.empty())
     check_figure_name(common.plot, "--plot");
   return finish(run_pipeline(c, run_options(common)), common, c.stats.json);

@@ -58,6 +58,9 @@ struct StageSpec {
   std::string name; // defaults to "<type><index>", e.g. "fir0", "gain1"
   KindData params;  // the kind's spec
   int line = 0;     // 1-based YAML position of the stage, for messages
+  // The `filter` flag that made it ("--mix", "--taps-file room.txt"), for
+  // messages in the flags' words; "" for a config's stage.
+  std::string flag;
 
   template <class T> [[nodiscard]] const T& as() const { return params.get<T>(); }
   template <class T> [[nodiscard]] T& as() { return params.get<T>(); }

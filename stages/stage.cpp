@@ -13,9 +13,7 @@ std::string stage_where(const StagePlanContext& where, const StageSpec& s) {
   const FirSpec* fir = s.params.find<FirSpec>();
   if (config.origin == "filter")
     return "filter for " + config.source.file.value_or("the input") +
-           (fir && fir->taps_file      ? " (--taps-file " + *fir->taps_file + ")"
-            : s.type == StageType::mix ? std::string(" (--mix)")
-                                       : std::string());
+           (s.flag.empty() ? std::string() : " (" + s.flag + ")");
   std::string text = config.origin.empty() ? std::string() : config.origin + ":";
   if (s.line > 0 && !config.origin.empty())
     text += std::to_string(s.line) + ": ";

@@ -17,18 +17,18 @@ namespace {
 // to a tile of the output took 13.1-14.1 ms.
 template <typename T, int W>
 [[gnu::always_inline]] inline void mix_all(std::span<const T* const> x, const T* gains,
-                                           std::span<T* const> y, std::int64_t n) {
+                                           std::span<T* const> y, std::int64_t n,
+                                           std::int64_t x_offset) {
   const std::size_t in = x.size();
-  std::vector<const T*> xs;
-  std::vector<T> gs;
-  xs.reserve(in);
-  gs.reserve(in);
+  // Each output's terms, in lists a thread keeps: no allocation per call once grown.
+  thread_local std::vector<const T*> xs;
+  thread_local std::vector<T> gs;
   for (std::size_t c = 0; c < y.size(); ++c) {
     xs.clear();
     gs.clear();
     for (std::size_t j = 0; j < in; ++j)
       if (gains[c * in + j] != T(0)) { // a term of gain 0 is left out (mix.hpp)
-        xs.push_back(x[j]);
+        xs.push_back(x[j] + x_offset);
         gs.push_back(gains[c * in + j]);
       }
     // (No output aliases an input or a gain: restrict lets the sums stay in registers.)
@@ -68,18 +68,21 @@ template <typename T, int W>
 // Three builds of the same arithmetic, as kernels/cpu/fir.cpp's: the fmas
 // are std::fma's (one rounding) in every build, so they agree bit for bit.
 template <typename T> struct Kernels {
-  using Fn = void (*)(std::span<const T* const>, const T*, std::span<T* const>, std::int64_t);
+  using Fn = void (*)(std::span<const T* const>, const T*, std::span<T* const>, std::int64_t,
+                      std::int64_t);
   [[gnu::target("arch=x86-64-v4")]] static void v4(std::span<const T* const> x, const T* g,
-                                                   std::span<T* const> y, std::int64_t n) {
-    mix_all<T, 2 * 64 / sizeof(T)>(x, g, y, n);
+                                                   std::span<T* const> y, std::int64_t n,
+                                                   std::int64_t off) {
+    mix_all<T, 2 * 64 / sizeof(T)>(x, g, y, n, off);
   }
   [[gnu::target("arch=x86-64-v3")]] static void v3(std::span<const T* const> x, const T* g,
-                                                   std::span<T* const> y, std::int64_t n) {
-    mix_all<T, 2 * 32 / sizeof(T)>(x, g, y, n);
+                                                   std::span<T* const> y, std::int64_t n,
+                                                   std::int64_t off) {
+    mix_all<T, 2 * 32 / sizeof(T)>(x, g, y, n, off);
   }
   static void generic(std::span<const T* const> x, const T* g, std::span<T* const> y,
-                      std::int64_t n) {
-    mix_all<T, 2 * 16 / sizeof(T)>(x, g, y, n);
+                      std::int64_t n, std::int64_t off) {
+    mix_all<T, 2 * 16 / sizeof(T)>(x, g, y, n, off);
   }
   static Fn pick() {
     __builtin_cpu_init();
@@ -94,15 +97,15 @@ template <typename T> struct Kernels {
 } // namespace
 
 void mix(std::span<const float* const> x, const float* gains, std::span<float* const> y,
-         std::int64_t n) {
+         std::int64_t n, std::int64_t x_offset) {
   static const auto fn = Kernels<float>::pick();
-  fn(x, gains, y, n);
+  fn(x, gains, y, n, x_offset);
 }
 
 void mix(std::span<const double* const> x, const double* gains, std::span<double* const> y,
-         std::int64_t n) {
+         std::int64_t n, std::int64_t x_offset) {
   static const auto fn = Kernels<double>::pick();
-  fn(x, gains, y, n);
+  fn(x, gains, y, n, x_offset);
 }
 
 } // namespace sigstream::kernels::cpu

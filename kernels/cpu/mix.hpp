@@ -12,12 +12,12 @@
 
 namespace sigstream::kernels::cpu {
 
-// x: the input planes (x.size() = in), y: the output planes (y.size() =
-// out), gains: out x in, row-major; frames [0, n) of each. No plane of y may
-// be a plane of x.
+// x: the input planes (x.size() = in), read from element x_offset on; y:
+// the output planes (y.size() = out), gains: out x in, row-major; frames
+// [0, n) of each. No plane of y may be a plane of x.
 void mix(std::span<const float* const> x, const float* gains, std::span<float* const> y,
-         std::int64_t n);
+         std::int64_t n, std::int64_t x_offset = 0);
 void mix(std::span<const double* const> x, const double* gains, std::span<double* const> y,
-         std::int64_t n);
+         std::int64_t n, std::int64_t x_offset = 0);
 
 } // namespace sigstream::kernels::cpu

@@ -1,3 +1,6 @@
+// Over 600 lines (~690) and one file on purpose: prepare, adopt, submit,
+// enqueue and retire share the Lane type and the plan's buffer geometry;
+// split off would be the device listing at the end, should it grow.
 // The CUDA backend: the semantics of cpu_backend.cpp (same plan, same chunk
 // geometry, same arithmetic, so the direct method gives the same bits), run
 // on S lanes. Chunk i goes to lane i % S; a lane owns a stream, its device
@@ -13,9 +16,6 @@
 // no CUDA allocation in the chunk loop (pinned output blocks come from the
 // process-wide pinned cache, warmed in prepare(); it only grows if the caller
 // holds many results).
-// Over 600 lines (~690) and one file on purpose: prepare, adopt, submit,
-// enqueue and retire share the Lane type and the plan's buffer geometry;
-// split off would be the device listing at the end, should it grow.
 #include "pipeline/backends/cuda_backend.hpp"
 
 #include <cuda_runtime.h>

@@ -60,15 +60,13 @@ private:
   template <typename T>
   void apply(std::span<const T* const> x, std::int64_t x_first, std::span<T* const> y,
              std::int64_t y_first, std::int64_t n, const std::vector<T>& gains) const {
-    std::vector<const T*> at(x.size());
-    for (std::size_t j = 0; j < x.size(); ++j)
-      at[j] = x[j] + (y_first - x_first);
+    const std::int64_t at = y_first - x_first; // output frame i reads input frame i
     if (plan_.select.empty()) {
-      kernels::cpu::mix(at, gains.data(), y, n);
+      kernels::cpu::mix(x, gains.data(), y, n, at);
       return;
     }
     for (std::size_t c = 0; c < y.size(); ++c) {
-      const T* src = at[static_cast<std::size_t>(plan_.select[c])];
+      const T* src = x[static_cast<std::size_t>(plan_.select[c])] + at;
       std::copy(src, src + n, y[c]);
     }
   }

@@ -1,13 +1,11 @@
 #!/usr/bin/env python3
-"""Stream tests for the built sigstream binary (SPEC §6, §5): standard input
+"""Stream tests for the built sigstream binary (over 600 lines as one file on
+purpose: every case shares the pipe helpers and one harness call) (SPEC §6, §5): standard input
 and output, FIFOs, WAV/AU/CAF headers of unknown length, raw PCM in and out,
 byte identity with the file path over random pipe write sizes, a closed
 reader, a stalled producer, and killed runs leaving no temporary file.
 
 Usage: python3 test_streams.py PATH_TO_sigstream   (standard library only)
-
-Over 600 lines (~690) as one file on purpose: every case shares the pipe
-helpers at the top and runs in one harness call (tests/support/harness.py).
 
 One file on purpose: ctest runs it as one test, and its cases share the
 stream helpers below (WAV bytes, fed pipes, data_of); the live-mode cases
