@@ -404,7 +404,7 @@ void bench_pipeline(std::int64_t samples, int taps, std::int64_t chunk, int stre
 
   Config config;
   StageSpec st;
-  st.type = StageType::fir;
+  st.type = kFirType;
   st.name = "lp";
   st.as<sigstream::FirSpec>().taps.assign(static_cast<std::size_t>(taps), 1.0 / taps);
   config.stages.push_back(st);

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
       sigstream::Config c;
       c.origin = "bench";
       sigstream::StageSpec r;
-      r.type = sigstream::StageType::resample;
+      r.type = sigstream::kResampleType;
       r.name = "r";
       r.as<sigstream::ResampleSpec>().to_hz = to;
       c.stages = {r};

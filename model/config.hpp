@@ -54,7 +54,7 @@ struct SourceSpec {
 // filled by the kind's reader (stages/<kind>/schema.cpp) and read back by
 // type: `spec.as<FirSpec>()`.
 struct StageSpec {
-  StageType type = StageType::fir;
+  StageType type;   // the kind (stages/<kind>/spec.hpp), by name
   std::string name; // defaults to "<type><index>", e.g. "fir0", "gain1"
   KindData params;  // the kind's spec
   int line = 0;     // 1-based YAML position of the stage, for messages

@@ -35,7 +35,7 @@ struct FrameWindow {
 };
 
 struct PlannedStage {
-  StageType type = StageType::fir;
+  StageType type; // the kind (stages/<kind>/spec.hpp), by name
   std::string name;
   // The kind's own plan (stages/<kind>/spec.hpp: FirPlan, ResamplePlan,
   // GainPlan, MetricsPlan, ...), read back by type: stage.as<FirPlan>().

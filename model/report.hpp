@@ -46,7 +46,7 @@ struct MetricsReport {
 
 struct StageReport {
   std::string name;
-  StageType type = StageType::fir;
+  StageType type; // the kind (stages/<kind>/spec.hpp), by name
   // The kind's plan as it ran (stages/<kind>/spec.hpp), for its statistics
   // (StageKind::stats): stage.as<FirPlan>().
   KindData params;

@@ -43,18 +43,10 @@ std::span<const std::string_view> stage_type_names() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> out;
     for (const StageKind& kind : stage_kinds())
-      out.push_back(kind.name);
+      out.push_back(kind.type.name());
     return out;
   }();
   return names;
-}
-
-const StageKind* stage_kind_named(std::string_view name) {
-  for (const StageKind& kind : stage_kinds()) {
-    if (kind.name == name)
-      return &kind;
-  }
-  return nullptr;
 }
 
 // ---------------------------------------------------------------------------
@@ -378,8 +370,8 @@ std::string stage_key_hint(const StageKind& kind, std::string_view name) {
       continue;
     for (const Key& k : other.schema().keys) {
       if (k.name == name) {
-        return "'" + std::string(name) + "' does not apply to a " + std::string(kind.name) +
-               " stage, it is a " + std::string(other.name) + " setting";
+        return "'" + std::string(name) + "' does not apply to a " + std::string(kind.type.name()) +
+               " stage, it is a " + std::string(other.type.name()) + " setting";
       }
     }
   }
@@ -426,7 +418,7 @@ StageSpec parse_stage(Context& cx, const YAML::Node& node, const Path& path,
   // MapReader below reports a bad or missing type.
   const StageKind* kind = nullptr;
   if (const YAML::Node t = node["type"]; t && t.IsScalar())
-    kind = stage_kind_named(t.Scalar());
+    kind = find_stage_kind(t.Scalar());
   std::vector<const Key*> keys =
       kind ? keys_of({kStageKeys, kind->schema().keys}) : any_stage_keys();
   ForeignKeyHint hint;
@@ -485,7 +477,7 @@ std::vector<StageSpec> parse_stages(Context& cx, const YAML::Node& node, const P
       }
     }
     if (!named)
-      s.name = std::string(stage_kind(s.type).name) + std::to_string(i);
+      s.name = std::string(s.type.name()) + std::to_string(i);
     // A stage whose own name was invalid has been reported already.
     const bool name_given = item.IsMap() && item["name"] && !item["name"].IsNull();
     if (named || (typed && !name_given)) {
@@ -702,13 +694,13 @@ std::string config_reference() {
     append_section(out, s.path, s.title, s.keys);
   out += "### Stage kinds\n\n| `type` | what it does |\n|---|---|\n";
   for (const StageKind& kind : stage_kinds())
-    out += "| `" + std::string(kind.name) + "` | " + markdown_cell(kind.summary) + " |\n";
+    out += "| `" + std::string(kind.type.name()) + "` | " + markdown_cell(kind.summary) + " |\n";
   out += "\n";
   for (const StageKind& kind : stage_kinds()) {
     const StageSchema& schema = kind.schema();
     // A kind without keys of its own (metrics) has nothing to tabulate.
     if (!schema.keys.empty()) {
-      append_section(out, "stages[]", "type: " + std::string(kind.name), schema.keys);
+      append_section(out, "stages[]", "type: " + std::string(kind.type.name()), schema.keys);
     }
     for (const Section& s : schema.sections)
       append_section(out, s.path, s.title, s.keys);

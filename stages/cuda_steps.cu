@@ -4,7 +4,11 @@
 
 #include "core/error.hpp"
 #include "model/plan.hpp"
+#include "stages/fir/spec.hpp"
+#include "stages/gain/spec.hpp"
+#include "stages/mix/spec.hpp"
 #include "stages/registry.hpp"
+#include "stages/resample/spec.hpp"
 
 namespace sigstream {
 
@@ -19,10 +23,10 @@ struct CudaKind {
 };
 
 constexpr std::array<CudaKind, 4> kCudaKinds = {{
-    {StageType::fir, &make_fir_cuda_step, &make_fir_cuda_live_kernel},
-    {StageType::gain, &make_gain_cuda_step, nullptr},
-    {StageType::resample, &make_resample_cuda_step, nullptr},
-    {StageType::mix, &make_mix_cuda_step, nullptr},
+    {kFirType, &make_fir_cuda_step, &make_fir_cuda_live_kernel},
+    {kGainType, &make_gain_cuda_step, nullptr},
+    {kResampleType, &make_resample_cuda_step, nullptr},
+    {kMixType, &make_mix_cuda_step, nullptr},
 }};
 
 const CudaKind* cuda_kind(StageType type) {

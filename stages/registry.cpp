@@ -4,19 +4,25 @@
 
 #include <cstddef>
 #include <iterator>
+#include <string>
 
+#include "core/error.hpp"
 #include "stages/fir/fir.hpp"
+#include "stages/fir/spec.hpp"
 #include "stages/gain/gain.hpp"
+#include "stages/gain/spec.hpp"
 #include "stages/metrics/metrics.hpp"
+#include "stages/metrics/spec.hpp"
 #include "stages/mix/mix.hpp"
+#include "stages/mix/spec.hpp"
 #include "stages/resample/resample.hpp"
+#include "stages/resample/spec.hpp"
 
 namespace sigstream {
 namespace {
 
 constexpr StageKind kKinds[] = {
-    {.type = StageType::fir,
-     .name = "fir",
+    {.type = kFirType,
      .summary = "FIR filter: windowed-sinc design, inline taps or a taps file; causal, same or "
                 "full output.",
      .observer = false,
@@ -31,8 +37,7 @@ constexpr StageKind kKinds[] = {
      .response = &fir_response,
      .facts = &fir_facts,
      .files = &fir_files},
-    {.type = StageType::gain,
-     .name = "gain",
+    {.type = kGainType,
      .summary = "Multiplies every sample by a constant factor, given in dB or linear.",
      .observer = false,
      .schema = &gain_schema,
@@ -42,8 +47,7 @@ constexpr StageKind kKinds[] = {
      .live_op = &make_gain_live_op,
      .stats = &gain_stats,
      .facts = &gain_facts},
-    {.type = StageType::metrics,
-     .name = "metrics",
+    {.type = kMetricsType,
      .summary = "Measures the signal at this point of the chain (energy, RMS, peak, mean, "
                 "correlation with the source) and passes it on unchanged.",
      .observer = true,
@@ -53,8 +57,7 @@ constexpr StageKind kKinds[] = {
      .live_kernel = nullptr,
      .live_op = nullptr,
      .facts = &metrics_facts},
-    {.type = StageType::resample,
-     .name = "resample",
+    {.type = kResampleType,
      .summary = "Changes the sample rate by a rational factor, as scipy.signal.resample_poly "
                 "(polyphase, Kaiser 5.0, zero-phase).",
      .observer = false,
@@ -67,8 +70,7 @@ constexpr StageKind kKinds[] = {
      .cpu_ns_per_frame = &resample_cpu_ns_per_frame,
      .response = &resample_response,
      .facts = &resample_facts},
-    {.type = StageType::mix,
-     .name = "mix",
+    {.type = kMixType,
      .summary = "Mixes channels into a new count: a gain matrix, a preset (mono, 5.1-stereo) or "
                 "a selection of channels.",
      .observer = false,
@@ -81,17 +83,15 @@ constexpr StageKind kKinds[] = {
      .facts = &mix_facts},
 };
 
-// stage_kind() indexes by the enum's value, so the table follows its order.
-constexpr bool in_enum_order() {
-  for (std::size_t i = 0; i < std::size(kKinds); ++i) {
-    if (static_cast<std::size_t>(kKinds[i].type) != i)
-      return false;
-  }
+// Names are keys: no two rows share one.
+constexpr bool names_unique() {
+  for (std::size_t i = 0; i < std::size(kKinds); ++i)
+    for (std::size_t j = i + 1; j < std::size(kKinds); ++j)
+      if (kKinds[i].type == kKinds[j].type || kKinds[i].type.empty())
+        return false;
   return true;
 }
-static_assert(in_enum_order(), "kKinds must list every StageType once, in enum order");
-static_assert(std::size(kKinds) == static_cast<std::size_t>(StageType::mix) + 1,
-              "every StageType needs an entry in kKinds");
+static_assert(names_unique(), "each kKinds row needs its own, non-empty StageType");
 
 } // namespace
 
@@ -99,8 +99,17 @@ std::span<const StageKind> stage_kinds() noexcept {
   return kKinds;
 }
 
-const StageKind& stage_kind(StageType type) noexcept {
-  return kKinds[static_cast<std::size_t>(type)];
+const StageKind* find_stage_kind(std::string_view name) noexcept {
+  for (const StageKind& k : kKinds)
+    if (k.type.name() == name)
+      return &k;
+  return nullptr;
+}
+
+const StageKind& stage_kind(StageType type) {
+  if (const StageKind* k = find_stage_kind(type.name()))
+    return *k;
+  throw internal_error("no stage kind named '" + std::string(to_string(type)) + "'");
 }
 
 } // namespace sigstream

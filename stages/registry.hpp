@@ -12,8 +12,10 @@ namespace sigstream {
 
 // Every kind, in the order the README documents them.
 [[nodiscard]] std::span<const StageKind> stage_kinds() noexcept;
-// The kind of `type` (every StageType has one).
-[[nodiscard]] const StageKind& stage_kind(StageType type) noexcept;
+// The kind named `name` (`type: fir`), or null.
+[[nodiscard]] const StageKind* find_stage_kind(std::string_view name) noexcept;
+// The kind of `type`; a StageType no row names is an internal error.
+[[nodiscard]] const StageKind& stage_kind(StageType type);
 
 // Live mode on a GPU: the kind's kernel on context.device, or null where
 // the kind has none there (its live op then runs on the CPU). CUDA builds

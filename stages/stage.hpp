@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kernels/cpu/response.hpp"
+#include "model/stage_type.hpp"
 #include "stages/types.hpp"
 
 namespace sigstream {
@@ -147,8 +148,7 @@ struct MethodContext {
 };
 
 struct StageKind {
-  StageType type;
-  std::string_view name;    // as YAML spells it (`type: fir`)
+  StageType type;           // its name, as YAML spells it (`type: fir`): type.name()
   std::string_view summary; // one line, for --help and the README
   // An observer (metrics) reads the signal and passes it on unchanged: the
   // backends hand it the planes instead of running a step.

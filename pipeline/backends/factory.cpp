@@ -103,7 +103,7 @@ CudaFftEngine cuda_fft_engine([[maybe_unused]] int device) {
 // method that is bit-identical on the CPU and CUDA (FFT libraries differ).
 bool all_direct(const Plan& plan) {
   return std::none_of(plan.stages.begin(), plan.stages.end(), [](const PlannedStage& st) {
-    return st.type == StageType::fir && st.as<FirPlan>().method != FirMethod::direct;
+    return st.type == kFirType && st.as<FirPlan>().method != FirMethod::direct;
   });
 }
 

@@ -7,9 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "model/stage_type.hpp"
 #include "stages/types.hpp"
 
 namespace sigstream {
+
+// The kind's name in configs and the registry (`type: fir`).
+inline constexpr StageType kFirType{"fir"};
 
 struct FirSpec {
   std::optional<DesignSpec> design; // exactly one of design / taps / taps_file

@@ -28,7 +28,7 @@ namespace {
 StageSpec per_channel_fir(const std::string& name, std::vector<std::vector<double>> taps,
                           FirMode mode, FirMethod method) {
   StageSpec s;
-  s.type = StageType::fir;
+  s.type = kFirType;
   s.name = name;
   s.as<FirSpec>().channel_taps = std::move(taps);
   s.as<FirSpec>().mode = mode;
@@ -38,7 +38,7 @@ StageSpec per_channel_fir(const std::string& name, std::vector<std::vector<doubl
 
 StageSpec select_channel(int c) {
   StageSpec s;
-  s.type = StageType::mix;
+  s.type = kMixType;
   s.name = "pick";
   s.as<MixSpec>().select = {c};
   return s;
@@ -165,7 +165,7 @@ TEST(FirChannelsFile, AnAudioTapsFileIsTheListOfLists) {
   c.execution.backend = BackendKind::cpu;
   c.sink.format = SampleFormat::float32;
   StageSpec from_file;
-  from_file.type = StageType::fir;
+  from_file.type = kFirType;
   from_file.name = "f";
   from_file.as<FirSpec>().taps_file = dir.file("ir.wav");
   from_file.as<FirSpec>().method = FirMethod::direct;

@@ -19,7 +19,7 @@ namespace {
 
 StageSpec per_channel_fir(FirMode mode, FirMethod method) {
   StageSpec s;
-  s.type = StageType::fir;
+  s.type = kFirType;
   s.name = "f";
   s.as<FirSpec>().channel_taps = {test::random_taps_unit_energy(255, 1),
                                   test::random_taps_unit_energy(31, 2),

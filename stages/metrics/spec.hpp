@@ -8,9 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "model/stage_type.hpp"
 #include "stages/types.hpp"
 
 namespace sigstream {
+
+// The kind's name in configs and the registry (`type: metrics`).
+inline constexpr StageType kMetricsType{"metrics"};
 
 struct SpectrumSpec {
   int nfft = 4096;

@@ -8,7 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "model/stage_type.hpp"
+
 namespace sigstream {
+
+// The kind's name in configs and the registry (`type: mix`).
+inline constexpr StageType kMixType{"mix"};
 
 enum class MixPreset {
   mono,           // the mean of all input channels (1 output)

@@ -26,7 +26,7 @@ namespace {
 
 StageSpec matrix_stage(const std::string& name, std::vector<std::vector<double>> m) {
   StageSpec s;
-  s.type = StageType::mix;
+  s.type = kMixType;
   s.name = name;
   s.as<MixSpec>().matrix = std::move(m);
   return s;
@@ -34,7 +34,7 @@ StageSpec matrix_stage(const std::string& name, std::vector<std::vector<double>>
 
 StageSpec preset_stage(const std::string& name, MixPreset p) {
   StageSpec s;
-  s.type = StageType::mix;
+  s.type = kMixType;
   s.name = name;
   s.as<MixSpec>().preset = p;
   return s;
@@ -42,7 +42,7 @@ StageSpec preset_stage(const std::string& name, MixPreset p) {
 
 StageSpec select_stage(const std::string& name, std::vector<int> pick) {
   StageSpec s;
-  s.type = StageType::mix;
+  s.type = kMixType;
   s.name = name;
   s.as<MixSpec>().select = std::move(pick);
   return s;

@@ -34,7 +34,7 @@ using test::random_matrix;
 
 StageSpec mix_stage(const Case& k) {
   StageSpec s;
-  s.type = StageType::mix;
+  s.type = kMixType;
   s.name = "mx";
   s.as<MixSpec>().matrix = k.matrix;
   s.as<MixSpec>().select = k.select;

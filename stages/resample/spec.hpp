@@ -8,9 +8,13 @@
 #include <optional>
 #include <vector>
 
+#include "model/stage_type.hpp"
 #include "stages/types.hpp"
 
 namespace sigstream {
+
+// The kind's name in configs and the registry (`type: resample`).
+inline constexpr StageType kResampleType{"resample"};
 
 struct ResampleSpec {
   std::optional<double> to_hz; // exactly one of to_hz / (up, down)

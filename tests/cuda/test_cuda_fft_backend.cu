@@ -89,7 +89,7 @@ Plan plan_for(const BackendCase& c, std::int64_t chunk, bool fft) {
   si.bits = 0;
   Plan plan = make_plan(config, si, 0);
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    if (plan.stages[j].type != StageType::fir)
+    if (plan.stages[j].type != kFirType)
       continue;
     const bool keep_direct = j < c.direct_on_gpu.size() && c.direct_on_gpu[j];
     plan.stages[j].as<FirPlan>().method = fft && !keep_direct ? FirMethod::fft : FirMethod::direct;
@@ -145,10 +145,10 @@ std::vector<std::vector<double>> reference_output(const Plan& plan, const HostBl
     for (std::int64_t i = 0; i < source.frames; ++i)
       x[static_cast<std::size_t>(i)] = source.as<float>()[i * plan.channels + ch];
     for (const PlannedStage& st : plan.stages) {
-      if (st.type == StageType::gain) {
+      if (st.type == kGainType) {
         for (double& v : x)
           v *= static_cast<double>(static_cast<float>(st.as<GainPlan>().gain));
-      } else if (st.type == StageType::fir) {
+      } else if (st.type == kFirType) {
         const auto n = static_cast<std::int64_t>(x.size());
         const auto k = static_cast<std::int64_t>(st.as<FirPlan>().taps_f32.size());
         std::vector<double> full(static_cast<std::size_t>(n + k - 1), 0.0);

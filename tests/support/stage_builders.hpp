@@ -47,7 +47,7 @@ inline SourceInfo pcm16_stereo_source(std::int64_t frames) {
 inline StageSpec fir_stage(const std::string& name, std::vector<double> taps, FirMode mode,
                            FirMethod method = FirMethod::automatic) {
   StageSpec s;
-  s.type = StageType::fir;
+  s.type = kFirType;
   s.name = name;
   s.as<FirSpec>().taps = std::move(taps);
   s.as<FirSpec>().mode = mode;
@@ -57,7 +57,7 @@ inline StageSpec fir_stage(const std::string& name, std::vector<double> taps, Fi
 
 inline StageSpec gain_stage(const std::string& name, double linear) {
   StageSpec s;
-  s.type = StageType::gain;
+  s.type = kGainType;
   s.name = name;
   s.as<GainSpec>().linear = linear;
   return s;
@@ -65,7 +65,7 @@ inline StageSpec gain_stage(const std::string& name, double linear) {
 
 inline StageSpec resample_stage(const std::string& name, int up, int down) {
   StageSpec s;
-  s.type = StageType::resample;
+  s.type = kResampleType;
   s.name = name;
   s.as<ResampleSpec>().up = up;
   s.as<ResampleSpec>().down = down;
@@ -79,7 +79,7 @@ struct Ratio {
 
 inline StageSpec metrics_stage(const std::string& name) {
   StageSpec s;
-  s.type = StageType::metrics;
+  s.type = kMetricsType;
   s.name = name;
   return s;
 }
@@ -140,9 +140,9 @@ inline std::vector<std::vector<double>> source_planes(const SynthSpec& spec) {
 inline std::vector<double> reference_chain(std::vector<double> x,
                                            const std::vector<StageSpec>& stages) {
   for (const StageSpec& s : stages) {
-    if (s.type == StageType::fir)
+    if (s.type == kFirType)
       x = reference_fir(x, s.as<FirSpec>().taps, s.as<FirSpec>().mode);
-    if (s.type == StageType::gain)
+    if (s.type == kGainType)
       for (double& v : x)
         v *= s.as<GainSpec>().linear;
   }

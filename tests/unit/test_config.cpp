@@ -15,6 +15,7 @@
 #include "pipeline/config.hpp"
 #include "stages/fir/spec.hpp"
 #include "stages/gain/spec.hpp"
+#include "stages/metrics/spec.hpp"
 
 namespace sigstream {
 namespace {
@@ -56,13 +57,13 @@ TEST(Config, FilterFileExample) {
   ASSERT_TRUE(c.source.file);
   EXPECT_FALSE(c.source.synth);
   ASSERT_EQ(c.stages.size(), 3U);
-  EXPECT_EQ(c.stages[0].type, StageType::fir);
+  EXPECT_EQ(c.stages[0].type, kFirType);
   ASSERT_TRUE(c.stages[0].as<FirSpec>().design);
   EXPECT_EQ(c.stages[0].as<FirSpec>().design->kind, FilterKind::lowpass);
   EXPECT_EQ(c.stages[0].as<FirSpec>().design->cutoff_hz, std::vector<double>{3000.0});
-  EXPECT_EQ(c.stages[1].type, StageType::gain);
+  EXPECT_EQ(c.stages[1].type, kGainType);
   EXPECT_DOUBLE_EQ(c.stages[1].as<GainSpec>().linear, std::pow(10.0, -3.0 / 20.0));
-  EXPECT_EQ(c.stages[2].type, StageType::metrics);
+  EXPECT_EQ(c.stages[2].type, kMetricsType);
   EXPECT_EQ(c.sink.format, SampleFormat::pcm16);
   ASSERT_TRUE(c.sink.file);
   EXPECT_EQ(*c.sink.file, "out/filtered.wav");

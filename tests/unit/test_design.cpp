@@ -19,6 +19,7 @@
 
 #include "core/error.hpp"
 #include "stages/design.hpp"
+#include "stages/registry.hpp"
 #include "stages/types.hpp"
 
 namespace sigstream {
@@ -567,9 +568,16 @@ TEST(DesignTypes, EnumNamesAsTheYamlSpellsThem) {
   EXPECT_EQ(to_string(WindowKind::blackman), "blackman");
   EXPECT_EQ(to_string(WindowKind::rectangular), "rectangular");
   EXPECT_EQ(to_string(WindowKind::kaiser), "kaiser");
-  EXPECT_EQ(to_string(StageType::fir), "fir");
-  EXPECT_EQ(to_string(StageType::gain), "gain");
-  EXPECT_EQ(to_string(StageType::metrics), "metrics");
+  // A kind is its name: the registry finds each by what to_string prints.
+  std::vector<std::string> kind_names;
+  for (const StageKind& k : stage_kinds()) {
+    kind_names.emplace_back(to_string(k.type));
+    EXPECT_EQ(find_stage_kind(to_string(k.type)), &k);
+  }
+  EXPECT_EQ(kind_names, (std::vector<std::string>{"fir", "gain", "metrics", "resample", "mix"}));
+  EXPECT_EQ(find_stage_kind("lowpass"), nullptr);
+  EXPECT_EQ(to_string(StageType{}), "unknown");
+  EXPECT_THROW((void)stage_kind(StageType{"lowpass"}), Error);
   EXPECT_EQ(to_string(SampleFormat::same), "same");
   EXPECT_EQ(to_string(SampleFormat::pcm16), "pcm16");
   EXPECT_EQ(to_string(SampleFormat::pcm24), "pcm24");

@@ -16,7 +16,7 @@ namespace {
 
 StageSpec fir(std::vector<double> taps, FirMode mode) {
   StageSpec s;
-  s.type = StageType::fir;
+  s.type = kFirType;
   s.name = "f";
   s.as<FirSpec>().taps = std::move(taps);
   s.as<FirSpec>().mode = mode;
@@ -53,7 +53,7 @@ TEST(Plan, HalosAndLengthsFollowTheModes) {
 TEST(Plan, DesignedFilterAboveNyquistOfTheFileIsAConfigError) {
   Config c;
   StageSpec s;
-  s.type = StageType::fir;
+  s.type = kFirType;
   s.name = "lp";
   s.as<FirSpec>().design = DesignSpec{FilterKind::lowpass, {30000.0}, 31, {}};
   c.stages = {s};
