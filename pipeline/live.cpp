@@ -1,7 +1,7 @@
 // Live mode (see live.hpp): the chain of live ops (stages, metrics, warm-up)
 // and LiveRun, one run as an object with small methods (placement, outputs
 // and the thread's scheduling, the lanes with their input ring and write
-// turn, the accounting, the latency report). Over 600 lines (~1000) and one
+// turn, the accounting, the latency report). Over 600 lines (~960) and one
 // file on purpose: the chain exists only for LiveRun, and LiveRun's methods
 // share its state (the ring, the turns, the counts) as members.
 #include "pipeline/live.hpp"
@@ -34,8 +34,6 @@
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "kernels/cpu/layout.hpp"
-#include "kernels/cpu/reduce.hpp"
-#include "kernels/cpu/welch.hpp"
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/excerpt.hpp"
 #include "pipeline/io/atomic_file.hpp"
@@ -44,7 +42,7 @@
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/progress.hpp"
 #include "stages/fir/spec.hpp"
-#include "stages/metrics/spec.hpp"
+#include "stages/metrics/metrics.hpp"
 #include "stages/registry.hpp"
 
 namespace sigstream {
@@ -57,117 +55,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using Planes = LivePlanes; // [channel][frame]
-
-void append(std::vector<float>& to, const float* p, std::int64_t n) {
-  to.insert(to.end(), p, p + n);
-}
-void drop_front(std::vector<float>& v, std::int64_t n) {
-  v.erase(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(std::min<std::int64_t>(
-                                     n, static_cast<std::int64_t>(v.size()))));
-}
-
-// The source frames a metrics block pairs its signal with (dot_input): the
-// stage sees frame j after the source's frame j has come (stages only delay),
-// so each block keeps the source frames between, and zeros past the end.
-class SourceQueue {
-public:
-  explicit SourceQueue(int channels) : q_(static_cast<std::size_t>(channels)) {}
-  void feed(const Planes& src, std::int64_t n) {
-    for (std::size_t c = 0; c < q_.size(); ++c)
-      append(q_[c], src[c].data(), n);
-  }
-  // The next n source frames, channel c (zeros beyond what came).
-  const float* take(std::size_t c, std::int64_t n) {
-    if (static_cast<std::int64_t>(q_[c].size()) < n)
-      q_[c].resize(static_cast<std::size_t>(n), 0.0f);
-    return q_[c].data();
-  }
-  void pop(std::int64_t n) {
-    for (auto& v : q_)
-      drop_front(v, n);
-  }
-
-private:
-  Planes q_;
-};
-
-// An observer (metrics) stage, and the output block.
-class MetricsOp final : public LiveOp {
-public:
-  // `paired`: no rate change before it, so it pairs with the source frame
-  // by frame (else it keeps no source frames and its dot is null).
-  MetricsOp(int slot, int channels, bool paired)
-      : slot_(slot), paired_(paired), source_(channels) {}
-  // With a spectrum (the stage's planned window and hop): the Welch sums of
-  // the segments that end in each block, from the block and the nfft - 1
-  // frames kept before it.
-  void add_spectrum(const PlannedStage& st, int channels) {
-    welch_ = std::make_unique<const kernels::cpu::Welch>(st.as<MetricsPlan>().spectrum_window,
-                                                         st.as<MetricsPlan>().spectrum_hop);
-    history_.assign(static_cast<std::size_t>(channels), {});
-    sums_.power.assign(static_cast<std::size_t>(channels * welch_->bins()), 0.0);
-  }
-  void push(const Planes& in, std::int64_t n, Planes& out) override {
-    measure(in, n);
-    for (std::size_t c = 0; c < in.size(); ++c)
-      append(out[c], in[c].data(), n);
-  }
-  // The metrics of in[c][0..n), without passing the frames on.
-  void measure(const Planes& in, std::int64_t n) {
-    last_.assign(in.size(), ChannelMetrics{});
-    for (std::size_t c = 0; c < in.size(); ++c)
-      last_[c] =
-          kernels::cpu::channel_metrics(in[c].data(), paired_ ? source_.take(c, n) : nullptr, n);
-    if (paired_)
-      source_.pop(n);
-    last_frames_ = n;
-    if (welch_ && n > 0)
-      measure_spectrum(in, n);
-  }
-  [[nodiscard]] const SpectrumSums& spectrum() const { return sums_; }
-  void finish(Planes& /*out*/) override {}
-  // Takes the source frames of a step (nothing if it is not paired).
-  void feed(const Planes& src, std::int64_t n) {
-    if (paired_)
-      source_.feed(src, n);
-  }
-  [[nodiscard]] int slot() const { return slot_; }
-  // This step's metrics (frames 0 when the stage saw none), then resets.
-  std::int64_t take(std::vector<ChannelMetrics>& out) {
-    out = last_;
-    const std::int64_t n = last_frames_;
-    last_frames_ = 0;
-    return n;
-  }
-
-private:
-  void measure_spectrum(const Planes& in, std::int64_t n) {
-    const auto bins = static_cast<std::size_t>(welch_->bins());
-    const auto keep = static_cast<std::size_t>(welch_->nfft() - 1);
-    std::int64_t segments = 0;
-    for (std::size_t c = 0; c < in.size(); ++c) {
-      std::vector<float>& h = history_[c]; // frames [seen_ - h.size(), seen_), then the block
-      const auto before = static_cast<std::int64_t>(h.size());
-      h.insert(h.end(), in[c].data(), in[c].data() + n);
-      segments = welch_->add(h.data(), seen_ - before, before + n, seen_, seen_ + n,
-                             std::span<double>(sums_.power.data() + c * bins, bins));
-      if (h.size() > keep)
-        h.erase(h.begin(), h.end() - static_cast<std::ptrdiff_t>(keep));
-    }
-    sums_.segments += segments;
-    seen_ += n;
-  }
-
-  int slot_;
-  bool paired_;
-  SourceQueue source_;
-  std::vector<ChannelMetrics> last_;
-  std::int64_t last_frames_ = 0;
-  std::unique_ptr<const kernels::cpu::Welch> welch_; // null: no spectrum
-  std::vector<std::vector<float>> history_;
-  std::int64_t seen_ = 0; // frames measured so far
-  SpectrumSums sums_;
-};
 
 // Each stage's input rate, then the output's ([stages.size()]).
 std::vector<double> input_rates(const Plan& plan) {
@@ -230,9 +117,10 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
 
 struct LiveChain {
   std::vector<std::unique_ptr<LiveOp>> ops;
-  std::vector<MetricsOp*> metrics; // in plan order
-  std::unique_ptr<MetricsOp> output;
-  std::vector<Planes> bufs; // bufs[j] = output of op j
+  // The observers among ops, in plan order, with their metrics slots.
+  std::vector<std::pair<LiveObserver*, int>> metrics;
+  std::unique_ptr<LiveObserver> output; // the metrics kind's, on the chain's output
+  std::vector<Planes> bufs;             // bufs[j] = output of op j
 };
 
 // `observers`: with the metrics stages and the output's metrics; without
@@ -246,25 +134,25 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = tr
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
     const PlannedStage& st = plan.stages[j];
     const StageKind& kind = stage_kind(st.type);
-    // Each op's output planes: as many as its stage's output channels.
-    const auto planes_out = Planes(static_cast<std::size_t>(st.channels_out));
-    if (kind.observer) {
-      if (!observers)
-        continue;
-      auto m = std::make_unique<MetricsOp>(st.metrics_slot, st.channels_in, plan.paired(j));
-      if (!st.as<MetricsPlan>().spectrum_window.empty())
-        m->add_spectrum(st, st.channels_in);
-      chain.metrics.push_back(m.get());
-      chain.ops.push_back(std::move(m));
-      chain.bufs.push_back(planes_out);
+    if (kind.observer && !observers)
       continue;
+    std::unique_ptr<LiveOp> op =
+        kind.live_op(st, LiveOpContext{.kernel = k.per_stage[j].get(),
+                                       .channels = st.channels_in,
+                                       .phase = std::llround(delay[j] * rates[j]),
+                                       .paired = plan.paired(j)});
+    if (kind.observer) {
+      auto* observer = dynamic_cast<LiveObserver*>(op.get());
+      if (observer == nullptr)
+        throw internal_error("stage '" + st.name + "': an observer's live op must measure");
+      chain.metrics.emplace_back(observer, st.metrics_slot);
     }
-    chain.ops.push_back(
-        kind.live_op(st, k.per_stage[j].get(), st.channels_in, std::llround(delay[j] * rates[j])));
-    chain.bufs.push_back(planes_out);
+    chain.ops.push_back(std::move(op));
+    // Each op's output planes: as many as its stage's output channels.
+    chain.bufs.emplace_back(static_cast<std::size_t>(st.channels_out));
   }
-  chain.output = std::make_unique<MetricsOp>(plan.output_slot(), plan.output_channels,
-                                             observers && plan.paired(plan.stages.size()));
+  chain.output = make_metrics_live_observer(plan.output_channels,
+                                            observers && plan.paired(plan.stages.size()));
   return chain;
 }
 
@@ -272,9 +160,9 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = tr
 // the source has ended. Returns the chain's output planes (`in` itself when
 // there are no stages: then n must be in[c].size()).
 const Planes& step(LiveChain& chain, const Planes& in, std::int64_t n, bool last) {
-  for (MetricsOp* m : chain.metrics)
-    m->feed(in, n);
-  chain.output->feed(in, n);
+  for (const auto& [m, slot] : chain.metrics)
+    m->feed_source(in, n);
+  chain.output->feed_source(in, n);
   const Planes* cur = &in;
   std::int64_t frames = n;
   for (std::size_t j = 0; j < chain.ops.size(); ++j) {
@@ -845,12 +733,12 @@ private:
       if (lane.primary) {
         if (n > 0)
           lane.chain.output->measure(y, n);
-        for (MetricsOp* m : lane.chain.metrics) {
+        for (const auto& [m, slot] : lane.chain.metrics) {
           const std::int64_t k = m->take(row);
-          record(m->slot(), k, row);
+          record(slot, k, row);
         }
         const std::int64_t k = lane.chain.output->take(row);
-        record(lane.chain.output->slot(), k, row);
+        record(plan_.output_slot(), k, row);
       }
       if (ended)
         break;
@@ -987,8 +875,8 @@ private:
   // Spectra, the statistics, and the outputs committed.
   RunReport finish() {
     std::vector<SpectrumSums> sums(plan_.metric_names.size());
-    for (const MetricsOp* m : lanes_.front()->chain.metrics)
-      sums[static_cast<std::size_t>(m->slot())] = m->spectrum();
+    for (const auto& [m, slot] : lanes_.front()->chain.metrics)
+      sums[static_cast<std::size_t>(slot)] = m->spectrum();
     finish_spectra(plan_, sums, report_);
     report_.wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();
     if (json_file_)

@@ -22,6 +22,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/channel_metrics.hpp"
+#include "core/spectrum_sums.hpp"
 #include "kernels/cpu/response.hpp"
 #include "model/stage_type.hpp"
 #include "stages/types.hpp"
@@ -130,6 +132,34 @@ public:
   [[nodiscard]] virtual std::string last_step() const { return {}; }
 };
 
+// What a live op is made with: the kind's prepared kernel (null where it
+// prepares none), its input's channels, its `phase` (frames held back by the
+// stages before it: their look-ahead, so blocks can line up with the steps)
+// and, for an observer, whether its frames pair with the source's (no rate
+// change or mix before it; Plan::paired).
+struct LiveOpContext {
+  LiveKernel* kernel = nullptr;
+  int channels = 1;
+  std::int64_t phase = 0;
+  bool paired = false;
+};
+
+// An observer's live op (metrics) passes its frames on and measures them:
+// the engine hands it the source frames of each step (kept where it pairs
+// with them) and takes the step's metrics after the chain has run.
+class LiveObserver : public LiveOp {
+public:
+  // The source's n new frames of this step, in[c][0..n).
+  virtual void feed_source(const LivePlanes& in, std::int64_t n) = 0;
+  // Measures in[c][0..n) without passing the frames on (the chain's output).
+  virtual void measure(const LivePlanes& in, std::int64_t n) = 0;
+  // This step's metrics per channel, then resets; returns the frames it saw
+  // (0 when none).
+  virtual std::int64_t take(std::vector<ChannelMetrics>& out) = 0;
+  // The Welch sums so far (empty power: no spectrum asked for).
+  [[nodiscard]] virtual const SpectrumSums& spectrum() const = 0;
+};
+
 struct LiveContext {
   int channels = 1;
   std::int64_t block = 1; // frames a live step takes
@@ -162,12 +192,11 @@ struct StageKind {
   // The CPU step of a planned stage of this kind (null for observers).
   std::unique_ptr<const CpuStageStep> (*cpu_step)(const PlannedStage& stage) = nullptr;
   // Live mode: the kernel to prepare (null: nothing to prepare), and the
-  // running operation (null for observers). `phase`: frames held back by the
-  // stages before it (their look-ahead), so blocks can line up with the steps.
+  // running operation (an observer's is a LiveObserver).
   std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage& stage,
                                              const LiveContext& context) = nullptr;
-  std::unique_ptr<LiveOp> (*live_op)(const PlannedStage& stage, LiveKernel* kernel, int channels,
-                                     std::int64_t phase) = nullptr;
+  std::unique_ptr<LiveOp> (*live_op)(const PlannedStage& stage,
+                                     const LiveOpContext& where) = nullptr;
   // Its fields in the statistics (null: none).
   StatFields (*stats)(const StageReport& stage) = nullptr;
   // Decides what the stage left to the backend (fir: method auto) for

@@ -59,7 +59,6 @@ std::vector<std::string> fir_files(const StageSpec& spec); // its taps file, if 
 // partitioned) and the running convolution over it.
 std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& stage,
                                                  const LiveContext& context);
-std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& stage, LiveKernel* kernel,
-                                         int channels, std::int64_t phase);
+std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& stage, const LiveOpContext& where);
 
 } // namespace sigstream

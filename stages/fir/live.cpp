@@ -203,12 +203,12 @@ std::unique_ptr<LiveKernel> make_fir_live_kernel(const PlannedStage& st,
                                          std::move(partitioned));
 }
 
-std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& st, LiveKernel* kernel, int channels,
-                                         std::int64_t phase) {
-  if (auto per_channel = make_fir_per_channel_live_op(kernel, phase))
+std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& st, const LiveOpContext& where) {
+  if (auto per_channel = make_fir_per_channel_live_op(where.kernel, where.phase))
     return per_channel;
-  auto* k = dynamic_cast<FirLiveKernel*>(kernel);
-  return std::make_unique<FirOp>(st, channels, k != nullptr ? k->partitioned() : nullptr, phase);
+  auto* k = dynamic_cast<FirLiveKernel*>(where.kernel);
+  return std::make_unique<FirOp>(st, where.channels, k != nullptr ? k->partitioned() : nullptr,
+                                 where.phase);
 }
 
 } // namespace sigstream

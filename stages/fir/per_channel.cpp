@@ -122,7 +122,8 @@ class PerChannelOp final : public LiveOp {
 public:
   PerChannelOp(const PerChannelLiveKernel& k, std::int64_t phase) {
     for (std::size_t c = 0; c < k.channels(); ++c)
-      ops_.push_back(make_fir_live_op(k.stage(c), k.kernel(c), 1, phase));
+      ops_.push_back(make_fir_live_op(
+          k.stage(c), LiveOpContext{.kernel = k.kernel(c), .channels = 1, .phase = phase}));
     in_.resize(1);
     out_.resize(1);
   }

@@ -69,8 +69,8 @@ std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage
 
 namespace sigstream {
 
-std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/,
-                                          int /*channels*/, std::int64_t /*phase*/) {
+std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage,
+                                          const LiveOpContext& /*where*/) {
   return std::make_unique<GainOp>(stage.as<GainPlan>().gain);
 }
 

@@ -13,7 +13,6 @@ void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStag
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage);
 StatFields gain_stats(const StageReport& stage);           // linear
 void gain_facts(const StageSpec& spec, std::ostream& out); // the linear factor
-std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, LiveKernel* kernel,
-                                          int channels, std::int64_t phase);
+std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, const LiveOpContext& where);
 
 } // namespace sigstream

@@ -130,8 +130,8 @@ std::unique_ptr<const CpuStageStep> make_mix_cpu_step(const PlannedStage& stage)
   return std::make_unique<const MixStep>(stage.as<MixPlan>());
 }
 
-std::unique_ptr<LiveOp> make_mix_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/,
-                                         int /*channels*/, std::int64_t /*phase*/) {
+std::unique_ptr<LiveOp> make_mix_live_op(const PlannedStage& stage,
+                                         const LiveOpContext& /*where*/) {
   return std::make_unique<MixOp>(stage);
 }
 

@@ -229,9 +229,9 @@ std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& s
   return std::make_unique<const ResampleStep>(stage);
 }
 
-std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* /*kernel*/,
-                                              int channels, std::int64_t /*phase*/) {
-  return std::make_unique<ResampleOp>(stage, channels);
+std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage,
+                                              const LiveOpContext& where) {
+  return std::make_unique<ResampleOp>(stage, where.channels);
 }
 
 } // namespace sigstream

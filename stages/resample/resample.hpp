@@ -38,7 +38,7 @@ std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage
 [[nodiscard]] std::vector<double>
 resample_filter(std::int64_t up, std::int64_t down, int half_taps_per_phase,
                 const WindowSpec& window); // up, down, sample_rate, taps, design
-std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage, LiveKernel* kernel,
-                                              int channels, std::int64_t phase);
+std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage,
+                                              const LiveOpContext& where);
 
 } // namespace sigstream
