@@ -602,26 +602,48 @@ private:
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
 
-// When a batch's next device is worth a context (see run_batch): once a
-// worker of the device before it holds its lanes, while files remain, and
-// only for a device that has workers.
+// When a batch's next device is worth a context (see start_contexts): once a
+// worker of the device before it holds its lanes and a wave of files has
+// ended since (the rate of the running devices), while the work left lasts
+// long enough to pay for a start (next_device_pays, pipeline/backend_choice.cpp),
+// and only for a device that has workers.
 class DeviceStarts {
 public:
-  void planned(const std::vector<BatchWorker>& workers) {
+  using Clock = std::chrono::steady_clock;
+  // `total_bytes`: the inputs' sizes, the batch's work as next_device_pays counts it.
+  void planned(const std::vector<BatchWorker>& workers, std::uintmax_t total_bytes) {
     {
       std::lock_guard lock(mutex_);
       for (const BatchWorker& w : workers)
         ++workers_[w.device];
+      total_ = static_cast<double>(total_bytes);
       planned_ = true;
       if (workers.empty())
         all_taken_ = true;
     }
     cv_.notify_all();
   }
+  void starting(int device) {
+    std::lock_guard lock(mutex_);
+    begun_[device] = Clock::now();
+  }
   void lanes_ready(int device) {
     {
       std::lock_guard lock(mutex_);
-      ++ready_[device];
+      if (ready_[device]++ == 0) {
+        ready_at_[device] = Clock::now();
+        files_at_ready_[device] = files_;
+        if (!first_ready_)
+          first_ready_ = Clock::now();
+      }
+    }
+    cv_.notify_all();
+  }
+  void file_done(std::uintmax_t bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      ++files_;
+      done_ += static_cast<double>(bytes);
     }
     cv_.notify_all();
   }
@@ -633,14 +655,33 @@ public:
     cv_.notify_all();
   }
   // Waits until `next` should be started after `previous`; false: not worth
-  // it (no file left, no worker for it, or the batch is over).
+  // it (the work left is shorter than a start pays for, no worker for it, or
+  // no file left).
   bool wait_to_start(int previous, int next, std::stop_token stop) {
     std::unique_lock lock(mutex_);
     const bool go = cv_.wait(lock, stop, [&] {
-      return all_taken_ ||
-             (planned_ && ready_[previous] >= std::min(workers_[previous], kReadyBeforeNext));
+      if (all_taken_)
+        return true;
+      if (!planned_ || ready_[previous] < std::min(workers_[previous], kReadyBeforeNext))
+        return false;
+      const int wave = std::max(kMinWave, workers_[previous]);
+      return files_ - files_at_ready_[previous] >= wave;
     });
-    return go && !all_taken_ && workers_[next] > 0;
+    if (!go || all_taken_ || workers_[next] <= 0)
+      return false;
+    const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+    const double cost = begun_.count(previous) != 0 && ready_at_.count(previous) != 0
+                            ? seconds(ready_at_[previous] - begun_[previous])
+                            : 0.0;
+    const double elapsed = first_ready_ ? seconds(Clock::now() - *first_ready_) : 0.0;
+    last_decision_ = next_device_pays(cost, elapsed, done_, total_);
+    if (trace_on())
+      trace(("batch: device " + std::to_string(next) +
+             (last_decision_ ? " starts" : " stays idle") + " (the last start took " +
+             fmt("%.3f", cost) + " s; " + fmt("%.0f", done_) + " of " + fmt("%.0f", total_) +
+             " bytes done in " + fmt("%.3f", elapsed) + " s)")
+                .c_str());
+    return last_decision_;
   }
 
 private:
@@ -648,8 +689,14 @@ private:
   std::condition_variable_any cv_;
   // Workers of a device that hold their lanes before the next device starts.
   static constexpr int kReadyBeforeNext = 1;
-  std::map<int, int> workers_, ready_;
-  bool planned_ = false, all_taken_ = false;
+  // Files that end after those lanes, at least, before the rate is trusted.
+  static constexpr int kMinWave = 2;
+  std::map<int, int> workers_, ready_, files_at_ready_;
+  std::map<int, Clock::time_point> begun_, ready_at_;
+  std::optional<Clock::time_point> first_ready_;
+  int files_ = 0;
+  double done_ = 0.0, total_ = 0.0;
+  bool planned_ = false, all_taken_ = false, last_decision_ = false;
 };
 
 // The CUDA backends of batches that ended, per device, for the next batch
@@ -1136,8 +1183,10 @@ private:
     try {
       starting_ = std::jthread([this, devices = devices_, up](std::stop_token stop) {
         for (std::size_t k = 0; k < devices.size(); ++k) {
-          if (k == 0 || starts_.wait_to_start(devices[k - 1], devices[k], stop))
+          if (k == 0 || starts_.wait_to_start(devices[k - 1], devices[k], stop)) {
+            starts_.starting(devices[k]);
             sigstream::start_devices({devices[k]});
+          }
           up[k]->set_value(); // ready, or not worth starting: its workers find no file left
         }
       });
@@ -1502,6 +1551,7 @@ private:
       run_one(idx, w, kept, ready_once);
       if (ready_once)
         ready_once();
+      starts_.file_done(summary_.files[idx].item.bytes);
       file_done(summary_.files[idx]);
     }
     starts_.all_taken(); // this worker found no file left (or the batch stops)
@@ -1519,7 +1569,7 @@ private:
   std::size_t run_workers() {
     std::vector<std::thread> threads;
     if (order_.empty())
-      starts_.planned({}); // nothing to run: no device is worth starting
+      starts_.planned({}, 0); // nothing to run: no device is worth starting
     if (!order_.empty()) {
       std::vector<BatchWorker> running_workers;
       for (const BatchWorker& w : summary_.workers) {
@@ -1528,14 +1578,17 @@ private:
           running_workers.push_back(w);
         } catch (const std::system_error&) {
           if (threads.empty()) {
-            starts_.planned({}); // nothing runs: no device is worth starting
+            starts_.planned({}, 0); // nothing runs: no device is worth starting
             throw;
           }
           break; // fewer workers than planned: those running take every file
         }
       }
       // The next devices' starts wait for workers that run, not for planned ones.
-      starts_.planned(running_workers);
+      std::uintmax_t total_bytes = 0;
+      for (const std::size_t i : order_)
+        total_bytes += summary_.files[i].item.bytes;
+      starts_.planned(running_workers, total_bytes);
       std::unique_lock lock(mutex_);
       while (finished_workers_ < static_cast<int>(threads.size())) {
         cv_.wait_for(lock, std::chrono::milliseconds(200));

@@ -43,4 +43,11 @@ void resolve_methods(Plan& plan, const std::string& backend,
 [[nodiscard]] bool live_block_too_slow(double block_ms, double target_ms);
 [[nodiscard]] bool live_moves_to_gpu(double cpu_block_ms, double target_ms, bool have_gpu);
 
+// A batch on several GPUs (pipeline/batch.cpp): whether starting one more
+// device pays, when the last one took `start_cost_s` to start and the
+// running devices did `done` of `total` (bytes) in the `elapsed_s` since
+// they began (rule and measurement in pipeline/backend_choice.cpp).
+[[nodiscard]] bool next_device_pays(double start_cost_s, double elapsed_s, double done,
+                                    double total);
+
 } // namespace sigstream

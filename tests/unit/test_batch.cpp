@@ -30,6 +30,7 @@
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/stats_writer.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/plan.hpp"
 #include "test_support.hpp"
 
 namespace sigstream {
@@ -1115,3 +1116,20 @@ TEST(BatchInterrupt, AnInterruptedFileStopsTheBatchWithExit130) {
 
 } // namespace
 } // namespace sigstream
+
+// A batch's next GPU starts only when the work left, at the running devices'
+// rate, lasts more than twice the last start (pipeline/backend_choice.cpp).
+TEST(BatchDevices, ANextDeviceStartsOnlyWhenTheWorkLeftPaysForIt) {
+  // 10% done in 0.1 s: 0.9 s left.
+  EXPECT_TRUE(sigstream::next_device_pays(0.3, 0.1, 10.0, 100.0));   // 0.9 > 0.6
+  EXPECT_FALSE(sigstream::next_device_pays(0.5, 0.1, 10.0, 100.0));  // 0.9 < 1.0
+  EXPECT_FALSE(sigstream::next_device_pays(0.45, 0.1, 10.0, 100.0)); // exactly twice: not more
+  // Half done in 0.4 s of a long batch, and a context of 1.1 s: 0.4 s left.
+  EXPECT_FALSE(sigstream::next_device_pays(1.1, 0.4, 5e8, 1e9));
+  // A GPU-bound batch: 2% in 0.2 s, 9.8 s left against a 0.3 s start.
+  EXPECT_TRUE(sigstream::next_device_pays(0.3, 0.2, 2.0, 100.0));
+  // Nothing measured yet: work left may pay; none left never does.
+  EXPECT_TRUE(sigstream::next_device_pays(0.3, 0.0, 0.0, 100.0));
+  EXPECT_FALSE(sigstream::next_device_pays(0.3, 0.5, 100.0, 100.0));
+  EXPECT_FALSE(sigstream::next_device_pays(0.0, 0.0, 0.0, 0.0));
+}
