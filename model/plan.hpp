@@ -62,6 +62,10 @@ struct PlannedStage {
   // Its output channel c is not its input channel c (mix): what follows no
   // longer pairs with the source channel by channel.
   bool mixes_channels = false;
+  // Its output frame depends on every input frame before it (iir): no halo
+  // covers that, so its step keeps state and takes its frames in order; an
+  // executor runs a plan with such a stage chunk after chunk.
+  bool carries_state = false;
   std::int64_t in_back = 0;    // halo of this stage's input buffer before the chunk
   std::int64_t in_ahead = 0;   // ... and after it
   std::int64_t frames_in = 0;  // defined length of the input signal
@@ -177,6 +181,12 @@ struct Plan {
   [[nodiscard]] bool paired(std::size_t j) const noexcept;
   // The channels of each metrics slot (Plan::metric_names' order).
   [[nodiscard]] std::vector<int> metric_channels() const;
+  // A stage carries state (PlannedStage::carries_state): the chunks must
+  // run in order, one at a time.
+  [[nodiscard]] bool carries_state() const noexcept {
+    return std::any_of(stages.begin(), stages.end(),
+                       [](const PlannedStage& s) { return s.carries_state; });
+  }
 };
 
 // Facts about the source needed to plan (from the file header or the synth spec).

@@ -1156,6 +1156,11 @@ private:
                   cuda_built() ? "backend 'cuda': no CUDA device found (use --backend cpu or auto)"
                                : "backend 'cuda': this sigstream was built without CUDA "
                                  "(no nvcc at build time); use --backend cpu");
+    if (const StageSpec* s = cpu_only_stage(config_.stages)) {
+      if (kind_ == BackendKind::cuda)
+        throw config_error(cpu_only_message(*s));
+      kind_ = BackendKind::cpu;
+    }
     if (kind_ != BackendKind::cpu && device_count > 0)
       devices_ = resolve_batch_devices(config_.execution.devices, device_count);
     use_cuda_ = !devices_.empty();

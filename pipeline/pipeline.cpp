@@ -434,7 +434,8 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
         total.max_abs = std::max(total.max_abs, v.max_abs);
       };
       if (options.verify) {
-        verifiers = std::make_unique<ThreadPool>(hardware_threads());
+        // A reference that carries state takes its chunks in order: one verifier.
+        verifiers = std::make_unique<ThreadPool>(plan.carries_state() ? 1 : hardware_threads());
         reference = make_cpu_steps(plan);
       }
       std::int64_t frames_done = 0;

@@ -78,6 +78,11 @@ std::unique_ptr<Backend> make_backend(BackendKind kind, int device,
 // GPU starts); other plans go to make_backend.
 std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& plan,
                                         const std::function<void(const std::string&)>& log);
+// The first of `stages` whose kind has no CUDA step yet (iir): such a job
+// runs on the CPU under `auto`, and `cuda` refuses it with cpu_only_message.
+// Null when every stage has one (or this build has no CUDA at all).
+[[nodiscard]] const StageSpec* cpu_only_stage(const std::vector<StageSpec>& stages);
+[[nodiscard]] std::string cpu_only_message(const StageSpec& stage);
 // Whether `kept`, a backend a previous run prepared, takes `plan` (its
 // methods resolved as choose_backend would for the backend config names, cpu
 // or cuda; never for auto) with `options` (Backend::adopt). On success `plan`

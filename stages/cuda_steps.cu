@@ -38,6 +38,10 @@ const CudaKind* cuda_kind(StageType type) {
 
 } // namespace
 
+bool has_cuda_step(StageType type) {
+  return stage_kind(type).observer || cuda_kind(type) != nullptr;
+}
+
 std::unique_ptr<CudaStageStep> make_cuda_step(const PlannedStage& stage,
                                               const CudaStepShape& shape) {
   if (stage_kind(stage.type).observer)

@@ -11,6 +11,8 @@
 #include "stages/fir/spec.hpp"
 #include "stages/gain/gain.hpp"
 #include "stages/gain/spec.hpp"
+#include "stages/iir/iir.hpp"
+#include "stages/iir/spec.hpp"
 #include "stages/metrics/metrics.hpp"
 #include "stages/metrics/spec.hpp"
 #include "stages/mix/mix.hpp"
@@ -81,6 +83,19 @@ constexpr StageKind kKinds[] = {
      .live_op = &make_mix_live_op,
      .stats = &mix_stats,
      .facts = &mix_facts},
+    {.type = kIirType,
+     .summary = "IIR filter: second-order sections (scipy.signal.sosfilt), inline, from a file, "
+                "or an RBJ cookbook biquad; its state runs through the whole signal.",
+     .observer = false,
+     .schema = &iir_schema,
+     .plan = &plan_iir,
+     .cpu_step = &make_iir_cpu_step,
+     .live_kernel = nullptr,
+     .live_op = &make_iir_live_op,
+     .stats = &iir_stats,
+     .response = &iir_response,
+     .facts = &iir_facts,
+     .files = &iir_files},
 };
 
 // Names are keys: no two rows share one.

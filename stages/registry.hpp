@@ -17,6 +17,10 @@ namespace sigstream {
 // The kind of `type`; a StageType no row names is an internal error.
 [[nodiscard]] const StageKind& stage_kind(StageType type);
 
+// Whether a kind has a CUDA step (an observer needs none). CUDA builds only
+// (stages/cuda_steps.cu).
+[[nodiscard]] bool has_cuda_step(StageType type);
+
 // Live mode on a GPU: the kind's kernel on context.device, or null where
 // the kind has none there (its live op then runs on the CPU). CUDA builds
 // only (stages/cuda_steps.cu).

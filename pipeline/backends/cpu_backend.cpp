@@ -79,7 +79,11 @@ public:
   void prepare(const Plan& plan, const BackendOptions& options) override {
     plan_ = &plan;
     options_ = options;
-    const int threads = options.threads > 0 ? options.threads : hardware_threads();
+    // A stage that carries state (iir) takes its frames in order: the chunks
+    // run one after another, whole (a later version may split the channels).
+    const int threads = plan.carries_state()  ? 1
+                        : options.threads > 0 ? options.threads
+                                              : hardware_threads();
     pool_ = std::make_unique<ThreadPool>(threads);
     stage_ns_.assign(plan.stages.size(), 0);
     steps_ = make_cpu_steps(plan);
@@ -102,6 +106,8 @@ public:
     for (const auto& step : steps_)
       if (step)
         piece_frames_ = std::max(piece_frames_, step->min_frames_per_call());
+    if (plan.carries_state())
+      piece_frames_ = std::max<std::int64_t>(piece_frames_, plan.max_chunk_frames());
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
                                               plan.max_chunk_frames());
   }

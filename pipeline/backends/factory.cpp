@@ -11,6 +11,7 @@
 #ifdef SIGSTREAM_HAVE_CUDA
 #include "kernels/cuda/fir_fft.cuh"
 #include "pipeline/backends/cuda_backend.hpp"
+#include "stages/registry.hpp"
 #endif
 
 namespace sigstream {
@@ -125,8 +126,33 @@ bool adopt_kept_backend(Backend& kept, const Config& config, int device, Plan& p
   return true;
 }
 
+const StageSpec* cpu_only_stage([[maybe_unused]] const std::vector<StageSpec>& stages) {
+#ifdef SIGSTREAM_HAVE_CUDA
+  for (const StageSpec& s : stages)
+    if (!has_cuda_step(s.type))
+      return &s;
+#endif
+  return nullptr;
+}
+
+std::string cpu_only_message(const StageSpec& stage) {
+  return "stage '" + stage.name + "' (" + std::string(to_string(stage.type)) +
+         ") has no CUDA step yet: it runs on the CPU backend (--backend cpu or auto, "
+         "execution.backend: cpu)";
+}
+
 std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& plan,
                                         const std::function<void(const std::string&)>& log) {
+  // A stage without a CUDA step puts the whole job on the CPU.
+  if (const StageSpec* s = cpu_only_stage(config.stages)) {
+    if (config.execution.backend == BackendKind::cuda)
+      throw config_error(cpu_only_message(*s));
+    if (log)
+      log("backend auto: stage '" + s->name + "' (" + std::string(to_string(s->type)) +
+          ") runs on the CPU only: using the CPU backend");
+    resolve_methods(plan, "cpu");
+    return make_cpu_backend();
+  }
   // The backend asked for (or auto's plain choice), with its own methods.
   auto as_asked = [&] {
     std::unique_ptr<Backend> backend = make_backend(config.execution.backend, device, log);

@@ -1,0 +1,345 @@
+// The iir kind: its sections (RBJ biquads designed here, inline or from a
+// file), the stability check, the CPU step that carries the state from one
+// call to the next, the live op, and its statistics.
+#include "stages/iir/iir.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <fstream>
+#include <mutex>
+#include <numbers>
+#include <ostream>
+#include <sstream>
+
+#include "core/error.hpp"
+#include "model/config.hpp"
+#include "model/plan.hpp"
+#include "model/report.hpp"
+
+namespace sigstream {
+
+using kernels::cpu::Biquad;
+
+std::string_view to_string(BiquadKind k) {
+  switch (k) {
+  case BiquadKind::lowpass:
+    return "lowpass";
+  case BiquadKind::highpass:
+    return "highpass";
+  case BiquadKind::bandpass:
+    return "bandpass";
+  case BiquadKind::notch:
+    return "notch";
+  case BiquadKind::allpass:
+    return "allpass";
+  case BiquadKind::peaking:
+    return "peaking";
+  case BiquadKind::lowshelf:
+    return "lowshelf";
+  case BiquadKind::highshelf:
+    return "highshelf";
+  }
+  return "unknown";
+}
+
+Biquad rbj_biquad(const BiquadSpec& b, double rate) {
+  // Robert Bristow-Johnson's Audio EQ Cookbook, each section's b and a, then / a0.
+  const double w0 = 2.0 * std::numbers::pi * b.freq_hz / rate;
+  const double cw = std::cos(w0);
+  const double alpha = std::sin(w0) / (2.0 * b.q);
+  const double A = std::pow(10.0, b.gain_db / 40.0);
+  const double sa = 2.0 * std::sqrt(A) * alpha;
+  double b0 = 0, b1 = 0, b2 = 0, a0 = 1.0 + alpha, a1 = -2.0 * cw, a2 = 1.0 - alpha;
+  switch (b.kind) {
+  case BiquadKind::lowpass:
+    b0 = b2 = (1.0 - cw) / 2.0;
+    b1 = 1.0 - cw;
+    break;
+  case BiquadKind::highpass:
+    b0 = b2 = (1.0 + cw) / 2.0;
+    b1 = -(1.0 + cw);
+    break;
+  case BiquadKind::bandpass:
+    b0 = alpha;
+    b2 = -alpha;
+    break;
+  case BiquadKind::notch:
+    b0 = b2 = 1.0;
+    b1 = -2.0 * cw;
+    break;
+  case BiquadKind::allpass:
+    b0 = 1.0 - alpha;
+    b1 = -2.0 * cw;
+    b2 = 1.0 + alpha;
+    break;
+  case BiquadKind::peaking:
+    b0 = 1.0 + alpha * A;
+    b1 = -2.0 * cw;
+    b2 = 1.0 - alpha * A;
+    a0 = 1.0 + alpha / A;
+    a2 = 1.0 - alpha / A;
+    break;
+  case BiquadKind::lowshelf:
+    b0 = A * ((A + 1) - (A - 1) * cw + sa);
+    b1 = 2 * A * ((A - 1) - (A + 1) * cw);
+    b2 = A * ((A + 1) - (A - 1) * cw - sa);
+    a0 = (A + 1) + (A - 1) * cw + sa;
+    a1 = -2 * ((A - 1) + (A + 1) * cw);
+    a2 = (A + 1) + (A - 1) * cw - sa;
+    break;
+  case BiquadKind::highshelf:
+    b0 = A * ((A + 1) + (A - 1) * cw + sa);
+    b1 = -2 * A * ((A - 1) + (A + 1) * cw);
+    b2 = A * ((A + 1) + (A - 1) * cw - sa);
+    a0 = (A + 1) - (A - 1) * cw + sa;
+    a1 = 2 * ((A - 1) - (A + 1) * cw);
+    a2 = (A + 1) - (A - 1) * cw - sa;
+    break;
+  }
+  return {b0 / a0, b1 / a0, b2 / a0, a1 / a0, a2 / a0};
+}
+
+namespace {
+
+// Rows of six (b0 b1 b2 a0 a1 a2) as sections, a0 divided out.
+std::vector<Biquad> sections_of(const std::vector<std::vector<double>>& rows,
+                                const std::string& where) {
+  std::vector<Biquad> out;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    const std::vector<double>& r = rows[k];
+    if (r.size() != 6)
+      throw config_error(where + ": section " + std::to_string(k) + " has " +
+                         std::to_string(r.size()) + " numbers (expected b0 b1 b2 a0 a1 a2)");
+    for (double v : r)
+      if (!std::isfinite(v))
+        throw config_error(where + ": section " + std::to_string(k) +
+                           " has a coefficient that is not finite");
+    if (r[3] == 0.0)
+      throw config_error(where + ": section " + std::to_string(k) + " has a0 = 0");
+    out.push_back({r[0] / r[3], r[1] / r[3], r[2] / r[3], r[4] / r[3], r[5] / r[3]});
+  }
+  return out;
+}
+
+std::vector<std::vector<double>> read_sos_file(const std::string& path, const std::string& where) {
+  std::ifstream in(path);
+  if (!in)
+    throw config_error(where + ": cannot open the sos file " + path);
+  std::vector<std::vector<double>> rows;
+  std::string line;
+  int line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (const auto hash = line.find('#'); hash != std::string::npos)
+      line.erase(hash);
+    std::replace(line.begin(), line.end(), ',', ' ');
+    std::istringstream words(line);
+    std::vector<double> row;
+    std::string w;
+    while (words >> w) {
+      try {
+        std::size_t used = 0;
+        row.push_back(std::stod(w, &used));
+        if (used != w.size())
+          throw std::invalid_argument(w);
+      } catch (const std::exception&) {
+        throw config_error(where + ": " + path + ":" + std::to_string(line_no) + ": '" + w +
+                           "' is not a number");
+      }
+    }
+    if (row.empty())
+      continue;
+    if (row.size() != 6)
+      throw config_error(where + ": " + path + ":" + std::to_string(line_no) + ": " +
+                         std::to_string(row.size()) + " numbers (expected six: b0 b1 b2 a0 a1 a2)");
+    rows.push_back(std::move(row));
+  }
+  if (rows.empty())
+    throw config_error(where + ": the sos file " + path + " has no sections");
+  if (rows.size() > static_cast<std::size_t>(kMaxIirSections))
+    throw config_error(where + ": the sos file " + path + " has " + std::to_string(rows.size()) +
+                       " sections (at most " + std::to_string(kMaxIirSections) + ")");
+  return rows;
+}
+
+// The larger pole radius of 1 + a1 z^-1 + a2 z^-2.
+double pole_radius(const Biquad& s) {
+  const std::complex<double> d = std::sqrt(std::complex<double>(s.a1 * s.a1 - 4.0 * s.a2));
+  return std::max(std::abs((-s.a1 + d) / 2.0), std::abs((-s.a1 - d) / 2.0));
+}
+
+// The cascade's state and the outputs of its last call, per channel, in T:
+// the frames one call asks for start where the last call's did or later,
+// and may reach back before the frames computed so far (a later stage's
+// halo); those come from the history.
+template <typename T> class Runner {
+public:
+  void run(std::span<const Biquad> s, std::span<const T* const> x, std::int64_t x_first,
+           std::span<T* const> y, std::int64_t y_first, std::int64_t n, const std::string& name) {
+    if (state_.empty()) {
+      state_.assign(y.size(), std::vector<double>(2 * s.size(), 0.0));
+      history_.assign(y.size(), {});
+    }
+    if (y_first < history_lo_ || y_first > frontier_)
+      throw internal_error("iir stage '" + name + "': frames from " + std::to_string(y_first) +
+                           " asked for after " + std::to_string(history_lo_) + ".." +
+                           std::to_string(frontier_) + " (its chunks must come in order)");
+    const std::int64_t end = y_first + n;
+    const std::int64_t kept_to = std::min(end, frontier_);
+    for (std::size_t c = 0; c < y.size(); ++c) {
+      std::vector<T>& h = history_[c];
+      std::copy(h.begin() + (y_first - history_lo_), h.begin() + (kept_to - history_lo_), y[c]);
+      if (end > frontier_)
+        kernels::cpu::sosfilt(s, state_[c], x[c] + (frontier_ - x_first), y[c] + (frontier_ - y_first),
+                              end - frontier_);
+      // Keep [y_first, max(end, frontier)): the next call starts here or later.
+      h.erase(h.begin(), h.begin() + (y_first - history_lo_));
+      if (end > frontier_)
+        h.insert(h.end(), y[c] + (frontier_ - y_first), y[c] + n);
+    }
+    history_lo_ = y_first;
+    frontier_ = std::max(frontier_, end);
+  }
+
+private:
+  std::vector<std::vector<double>> state_;
+  std::vector<std::vector<T>> history_; // frames [history_lo_, frontier_)
+  std::int64_t history_lo_ = 0, frontier_ = 0;
+};
+
+class IirStep final : public CpuStageStep {
+public:
+  explicit IirStep(const PlannedStage& st) : name_(st.name), sections_(st.as<IirPlan>().sections) {}
+  [[nodiscard]] std::string describe() const override {
+    return "iir '" + name_ + "': " + std::to_string(sections_.size()) +
+           " section(s), state carried in order";
+  }
+  void run(std::span<const float* const> x, std::int64_t x_first, std::span<float* const> y,
+           std::int64_t y_first, std::int64_t n, StepScratch* /*scratch*/) const override {
+    std::lock_guard lock(mutex_);
+    f32_.run(sections_, x, x_first, y, y_first, n, name_);
+  }
+  void run(std::span<const double* const> x, std::int64_t x_first, std::span<double* const> y,
+           std::int64_t y_first, std::int64_t n) const override {
+    std::lock_guard lock(mutex_);
+    f64_.run(sections_, x, x_first, y, y_first, n, name_);
+  }
+
+private:
+  std::string name_;
+  std::vector<Biquad> sections_;
+  // The state follows the signal, not a worker: one per step, its calls in
+  // frame order (the executors run a plan that carries state in order).
+  mutable std::mutex mutex_;
+  mutable Runner<float> f32_;
+  mutable Runner<double> f64_;
+};
+
+class IirOp final : public LiveOp {
+public:
+  IirOp(std::vector<Biquad> sections, int channels)
+      : sections_(std::move(sections)),
+        state_(static_cast<std::size_t>(channels), std::vector<double>(2 * sections_.size(), 0.0)) {}
+  void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
+    for (std::size_t c = 0; c < in.size(); ++c) {
+      const std::size_t at = out[c].size();
+      out[c].resize(at + static_cast<std::size_t>(n));
+      kernels::cpu::sosfilt(sections_, state_[c], in[c].data(), out[c].data() + at, n);
+    }
+  }
+  void finish(LivePlanes& /*out*/) override {}
+
+private:
+  std::vector<Biquad> sections_;
+  std::vector<std::vector<double>> state_;
+};
+
+} // namespace
+
+void plan_iir(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
+  const IirSpec& s = spec.as<IirSpec>();
+  const std::string at = stage_where(where, spec);
+  IirPlan& p = out.as<IirPlan>();
+  if (s.biquad) {
+    const BiquadSpec& b = *s.biquad;
+    if (!(b.freq_hz > 0.0 && b.freq_hz < where.sample_rate / 2.0))
+      throw config_error(at + ": biquad freq_hz " + std::to_string(b.freq_hz) +
+                         " Hz is not inside (0, " + std::to_string(where.sample_rate / 2.0) +
+                         ") Hz, the band below the Nyquist frequency of its " +
+                         std::to_string(where.sample_rate) + " Hz input");
+    p.sections = {rbj_biquad(b, where.sample_rate)};
+    p.how = std::string(to_string(b.kind));
+    std::ostringstream d;
+    d << "biquad " << to_string(b.kind) << ' ' << b.freq_hz << " Hz, q " << b.q;
+    if (b.kind == BiquadKind::peaking || b.kind == BiquadKind::lowshelf ||
+        b.kind == BiquadKind::highshelf)
+      d << ", " << b.gain_db << " dB";
+    out.detail = d.str();
+  } else if (s.sos_file) {
+    p.sections = sections_of(read_sos_file(*s.sos_file, at), at);
+    p.how = "sos_file";
+    out.detail = "sos file " + *s.sos_file;
+  } else {
+    p.sections = sections_of(s.sos, at);
+    p.how = "sos";
+    out.detail = std::to_string(p.sections.size()) + " section(s)";
+  }
+  if (p.sections.empty())
+    throw config_error(at + ": no sections (expected one of sos, sos_file, biquad)");
+  for (std::size_t k = 0; k < p.sections.size(); ++k) {
+    const Biquad& q = p.sections[k];
+    if (!std::isfinite(q.b0) || !std::isfinite(q.b1) || !std::isfinite(q.b2) ||
+        !std::isfinite(q.a1) || !std::isfinite(q.a2))
+      throw config_error(at + ": section " + std::to_string(k) +
+                         " has a coefficient that is not finite");
+    if (const double r = pole_radius(q); !(r < 1.0)) {
+      std::ostringstream m;
+      m.precision(6);
+      m << at << ": section " << k << " is unstable: a pole at radius " << r
+        << " (on or outside the unit circle; every pole must lie inside it, |z| < 1)";
+      throw config_error(m.str());
+    }
+  }
+  out.frames_out = where.frames_in;
+  out.carries_state = true;
+}
+
+std::unique_ptr<const CpuStageStep> make_iir_cpu_step(const PlannedStage& stage) {
+  return std::make_unique<const IirStep>(stage);
+}
+
+std::unique_ptr<LiveOp> make_iir_live_op(const PlannedStage& stage, const LiveOpContext& where) {
+  return std::make_unique<IirOp>(stage.as<IirPlan>().sections, where.channels);
+}
+
+StatFields iir_stats(const StageReport& s) {
+  const IirPlan& p = s.as<IirPlan>();
+  return {{"iir", p.how}, {"sections", static_cast<std::int64_t>(p.sections.size())}};
+}
+
+void iir_facts(const StageSpec& spec, std::ostream& o) {
+  const IirSpec& s = spec.as<IirSpec>();
+  if (s.biquad)
+    o << ":biquad:" << to_string(s.biquad->kind) << ':' << s.biquad->freq_hz << ':' << s.biquad->q
+      << ':' << s.biquad->gain_db;
+  if (s.sos_file)
+    o << ":file:" << *s.sos_file;
+  for (const std::vector<double>& r : s.sos) {
+    o << ":sos";
+    for (double v : r)
+      o << ':' << v;
+  }
+}
+
+std::vector<std::string> iir_files(const StageSpec& spec) {
+  const IirSpec& s = spec.as<IirSpec>();
+  return s.sos_file ? std::vector<std::string>{*s.sos_file} : std::vector<std::string>{};
+}
+
+std::optional<kernels::cpu::FilterResponse> iir_response(const PlannedStage& stage,
+                                                         double rate_in) {
+  return kernels::cpu::sos_response(stage.as<IirPlan>().sections, rate_in);
+}
+
+} // namespace sigstream
