@@ -1,6 +1,8 @@
-// `sigstream design`: the taps of one windowed-sinc design, %.17g a line.
-// It reads no config (there is no signal, only --rate), so its flags go to
-// stages/design.hpp directly, which checks them against that rate.
+// `sigstream design`: the taps of one windowed-sinc design, %.17g a line,
+// or with --iir ORDER the second-order sections of an IIR design, one
+// "b0 b1 b2 a0 a1 a2" a line (what sos_file reads). It reads no config
+// (there is no signal, only --rate), so its flags go to stages/design.hpp
+// and stages/iir/design.hpp directly, which check them against that rate.
 #include "app/design_command.hpp"
 
 #include <cstdio>
@@ -8,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "stages/design.hpp"
+#include "stages/iir/design.hpp"
 
 namespace sigstream::app {
 
@@ -28,17 +31,53 @@ DesignSpec design_from(const FilterFlags& f) {
   return d;
 }
 
+IirDesignSpec iir_design_from(const DesignFlags& flags) {
+  const FilterFlags& f = flags.filter;
+  IirDesignSpec d;
+  const DesignFlag given = design_flag(f);
+  d.kind = parse_filter_kind(given.kind);
+  if (d.kind == FilterKind::lowpass || d.kind == FilterKind::highpass)
+    d.cutoff_hz = {parse_hz(*given.text, given.flag)};
+  else
+    d.cutoff_hz = parse_band(*given.text, given.flag);
+  d.order = f.iir;
+  if (flags.ftype == "butter")
+    d.ftype = IirFamily::butter;
+  else if (flags.ftype == "cheby1")
+    d.ftype = IirFamily::cheby1;
+  else if (flags.ftype == "cheby2")
+    d.ftype = IirFamily::cheby2;
+  else
+    throw config_error("--ftype: '" + flags.ftype + "' is not one of butter, cheby1, cheby2");
+  if (flags.rp > 0)
+    d.rp = flags.rp;
+  if (flags.rs > 0)
+    d.rs = flags.rs;
+  return d;
+}
+
 } // namespace
 
 CLI::App* add_design_command(CLI::App& app, DesignFlags& flags) {
   auto* design = app.add_subcommand(
-      "design", "Print FIR taps (one per line, %.17g), like scipy.signal.firwin");
+      "design",
+      "Print FIR taps (one per line, %.17g), like scipy.signal.firwin; with --iir ORDER the "
+      "sections of an IIR (b0 b1 b2 a0 a1 a2 a line), like scipy.signal.iirfilter(output='sos')");
   add_filter_flags(design, flags.filter, false);
   design->add_option("--rate", flags.rate, "Sample rate in Hz")->required();
+  design->add_option("--ftype", flags.ftype, "With --iir: butter | cheby1 (--rp) | cheby2 (--rs)")
+      ->capture_default_str();
+  design->add_option("--rp", flags.rp, "With --iir --ftype cheby1: pass-band ripple in dB");
+  design->add_option("--rs", flags.rs, "With --iir --ftype cheby2: stop-band attenuation in dB");
   return design;
 }
 
 int run_design_command(const DesignFlags& flags) {
+  if (flags.filter.iir != 0) {
+    for (const auto& s : design_iir(iir_design_from(flags), flags.rate))
+      std::printf("%.17g %.17g %.17g 1 %.17g %.17g\n", s.b0, s.b1, s.b2, s.a1, s.a2);
+    return 0;
+  }
   const auto taps = design_fir(design_from(flags.filter), flags.rate);
   for (double t : taps)
     std::printf("%.17g\n", t);

@@ -9,6 +9,9 @@ namespace sigstream::app {
 struct DesignFlags {
   FilterFlags filter;
   double rate = 0.0;
+  // With --iir: the family and its ripple / attenuation (dB).
+  std::string ftype = "butter";
+  double rp = 0.0, rs = 0.0;
 };
 
 CLI::App* add_design_command(CLI::App& app, DesignFlags& flags);

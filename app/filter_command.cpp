@@ -14,6 +14,7 @@
 #include "core/error.hpp"
 #include "pipeline/config.hpp"
 #include "stages/fir/spec.hpp"
+#include "stages/iir/spec.hpp"
 
 namespace sigstream::app {
 
@@ -91,6 +92,7 @@ std::vector<double> add_fir_overrides(const FilterCommandFlags& f, std::size_t i
     o.add("--taps-file", at + "taps_file=" + yaml_string(f.filter.taps_file));
   } else {
     const DesignFlag d = design_flag(f.filter);
+    const bool iir = cmd->count("--iir") > 0;
     const bool band = d.kind == std::string("bandpass") || d.kind == std::string("bandstop");
     const std::vector<double> cutoffs =
         band ? parse_band(*d.text, d.flag) : std::vector<double>{parse_hz(*d.text, d.flag)};
@@ -104,6 +106,14 @@ std::vector<double> add_fir_overrides(const FilterCommandFlags& f, std::size_t i
     o.add(d.flag, std::string(at + "design.kind=") + d.kind);
     o.add(d.flag,
           at + "design.cutoff_hz=" + (band ? "[" + value(0) + ", " + value(1) + "]" : value(0)));
+    if (iir) {
+      for (const char* flag : {"--taps", "--window", "--mode", "--method"})
+        if (cmd->count(flag) > 0)
+          throw config_error(std::string(flag) + " shapes a FIR; --iir " +
+                             std::to_string(f.filter.iir) + " designs an IIR instead");
+      o.add("--iir", at + "design.order=" + std::to_string(f.filter.iir));
+      return deferred;
+    }
     if (cmd->count("--taps") > 0)
       o.add("--taps", at + "design.taps=" + std::to_string(f.filter.taps));
     if (cmd->count("--window") > 0)
@@ -194,8 +204,12 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
   }
   std::vector<double> deferred_cutoffs;
   const std::size_t fir_index = next;
+  const bool iir = cmd->count("--iir") > 0;
+  if (iir && (!has_design(f.filter) || !f.filter.taps_file.empty()))
+    throw config_error("--iir designs a filter from --lowpass, --highpass, --bandpass or "
+                       "--bandstop (a taps file is a FIR's)");
   if (has_filter) {
-    stages += "{type: fir}, ";
+    stages += iir ? "{type: iir}, " : "{type: fir}, ";
     deferred_cutoffs = add_fir_overrides(f, next++, o);
   } else {
     for (const char* flag : {"--taps", "--window", "--mode", "--method"})
@@ -235,8 +249,12 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
   } catch (...) {
     o.rethrow("filter");
   }
-  if (!deferred_cutoffs.empty())
-    c.stages[fir_index].as<FirSpec>().design->cutoff_hz = deferred_cutoffs;
+  if (!deferred_cutoffs.empty()) {
+    if (iir)
+      c.stages[fir_index].as<IirSpec>().design->cutoff_hz = deferred_cutoffs;
+    else
+      c.stages[fir_index].as<FirSpec>().design->cutoff_hz = deferred_cutoffs;
+  }
   // Plan errors name the flag that made the stage.
   if (has_mix)
     c.stages.front().flag = "--mix";

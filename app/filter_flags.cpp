@@ -25,6 +25,10 @@ void add_filter_flags(CLI::App* cmd, FilterFlags& f, bool with_taps_file) {
   cmd->add_option("--window", f.window,
                   "hamming | hann | blackman | rectangular | kaiser:BETA (e.g. kaiser:8.6)")
       ->capture_default_str();
+  cmd->add_option("--iir", f.iir,
+                  "Design an IIR of this order instead of the FIR (Butterworth, as "
+                  "scipy.signal.iirfilter; a band filter has twice as many poles)")
+      ->type_name("ORDER");
 }
 
 bool has_design(const FilterFlags& f) {

@@ -13,6 +13,7 @@ struct FilterFlags {
   std::string lowpass, highpass, bandpass, bandstop, taps_file;
   int taps = 255;
   std::string window = "hamming";
+  int iir = 0; // --iir ORDER: a Butterworth IIR design in place of the FIR (0: none)
 };
 
 void add_filter_flags(CLI::App* cmd, FilterFlags& f, bool with_taps_file);

@@ -23,22 +23,34 @@ using kernels::cpu::Biquad;
 
 std::string_view to_string(BiquadKind k) {
   switch (k) {
-  case BiquadKind::lowpass:
-    return "lowpass";
-  case BiquadKind::highpass:
-    return "highpass";
-  case BiquadKind::bandpass:
-    return "bandpass";
-  case BiquadKind::notch:
-    return "notch";
-  case BiquadKind::allpass:
-    return "allpass";
-  case BiquadKind::peaking:
-    return "peaking";
-  case BiquadKind::lowshelf:
-    return "lowshelf";
-  case BiquadKind::highshelf:
-    return "highshelf";
+    case BiquadKind::lowpass:
+      return "lowpass";
+    case BiquadKind::highpass:
+      return "highpass";
+    case BiquadKind::bandpass:
+      return "bandpass";
+    case BiquadKind::notch:
+      return "notch";
+    case BiquadKind::allpass:
+      return "allpass";
+    case BiquadKind::peaking:
+      return "peaking";
+    case BiquadKind::lowshelf:
+      return "lowshelf";
+    case BiquadKind::highshelf:
+      return "highshelf";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(IirFamily f) {
+  switch (f) {
+    case IirFamily::butter:
+      return "butter";
+    case IirFamily::cheby1:
+      return "cheby1";
+    case IirFamily::cheby2:
+      return "cheby2";
   }
   return "unknown";
 }
@@ -52,50 +64,50 @@ Biquad rbj_biquad(const BiquadSpec& b, double rate) {
   const double sa = 2.0 * std::sqrt(A) * alpha;
   double b0 = 0, b1 = 0, b2 = 0, a0 = 1.0 + alpha, a1 = -2.0 * cw, a2 = 1.0 - alpha;
   switch (b.kind) {
-  case BiquadKind::lowpass:
-    b0 = b2 = (1.0 - cw) / 2.0;
-    b1 = 1.0 - cw;
-    break;
-  case BiquadKind::highpass:
-    b0 = b2 = (1.0 + cw) / 2.0;
-    b1 = -(1.0 + cw);
-    break;
-  case BiquadKind::bandpass:
-    b0 = alpha;
-    b2 = -alpha;
-    break;
-  case BiquadKind::notch:
-    b0 = b2 = 1.0;
-    b1 = -2.0 * cw;
-    break;
-  case BiquadKind::allpass:
-    b0 = 1.0 - alpha;
-    b1 = -2.0 * cw;
-    b2 = 1.0 + alpha;
-    break;
-  case BiquadKind::peaking:
-    b0 = 1.0 + alpha * A;
-    b1 = -2.0 * cw;
-    b2 = 1.0 - alpha * A;
-    a0 = 1.0 + alpha / A;
-    a2 = 1.0 - alpha / A;
-    break;
-  case BiquadKind::lowshelf:
-    b0 = A * ((A + 1) - (A - 1) * cw + sa);
-    b1 = 2 * A * ((A - 1) - (A + 1) * cw);
-    b2 = A * ((A + 1) - (A - 1) * cw - sa);
-    a0 = (A + 1) + (A - 1) * cw + sa;
-    a1 = -2 * ((A - 1) + (A + 1) * cw);
-    a2 = (A + 1) + (A - 1) * cw - sa;
-    break;
-  case BiquadKind::highshelf:
-    b0 = A * ((A + 1) + (A - 1) * cw + sa);
-    b1 = -2 * A * ((A - 1) + (A + 1) * cw);
-    b2 = A * ((A + 1) + (A - 1) * cw - sa);
-    a0 = (A + 1) - (A - 1) * cw + sa;
-    a1 = 2 * ((A - 1) - (A + 1) * cw);
-    a2 = (A + 1) - (A - 1) * cw - sa;
-    break;
+    case BiquadKind::lowpass:
+      b0 = b2 = (1.0 - cw) / 2.0;
+      b1 = 1.0 - cw;
+      break;
+    case BiquadKind::highpass:
+      b0 = b2 = (1.0 + cw) / 2.0;
+      b1 = -(1.0 + cw);
+      break;
+    case BiquadKind::bandpass:
+      b0 = alpha;
+      b2 = -alpha;
+      break;
+    case BiquadKind::notch:
+      b0 = b2 = 1.0;
+      b1 = -2.0 * cw;
+      break;
+    case BiquadKind::allpass:
+      b0 = 1.0 - alpha;
+      b1 = -2.0 * cw;
+      b2 = 1.0 + alpha;
+      break;
+    case BiquadKind::peaking:
+      b0 = 1.0 + alpha * A;
+      b1 = -2.0 * cw;
+      b2 = 1.0 - alpha * A;
+      a0 = 1.0 + alpha / A;
+      a2 = 1.0 - alpha / A;
+      break;
+    case BiquadKind::lowshelf:
+      b0 = A * ((A + 1) - (A - 1) * cw + sa);
+      b1 = 2 * A * ((A - 1) - (A + 1) * cw);
+      b2 = A * ((A + 1) - (A - 1) * cw - sa);
+      a0 = (A + 1) + (A - 1) * cw + sa;
+      a1 = -2 * ((A - 1) + (A + 1) * cw);
+      a2 = (A + 1) + (A - 1) * cw - sa;
+      break;
+    case BiquadKind::highshelf:
+      b0 = A * ((A + 1) + (A - 1) * cw + sa);
+      b1 = -2 * A * ((A - 1) + (A + 1) * cw);
+      b2 = A * ((A + 1) + (A - 1) * cw - sa);
+      a0 = (A + 1) - (A - 1) * cw + sa;
+      a1 = 2 * ((A - 1) - (A + 1) * cw);
+      a2 = (A + 1) - (A - 1) * cw - sa;
+      break;
   }
   return {b0 / a0, b1 / a0, b2 / a0, a1 / a0, a2 / a0};
 }
@@ -191,8 +203,8 @@ public:
       std::vector<T>& h = history_[c];
       std::copy(h.begin() + (y_first - history_lo_), h.begin() + (kept_to - history_lo_), y[c]);
       if (end > frontier_)
-        kernels::cpu::sosfilt(s, state_[c], x[c] + (frontier_ - x_first), y[c] + (frontier_ - y_first),
-                              end - frontier_);
+        kernels::cpu::sosfilt(s, state_[c], x[c] + (frontier_ - x_first),
+                              y[c] + (frontier_ - y_first), end - frontier_);
       // Keep [y_first, max(end, frontier)): the next call starts here or later.
       h.erase(h.begin(), h.begin() + (y_first - history_lo_));
       if (end > frontier_)
@@ -240,7 +252,8 @@ class IirOp final : public LiveOp {
 public:
   IirOp(std::vector<Biquad> sections, int channels)
       : sections_(std::move(sections)),
-        state_(static_cast<std::size_t>(channels), std::vector<double>(2 * sections_.size(), 0.0)) {}
+        state_(static_cast<std::size_t>(channels), std::vector<double>(2 * sections_.size(), 0.0)) {
+  }
   void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
     for (std::size_t c = 0; c < in.size(); ++c) {
       const std::size_t at = out[c].size();
@@ -261,7 +274,21 @@ void plan_iir(const StageSpec& spec, const StagePlanContext& where, PlannedStage
   const IirSpec& s = spec.as<IirSpec>();
   const std::string at = stage_where(where, spec);
   IirPlan& p = out.as<IirPlan>();
-  if (s.biquad) {
+  if (s.design) {
+    const IirDesignSpec& d = *s.design;
+    try {
+      p.sections = design_iir(d, where.sample_rate);
+    } catch (const Error& e) {
+      throw Error(e.kind(), at + ": " + e.what());
+    }
+    p.how = std::string(to_string(d.ftype));
+    std::ostringstream t;
+    t << to_string(d.ftype) << ' ' << to_string(d.kind) << ' ';
+    for (std::size_t i = 0; i < d.cutoff_hz.size(); ++i)
+      t << (i ? "-" : "") << d.cutoff_hz[i];
+    t << " Hz, order " << d.order;
+    out.detail = t.str();
+  } else if (s.biquad) {
     const BiquadSpec& b = *s.biquad;
     if (!(b.freq_hz > 0.0 && b.freq_hz < where.sample_rate / 2.0))
       throw config_error(at + ": biquad freq_hz " + std::to_string(b.freq_hz) +
@@ -320,6 +347,13 @@ StatFields iir_stats(const StageReport& s) {
 
 void iir_facts(const StageSpec& spec, std::ostream& o) {
   const IirSpec& s = spec.as<IirSpec>();
+  if (s.design) {
+    const IirDesignSpec& d = *s.design;
+    o << ":design:" << to_string(d.kind) << ':' << to_string(d.ftype) << ':' << d.order;
+    for (double f : d.cutoff_hz)
+      o << ':' << f;
+    o << ':' << d.rp.value_or(0.0) << ':' << d.rs.value_or(0.0);
+  }
   if (s.biquad)
     o << ":biquad:" << to_string(s.biquad->kind) << ':' << s.biquad->freq_hz << ':' << s.biquad->q
       << ':' << s.biquad->gain_db;

@@ -23,6 +23,7 @@ namespace sigstream {
 inline constexpr int kMaxIirSections = 64;
 
 [[nodiscard]] std::string_view to_string(BiquadKind k);
+[[nodiscard]] std::string_view to_string(IirFamily f);
 
 // Its YAML keys and their reader (schema.cpp).
 [[nodiscard]] const StageSchema& iir_schema();
@@ -43,10 +44,12 @@ std::optional<kernels::cpu::FilterResponse> iir_response(const PlannedStage& sta
 } // namespace sigstream
 
 namespace sigstream::config {
+template <> struct EnumValues<IirFamily> {
+  static constexpr std::array values{IirFamily::butter, IirFamily::cheby1, IirFamily::cheby2};
+};
 template <> struct EnumValues<BiquadKind> {
-  static constexpr std::array values{BiquadKind::lowpass,  BiquadKind::highpass,
-                                     BiquadKind::bandpass, BiquadKind::notch,
-                                     BiquadKind::allpass,  BiquadKind::peaking,
-                                     BiquadKind::lowshelf, BiquadKind::highshelf};
+  static constexpr std::array values{
+      BiquadKind::lowpass, BiquadKind::highpass, BiquadKind::bandpass, BiquadKind::notch,
+      BiquadKind::allpass, BiquadKind::peaking,  BiquadKind::lowshelf, BiquadKind::highshelf};
 };
 } // namespace sigstream::config

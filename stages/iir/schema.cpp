@@ -10,8 +10,10 @@
 #include "model/config.hpp"
 #include "pipeline/config/stage_schema.hpp"
 #include "pipeline/config/yaml_reader.hpp"
+#include "stages/cutoff_schema.hpp"
 #include "stages/iir/iir.hpp"
 #include "stages/iir/spec.hpp"
+#include "stages/schema_enums.hpp"
 
 namespace sigstream {
 namespace {
@@ -19,6 +21,9 @@ namespace {
 using namespace config;
 
 constexpr Key kIirKeys[] = {
+    Key("design", Type::section,
+        "A design as scipy.signal.iirfilter(order, cutoff_hz, btype=kind, ftype, rp, rs, fs=rate, "
+        "output='sos'); exactly one of design / sos / sos_file / biquad."),
     Key("sos", Type::custom,
         "Second-order sections, one row each: [b0, b1, b2, a0, a1, a2] (scipy.signal's sos "
         "layout; a0 is divided out); exactly one of sos / sos_file / biquad.")
@@ -28,6 +33,24 @@ constexpr Key kIirKeys[] = {
         "comments.")
         .spelled("a file path"),
     Key("biquad", Type::section, "One RBJ Audio EQ Cookbook section."),
+};
+
+constexpr Key kDesignKeys[] = {
+    Key("kind", Type::custom, "Filter type.").one_of(&enum_names<FilterKind>).required(),
+    Key("cutoff_hz", Type::custom,
+        "Cutoff in Hz (the -3 dB point of butter, the ripple's edge of cheby1, the stop band's "
+        "of cheby2), 0 < f < sample_rate/2.")
+        .spelled("a number, or [lo, hi] for bandpass/bandstop")
+        .required(),
+    Key("order", Type::integer, "Filter order (a band filter has twice as many poles).")
+        .at_least(1)
+        .at_most(kMaxIirOrder)
+        .required(),
+    Key("ftype", Type::choice, "butter, cheby1 (needs rp) or cheby2 (needs rs).")
+        .one_of(&enum_names<IirFamily>)
+        .defaults("butter"),
+    Key("rp", Type::number, "cheby1: the pass band's ripple in dB.").above(0),
+    Key("rs", Type::number, "cheby2: the stop band's attenuation in dB.").above(0),
 };
 
 constexpr Key kBiquadKeys[] = {
@@ -52,9 +75,10 @@ void read_sos(Context& cx, const MapReader& r, IirSpec& spec) {
   const Path p = r.path("sos");
   const Key& k = r.decl("sos");
   if (!v.IsSequence() || v.size() == 0) {
-    cx.error(v, p,
-             (v.IsSequence() ? std::string("the sos list is empty") : describe(v) + " is not a list") +
-                 " (expected " + expected(k) + ")");
+    cx.error(
+        v, p,
+        (v.IsSequence() ? std::string("the sos list is empty") : describe(v) + " is not a list") +
+            " (expected " + expected(k) + ")");
     return;
   }
   if (v.size() > static_cast<std::size_t>(kMaxIirSections)) {
@@ -85,6 +109,35 @@ void read_sos(Context& cx, const MapReader& r, IirSpec& spec) {
   }
 }
 
+IirDesignSpec read_design(Context& cx, const YAML::Node& node, const Path& path,
+                          const StageReadContext& where) {
+  MapReader r(cx, node, path, keys_of({kDesignKeys}));
+  IirDesignSpec d;
+  if (!r.ok())
+    return d;
+  std::optional<FilterKind> kind;
+  if (r.has("kind")) {
+    bool valid = false;
+    const FilterKind k = parse_kind(cx, r, valid);
+    if (valid)
+      kind = d.kind = k;
+  }
+  if (r.has("cutoff_hz"))
+    d.cutoff_hz = parse_cutoff(cx, r.value("cutoff_hz"), r.path("cutoff_hz"), r.decl("cutoff_hz"),
+                               kind, where.sample_rate, where.rate_changed);
+  if (auto v = r.int32("order"))
+    d.order = *v;
+  if (auto v = r.choice<IirFamily>("ftype"))
+    d.ftype = *v;
+  d.rp = r.number("rp");
+  d.rs = r.number("rs");
+  if (d.ftype == IirFamily::cheby1 && !d.rp)
+    cx.error(node, path, "ftype cheby1 needs rp, the pass band's ripple in dB (e.g. rp: 1)");
+  if (d.ftype == IirFamily::cheby2 && !d.rs)
+    cx.error(node, path, "ftype cheby2 needs rs, the stop band's attenuation in dB (e.g. rs: 60)");
+  return d;
+}
+
 BiquadSpec read_biquad(Context& cx, const YAML::Node& node, const Path& path) {
   MapReader r(cx, node, path, keys_of({kBiquadKeys}));
   BiquadSpec b;
@@ -104,7 +157,9 @@ BiquadSpec read_biquad(Context& cx, const YAML::Node& node, const Path& path) {
 void read_iir(MapReader& r, const StageReadContext& where, StageSpec& out) {
   Context& cx = where.cx;
   IirSpec& spec = out.as<IirSpec>();
-  exactly_one_of(cx, r, {"sos", "sos_file", "biquad"});
+  exactly_one_of(cx, r, {"design", "sos", "sos_file", "biquad"});
+  if (r.has("design"))
+    spec.design = read_design(cx, r.value("design"), r.path("design"), where);
   if (r.has("sos"))
     read_sos(cx, r, spec);
   if (r.has("sos_file"))
@@ -114,6 +169,7 @@ void read_iir(MapReader& r, const StageReadContext& where, StageSpec& out) {
 }
 
 constexpr Section kIirSections[] = {
+    {"stages[].design", "type: iir", kDesignKeys},
     {"stages[].biquad", "type: iir", kBiquadKeys},
 };
 

@@ -1,6 +1,7 @@
 #pragma once
-// An iir stage as the config gives it (SPEC §12): exactly one of inline
-// second-order sections, a file of them, or an RBJ cookbook biquad.
+// An iir stage as the config gives it (SPEC §12): exactly one of a design
+// (scipy.signal.iirfilter's), inline second-order sections, a file of them,
+// or an RBJ cookbook biquad.
 // StageSpec::params holds the IirSpec; PlannedStage::params and
 // StageReport::params the IirPlan that runs.
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "kernels/cpu/iir.hpp"
 #include "model/stage_type.hpp"
+#include "stages/iir/design.hpp"
 
 namespace sigstream {
 
@@ -26,13 +28,14 @@ struct BiquadSpec {
 };
 
 struct IirSpec {
+  std::optional<IirDesignSpec> design;
   std::vector<std::vector<double>> sos; // rows of six: b0 b1 b2 a0 a1 a2 (empty unless given)
   std::optional<std::string> sos_file;  // six numbers a line
   std::optional<BiquadSpec> biquad;
 };
 
 struct IirPlan {
-  std::string how; // "sos", "sos_file" or the biquad's kind
+  std::string how;                            // "sos", "sos_file" or the biquad's kind
   std::vector<kernels::cpu::Biquad> sections; // a0 divided out
   bool operator==(const IirPlan&) const = default;
 };

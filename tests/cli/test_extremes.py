@@ -54,6 +54,17 @@ stages: [{type: fir, design: {kind: lowpass, cutoff_hz: 2000, taps: 31}}]
 sink: {file: out.wav}
 execution: {backend: BACKEND}
 """
+# The iir stages (no CUDA step yet: the job runs on the CPU under either backend's test).
+IIR = """version: 1
+source: {synth: {sample_rate: 16000, frames: 20000, channels: 2, noise: {kind: uniform, amplitude: 0.1, seed: 1}}}
+stages:
+  - {type: iir, name: d1, design: {kind: highpass, cutoff_hz: 40, order: 2, ftype: cheby1, rp: 1}}
+  - {type: iir, name: d2, design: {kind: lowpass, cutoff_hz: 3000, order: 3, ftype: cheby2, rs: 40}}
+  - {type: iir, name: b, biquad: {type: peaking, freq_hz: 1000, q: 0.7, gain_db: 3}}
+  - {type: iir, name: s, sos: [[1, 0, 0, 1, -0.5, 0.1]]}
+sink: {file: out.wav}
+execution: {backend: cpu}
+"""
 # reference key -> (config, --set path)
 # Keys whose extreme values are long, valid jobs (stopped with SIGTERM).
 LONG = {"source.synth.frames", "source.synth.duration_s"}
@@ -87,6 +98,13 @@ KEYS = {
     "stages[].half_taps_per_phase": (BASE, "stages.4.half_taps_per_phase"),
     "stages[].matrix": (BASE, "stages.7.matrix.0.1"),
     "stages[].select": (BASE, "stages.8.select.0"),
+    "stages[].design.order": (IIR, "stages.0.design.order"),
+    "stages[].design.rp": (IIR, "stages.0.design.rp"),
+    "stages[].design.rs": (IIR, "stages.1.design.rs"),
+    "stages[].biquad.freq_hz": (IIR, "stages.2.biquad.freq_hz"),
+    "stages[].biquad.q": (IIR, "stages.2.biquad.q"),
+    "stages[].biquad.gain_db": (IIR, "stages.2.biquad.gain_db"),
+    "stages[].sos": (IIR, "stages.3.sos.0.4"),
     "sink.quality": (BASE, "sink.quality"),
     "execution.chunk_frames": (BASE, "execution.chunk_frames"),
     "execution.streams": (BASE, "execution.streams"),

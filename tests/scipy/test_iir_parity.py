@@ -272,5 +272,85 @@ def bad_sections_are_config_errors():
     return "%d bad configs: exit 2, named; --backend cuda refused" % (len(cases))
 
 
+DESIGNS = []
+for _ftype, _extra in [("butter", {}), ("cheby1", {"rp": 0.5}), ("cheby2", {"rs": 60.0})]:
+    for _kind, _cut in [("lowpass", 3000.0), ("highpass", 80.0), ("bandpass", (300.0, 3400.0)),
+                        ("bandstop", (49.0, 61.0))]:
+        for _order in (1, 2, 3, 4, 7, 10):
+            DESIGNS.append((_ftype, _extra, _kind, _cut, _order))
+
+
+@case
+def designs_equal_scipy_iirfilter_sections():
+    worst = 0.0
+    for ftype, extra, kind, cut, order in DESIGNS:
+        flag = "--" + kind
+        text = "%r:%r" % cut if isinstance(cut, tuple) else repr(cut)
+        args = ["design", flag, text, "--rate", RATE, "--iir", order, "--ftype", ftype]
+        for k, v in extra.items():
+            args += ["--" + k, v]
+        p = check(args)
+        got = np.array([[float(v) for v in line.split()] for line in p.stdout.decode().splitlines()])
+        want = sps.iirfilter(order, list(cut) if isinstance(cut, tuple) else cut, btype=kind,
+                             ftype=ftype, fs=RATE, output="sos", **extra)
+        if got.shape != want.shape:
+            raise AssertionError("%s %s order %d: %r sections, want %r" % (ftype, kind, order, got.shape, want.shape))
+        err = float(np.max(np.abs(got - want)) / np.max(np.abs(want)))
+        if not err <= 1e-12:
+            raise AssertionError("%s %s order %d: max |sos - iirfilter| / max |sos| = %.3g"
+                                 % (ftype, kind, order, err))
+        worst = max(worst, err)
+    return "%d designs, max relative difference %.2g" % (len(DESIGNS), worst)
+
+
+@case
+def filter_iir_flag_is_sosfilt_of_the_design():
+    rng = np.random.default_rng(5)
+    x = signal(rng, 48017, 2)
+    write_float_wav("in.wav", x)
+    check(["filter", "in.wav", "out.wav", "--highpass", "80", "--iir", "4", "--format", "float",
+           "--backend", "cpu", "--quiet"])
+    y = read_float_wav("out.wav")
+    sos = sps.iirfilter(4, 80.0, btype="highpass", ftype="butter", fs=RATE, output="sos")
+    ref = sps.sosfilt(sos, x.astype(np.float64), axis=0)
+    err = float(np.linalg.norm(y - ref) / np.linalg.norm(ref))
+    if not err < 1e-5:
+        raise AssertionError("filter --highpass 80 --iir 4: relative L2 %.3g vs sosfilt" % err)
+    # The same as a YAML design.
+    with open("c.yaml", "w") as f:
+        f.write(config("design: {kind: bandpass, cutoff_hz: [300, 3400], order: 3, ftype: cheby1, rp: 1}"))
+    check(["run", "c.yaml", "--quiet"])
+    y2 = read_float_wav("out.wav")
+    sos2 = sps.iirfilter(3, [300, 3400], btype="bandpass", ftype="cheby1", rp=1, fs=RATE, output="sos")
+    err2 = float(np.linalg.norm(y2 - sps.sosfilt(sos2, x.astype(np.float64), axis=0))
+                 / np.linalg.norm(sps.sosfilt(sos2, x.astype(np.float64), axis=0)))
+    if not err2 < 1e-5:
+        raise AssertionError("cheby1 bandpass design: relative L2 %.3g" % err2)
+    return "rel L2 %.2g (filter --iir), %.2g (YAML cheby1 band-pass)" % (err, err2)
+
+
+@case
+def bad_designs_are_config_errors():
+    write_float_wav("in.wav", np.zeros((100, 1), np.float32))
+    cases = [
+        ("design: {kind: lowpass, cutoff_hz: 3000, order: 0}", "order"),
+        ("design: {kind: lowpass, cutoff_hz: 3000, order: 25}", "order"),
+        ("design: {kind: lowpass, cutoff_hz: 30000, order: 2}", "nyquist"),
+        ("design: {kind: bandpass, cutoff_hz: 3000, order: 2}", "two band edges"),
+        ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: cheby1}", "rp"),
+        ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: ellipse}", "ellipse"),
+    ]
+    for text, needle in cases:
+        with open("c.yaml", "w") as f:
+            f.write(config(text))
+        p = run(["run", "c.yaml", "--quiet"])
+        expect_rc(p, 2)
+        expect_in(needle, p.stderr.decode(), "message for %s" % text)
+    p = run(["filter", "in.wav", "o.wav", "--lowpass", "3000", "--iir", "4", "--taps", "101"])
+    expect_rc(p, 2)
+    expect_in("--taps", p.stderr.decode())
+    return "%d bad designs and --iir with --taps: exit 2, named" % len(cases)
+
+
 if __name__ == "__main__":
     run_cases(CASES, BIN, "sigstream-iir-")
