@@ -11,10 +11,40 @@ namespace sigstream::kernels::cpu {
 
 namespace {
 
-// One sample through every section: the recursion is serial in time, so a
-// channel's samples run one after another (channels are independent).
+// G channels side by side through S sections (both known when compiled, so
+// the state stays in registers and the G recursions interleave); per
+// channel the operations are those of the one-channel loop, in its order.
+template <typename T, int G, int S>
+void run_fixed(const Biquad* s, double* const* z, const T* const* x, T* const* y, std::int64_t n) {
+  double st[G][2 * S];
+  for (int g = 0; g < G; ++g)
+    for (int k = 0; k < 2 * S; ++k)
+      st[g][k] = z[g][k];
+  Biquad q[S];
+  for (int k = 0; k < S; ++k)
+    q[k] = s[k];
+  for (std::int64_t i = 0; i < n; ++i) {
+    double v[G];
+    for (int g = 0; g < G; ++g)
+      v[g] = static_cast<double>(x[g][i]);
+    for (int k = 0; k < S; ++k)
+      for (int g = 0; g < G; ++g) {
+        const double out = q[k].b0 * v[g] + st[g][2 * k];
+        st[g][2 * k] = q[k].b1 * v[g] - q[k].a1 * out + st[g][2 * k + 1];
+        st[g][2 * k + 1] = q[k].b2 * v[g] - q[k].a2 * out;
+        v[g] = out;
+      }
+    for (int g = 0; g < G; ++g)
+      y[g][i] = static_cast<T>(v[g]);
+  }
+  for (int g = 0; g < G; ++g)
+    for (int k = 0; k < 2 * S; ++k)
+      z[g][k] = st[g][k];
+}
+
+// Any number of sections, one channel.
 template <typename T>
-void run(std::span<const Biquad> s, std::span<double> z, const T* x, T* y, std::int64_t n) {
+void run_any(std::span<const Biquad> s, double* z, const T* x, T* y, std::int64_t n) {
   const std::size_t m = s.size();
   for (std::int64_t i = 0; i < n; ++i) {
     double v = static_cast<double>(x[i]);
@@ -31,15 +61,63 @@ void run(std::span<const Biquad> s, std::span<double> z, const T* x, T* y, std::
   }
 }
 
+template <typename T, int G>
+void run_group(std::span<const Biquad> s, double* const* z, const T* const* x, T* const* y,
+               std::int64_t n) {
+  switch (s.size()) {
+    case 1:
+      return run_fixed<T, G, 1>(s.data(), z, x, y, n);
+    case 2:
+      return run_fixed<T, G, 2>(s.data(), z, x, y, n);
+    case 3:
+      return run_fixed<T, G, 3>(s.data(), z, x, y, n);
+    case 4:
+      return run_fixed<T, G, 4>(s.data(), z, x, y, n);
+    default:
+      for (int g = 0; g < G; ++g)
+        run_any(s, z[g], x[g], y[g], n);
+  }
+}
+
+// Channels in groups of 4, then 2, then 1.
+template <typename T>
+void run(std::span<const Biquad> s, std::span<double* const> z, std::span<const T* const> x,
+         std::span<T* const> y, std::int64_t n) {
+  std::size_t c = 0;
+  for (; c + 4 <= y.size(); c += 4)
+    run_group<T, 4>(s, z.data() + c, x.data() + c, y.data() + c, n);
+  for (; c + 2 <= y.size(); c += 2)
+    run_group<T, 2>(s, z.data() + c, x.data() + c, y.data() + c, n);
+  for (; c < y.size(); ++c)
+    run_group<T, 1>(s, z.data() + c, x.data() + c, y.data() + c, n);
+}
+
+template <typename T>
+void run_one(std::span<const Biquad> s, std::span<double> z, const T* x, T* y, std::int64_t n) {
+  double* zp = z.data();
+  run<T>(s, std::span<double* const>(&zp, 1), std::span<const T* const>(&x, 1),
+         std::span<T* const>(&y, 1), n);
+}
+
 } // namespace
 
 void sosfilt(std::span<const Biquad> sections, std::span<double> state, const float* x, float* y,
              std::int64_t n) {
+  run_one(sections, state, x, y, n);
+}
+
+void sosfilt(std::span<const Biquad> sections, std::span<double> state, const double* x, double* y,
+             std::int64_t n) {
+  run_one(sections, state, x, y, n);
+}
+
+void sosfilt(std::span<const Biquad> sections, std::span<double* const> state,
+             std::span<const float* const> x, std::span<float* const> y, std::int64_t n) {
   run(sections, state, x, y, n);
 }
 
-void sosfilt(std::span<const Biquad> sections, std::span<double> state, const double* x,
-             double* y, std::int64_t n) {
+void sosfilt(std::span<const Biquad> sections, std::span<double* const> state,
+             std::span<const double* const> x, std::span<double* const> y, std::int64_t n) {
   run(sections, state, x, y, n);
 }
 

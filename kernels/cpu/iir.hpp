@@ -22,8 +22,15 @@ struct Biquad {
 // (2 per section: z0, z1, section by section).
 void sosfilt(std::span<const Biquad> sections, std::span<double> state, const float* x, float* y,
              std::int64_t n);
-void sosfilt(std::span<const Biquad> sections, std::span<double> state, const double* x,
-             double* y, std::int64_t n);
+void sosfilt(std::span<const Biquad> sections, std::span<double> state, const double* x, double* y,
+             std::int64_t n);
+// Every channel c: x[c] into y[c], state[c] as above; the same bits as
+// sosfilt channel by channel (each channel's arithmetic is unchanged), but
+// several channels' recursions run side by side, so their latencies overlap.
+void sosfilt(std::span<const Biquad> sections, std::span<double* const> state,
+             std::span<const float* const> x, std::span<float* const> y, std::int64_t n);
+void sosfilt(std::span<const Biquad> sections, std::span<double* const> state,
+             std::span<const double* const> x, std::span<double* const> y, std::int64_t n);
 
 // The cascade's response on FilterResponse's grid (`points` + 1 frequencies
 // k * rate / (2 * points)): H = prod (b0 + b1 z^-1 + b2 z^-2) / (1 + a1 z^-1

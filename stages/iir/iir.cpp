@@ -200,12 +200,25 @@ public:
     const std::int64_t end = y_first + n;
     const std::int64_t kept_to = std::min(end, frontier_);
     for (std::size_t c = 0; c < y.size(); ++c) {
-      std::vector<T>& h = history_[c];
+      const std::vector<T>& h = history_[c];
       std::copy(h.begin() + (y_first - history_lo_), h.begin() + (kept_to - history_lo_), y[c]);
-      if (end > frontier_)
-        kernels::cpu::sosfilt(s, state_[c], x[c] + (frontier_ - x_first),
-                              y[c] + (frontier_ - y_first), end - frontier_);
+    }
+    if (end > frontier_) {
+      // The new frames, every channel at once (their recursions side by side).
+      xs_.clear();
+      ys_.clear();
+      zs_.clear();
+      for (std::size_t c = 0; c < y.size(); ++c) {
+        xs_.push_back(x[c] + (frontier_ - x_first));
+        ys_.push_back(y[c] + (frontier_ - y_first));
+        zs_.push_back(state_[c].data());
+      }
+      kernels::cpu::sosfilt(s, std::span<double* const>(zs_), std::span<const T* const>(xs_),
+                            std::span<T* const>(ys_), end - frontier_);
+    }
+    for (std::size_t c = 0; c < y.size(); ++c) {
       // Keep [y_first, max(end, frontier)): the next call starts here or later.
+      std::vector<T>& h = history_[c];
       h.erase(h.begin(), h.begin() + (y_first - history_lo_));
       if (end > frontier_)
         h.insert(h.end(), y[c] + (frontier_ - y_first), y[c] + n);
@@ -217,6 +230,9 @@ public:
 private:
   std::vector<std::vector<double>> state_;
   std::vector<std::vector<T>> history_; // frames [history_lo_, frontier_)
+  std::vector<const T*> xs_;
+  std::vector<T*> ys_;
+  std::vector<double*> zs_;
   std::int64_t history_lo_ = 0, frontier_ = 0;
 };
 
