@@ -56,6 +56,7 @@ __all__ = [
     "metrics",
     "resample",
     "run",
+    "sosfilt",
     "spectrum",
 ]
 
@@ -194,6 +195,107 @@ def resample(
 def _resampler(up: int, down: int, half_taps_per_phase: int, window: str) -> Any:
     """The designed polyphase filter, made once per ratio and window (read-only; errors are not cached)."""
     return _core.Resampler(up, down, half_taps_per_phase, window)
+
+
+def sosfilt(sos: ArrayLike, x: ArrayLike, zi: ArrayLike | None = None, axis: int = -1,
+            backend: str = "auto") -> Any:
+    """``scipy.signal.sosfilt(sos, x, axis, zi)`` (SPEC §12): y, or (y, zf) when zi is given.
+
+    sos: (n_sections, 6) rows [b0, b1, b2, a0, a1, a2] (a0 is divided out).
+    Each section runs in transposed direct form II with float64 state and
+    arithmetic, as SciPy's, the CLI's iir kernel: float32 input gives
+    float32(SciPy's float64 result), float64 NumPy input float64. zi (and
+    zf): shape (n_sections, ..., 2, ...), x's shape with the axis replaced by
+    2, as SciPy's; zf continues the filter on the next chunk. GPU arrays
+    (CuPy, PyTorch) come back on their device; for now their rows are
+    filtered on the host (the iir stage's CUDA step is still to come), and
+    backend="cuda" is refused.
+    """
+    _check_choice("backend", backend, _BACKENDS)
+    if backend == "cuda":
+        raise ValueError("sosfilt: backend='cuda' is not available yet (the iir stage has no CUDA step); "
+                         "'auto' filters GPU arrays through the host")
+    s = np.ascontiguousarray(np.asarray(sos, dtype=np.float64))
+    if s.ndim != 2 or s.shape[1] != 6 or s.shape[0] == 0:
+        raise ValueError(f"sosfilt: sos must have shape (n_sections, 6), got {s.shape}")
+    n_sections = int(s.shape[0])
+    wide = isinstance(x, np.ndarray) and x.dtype == np.float64
+    if wide:
+        ax = axis % x.ndim if x.ndim else 0
+        moved = np.moveaxis(x, ax, -1) if x.ndim else x
+        rows = np.ascontiguousarray(moved.reshape(-1, moved.shape[-1]) if x.ndim else moved)
+        batch_shape = tuple(int(d) for d in moved.shape[:-1])
+        b = None
+    else:
+        b = as_batch(x, axis, "sosfilt")
+        rows = _host(b.rows, b.lib)
+        batch_shape = b.batch_shape
+        ax = b.axis
+        rows = np.ascontiguousarray(rows, dtype=np.float32)
+    n_rows = int(rows.shape[0])
+    state = np.zeros((n_rows, 2 * n_sections), dtype=np.float64)
+    if zi is not None:
+        z = np.asarray(_host(zi, _lib_of(zi)), dtype=np.float64)
+        want = (n_sections,) + batch_shape[:ax] + (2,) + batch_shape[ax:]
+        if z.shape != want:
+            raise ValueError(f"sosfilt: zi must have shape {want} (n_sections, then x's shape with the axis "
+                             f"replaced by 2), got {z.shape}")
+        z = np.moveaxis(z, ax + 1, -1).reshape(n_sections, n_rows, 2)
+        state[:] = z.transpose(1, 0, 2).reshape(n_rows, 2 * n_sections)
+    out = np.empty_like(rows)
+    _core.sosfilt(rows, s, state, out)
+    if wide:
+        y: Any = np.moveaxis(out.reshape(batch_shape + (rows.shape[1],)), -1, ax)
+    else:
+        assert b is not None
+        y = b.restore(_to_lib(out, b))
+    if zi is None:
+        return y
+    zf = state.reshape(n_rows, n_sections, 2).transpose(1, 0, 2).reshape((n_sections,) + batch_shape + (2,))
+    zf = np.moveaxis(zf, -1, ax + 1)
+    return y, (zf if b is None or b.lib == "numpy" else _to_lib_like(zf, b))
+
+
+def _lib_of(a: Any) -> str:
+    mod = type(a).__module__.split(".")[0]
+    return mod if mod in ("cupy", "torch") else "numpy"
+
+
+def _host(a: Any, lib: str) -> Any:
+    """A NumPy view or copy of a NumPy, CuPy or PyTorch array."""
+    if lib == "cupy":
+        import cupy
+
+        return cupy.asnumpy(a)
+    if lib == "torch":
+        return a.detach().cpu().numpy()
+    return np.asarray(a)
+
+
+def _to_lib(a: np.ndarray, b: Batch) -> Any:
+    """A host float32 array on b's device, as b's kind of array."""
+    if b.lib == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(b.device):
+            return cupy.asarray(a)
+    if b.lib == "torch":
+        import torch
+
+        return torch.from_numpy(a).to(b.device)
+    return a
+
+
+def _to_lib_like(a: np.ndarray, b: Batch) -> Any:
+    """zf (float64) as b's kind of array on its device."""
+    if b.lib == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(b.device):
+            return cupy.asarray(a)
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(a)).to(b.device)
 
 
 def metrics(x: ArrayLike, reference: ArrayLike | None = None, axis: int = -1) -> dict[str, Any]:

@@ -499,6 +499,10 @@ std::string write_summary(const std::string& summary_json, const std::string& pa
 } // namespace
 } // namespace sigstream::py
 
+namespace sigstream::py {
+void bind_iir(nb::module_& m); // iir_binding.cpp
+} // namespace sigstream::py
+
 NB_MODULE(_core, m) {
   using namespace sigstream;
   using namespace sigstream::py;
@@ -581,6 +585,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("taps", [](const Resampler& r) { return r.taps; })
       .def("length", [](const Resampler& r, std::int64_t n) { return resampled_length(r, n); });
   m.def("resample", &resample, "x"_a.noconvert(), "resampler"_a, "out"_a.noconvert(), "stream"_a);
+  bind_iir(m);
   m.def("metrics", &metrics, "x"_a.noconvert(), "reference"_a.noconvert().none(), "stream"_a);
   m.def("run", &run, "yaml"_a, "origin"_a, "overrides"_a, "verify"_a, "quiet"_a);
   m.def("batch", &batch, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a, "out_dir"_a.none(),
