@@ -102,10 +102,10 @@ void sosfilt(const HostRows<T>& x, const Sos& sos, const State& state, const Hos
 } // namespace
 
 void bind_iir(nb::module_& m) {
-  m.def("sosfilt", &sosfilt<float>, "x"_a.noconvert(), "sos"_a.noconvert(),
-        "state"_a.noconvert(), "y"_a.noconvert());
-  m.def("sosfilt", &sosfilt<double>, "x"_a.noconvert(), "sos"_a.noconvert(),
-        "state"_a.noconvert(), "y"_a.noconvert());
+  m.def("sosfilt", &sosfilt<float>, "x"_a.noconvert(), "sos"_a.noconvert(), "state"_a.noconvert(),
+        "y"_a.noconvert());
+  m.def("sosfilt", &sosfilt<double>, "x"_a.noconvert(), "sos"_a.noconvert(), "state"_a.noconvert(),
+        "y"_a.noconvert());
 }
 
 } // namespace sigstream::py

@@ -193,8 +193,7 @@ std::vector<C> cplxreal(std::vector<C> v) {
   // Runs of (nearly) the same real part: each sorted by |imag|.
   std::size_t start = 0;
   for (std::size_t i = 1; i <= zp.size(); ++i) {
-    const bool same =
-        i < zp.size() && zp[i].real() - zp[i - 1].real() <= tol * std::abs(zp[i - 1]);
+    const bool same = i < zp.size() && zp[i].real() - zp[i - 1].real() <= tol * std::abs(zp[i - 1]);
     if (same)
       continue;
     auto by_imag = [](const C& a, const C& b) { return std::abs(a.imag()) < std::abs(b.imag()); };
@@ -348,25 +347,24 @@ std::vector<Biquad> design_iir(const IirDesignSpec& d, double rate) {
   for (double f : d.cutoff_hz)
     if (!(f > 0.0 && f < rate / 2.0))
       throw config_error("cutoff " + fmt_hz(f) + " Hz is not inside (0, " + fmt_hz(rate / 2.0) +
-                         ") Hz, below the Nyquist frequency of its " + fmt_hz(rate) +
-                         " Hz input");
+                         ") Hz, below the Nyquist frequency of its " + fmt_hz(rate) + " Hz input");
   if (band && !(d.cutoff_hz[0] < d.cutoff_hz[1]))
     throw config_error("band edges are not increasing (expected [lo, hi] with lo < hi)");
   Zpk s;
   switch (d.ftype) {
-  case IirFamily::butter:
-    s = buttap(d.order);
-    break;
-  case IirFamily::cheby1:
-    if (!d.rp || !(*d.rp > 0.0))
-      throw config_error("cheby1 needs rp, the pass-band ripple in dB (> 0)");
-    s = cheb1ap(d.order, *d.rp);
-    break;
-  case IirFamily::cheby2:
-    if (!d.rs || !(*d.rs > 0.0))
-      throw config_error("cheby2 needs rs, the stop-band attenuation in dB (> 0)");
-    s = cheb2ap(d.order, *d.rs);
-    break;
+    case IirFamily::butter:
+      s = buttap(d.order);
+      break;
+    case IirFamily::cheby1:
+      if (!d.rp || !(*d.rp > 0.0))
+        throw config_error("cheby1 needs rp, the pass-band ripple in dB (> 0)");
+      s = cheb1ap(d.order, *d.rp);
+      break;
+    case IirFamily::cheby2:
+      if (!d.rs || !(*d.rs > 0.0))
+        throw config_error("cheby2 needs rs, the stop-band attenuation in dB (> 0)");
+      s = cheb2ap(d.order, *d.rs);
+      break;
   }
   // Edges normalised to Nyquist, pre-warped for the bilinear transform at fs = 2.
   const double fs = 2.0;
@@ -374,18 +372,18 @@ std::vector<Biquad> design_iir(const IirDesignSpec& d, double rate) {
   for (double f : d.cutoff_hz)
     warped.push_back(2.0 * fs * std::tan(kPi * (2.0 * f / rate) / fs));
   switch (d.kind) {
-  case FilterKind::lowpass:
-    s = lp2lp(s, warped[0]);
-    break;
-  case FilterKind::highpass:
-    s = lp2hp(s, warped[0]);
-    break;
-  case FilterKind::bandpass:
-    s = lp2bp(s, std::sqrt(warped[0] * warped[1]), warped[1] - warped[0]);
-    break;
-  case FilterKind::bandstop:
-    s = lp2bs(s, std::sqrt(warped[0] * warped[1]), warped[1] - warped[0]);
-    break;
+    case FilterKind::lowpass:
+      s = lp2lp(s, warped[0]);
+      break;
+    case FilterKind::highpass:
+      s = lp2hp(s, warped[0]);
+      break;
+    case FilterKind::bandpass:
+      s = lp2bp(s, std::sqrt(warped[0] * warped[1]), warped[1] - warped[0]);
+      break;
+    case FilterKind::bandstop:
+      s = lp2bs(s, std::sqrt(warped[0] * warped[1]), warped[1] - warped[0]);
+      break;
   }
   s = bilinear(s, fs);
   return zpk2sos(std::move(s.z), std::move(s.p), s.k);
