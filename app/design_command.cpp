@@ -47,8 +47,13 @@ IirDesignSpec iir_design_from(const DesignFlags& flags) {
     d.ftype = IirFamily::cheby1;
   else if (flags.ftype == "cheby2")
     d.ftype = IirFamily::cheby2;
+  else if (flags.ftype == "ellip")
+    d.ftype = IirFamily::ellip;
+  else if (flags.ftype == "bessel")
+    d.ftype = IirFamily::bessel;
   else
-    throw config_error("--ftype: '" + flags.ftype + "' is not one of butter, cheby1, cheby2");
+    throw config_error("--ftype: '" + flags.ftype +
+                       "' is not one of butter, cheby1, cheby2, ellip, bessel");
   if (flags.rp > 0)
     d.rp = flags.rp;
   if (flags.rs > 0)
@@ -65,10 +70,15 @@ CLI::App* add_design_command(CLI::App& app, DesignFlags& flags) {
       "sections of an IIR (b0 b1 b2 a0 a1 a2 a line), like scipy.signal.iirfilter(output='sos')");
   add_filter_flags(design, flags.filter, false);
   design->add_option("--rate", flags.rate, "Sample rate in Hz")->required();
-  design->add_option("--ftype", flags.ftype, "With --iir: butter | cheby1 (--rp) | cheby2 (--rs)")
+  design
+      ->add_option(
+          "--ftype", flags.ftype,
+          "With --iir: butter | cheby1 (--rp) | cheby2 (--rs) | ellip (--rp, --rs) | bessel")
       ->capture_default_str();
-  design->add_option("--rp", flags.rp, "With --iir --ftype cheby1: pass-band ripple in dB");
-  design->add_option("--rs", flags.rs, "With --iir --ftype cheby2: stop-band attenuation in dB");
+  design->add_option("--rp", flags.rp,
+                     "With --iir --ftype cheby1 or ellip: pass-band ripple in dB");
+  design->add_option("--rs", flags.rs,
+                     "With --iir --ftype cheby2 or ellip: stop-band attenuation in dB");
   return design;
 }
 

@@ -51,6 +51,10 @@ std::string_view to_string(IirFamily f) {
       return "cheby1";
     case IirFamily::cheby2:
       return "cheby2";
+    case IirFamily::ellip:
+      return "ellip";
+    case IirFamily::bessel:
+      return "bessel";
   }
   return "unknown";
 }

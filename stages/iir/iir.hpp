@@ -45,7 +45,8 @@ std::optional<kernels::cpu::FilterResponse> iir_response(const PlannedStage& sta
 
 namespace sigstream::config {
 template <> struct EnumValues<IirFamily> {
-  static constexpr std::array values{IirFamily::butter, IirFamily::cheby1, IirFamily::cheby2};
+  static constexpr std::array values{IirFamily::butter, IirFamily::cheby1, IirFamily::cheby2,
+                                     IirFamily::ellip, IirFamily::bessel};
 };
 template <> struct EnumValues<BiquadKind> {
   static constexpr std::array values{

@@ -46,11 +46,13 @@ constexpr Key kDesignKeys[] = {
         .at_least(1)
         .at_most(kMaxIirOrder)
         .required(),
-    Key("ftype", Type::choice, "butter, cheby1 (needs rp) or cheby2 (needs rs).")
+    Key("ftype", Type::choice,
+        "butter, cheby1 (needs rp), cheby2 (needs rs), ellip (needs both) or bessel (normalised "
+        "for phase, as SciPy's default).")
         .one_of(&enum_names<IirFamily>)
         .defaults("butter"),
-    Key("rp", Type::number, "cheby1: the pass band's ripple in dB.").above(0),
-    Key("rs", Type::number, "cheby2: the stop band's attenuation in dB.").above(0),
+    Key("rp", Type::number, "cheby1, ellip: the pass band's ripple in dB.").above(0),
+    Key("rs", Type::number, "cheby2, ellip: the stop band's attenuation in dB.").above(0),
 };
 
 constexpr Key kBiquadKeys[] = {
@@ -135,6 +137,10 @@ IirDesignSpec read_design(Context& cx, const YAML::Node& node, const Path& path,
     cx.error(node, path, "ftype cheby1 needs rp, the pass band's ripple in dB (e.g. rp: 1)");
   if (d.ftype == IirFamily::cheby2 && !d.rs)
     cx.error(node, path, "ftype cheby2 needs rs, the stop band's attenuation in dB (e.g. rs: 60)");
+  if (d.ftype == IirFamily::ellip && (!d.rp || !d.rs))
+    cx.error(node, path,
+             "ftype ellip needs rp and rs, the pass band's ripple and the stop band's attenuation "
+             "in dB (e.g. rp: 1, rs: 60)");
   return d;
 }
 

@@ -273,10 +273,11 @@ def bad_sections_are_config_errors():
 
 
 DESIGNS = []
-for _ftype, _extra in [("butter", {}), ("cheby1", {"rp": 0.5}), ("cheby2", {"rs": 60.0})]:
+for _ftype, _extra in [("butter", {}), ("cheby1", {"rp": 0.5}), ("cheby2", {"rs": 60.0}),
+                       ("ellip", {"rp": 1.0, "rs": 80.0}), ("bessel", {})]:
     for _kind, _cut in [("lowpass", 3000.0), ("highpass", 80.0), ("bandpass", (300.0, 3400.0)),
                         ("bandstop", (49.0, 61.0))]:
-        for _order in (1, 2, 3, 4, 7, 10):
+        for _order in (1, 2, 3, 4, 7, 10, 24):
             DESIGNS.append((_ftype, _extra, _kind, _cut, _order))
 
 
@@ -339,6 +340,7 @@ def bad_designs_are_config_errors():
         ("design: {kind: bandpass, cutoff_hz: 3000, order: 2}", "two band edges"),
         ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: cheby1}", "rp"),
         ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: ellipse}", "ellipse"),
+        ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: ellip, rp: 1}", "rs"),
     ]
     for text, needle in cases:
         with open("c.yaml", "w") as f:
