@@ -654,11 +654,21 @@ public:
     }
     cv_.notify_all();
   }
+  // Whether `device` was judged not worth a start (its workers stay idle).
+  [[nodiscard]] bool declined(int device) {
+    std::lock_guard lock(mutex_);
+    return declined_.count(device) != 0;
+  }
   // Waits until `next` should be started after `previous`; false: not worth
-  // it (the work left is shorter than a start pays for, no worker for it, or
-  // no file left).
+  // it (the work left is shorter than a start pays for, no worker for it, no
+  // file left, or `previous` was not started either). A device not started
+  // is declined: its workers take no file (declined()).
   bool wait_to_start(int previous, int next, std::stop_token stop) {
     std::unique_lock lock(mutex_);
+    if (declined_.count(previous) != 0) {
+      declined_.insert(next);
+      return false;
+    }
     const bool go = cv_.wait(lock, stop, [&] {
       if (all_taken_)
         return true;
@@ -667,14 +677,18 @@ public:
       const int wave = std::max(kMinWave, workers_[previous]);
       return files_ - files_at_ready_[previous] >= wave;
     });
-    if (!go || all_taken_ || workers_[next] <= 0)
+    if (!go || all_taken_ || workers_[next] <= 0) {
+      declined_.insert(next);
       return false;
+    }
     const auto seconds = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
     const double cost = begun_.count(previous) != 0 && ready_at_.count(previous) != 0
                             ? seconds(ready_at_[previous] - begun_[previous])
                             : 0.0;
     const double elapsed = first_ready_ ? seconds(Clock::now() - *first_ready_) : 0.0;
     last_decision_ = next_device_pays(cost, elapsed, done_, total_);
+    if (!last_decision_)
+      declined_.insert(next);
     if (trace_on())
       trace(("batch: device " + std::to_string(next) +
              (last_decision_ ? " starts" : " stays idle") + " (the last start took " +
@@ -694,6 +708,7 @@ private:
   std::map<int, int> workers_, ready_, files_at_ready_;
   std::map<int, Clock::time_point> begun_, ready_at_;
   std::optional<Clock::time_point> first_ready_;
+  std::set<int> declined_;
   int files_ = 0;
   double done_ = 0.0, total_ = 0.0;
   bool planned_ = false, all_taken_ = false, last_decision_ = false;
@@ -1148,6 +1163,12 @@ private:
   // Resolved once for the whole batch, before any file is touched.
   void resolve_devices() {
     kind_ = options_.backend.value_or(config_.execution.backend);
+    // A stage without a CUDA step puts the batch on the CPU (as a single run).
+    if (const StageSpec* s = cpu_only_stage(config_.stages)) {
+      if (kind_ == BackendKind::cuda)
+        throw config_error(cpu_only_message(*s));
+      kind_ = BackendKind::cpu;
+    }
     const int device_count = options_.device_count_override >= 0
                                  ? options_.device_count_override
                                  : static_cast<int>(list_devices().size());
@@ -1156,11 +1177,6 @@ private:
                   cuda_built() ? "backend 'cuda': no CUDA device found (use --backend cpu or auto)"
                                : "backend 'cuda': this sigstream was built without CUDA "
                                  "(no nvcc at build time); use --backend cpu");
-    if (const StageSpec* s = cpu_only_stage(config_.stages)) {
-      if (kind_ == BackendKind::cuda)
-        throw config_error(cpu_only_message(*s));
-      kind_ = BackendKind::cpu;
-    }
     if (kind_ != BackendKind::cpu && device_count > 0)
       devices_ = resolve_batch_devices(config_.execution.devices, device_count);
     use_cuda_ = !devices_.empty();
@@ -1192,7 +1208,7 @@ private:
             starts_.starting(devices[k]);
             sigstream::start_devices({devices[k]});
           }
-          up[k]->set_value(); // ready, or not worth starting: its workers find no file left
+          up[k]->set_value(); // ready, or declined: then its workers take no file
         }
       });
     } catch (const std::system_error&) {
@@ -1493,7 +1509,9 @@ private:
       if (stop_ || interrupted() || next_ >= order_.size())
         return false;
     }
-    return true;
+    // A device not worth its start keeps its workers out: a context made by
+    // a file's backend would cost what the rule saved.
+    return !starts_.declined(device);
   }
 
   // After a file: the counts, a stop at a failure without keep_going or at

@@ -7,101 +7,110 @@
 #include <cstddef>
 #include <vector>
 
-// The vector helpers below return registers; every one is inlined into the
-// entry point of its own instruction set (Kernels::v4, v3), so no vector
-// crosses a call between code of different ABIs, which -Wpsabi warns of.
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 namespace sigstream::kernels::cpu {
 
 namespace {
-
-// The vector registers of an instruction set, for T: loads, stores and fma
-// (one rounding, as std::fma, so every build gives the same bits).
-template <typename T> struct Avx512;
-template <> struct Avx512<float> {
-  using V = __m512;
-  static constexpr int L = 16;
-  [[gnu::target("avx512f")]] static V set1(float g) { return _mm512_set1_ps(g); }
-  [[gnu::target("avx512f")]] static V zero() { return _mm512_setzero_ps(); }
-  [[gnu::target("avx512f")]] static V load(const float* p) { return _mm512_loadu_ps(p); }
-  [[gnu::target("avx512f")]] static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
-  [[gnu::target("avx512f")]] static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
-};
-template <> struct Avx512<double> {
-  using V = __m512d;
-  static constexpr int L = 8;
-  [[gnu::target("avx512f")]] static V set1(double g) { return _mm512_set1_pd(g); }
-  [[gnu::target("avx512f")]] static V zero() { return _mm512_setzero_pd(); }
-  [[gnu::target("avx512f")]] static V load(const double* p) { return _mm512_loadu_pd(p); }
-  [[gnu::target("avx512f")]] static void store(double* p, V v) { _mm512_storeu_pd(p, v); }
-  [[gnu::target("avx512f")]] static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
-};
-template <typename T> struct Avx2;
-template <> struct Avx2<float> {
-  using V = __m256;
-  static constexpr int L = 8;
-  [[gnu::target("avx2,fma")]] static V set1(float g) { return _mm256_set1_ps(g); }
-  [[gnu::target("avx2,fma")]] static V zero() { return _mm256_setzero_ps(); }
-  [[gnu::target("avx2,fma")]] static V load(const float* p) { return _mm256_loadu_ps(p); }
-  [[gnu::target("avx2,fma")]] static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-  [[gnu::target("avx2,fma")]] static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
-};
-template <> struct Avx2<double> {
-  using V = __m256d;
-  static constexpr int L = 4;
-  [[gnu::target("avx2,fma")]] static V set1(double g) { return _mm256_set1_pd(g); }
-  [[gnu::target("avx2,fma")]] static V zero() { return _mm256_setzero_pd(); }
-  [[gnu::target("avx2,fma")]] static V load(const double* p) { return _mm256_loadu_pd(p); }
-  [[gnu::target("avx2,fma")]] static void store(double* p, V v) { _mm256_storeu_pd(p, v); }
-  [[gnu::target("avx2,fma")]] static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
-};
-// No vector fma (before AVX2): one frame at a time.
-template <typename T> struct Scalar {
-  using V = T;
-  static constexpr int L = 1;
-  static V set1(T g) { return g; }
-  static V zero() { return T(0); }
-  static V load(const T* p) { return *p; }
-  static void store(T* p, V v) { *p = v; }
-  static V fma(V a, V b, V c) { return std::fma(a, b, c); }
-};
 
 // One output's sum over M terms, M known when compiled (the term loop
 // unrolls, the sums stay in registers): out = g0·x0 (fma with 0: one
 // rounding, -0 gives +0), then + g1·x1, ... one fma a term, two vectors of
 // frames at a time. Not First: out already holds the earlier terms' sum (an
 // output of more than kMaxTerms terms runs in groups; the float in out is
-// exactly the running sum, so the bits are those of one chain).
-template <typename T, typename I, int M, bool First>
-[[gnu::always_inline]] inline void sum_terms(const T* const* xp, const T* gp, T* out,
-                                             std::int64_t n) {
-  using V = typename I::V;
-  constexpr int L = I::L;
-  const T* x[M];
-  V g[M];
-  for (int k = 0; k < M; ++k) {
-    x[k] = xp[k];
-    g[k] = I::set1(gp[k]);
+// exactly the running sum, so the bits are those of one chain). Written
+// once and expanded in each instruction set's struct below, under that
+// set's target attribute: clang refuses a vector value passed between
+// functions compiled for different targets, so every function that holds
+// one carries the target.
+#define SIGSTREAM_MIX_SUM_TERMS(ATTR)                                                              \
+  template <int M, bool First>                                                                     \
+  ATTR static void sum_terms(const T* const* xp, const T* gp, T* out, std::int64_t n) {            \
+    const T* x[M];                                                                                 \
+    V g[M];                                                                                        \
+    for (int k = 0; k < M; ++k) {                                                                  \
+      x[k] = xp[k];                                                                                \
+      g[k] = set1(gp[k]);                                                                          \
+    }                                                                                              \
+    std::int64_t i = 0;                                                                            \
+    for (; i + 2 * L <= n; i += 2 * L) {                                                           \
+      V a0 = fma(g[0], load(x[0] + i), First ? zero() : load(out + i));                            \
+      V a1 = fma(g[0], load(x[0] + i + L), First ? zero() : load(out + i + L));                    \
+      for (int k = 1; k < M; ++k) {                                                                \
+        a0 = fma(g[k], load(x[k] + i), a0);                                                        \
+        a1 = fma(g[k], load(x[k] + i + L), a1);                                                    \
+      }                                                                                            \
+      store(out + i, a0);                                                                          \
+      store(out + i + L, a1);                                                                      \
+    }                                                                                              \
+    for (; i < n; ++i) {                                                                           \
+      T acc = std::fma(gp[0], x[0][i], First ? T(0) : out[i]);                                     \
+      for (int k = 1; k < M; ++k)                                                                  \
+        acc = std::fma(gp[k], x[k][i], acc);                                                       \
+      out[i] = acc;                                                                                \
+    }                                                                                              \
   }
-  std::int64_t i = 0;
-  for (; i + 2 * L <= n; i += 2 * L) {
-    V a0 = I::fma(g[0], I::load(x[0] + i), First ? I::zero() : I::load(out + i));
-    V a1 = I::fma(g[0], I::load(x[0] + i + L), First ? I::zero() : I::load(out + i + L));
-    for (int k = 1; k < M; ++k) {
-      a0 = I::fma(g[k], I::load(x[k] + i), a0);
-      a1 = I::fma(g[k], I::load(x[k] + i + L), a1);
-    }
-    I::store(out + i, a0);
-    I::store(out + i + L, a1);
-  }
-  for (; i < n; ++i) {
-    T acc = std::fma(gp[0], x[0][i], First ? T(0) : out[i]);
-    for (int k = 1; k < M; ++k)
-      acc = std::fma(gp[k], x[k][i], acc);
-    out[i] = acc;
-  }
-}
+
+// The vector registers of an instruction set, for T: loads, stores and fma
+// (one rounding, as std::fma, so every build gives the same bits).
+template <typename U> struct Avx512;
+template <> struct Avx512<float> {
+  using T = float;
+  using V = __m512;
+  static constexpr int L = 16;
+  [[gnu::target("avx512f")]] static V set1(T g) { return _mm512_set1_ps(g); }
+  [[gnu::target("avx512f")]] static V zero() { return _mm512_setzero_ps(); }
+  [[gnu::target("avx512f")]] static V load(const T* p) { return _mm512_loadu_ps(p); }
+  [[gnu::target("avx512f")]] static void store(T* p, V v) { _mm512_storeu_ps(p, v); }
+  [[gnu::target("avx512f")]] static V fma(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  SIGSTREAM_MIX_SUM_TERMS([[gnu::target("avx512f")]])
+};
+template <> struct Avx512<double> {
+  using T = double;
+  using V = __m512d;
+  static constexpr int L = 8;
+  [[gnu::target("avx512f")]] static V set1(T g) { return _mm512_set1_pd(g); }
+  [[gnu::target("avx512f")]] static V zero() { return _mm512_setzero_pd(); }
+  [[gnu::target("avx512f")]] static V load(const T* p) { return _mm512_loadu_pd(p); }
+  [[gnu::target("avx512f")]] static void store(T* p, V v) { _mm512_storeu_pd(p, v); }
+  [[gnu::target("avx512f")]] static V fma(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  SIGSTREAM_MIX_SUM_TERMS([[gnu::target("avx512f")]])
+};
+template <typename U> struct Avx2;
+template <> struct Avx2<float> {
+  using T = float;
+  using V = __m256;
+  static constexpr int L = 8;
+  [[gnu::target("avx2,fma")]] static V set1(T g) { return _mm256_set1_ps(g); }
+  [[gnu::target("avx2,fma")]] static V zero() { return _mm256_setzero_ps(); }
+  [[gnu::target("avx2,fma")]] static V load(const T* p) { return _mm256_loadu_ps(p); }
+  [[gnu::target("avx2,fma")]] static void store(T* p, V v) { _mm256_storeu_ps(p, v); }
+  [[gnu::target("avx2,fma")]] static V fma(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  SIGSTREAM_MIX_SUM_TERMS([[gnu::target("avx2,fma")]])
+};
+template <> struct Avx2<double> {
+  using T = double;
+  using V = __m256d;
+  static constexpr int L = 4;
+  [[gnu::target("avx2,fma")]] static V set1(T g) { return _mm256_set1_pd(g); }
+  [[gnu::target("avx2,fma")]] static V zero() { return _mm256_setzero_pd(); }
+  [[gnu::target("avx2,fma")]] static V load(const T* p) { return _mm256_loadu_pd(p); }
+  [[gnu::target("avx2,fma")]] static void store(T* p, V v) { _mm256_storeu_pd(p, v); }
+  [[gnu::target("avx2,fma")]] static V fma(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  SIGSTREAM_MIX_SUM_TERMS([[gnu::target("avx2,fma")]])
+};
+// No vector fma (before AVX2): one frame at a time.
+template <typename U> struct Scalar {
+  using T = U;
+  using V = U;
+  static constexpr int L = 1;
+  static V set1(T g) { return g; }
+  static V zero() { return T(0); }
+  static V load(const T* p) { return *p; }
+  static void store(T* p, V v) { *p = v; }
+  static V fma(V a, V b, V c) { return std::fma(a, b, c); }
+  SIGSTREAM_MIX_SUM_TERMS()
+};
+
+#undef SIGSTREAM_MIX_SUM_TERMS
 
 constexpr std::size_t kMaxTerms = 8;
 
@@ -109,9 +118,9 @@ template <typename T, typename I, int M>
 [[gnu::always_inline]] inline void sum_group(const T* const* xp, const T* gp, T* out,
                                              std::int64_t n, bool first) {
   if (first)
-    sum_terms<T, I, M, true>(xp, gp, out, n);
+    I::template sum_terms<M, true>(xp, gp, out, n);
   else
-    sum_terms<T, I, M, false>(xp, gp, out, n);
+    I::template sum_terms<M, false>(xp, gp, out, n);
 }
 
 // Each output on its own: the terms of nonzero gain (in ascending j) are

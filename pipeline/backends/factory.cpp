@@ -147,7 +147,7 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
   if (const StageSpec* s = cpu_only_stage(config.stages)) {
     if (config.execution.backend == BackendKind::cuda)
       throw config_error(cpu_only_message(*s));
-    if (log)
+    if (log && config.execution.backend == BackendKind::automatic)
       log("backend auto: stage '" + s->name + "' (" + std::string(to_string(s->type)) +
           ") runs on the CPU only: using the CPU backend");
     resolve_methods(plan, "cpu");

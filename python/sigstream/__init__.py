@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
@@ -26,7 +27,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _core
-from ._arrays import Batch, as_batch, as_taps, fast_fir, fir_length
+from ._arrays import Batch, _TorchCpuBatch, as_batch, as_taps, fast_fir, fir_length
 from .errors import (
     KINDS,
     ConfigError,
@@ -221,17 +222,22 @@ def sosfilt(sos: ArrayLike, x: ArrayLike, zi: ArrayLike | None = None, axis: int
     n_sections = int(s.shape[0])
     wide = isinstance(x, np.ndarray) and x.dtype == np.float64
     if wide:
-        ax = axis % x.ndim if x.ndim else 0
-        moved = np.moveaxis(x, ax, -1) if x.ndim else x
-        rows = np.ascontiguousarray(moved.reshape(-1, moved.shape[-1]) if x.ndim else moved)
+        if x.ndim == 0:
+            raise ValueError("sosfilt: expected an array of samples, got a 0-d array (a scalar)")
+        if not -x.ndim <= axis < x.ndim:
+            raise ValueError(f"sosfilt: axis {axis} is out of range for an array of {x.ndim} dimensions")
+        ax = axis % x.ndim
+        moved = np.moveaxis(x, ax, -1)
         batch_shape = tuple(int(d) for d in moved.shape[:-1])
+        rows = np.ascontiguousarray(moved.reshape(math.prod(batch_shape), moved.shape[-1]))
         b = None
     else:
         b = as_batch(x, axis, "sosfilt")
-        rows = _host(b.rows, b.lib)
+        if b.lib == "dlpack":
+            raise TypeError("sosfilt: GPU arrays other than CuPy's and PyTorch's are not supported yet")
+        rows = np.ascontiguousarray(_host(b.rows, b.lib), dtype=np.float32)
         batch_shape = b.batch_shape
         ax = b.axis
-        rows = np.ascontiguousarray(rows, dtype=np.float32)
     n_rows = int(rows.shape[0])
     state = np.zeros((n_rows, 2 * n_sections), dtype=np.float64)
     if zi is not None:
@@ -253,6 +259,10 @@ def sosfilt(sos: ArrayLike, x: ArrayLike, zi: ArrayLike | None = None, axis: int
         return y
     zf = state.reshape(n_rows, n_sections, 2).transpose(1, 0, 2).reshape((n_sections,) + batch_shape + (2,))
     zf = np.moveaxis(zf, -1, ax + 1)
+    if b is not None and isinstance(b, _TorchCpuBatch):
+        import torch
+
+        return y, torch.from_numpy(np.ascontiguousarray(zf))
     return y, (zf if b is None or b.lib == "numpy" else _to_lib_like(zf, b))
 
 

@@ -76,6 +76,11 @@ def test_bad_arguments_are_value_errors() -> None:
         sigstream.sosfilt(np.array([[1, 0, 0, 1, 0.1, 0.2]]), x, zi=np.zeros((1, 3)))
     with pytest.raises(ValueError, match="backend"):
         sigstream.sosfilt(np.array([[1, 0, 0, 1, 0.1, 0.2]]), x, backend="cuda")
+    for arr in (x, x.astype(np.float64).reshape(2, 5)):
+        with pytest.raises(ValueError, match="axis"):
+            sigstream.sosfilt(np.array([[1, 0, 0, 1, 0.1, 0.2]]), arr, axis=arr.ndim)
+    with pytest.raises(ValueError, match="0-d"):
+        sigstream.sosfilt(np.array([[1, 0, 0, 1, 0.1, 0.2]]), np.float64(1.0))
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs PyTorch")
@@ -88,8 +93,9 @@ def test_torch_tensors_come_back_as_tensors() -> None:
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for dev in devices:
         t = torch.from_numpy(x).to(dev)
-        y = sigstream.sosfilt(sos, t)
+        y, zf = sigstream.sosfilt(sos, t, zi=np.zeros((2, 2, 2)))
         assert isinstance(y, torch.Tensor) and y.device.type == dev
+        assert isinstance(zf, torch.Tensor) and zf.device.type == dev
         np.testing.assert_array_equal(y.cpu().numpy(), sps.sosfilt(sos, x.astype(np.float64)).astype(np.float32))
 
 

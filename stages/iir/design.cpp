@@ -100,6 +100,8 @@ struct Jacobi {
   double sn, cn, dn;
 };
 Jacobi ellipj(double u, double m) {
+  if (!(m >= 0.0 && m <= 1.0))
+    throw internal_error("iir design: elliptic parameter m outside [0, 1]");
   if (m < 1e-9) {
     const double t = std::sin(u), b = std::cos(u);
     const double ai = 0.25 * m * (u - t * b);
@@ -130,11 +132,11 @@ Jacobi ellipj(double u, double m) {
   }
   double phi = twon * a[i] * u;
   double prev = phi;
-  do {
+  for (; i > 0; --i) {
     const double t = c[i] * std::sin(phi) / a[i];
     prev = phi;
     phi = (std::asin(t) + phi) / 2.0;
-  } while (--i);
+  }
   const double sn = std::sin(phi), cn = std::cos(phi);
   return {sn, cn, cn / std::cos(phi - prev)};
 }
@@ -185,8 +187,8 @@ Zpk ellipap(int n, double rp, double rs) {
   }
   const double eps = std::sqrt(eps_sq);
   const double ck1_sq = eps_sq / std::expm1(0.1 * rs * std::log(10.0));
-  if (ck1_sq == 0.0)
-    throw config_error("ellip: no filter meets rp and rs as given");
+  if (!(ck1_sq > 0.0 && ck1_sq < 1.0))
+    throw config_error("ellip: no filter meets rp and rs as given (rp must be below rs)");
   const double k_m1 = ellipk(ck1_sq);
   const double m = ellipdeg(n, ck1_sq);
   const double capk = ellipk(m);
@@ -618,6 +620,11 @@ std::vector<Biquad> design_iir(const IirDesignSpec& d, double rate) {
       if (!d.rp || !(*d.rp > 0.0) || !d.rs || !(*d.rs > 0.0))
         throw config_error("ellip needs rp and rs, the pass-band ripple and stop-band "
                            "attenuation in dB (> 0)");
+      if (!(*d.rp < *d.rs))
+        throw config_error("ellip: rp (" + fmt_hz(*d.rp) + " dB) must be below rs (" +
+                           fmt_hz(*d.rs) +
+                           " dB): the pass band's ripple under the stop band's "
+                           "attenuation");
       s = ellipap(d.order, *d.rp, *d.rs);
       break;
     case IirFamily::bessel:

@@ -341,6 +341,7 @@ def bad_designs_are_config_errors():
         ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: cheby1}", "rp"),
         ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: ellipse}", "ellipse"),
         ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: ellip, rp: 1}", "rs"),
+        ("design: {kind: lowpass, cutoff_hz: 3000, order: 2, ftype: ellip, rp: 3, rs: 1}", "below rs"),
     ]
     for text, needle in cases:
         with open("c.yaml", "w") as f:
