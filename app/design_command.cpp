@@ -11,19 +11,25 @@
 #include "core/error.hpp"
 #include "stages/design.hpp"
 #include "stages/iir/design.hpp"
+#include "stages/iir/iir.hpp"
 
 namespace sigstream::app {
 
 namespace {
 
-DesignSpec design_from(const FilterFlags& f) {
-  DesignSpec d;
+// The design flag given: its kind and its cutoff(s), for either design.
+template <class D> void kind_and_cutoff(const FilterFlags& f, D& d) {
   const DesignFlag given = design_flag(f);
   d.kind = parse_filter_kind(given.kind);
   if (d.kind == FilterKind::lowpass || d.kind == FilterKind::highpass)
     d.cutoff_hz = {parse_hz(*given.text, given.flag)};
   else
     d.cutoff_hz = parse_band(*given.text, given.flag);
+}
+
+DesignSpec design_from(const FilterFlags& f) {
+  DesignSpec d;
+  kind_and_cutoff(f, d);
   d.taps = f.taps;
   d.window = parse_window(f.window);
   if (d.window.kind == WindowKind::kaiser && f.window.find(':') == std::string::npos)
@@ -32,28 +38,20 @@ DesignSpec design_from(const FilterFlags& f) {
 }
 
 IirDesignSpec iir_design_from(const DesignFlags& flags) {
-  const FilterFlags& f = flags.filter;
   IirDesignSpec d;
-  const DesignFlag given = design_flag(f);
-  d.kind = parse_filter_kind(given.kind);
-  if (d.kind == FilterKind::lowpass || d.kind == FilterKind::highpass)
-    d.cutoff_hz = {parse_hz(*given.text, given.flag)};
-  else
-    d.cutoff_hz = parse_band(*given.text, given.flag);
-  d.order = f.iir;
-  if (flags.ftype == "butter")
-    d.ftype = IirFamily::butter;
-  else if (flags.ftype == "cheby1")
-    d.ftype = IirFamily::cheby1;
-  else if (flags.ftype == "cheby2")
-    d.ftype = IirFamily::cheby2;
-  else if (flags.ftype == "ellip")
-    d.ftype = IirFamily::ellip;
-  else if (flags.ftype == "bessel")
-    d.ftype = IirFamily::bessel;
-  else
-    throw config_error("--ftype: '" + flags.ftype +
-                       "' is not one of butter, cheby1, cheby2, ellip, bessel");
+  kind_and_cutoff(flags.filter, d);
+  d.order = flags.filter.iir;
+  std::string names;
+  bool known = false;
+  for (const IirFamily family : config::EnumValues<IirFamily>::values) {
+    names += (names.empty() ? "" : ", ") + std::string(to_string(family));
+    if (to_string(family) == flags.ftype) {
+      d.ftype = family;
+      known = true;
+    }
+  }
+  if (!known)
+    throw config_error("--ftype: '" + flags.ftype + "' is not one of " + names);
   if (flags.rp > 0)
     d.rp = flags.rp;
   if (flags.rs > 0)

@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <algorithm>
+
 namespace sigstream {
 
 ThreadPool::ThreadPool(int threads) {
@@ -51,6 +53,31 @@ int hardware_threads() noexcept {
     return n == 0 ? 1 : static_cast<int>(n);
   }();
   return threads;
+}
+
+void run_tasks(ThreadPool& pool, std::int64_t tasks,
+               const std::function<void(std::int64_t)>& body) {
+  std::vector<std::future<void>> done;
+  done.reserve(static_cast<std::size_t>(std::max<std::int64_t>(tasks - 1, 0)));
+  std::exception_ptr failure;
+  try {
+    for (std::int64_t t = 1; t < tasks; ++t)
+      done.push_back(pool.enqueue([&body, t] { body(t); }));
+    if (tasks > 0)
+      body(0);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  for (auto& f : done) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!failure)
+        failure = std::current_exception();
+    }
+  }
+  if (failure)
+    std::rethrow_exception(failure);
 }
 
 } // namespace sigstream

@@ -1,7 +1,9 @@
 #pragma once
 // A fixed set of worker threads running queued tasks; tasks return futures.
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <future>
 #include <mutex>
@@ -42,5 +44,10 @@ private:
 // The CPUs this process may run on (sched_getaffinity: a Slurm or container
 // allocation), else the hardware threads; at least 1.
 int hardware_threads() noexcept;
+
+// body(0), ..., body(tasks - 1): the first on the calling thread, the rest on
+// `pool`, none waiting for another (so a busy pool cannot deadlock); returns
+// once all have ended, then rethrows the first failure.
+void run_tasks(ThreadPool& pool, std::int64_t tasks, const std::function<void(std::int64_t)>& body);
 
 } // namespace sigstream

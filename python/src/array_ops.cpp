@@ -65,9 +65,7 @@ void for_pieces(std::int64_t rows, std::int64_t n_out, double fma,
   const std::int64_t per = ceil_div(n_out, pieces);
   const std::int64_t units = rows * pieces;
   const std::int64_t tasks = std::min<std::int64_t>(units, threads);
-  std::vector<std::future<void>> done;
-  done.reserve(static_cast<std::size_t>(tasks));
-  auto worker = [&](std::int64_t t) {
+  run_tasks(pool(), tasks, [&](std::int64_t t) {
     for (std::int64_t u = t; u < units; u += tasks) {
       const std::int64_t r = u / pieces;
       const std::int64_t first = (u % pieces) * per;
@@ -75,25 +73,7 @@ void for_pieces(std::int64_t rows, std::int64_t n_out, double fma,
       if (first < last)
         body(r, first, last);
     }
-  };
-  for (std::int64_t t = 1; t < tasks; ++t)
-    done.push_back(pool().enqueue([&worker, t] { worker(t); }));
-  std::exception_ptr failure;
-  try {
-    worker(0);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  for (auto& f : done) {
-    try {
-      f.get();
-    } catch (...) {
-      if (!failure)
-        failure = std::current_exception();
-    }
-  }
-  if (failure)
-    std::rethrow_exception(failure);
+  });
 }
 
 // The inputs [first, first + len) of the contract's virtual input (row data

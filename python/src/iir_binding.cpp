@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <future>
 #include <span>
 #include <vector>
 
@@ -77,26 +76,11 @@ void sosfilt(const HostRows<T>& x, const Sos& sos, const State& state, const Hos
     run_rows(0, rows);
     return;
   }
-  std::vector<std::future<void>> done;
   const std::int64_t per = (rows + tasks - 1) / tasks;
-  for (std::int64_t r0 = per; r0 < rows; r0 += per)
-    done.push_back(iir_pool().enqueue([&, r0] { run_rows(r0, std::min(rows, r0 + per)); }));
-  std::exception_ptr failure;
-  try {
-    run_rows(0, std::min(rows, per));
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  for (auto& f : done) {
-    try {
-      f.get();
-    } catch (...) {
-      if (!failure)
-        failure = std::current_exception();
-    }
-  }
-  if (failure)
-    std::rethrow_exception(failure);
+  run_tasks(iir_pool(), tasks, [&](std::int64_t t) {
+    if (t * per < rows)
+      run_rows(t * per, std::min(rows, (t + 1) * per));
+  });
 }
 
 } // namespace
