@@ -221,6 +221,8 @@ def main() -> int:
     ap.add_argument("--redundant", action="store_true",
                     help="sigstream --redundant (two spinning lanes compute every block, the first writes it)")
     ap.add_argument("--peers", default="sigstream,brutefir,ffmpeg,sox")
+    ap.add_argument("--iir", type=int, default=0,
+                    help="sigstream runs `--highpass 80 --iir ORDER` (an iir stage) in place of the taps")
     ap.add_argument("--sox-taps", default="255,4095,65536", help="SoX runs these (its latency grows with K)")
     ap.add_argument("--json", default="", help="write the results here too")
     ap.add_argument("--pacer", default="", help="bench_live_pace binary (default: next to --bin); 'none': Python")
@@ -255,7 +257,9 @@ def main() -> int:
             stats = os.path.join(work, "s%d.json" % k)
             runs.append(("sigstream", [args.bin, "filter", "-", "-", "--input-type", "raw", "--rate", str(args.rate),
                                        "--channels", str(ch), "--encoding", "s16le", "--type", "raw",
-                                       "--taps-file", tfile, "--latency", str(args.latency), "--backend",
+                                       *(["--highpass", "80", "--iir", str(args.iir)] if args.iir
+                                         else ["--taps-file", tfile]),
+                                       "--latency", str(args.latency), "--backend",
                                        args.backend, "--stats", stats, "--no-progress",
                                        *(["--busy-poll"] if args.busy_poll else []),
                                        *(["--redundant"] if args.redundant else [])], stats))
