@@ -327,8 +327,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   bo.streams = config.execution.streams;
   bo.device = device;
   bo.keep_float_output = options.verify;
-  // A plan that carries state runs on one CPU thread (cpu_backend.cpp).
-  const int threads = plan.carries_state() ? 1 : bo.threads > 0 ? bo.threads : hardware_threads();
+  const int threads = bo.threads > 0 ? bo.threads : hardware_threads();
   std::unique_ptr<Backend> backend;
   if (options.kept_backend && *options.kept_backend) {
     // A kept backend either runs this plan or goes now (its memory back to the caches).

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <exception>
 #include <fstream>
@@ -79,11 +80,7 @@ public:
   void prepare(const Plan& plan, const BackendOptions& options) override {
     plan_ = &plan;
     options_ = options;
-    // A stage that carries state (iir) takes its frames in order: the chunks
-    // run one after another, whole (a later version may split the channels).
-    const int threads = plan.carries_state()  ? 1
-                        : options.threads > 0 ? options.threads
-                                              : hardware_threads();
+    const int threads = options.threads > 0 ? options.threads : hardware_threads();
     pool_ = std::make_unique<ThreadPool>(threads);
     stage_ns_.assign(plan.stages.size(), 0);
     steps_ = make_cpu_steps(plan);
@@ -106,8 +103,16 @@ public:
     for (const auto& step : steps_)
       if (step)
         piece_frames_ = std::max(piece_frames_, step->min_frames_per_call());
+    // A stage that carries state (iir) takes its frames in order: a chunk runs
+    // whole, and takes its turn (chunk index order) at its first such stage;
+    // the stages before it run on every thread.
     if (plan.carries_state())
       piece_frames_ = std::max<std::int64_t>(piece_frames_, plan.max_chunk_frames());
+    {
+      std::lock_guard lock(turn_mutex_);
+      turn_ = 0;
+      turn_broken_ = false;
+    }
     outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
                                               plan.max_chunk_frames());
   }
@@ -244,6 +249,9 @@ private:
   std::int64_t compute(const ChunkJob& job, std::int64_t first, std::int64_t frames, ChunkResult& r,
                        std::vector<std::vector<ChannelMetrics>>& metrics,
                        std::vector<SpectrumSums>& spectra) {
+    // First, so that whatever ends this chunk early breaks the turns of a
+    // plan that carries state rather than leaving later chunks waiting.
+    ChunkTurn turn(*this, job.index);
     // After SIGINT/SIGTERM the queued work is dropped, not computed: the
     // run stops within a piece's time instead of finishing every chunk in
     // flight (over a second at 4095 taps direct on 2 cores).
@@ -280,7 +288,8 @@ private:
           if (welch_[slot] && n > 0)
             add_spectrum(*welch_[slot], y, n, own_lo, spectra[slot]);
         },
-        &ns);
+        &ns, [&turn] { turn.take(); });
+    turn.pass();
     {
       std::lock_guard lock(stats_mutex_);
       for (std::size_t j = 0; j < ns.size(); ++j)
@@ -378,6 +387,57 @@ private:
     }
   }
 
+  // A chunk's turn at the stages that carry state: take() waits until every
+  // chunk before it has passed them (chunks are queued in index order on a
+  // FIFO pool, so the chunk whose turn it is has started and never waits for
+  // a later one); pass() hands the turn on. A chunk that ends without
+  // passing (a failure, an interruption) breaks the turns, so the chunks
+  // waiting behind it fail instead of waiting for ever.
+  class ChunkTurn {
+  public:
+    ChunkTurn(CpuBackend& b, std::int64_t index) : b_(b), index_(index) {}
+    ChunkTurn(const ChunkTurn&) = delete;
+    ChunkTurn& operator=(const ChunkTurn&) = delete;
+    ~ChunkTurn() {
+      if (done_ || !b_.plan_->carries_state())
+        return;
+      {
+        std::lock_guard lock(b_.turn_mutex_);
+        b_.turn_broken_ = true;
+      }
+      b_.turn_cv_.notify_all();
+    }
+    void take() {
+      if (held_)
+        return;
+      std::unique_lock lock(b_.turn_mutex_);
+      b_.turn_cv_.wait(lock, [&] { return b_.turn_ == index_ || b_.turn_broken_; });
+      if (b_.turn_ != index_)
+        throw internal_error("chunk " + std::to_string(index_) +
+                             ": an earlier chunk failed before it passed the stages that carry "
+                             "state");
+      held_ = true;
+    }
+    // After the chunk's stages: hands the turn to the next chunk.
+    void pass() {
+      if (b_.plan_->carries_state()) {
+        take(); // (every chunk visits every stage, so it holds the turn already)
+        {
+          std::lock_guard lock(b_.turn_mutex_);
+          ++b_.turn_;
+        }
+        b_.turn_cv_.notify_all();
+      }
+      done_ = true;
+    }
+
+  private:
+    CpuBackend& b_;
+    std::int64_t index_;
+    bool held_ = false;
+    bool done_ = false;
+  };
+
   // Frames per piece of a chunk: small enough that a chunk of 2^20 frames
   // keeps 16 threads busy, large enough that the halo recomputed per piece
   // (K - 1 frames per fir stage) stays a small fraction.
@@ -388,6 +448,10 @@ private:
   std::int64_t piece_frames_ = 1; // kPieceFrames, or one group of FFT blocks if more
   std::unique_ptr<ThreadPool> pool_;
   std::deque<std::future<ChunkResult>> in_flight_;
+  std::mutex turn_mutex_; // the turns at the stages that carry state (ChunkTurn)
+  std::condition_variable turn_cv_;
+  std::int64_t turn_ = 0;
+  bool turn_broken_ = false;
   std::mutex scratch_mutex_;
   std::vector<std::unique_ptr<Scratch>> scratch_;
   mutable std::mutex stats_mutex_;

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -57,12 +58,14 @@ template <typename T> struct ChunkScratch {
 // frames or channels). Returns the output planes ([start, start + frames),
 // Plan::output_channels of them), which point into `scratch` (or are `src`
 // when no stage transforms). If `stage_ns` is given, each stage's time is added to its
-// entry (nanoseconds).
+// entry (nanoseconds). `before_state`, if given, is called before each step of
+// a stage that carries state (the executor takes the chunk's turn there).
 template <typename T, typename OnMetrics>
 std::vector<const T*>
 run_stages(const Plan& plan, const CpuSteps& steps, std::int64_t start, std::int64_t frames,
            std::int64_t source_frames, const std::vector<const T*>& src, ChunkScratch<T>& scratch,
-           OnMetrics&& on_metrics, std::vector<std::int64_t>* stage_ns = nullptr) {
+           OnMetrics&& on_metrics, std::vector<std::int64_t>* stage_ns = nullptr,
+           const std::function<void()>& before_state = {}) {
   const auto max_ch = static_cast<std::size_t>(plan.max_channels);
   plan.windows(start, frames, scratch.windows);
   const std::vector<FrameWindow>& w = scratch.windows;
@@ -104,6 +107,8 @@ run_stages(const Plan& plan, const CpuSteps& steps, std::int64_t start, std::int
         });
       },
       [&](const StepVisit& v) {
+        if (v.stage.carries_state && before_state)
+          before_state();
         timed(v.index, [&] {
           const CpuStageStep& step = *steps[v.index];
           if constexpr (std::is_same_v<T, float>)

@@ -145,20 +145,21 @@ def chunking_and_halos_after_it_are_invisible():
     write_float_wav("in.wav", x)
     sos = random_sos(rng, 3)
     # A same-mode FIR and a spectrum after the iir: their halos reach back into frames the
-    # iir computed in the chunk before.
+    # iir computed in the chunk before. Chunks run on 1 or 2 threads (the iir takes them in turn).
     after = ("  - {type: fir, taps: [0.25, 0.5, 0.25, -0.125, 0.0625], mode: same}\n"
              "  - {type: metrics, spectrum: {nfft: 256}}\n")
     first = None
-    for chunk in [1048576, 4099, 17, 1]:
+    for chunk, threads in [(1048576, 0), (4099, 2), (4099, 1), (17, 2), (1, 2), (1, 1)]:
         with open("c.yaml", "w") as f:
-            f.write(config(sos_yaml(sos), after, execution=", chunk_frames: %d" % chunk))
+            f.write(config(sos_yaml(sos), after,
+                           execution=", chunk_frames: %d, threads: %d" % (chunk, threads)))
         check(["run", "c.yaml", "--quiet", "--stats", "s.json"])
         with open("out.wav", "rb") as f:
             b = f.read()
         if first is None:
             first = b
         elif b != first:
-            raise AssertionError("chunk_frames %d changes the output bytes" % chunk)
+            raise AssertionError("chunk_frames %d, %d threads changes the output bytes" % (chunk, threads))
     y = read_float_wav("out.wav")
     ref = sps.sosfilt(sos, x.astype(np.float64), axis=0)
     h = np.array([0.25, 0.5, 0.25, -0.125, 0.0625])
@@ -166,7 +167,22 @@ def chunking_and_halos_after_it_are_invisible():
     err = float(np.linalg.norm(y - want) / np.linalg.norm(want))
     if not err < 1e-5:
         raise AssertionError("iir then fir: relative L2 %.3g" % err)
-    return "4 chunk sizes down to 1 frame: same bytes; iir+fir rel L2 %.2g" % err
+    # A FIR before the iir too (it runs on every thread; the iir takes the chunks in turn).
+    before = None
+    for chunk, threads in [(1048576, 1), (3001, 2), (7, 2)]:
+        with open("c.yaml", "w") as f:
+            f.write("version: 1\nsource: {file: in.wav}\nsink: {file: out.wav, format: float}\nstages:\n"
+                    "  - {type: fir, taps: [0.5, 0.25, 0.125, 0.0625, 0.03125], mode: same}\n"
+                    "  - {type: iir, %s}\n  - {type: fir, taps: [1, -0.5], mode: same}\n"
+                    "execution: {backend: cpu, chunk_frames: %d, threads: %d}\n" % (sos_yaml(sos), chunk, threads))
+        check(["run", "c.yaml", "--quiet", "--verify"])
+        with open("out.wav", "rb") as f:
+            b = f.read()
+        if before is None:
+            before = b
+        elif b != before:
+            raise AssertionError("fir-iir-fir: chunk_frames %d, %d threads changes the bytes" % (chunk, threads))
+    return "6 chunk sizes x threads down to 1 frame: same bytes; iir+fir rel L2 %.2g; fir-iir-fir 3 ways" % err
 
 
 @case
