@@ -254,16 +254,12 @@ def sosfilt(sos: ArrayLike, x: ArrayLike, zi: ArrayLike | None = None, axis: int
         y: Any = np.moveaxis(out.reshape(batch_shape + (rows.shape[1],)), -1, ax)
     else:
         assert b is not None
-        y = b.restore(_to_lib(out, b))
+        y = b.restore(_to_lib(out, b) if b.on_gpu else out)
     if zi is None:
         return y
     zf = state.reshape(n_rows, n_sections, 2).transpose(1, 0, 2).reshape((n_sections,) + batch_shape + (2,))
     zf = np.moveaxis(zf, -1, ax + 1)
-    if b is not None and isinstance(b, _TorchCpuBatch):
-        import torch
-
-        return y, torch.from_numpy(np.ascontiguousarray(zf))
-    return y, (zf if b is None or b.lib == "numpy" else _to_lib_like(zf, b))
+    return y, (zf if b is None else _to_lib(zf, b))
 
 
 def _lib_of(a: Any) -> str:
@@ -283,29 +279,17 @@ def _host(a: Any, lib: str) -> Any:
 
 
 def _to_lib(a: np.ndarray, b: Batch) -> Any:
-    """A host float32 array on b's device, as b's kind of array."""
+    """A host array (y, or zf) on b's device, as b's kind of array (NumPy: itself)."""
     if b.lib == "cupy":
         import cupy
 
         with cupy.cuda.Device(b.device):
             return cupy.asarray(a)
-    if b.lib == "torch":
+    if b.lib == "torch" or isinstance(b, _TorchCpuBatch):
         import torch
 
-        return torch.from_numpy(a).to(b.device)
+        return torch.from_numpy(np.ascontiguousarray(a)).to(b.device if b.lib == "torch" else "cpu")
     return a
-
-
-def _to_lib_like(a: np.ndarray, b: Batch) -> Any:
-    """zf (float64) as b's kind of array on its device."""
-    if b.lib == "cupy":
-        import cupy
-
-        with cupy.cuda.Device(b.device):
-            return cupy.asarray(a)
-    import torch
-
-    return torch.from_numpy(np.ascontiguousarray(a)).to(b.device)
 
 
 def metrics(x: ArrayLike, reference: ArrayLike | None = None, axis: int = -1) -> dict[str, Any]:

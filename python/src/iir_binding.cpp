@@ -6,13 +6,13 @@
 #include <nanobind/ndarray.h>
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "core/thread_pool.hpp"
 #include "kernels/cpu/iir.hpp"
+#include "stages/iir/iir.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -45,16 +45,11 @@ void sosfilt(const HostRows<T>& x, const Sos& sos, const State& state, const Hos
     throw nb::value_error("output: wrong shape");
   if (static_cast<std::int64_t>(state.shape(0)) != rows || state.shape(1) != 2 * sections)
     throw nb::value_error("state: wrong shape");
-  std::vector<kernels::cpu::Biquad> s;
-  for (std::size_t k = 0; k < sections; ++k) {
-    const double* r = sos.data() + 6 * k;
-    for (int j = 0; j < 6; ++j)
-      if (!std::isfinite(r[j]))
-        throw nb::value_error("sos must be finite");
-    if (r[3] == 0.0)
-      throw nb::value_error("sos: a section has a0 = 0");
-    s.push_back({r[0] / r[3], r[1] / r[3], r[2] / r[3], r[4] / r[3], r[5] / r[3]});
-  }
+  std::vector<std::vector<double>> rows_of_sos;
+  for (std::size_t k = 0; k < sections; ++k)
+    rows_of_sos.emplace_back(sos.data() + 6 * k, sos.data() + 6 * k + 6);
+  // The iir kind's own check (a ConfigError, a ValueError in Python).
+  const std::vector<kernels::cpu::Biquad> s = iir_sections(rows_of_sos, "sosfilt: sos");
   // Rows in groups a task each (a row's samples are serial; rows are not).
   auto run_rows = [&](std::int64_t r0, std::int64_t r1) {
     std::vector<const T*> xs;

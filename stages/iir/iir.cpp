@@ -116,11 +116,8 @@ Biquad rbj_biquad(const BiquadSpec& b, double rate) {
   return {b0 / a0, b1 / a0, b2 / a0, a1 / a0, a2 / a0};
 }
 
-namespace {
-
-// Rows of six (b0 b1 b2 a0 a1 a2) as sections, a0 divided out.
-std::vector<Biquad> sections_of(const std::vector<std::vector<double>>& rows,
-                                const std::string& where) {
+std::vector<Biquad> iir_sections(const std::vector<std::vector<double>>& rows,
+                                 const std::string& where) {
   std::vector<Biquad> out;
   for (std::size_t k = 0; k < rows.size(); ++k) {
     const std::vector<double>& r = rows[k];
@@ -137,6 +134,8 @@ std::vector<Biquad> sections_of(const std::vector<std::vector<double>>& rows,
   }
   return out;
 }
+
+namespace {
 
 std::vector<std::vector<double>> read_sos_file(const std::string& path, const std::string& where) {
   std::ifstream in(path);
@@ -324,11 +323,11 @@ void plan_iir(const StageSpec& spec, const StagePlanContext& where, PlannedStage
       d << ", " << b.gain_db << " dB";
     out.detail = d.str();
   } else if (s.sos_file) {
-    p.sections = sections_of(read_sos_file(*s.sos_file, at), at);
+    p.sections = iir_sections(read_sos_file(*s.sos_file, at), at);
     p.how = "sos_file";
     out.detail = "sos file " + *s.sos_file;
   } else {
-    p.sections = sections_of(s.sos, at);
+    p.sections = iir_sections(s.sos, at);
     p.how = "sos";
     out.detail = std::to_string(p.sections.size()) + " section(s)";
   }

@@ -38,6 +38,13 @@ void iir_facts(const StageSpec& spec, std::ostream& out);
 std::vector<std::string> iir_files(const StageSpec& spec);
 std::optional<kernels::cpu::FilterResponse> iir_response(const PlannedStage& stage, double rate_in);
 
+// Rows of six (b0 b1 b2 a0 a1 a2, scipy.signal's sos layout) as sections,
+// a0 divided out; Error(config) prefixed with `where` for a row not of six,
+// a coefficient not finite or a0 = 0 (the YAML's rows, a sos file's, and
+// Python's sosfilt).
+[[nodiscard]] std::vector<kernels::cpu::Biquad>
+iir_sections(const std::vector<std::vector<double>>& rows, const std::string& where);
+
 // The RBJ cookbook's section for `b` at `rate` Hz, a0 divided out.
 [[nodiscard]] kernels::cpu::Biquad rbj_biquad(const BiquadSpec& b, double rate);
 
