@@ -6,6 +6,7 @@
 #include "model/plan.hpp"
 #include "stages/fir/spec.hpp"
 #include "stages/gain/spec.hpp"
+#include "stages/iir/spec.hpp"
 #include "stages/mix/spec.hpp"
 #include "stages/registry.hpp"
 #include "stages/resample/spec.hpp"
@@ -22,11 +23,12 @@ struct CudaKind {
   std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage&, const LiveContext&);
 };
 
-constexpr std::array<CudaKind, 4> kCudaKinds = {{
+constexpr std::array<CudaKind, 5> kCudaKinds = {{
     {kFirType, &make_fir_cuda_step, &make_fir_cuda_live_kernel},
     {kGainType, &make_gain_cuda_step, nullptr},
     {kResampleType, &make_resample_cuda_step, nullptr},
     {kMixType, &make_mix_cuda_step, nullptr},
+    {kIirType, &make_iir_cuda_step, nullptr},
 }};
 
 const CudaKind* cuda_kind(StageType type) {

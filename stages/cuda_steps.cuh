@@ -31,6 +31,9 @@ public:
   // Whether this step, made for a longer call, computes what one made for
   // `shape` would, bit for bit (a lane kept for the next file of a batch).
   [[nodiscard]] virtual bool serves(const struct CudaStepShape& shape) const = 0;
+  // A new signal starts (the next file of a batch on a kept lane): a step
+  // that carries state (PlannedStage::carries_state) starts it from zero.
+  virtual void restart() {}
 };
 
 // What a lane asks of a step: its longest call and its input channels.
@@ -52,6 +55,8 @@ struct CudaStepShape {
 [[nodiscard]] std::unique_ptr<CudaStageStep> make_resample_cuda_step(const PlannedStage& stage,
                                                                      const CudaStepShape& shape);
 [[nodiscard]] std::unique_ptr<CudaStageStep> make_mix_cuda_step(const PlannedStage& stage,
+                                                                const CudaStepShape& shape);
+[[nodiscard]] std::unique_ptr<CudaStageStep> make_iir_cuda_step(const PlannedStage& stage,
                                                                 const CudaStepShape& shape);
 // Live mode on a GPU (stages/fir/cuda_live.cu).
 [[nodiscard]] std::unique_ptr<LiveKernel> make_fir_cuda_live_kernel(const PlannedStage& stage,

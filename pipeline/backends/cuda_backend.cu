@@ -131,6 +131,11 @@ cudaDeviceProp device_properties(int device) {
   return p;
 }
 
+// A plan whose stage carries state runs on one lane: its chunks in order.
+int lanes_for(const Plan& plan, const BackendOptions& options) {
+  return plan.carries_state() ? 1 : options.streams;
+}
+
 constexpr std::int64_t kPlaneAlign = 32; // floats: each channel plane starts on 128 bytes
 
 class CudaBackend final : public Backend {
@@ -162,6 +167,7 @@ public:
       throw internal_error("cuda backend: prepare() called twice");
     plan_ = plan;
     options_ = options;
+    options_.streams = lanes_for(plan, options);
     if (options.streams < 1)
       throw Error(ErrorKind::config,
                   "execution.streams: must be >= 1 (got " + std::to_string(options.streams) + ")");
@@ -189,8 +195,10 @@ public:
       device_name_ = props.name;
       std::ostringstream d;
       d << "cuda backend: " << props.name << " (device " << options.device << ", sm_" << props.major
-        << props.minor << ", " << props.multiProcessorCount << " SMs), " << options.streams
-        << " stream" << (options.streams == 1 ? "" : "s");
+        << props.minor << ", " << props.multiProcessorCount << " SMs), " << options_.streams
+        << " stream" << (options_.streams == 1 ? "" : "s");
+      if (options_.streams != options.streams)
+        d << " (a stage carries state: its chunks run in order)";
       // The lanes' buffers against the GPU's free memory, before any is
       // allocated (memory parked in the process-wide cache counts as free).
       const std::int64_t lane_bytes = lane_device_bytes(plan);
@@ -200,11 +208,11 @@ public:
         return std::pair{static_cast<std::int64_t>(free_b), static_cast<std::int64_t>(total_b)};
       };
       auto [free_b, total_b] = free_memory();
-      if (!fits_device_memory(lane_bytes, options.streams, free_b)) {
+      if (!fits_device_memory(lane_bytes, options_.streams, free_b)) {
         kc::release_cached_memory();
         std::tie(free_b, total_b) = free_memory();
       }
-      check_device_memory(lane_bytes, options.streams, plan.chunk_frames, free_b, total_b);
+      check_device_memory(lane_bytes, options_.streams, plan.chunk_frames, free_b, total_b);
       // Memory parked in the process-wide cache (earlier files of a batch,
       // other sizes) may be what is missing, including to cuFFT's plans,
       // which allocate on their own: a first failure gives it back and tries
@@ -231,7 +239,7 @@ public:
             continue;
           std::tie(free_b, total_b) = free_memory();
           throw Error(ErrorKind::cuda_memory,
-                      "out of GPU memory for " + std::to_string(options.streams) +
+                      "out of GPU memory for " + std::to_string(options_.streams) +
                           " stream(s) of " + std::to_string(plan.chunk_frames) +
                           "-frame chunks x " + std::to_string(plan.max_channels) + " channel(s) (" +
                           e.what() + "); " + std::to_string(free_b >> 20) + " MiB of " +
@@ -263,7 +271,7 @@ public:
   // ones (the per-chunk work reads only the plan and the chunk's own length).
   [[nodiscard]] bool adopt(const Plan& plan, const BackendOptions& options) override {
     if (!prepared_ || !in_flight_.empty() || options.device != options_.device ||
-        options.streams != options_.streams ||
+        lanes_for(plan, options) != options_.streams ||
         options.keep_float_output != options_.keep_float_output || !same_shape(plan, plan_) ||
         plan.max_chunk_frames() > max_chunk_)
       return false;
@@ -283,6 +291,10 @@ public:
     for (std::size_t j = 0; j < stages.size(); ++j)
       stages[j] = plan_.stages[j];
     plan_.stages = std::move(stages);
+    for (Lane& lane : lanes_)
+      for (const auto& step : lane.steps)
+        if (step)
+          step->restart();
     std::lock_guard lock(stats_mutex_);
     stage_ms_.assign(plan.stages.size(), 0.0);
     return true;

@@ -188,7 +188,8 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
   // under this rule is direct under that one too.)
   Plan on_cuda = plan;
   resolve_methods(on_cuda, "cuda", cuda_fft_engine(-1));
-  if (!all_direct(on_cpu) || !all_direct(on_cuda))
+  // (A plan that carries state cannot split: its chunks run in order on one backend.)
+  if (!all_direct(on_cpu) || !all_direct(on_cuda) || plan.carries_state())
     return as_asked();
   plan = std::move(on_cuda);
   // The CPU works while the GPU starts (see make_hybrid_backend).

@@ -6,7 +6,8 @@
 // look-back a halo could cover. Its step keeps the sections' float64 state
 // and serves the frames in order (PlannedStage::carries_state, which the
 // CPU executor honours by running the chunks in order); the output is
-// bit-identical for any chunking. Its CUDA step is still to come.
+// bit-identical for any chunking. Its CUDA step (stages/iir/cuda.cu) runs
+// the chunks in parallel over time and joins their states.
 #include <iosfwd>
 #include <memory>
 #include <string>
