@@ -46,6 +46,9 @@ CLI::App* add_filter_command(CLI::App& app, FilterCommandFlags& f, CommonFlags& 
   filter->add_option("--method", f.method, "auto | direct | fft")
       ->type_name("TEXT:{auto,direct,fft}")
       ->capture_default_str();
+  filter->add_flag("--zero-phase", f.zero_phase,
+                   "With --iir: filter forward and backward (scipy.signal.sosfiltfilt: no phase "
+                   "shift, the magnitude squared; files only)");
   add_live_flags(filter, f.live);
   filter->add_option("--gain-db", f.gain_db, "Gain after the filter, in dB")->type_name("DB");
   filter
@@ -112,6 +115,8 @@ std::vector<double> add_fir_overrides(const FilterCommandFlags& f, std::size_t i
           throw config_error(std::string(flag) + " shapes a FIR; --iir " +
                              std::to_string(f.filter.iir) + " designs an IIR instead");
       o.add("--iir", at + "design.order=" + std::to_string(f.filter.iir));
+      if (f.zero_phase)
+        o.add("--zero-phase", at + "zero_phase=true");
       return deferred;
     }
     if (cmd->count("--taps") > 0)
@@ -205,6 +210,9 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
   std::vector<double> deferred_cutoffs;
   const std::size_t fir_index = next;
   const bool iir = cmd->count("--iir") > 0;
+  if (f.zero_phase && !iir)
+    throw config_error("--zero-phase applies to an --iir design (forward and backward, as "
+                       "scipy.signal.sosfiltfilt)");
   if (iir && (!has_design(f.filter) || !f.filter.taps_file.empty()))
     throw config_error("--iir designs a filter from --lowpass, --highpass, --bandpass or "
                        "--bandstop (a taps file is a FIR's)");

@@ -19,6 +19,7 @@ struct FilterCommandFlags {
   std::string mode = "causal", method = "auto", format = "same";
   LiveFlags live;
   std::string gain_db, resample, quality, mix;
+  bool zero_phase = false; // --zero-phase: the --iir design forward and backward
   CLI::App* command = nullptr;
 };
 

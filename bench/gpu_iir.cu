@@ -58,8 +58,8 @@ int main(int argc, char** argv) {
       int channels;
       std::int64_t frames;
     };
-    for (const Shape& sh : {Shape{"long_2^26", 1, std::int64_t{1} << 26},
-                            Shape{"clips_256x4s", 256, 192000}}) {
+    for (const Shape& sh :
+         {Shape{"long_2^26", 1, std::int64_t{1} << 26}, Shape{"clips_256x4s", 256, 192000}}) {
       const std::int64_t n = sh.frames;
       const auto total = static_cast<std::size_t>(n) * static_cast<std::size_t>(sh.channels);
       std::vector<float> x(total);
@@ -74,8 +74,7 @@ int main(int argc, char** argv) {
       SIGSTREAM_CUDA_TRY(cudaMemcpy(d_x.data(), x.data(), d_x.bytes(), cudaMemcpyHostToDevice));
       auto filter = [&] {
         SIGSTREAM_CUDA_TRY(cudaMemsetAsync(d_state.data(), 0, d_state.bytes(), s));
-        cascade.run(d_x.data(), n, d_y.data(), n, sh.channels, n, d_state.data(), d_work.data(),
-                    s);
+        cascade.run(d_x.data(), n, d_y.data(), n, sh.channels, n, d_state.data(), d_work.data(), s);
       };
       const double iir_ms = sigstream::bench::median_ms(s, reps, filter);
       const double copy_ms = sigstream::bench::median_ms(s, reps, [&] {

@@ -66,6 +66,10 @@ struct PlannedStage {
   // covers that, so its step keeps state and takes its frames in order; an
   // executor runs a plan with such a stage chunk after chunk.
   bool carries_state = false;
+  // Its output frame depends on every input frame, before and after it (a
+  // zero-phase iir): the plan runs as one chunk, so a stream of unknown
+  // length cannot have it (make_plan refuses), nor live mode.
+  bool whole_signal = false;
   std::int64_t in_back = 0;    // halo of this stage's input buffer before the chunk
   std::int64_t in_ahead = 0;   // ... and after it
   std::int64_t frames_in = 0;  // defined length of the input signal
@@ -196,6 +200,9 @@ struct SourceInfo {
   std::int64_t frames = 0;
   SampleType sample_type = SampleType::f32;
   int bits = 0; // PCM bits of the source, 0 for float/compressed
+  // Read from a pipe that states no length: frames is kUnknownFrames, or the
+  // length a read-ahead found when the stream ended within it.
+  bool open_ended = false;
 };
 
 } // namespace sigstream

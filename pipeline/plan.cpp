@@ -88,6 +88,16 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
     plan.chunk_frames = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(static_cast<double>(config.execution.chunk_frames) /
                                      plan.in_per_out));
+  // A stage that needs the whole signal (a zero-phase iir) makes it one chunk.
+  for (std::size_t j = 0; j < plan.stages.size(); ++j)
+    if (plan.stages[j].whole_signal) {
+      if (!plan.length_known || source.open_ended)
+        throw config_error(
+            stage_where(StagePlanContext{config, j, 0.0, 0, 1}, config.stages[j]) +
+            ": zero_phase filters forward and backward over the whole signal: a file, not a "
+            "stream of unknown length");
+      plan.chunk_frames = std::max<std::int64_t>(1, plan.output_frames);
+    }
   plan.num_chunks = (plan.output_frames + plan.chunk_frames - 1) / plan.chunk_frames;
   // The longest windows: a chunk's windows grow with its length, and behind
   // a rate change their lengths also vary with the phase of its start (the

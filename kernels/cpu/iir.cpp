@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <limits>
 #include <numbers>
+#include <stdexcept>
+#include <string>
 
 namespace sigstream::kernels::cpu {
 
@@ -119,6 +121,75 @@ void sosfilt(std::span<const Biquad> sections, std::span<double* const> state,
 void sosfilt(std::span<const Biquad> sections, std::span<double* const> state,
              std::span<const double* const> x, std::span<double* const> y, std::int64_t n) {
   run(sections, state, x, y, n);
+}
+
+std::vector<double> sosfilt_zi(std::span<const Biquad> sections) {
+  std::vector<double> zi;
+  zi.reserve(2 * sections.size());
+  double scale = 1.0;
+  for (const Biquad& q : sections) {
+    // lfilter_zi: (I - A^T) z = b[1:] - a[1:] b0 for the companion matrix
+    // A of (1, a1, a2), a 2 x 2 system solved in closed form.
+    const double u0 = q.b1 - q.a1 * q.b0;
+    const double u1 = q.b2 - q.a2 * q.b0;
+    const double z0 = (u0 + u1) / (1.0 + q.a1 + q.a2);
+    zi.push_back(scale * z0);
+    zi.push_back(scale * (u1 - q.a2 * z0));
+    scale *= (q.b0 + q.b1 + q.b2) / (1.0 + q.a1 + q.a2);
+  }
+  return zi;
+}
+
+std::int64_t sosfiltfilt_pad(std::span<const Biquad> sections) {
+  std::int64_t zero_b2 = 0, zero_a2 = 0;
+  for (const Biquad& q : sections) {
+    zero_b2 += q.b2 == 0.0 ? 1 : 0;
+    zero_a2 += q.a2 == 0.0 ? 1 : 0;
+  }
+  const std::int64_t ntaps =
+      2 * static_cast<std::int64_t>(sections.size()) + 1 - std::min(zero_b2, zero_a2);
+  return 3 * ntaps;
+}
+
+namespace {
+
+// The padding as SciPy's odd_ext makes it, in the signal's own type
+// (2 x[0] - x[k] rounds to float32 for a float32 signal, as in NumPy).
+template <typename T> void filtfilt(std::span<const Biquad> s, const T* x, T* y, std::int64_t n) {
+  const std::int64_t e = sosfiltfilt_pad(s);
+  if (n <= e)
+    throw std::invalid_argument("sosfiltfilt: " + std::to_string(n) +
+                                " frames, not more than the padding of " + std::to_string(e));
+  const std::int64_t m = n + 2 * e;
+  std::vector<double> ext(static_cast<std::size_t>(m));
+  for (std::int64_t i = 0; i < e; ++i) {
+    ext[static_cast<std::size_t>(i)] = static_cast<double>(static_cast<T>(T(2) * x[0] - x[e - i]));
+    ext[static_cast<std::size_t>(e + n + i)] =
+        static_cast<double>(static_cast<T>(T(2) * x[n - 1] - x[n - 2 - i]));
+  }
+  for (std::int64_t j = 0; j < n; ++j)
+    ext[static_cast<std::size_t>(e + j)] = static_cast<double>(x[j]);
+  const std::vector<double> zi = sosfilt_zi(s);
+  std::vector<double> z(zi.size());
+  for (std::size_t k = 0; k < z.size(); ++k)
+    z[k] = zi[k] * ext.front();
+  run_one(s, std::span<double>(z), ext.data(), ext.data(), m);
+  for (std::size_t k = 0; k < z.size(); ++k)
+    z[k] = zi[k] * ext.back();
+  std::reverse(ext.begin(), ext.end());
+  run_one(s, std::span<double>(z), ext.data(), ext.data(), m);
+  for (std::int64_t j = 0; j < n; ++j)
+    y[j] = static_cast<T>(ext[static_cast<std::size_t>(m - 1 - (e + j))]);
+}
+
+} // namespace
+
+void sosfiltfilt(std::span<const Biquad> sections, const float* x, float* y, std::int64_t n) {
+  filtfilt(sections, x, y, n);
+}
+
+void sosfiltfilt(std::span<const Biquad> sections, const double* x, double* y, std::int64_t n) {
+  filtfilt(sections, x, y, n);
 }
 
 FilterResponse sos_response(std::span<const Biquad> sections, double rate, int points) {

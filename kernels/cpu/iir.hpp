@@ -8,6 +8,7 @@
 // the state carried between them gives the bits of one pass.
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "kernels/cpu/response.hpp"
 
@@ -31,6 +32,21 @@ void sosfilt(std::span<const Biquad> sections, std::span<double* const> state,
              std::span<const float* const> x, std::span<float* const> y, std::int64_t n);
 void sosfilt(std::span<const Biquad> sections, std::span<double* const> state,
              std::span<const double* const> x, std::span<double* const> y, std::int64_t n);
+
+// scipy.signal.sosfilt_zi: the state (2 per section) that a unit step
+// leaves once settled, each section's lfilter_zi scaled by the DC gain of
+// the sections before it.
+[[nodiscard]] std::vector<double> sosfilt_zi(std::span<const Biquad> sections);
+// scipy.signal.sosfiltfilt's default padding: 3 x (2 sections + 1, less the
+// sections whose b2 and a2 are both 0, counted as SciPy counts them) frames
+// of odd extension at each end; the signal must be longer.
+[[nodiscard]] std::int64_t sosfiltfilt_pad(std::span<const Biquad> sections);
+// scipy.signal.sosfiltfilt(sections, x) with its defaults (padtype "odd"):
+// the odd extension, a forward pass from sosfilt_zi x its first sample, a
+// backward pass from sosfilt_zi x the forward pass's last, all in float64;
+// x[0..n) into y (x == y allowed), n > sosfiltfilt_pad(sections).
+void sosfiltfilt(std::span<const Biquad> sections, const float* x, float* y, std::int64_t n);
+void sosfiltfilt(std::span<const Biquad> sections, const double* x, double* y, std::int64_t n);
 
 // The cascade's response on FilterResponse's grid (`points` + 1 frequencies
 // k * rate / (2 * points)): H = prod (b0 + b1 z^-1 + b2 z^-2) / (1 + a1 z^-1

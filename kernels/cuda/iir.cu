@@ -17,13 +17,11 @@ namespace {
 
 constexpr int kThreads = 128; // a block: four warps
 constexpr int kWarps = kThreads / 32;
-constexpr int kPowers = 56;   // M^(2^k) for k < kPowers
-constexpr int kMaxGroup = 8;  // sections a kernel runs (state of 16 doubles)
+constexpr int kPowers = 56;  // M^(2^k) for k < kPowers
+constexpr int kMaxGroup = 8; // sections a kernel runs (state of 16 doubles)
 constexpr int kMaxGridY = 65535;
 
-template <int S> struct Coeffs {
-  double b0[S], b1[S], b2[S], a1[S], a2[S];
-};
+template <int S> struct Coeffs { double b0[S], b1[S], b2[S], a1[S], a2[S]; };
 
 // One sample through the sections, as kernels/cpu/iir.cpp.
 template <int S>
@@ -188,7 +186,8 @@ __global__ void __launch_bounds__(kThreads)
       static_cast<int>(std::max<std::int64_t>(0, std::min<std::int64_t>(1 << LS, n - first)));
   double z[D];
   zero_state_run<S, LS>(c, s_x + threadIdx.x * ((1 << LS) + 1), cnt, z);
-  double* mine = seg + ((static_cast<std::int64_t>(ch) * ntiles + tile) * kThreads + threadIdx.x) * D;
+  double* mine =
+      seg + ((static_cast<std::int64_t>(ch) * ntiles + tile) * kThreads + threadIdx.x) * D;
 #pragma unroll
   for (int j = 0; j < D; ++j)
     mine[j] = z[j];
@@ -312,6 +311,64 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Zero phase: the odd extension of each channel (in float32, as NumPy pads
+// a float32 signal) into float64 planes of m = n + 2e frames.
+__global__ void odd_extend(const float* __restrict__ x, std::int64_t x_stride, std::int64_t n,
+                           std::int64_t e, double* __restrict__ ext) {
+  const std::int64_t m = n + 2 * e;
+  const float* xc = x + static_cast<std::int64_t>(blockIdx.y) * x_stride;
+  double* out = ext + static_cast<std::int64_t>(blockIdx.y) * m;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < m;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    float v;
+    if (i < e)
+      v = __fsub_rn(__fmul_rn(2.0f, xc[0]), xc[e - i]);
+    else if (i < e + n)
+      v = xc[i - e];
+    else
+      v = __fsub_rn(__fmul_rn(2.0f, xc[n - 1]), xc[n - 2 - (i - e - n)]);
+    out[i] = static_cast<double>(v);
+  }
+}
+
+// state[c][k] = zi[k] * ext[c][at] (the steady state of a step of that height).
+__global__ void scaled_state(const double* __restrict__ zi, int d, const double* __restrict__ ext,
+                             std::int64_t m, std::int64_t at, double* __restrict__ state,
+                             int channels) {
+  const int i = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (i >= channels * d)
+    return;
+  const int c = i / d;
+  state[i] = zi[i - c * d] * ext[static_cast<std::int64_t>(c) * m + at];
+}
+
+// Each plane of m frames reversed in place.
+__global__ void reverse_planes(double* __restrict__ ext, std::int64_t m) {
+  double* p = ext + static_cast<std::int64_t>(blockIdx.y) * m;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < m / 2;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const double t = p[i];
+    p[i] = p[m - 1 - i];
+    p[m - 1 - i] = t;
+  }
+}
+
+// y[c][j] = ext[c][m - 1 - (e + j)]: the backward pass read back in time order, unpadded.
+__global__ void unpad_reversed(const double* __restrict__ ext, std::int64_t n, std::int64_t e,
+                               float* __restrict__ y, std::int64_t y_stride) {
+  const std::int64_t m = n + 2 * e;
+  const double* p = ext + static_cast<std::int64_t>(blockIdx.y) * m;
+  float* yc = y + static_cast<std::int64_t>(blockIdx.y) * y_stride;
+  for (std::int64_t j = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < n;
+       j += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    yc[j] = static_cast<float>(p[m - 1 - (e + j)]);
+}
+
+dim3 planes_grid(std::int64_t frames, int channels) {
+  const std::int64_t b = std::min<std::int64_t>((frames + 255) / 256, 4096);
+  return {static_cast<unsigned>(std::max<std::int64_t>(b, 1)), static_cast<unsigned>(channels)};
+}
+
 // The one-sample transition of a group of sections (input 0), then its
 // powers M^(2^k) by squaring, row-major.
 std::vector<double> transition_powers(std::span<const cpu::Biquad> s) {
@@ -398,8 +455,8 @@ void launch(std::span<const cpu::Biquad> s, const double* pw, const TX* x, std::
             TY* y, std::int64_t y_stride, int channels, std::int64_t n, double* state,
             std::int64_t state_stride, double* work, cudaStream_t stream) {
   constexpr int D = 2 * S;
-  using TS = std::conditional_t<std::is_same_v<TX, double> || std::is_same_v<TY, double>, double,
-                                float>;
+  using TS =
+      std::conditional_t<std::is_same_v<TX, double> || std::is_same_v<TY, double>, double, float>;
   constexpr int LS = kLogSegOf<TS>;
   const Coeffs<S> c = coeffs<S>(s);
   const std::int64_t ntiles = tiles_of(n, LS);
@@ -413,7 +470,8 @@ void launch(std::span<const cpu::Biquad> s, const double* pw, const TX* x, std::
     double* seg = work;
     double* agg = seg + static_cast<std::int64_t>(cn) * ntiles * kThreads * D;
     const dim3 grid(static_cast<unsigned>(ntiles), static_cast<unsigned>(cn));
-    iir_segments<S, TX, TS><<<grid, kThreads, 0, stream>>>(c, xc, x_stride, n, ntiles, pw, seg, agg);
+    iir_segments<S, TX, TS>
+        <<<grid, kThreads, 0, stream>>>(c, xc, x_stride, n, ntiles, pw, seg, agg);
     SIGSTREAM_CUDA_CHECK_LAUNCH("iir_segments");
     scan_starts<D>(pw, agg, ntiles, LS + 7, agg + static_cast<std::int64_t>(cn) * ntiles * D, st,
                    state_stride, cn, stream);
@@ -460,13 +518,47 @@ IirCascade::IirCascade(std::span<const cpu::Biquad> sections)
     Group grp;
     grp.first = first;
     grp.count = (total - first) / (count - g);
-    const std::vector<double> p = transition_powers(
-        std::span<const cpu::Biquad>(sections_).subspan(static_cast<std::size_t>(grp.first),
-                                                        static_cast<std::size_t>(grp.count)));
+    const std::vector<double> p = transition_powers(std::span<const cpu::Biquad>(sections_).subspan(
+        static_cast<std::size_t>(grp.first), static_cast<std::size_t>(grp.count)));
     grp.powers = upload_and_wait(p.data(), p.size());
     first += grp.count;
     groups_.push_back(std::move(grp));
   }
+  pad_ = cpu::sosfiltfilt_pad(sections_);
+  const std::vector<double> zi = cpu::sosfilt_zi(sections_);
+  zi_ = upload_and_wait(zi.data(), zi.size());
+}
+
+std::size_t IirCascade::ext_doubles(int channels, std::int64_t n) const {
+  return std::max<std::size_t>(
+      1, static_cast<std::size_t>(std::max(channels, 0)) *
+             static_cast<std::size_t>(std::max<std::int64_t>(n, 0) + 2 * pad_));
+}
+
+void IirCascade::filtfilt(const float* x, std::int64_t x_stride, float* y, std::int64_t y_stride,
+                          int channels, std::int64_t n, double* d_ext, double* d_state,
+                          double* d_work, cudaStream_t stream) const {
+  if (channels < 1 || channels > kMaxGridY || n <= pad_)
+    throw Error(ErrorKind::invalid_argument,
+                "IirCascade::filtfilt: " + std::to_string(channels) + " channel(s) of " +
+                    std::to_string(n) + " frames (1.." + std::to_string(kMaxGridY) +
+                    " channels, more than " + std::to_string(pad_) + " frames)");
+  const std::int64_t m = n + 2 * pad_;
+  const int d = state_size();
+  const dim3 grid = planes_grid(m, channels);
+  const unsigned state_blocks = static_cast<unsigned>((channels * d + 255) / 256);
+  odd_extend<<<grid, 256, 0, stream>>>(x, x_stride, n, pad_, d_ext);
+  SIGSTREAM_CUDA_CHECK_LAUNCH("odd_extend");
+  scaled_state<<<state_blocks, 256, 0, stream>>>(zi_.data(), d, d_ext, m, 0, d_state, channels);
+  SIGSTREAM_CUDA_CHECK_LAUNCH("scaled_state");
+  run(d_ext, m, d_ext, m, channels, m, d_state, d_work, stream);
+  scaled_state<<<state_blocks, 256, 0, stream>>>(zi_.data(), d, d_ext, m, m - 1, d_state, channels);
+  SIGSTREAM_CUDA_CHECK_LAUNCH("scaled_state");
+  reverse_planes<<<grid, 256, 0, stream>>>(d_ext, m);
+  SIGSTREAM_CUDA_CHECK_LAUNCH("reverse_planes");
+  run(d_ext, m, d_ext, m, channels, m, d_state, d_work, stream);
+  unpad_reversed<<<planes_grid(n, channels), 256, 0, stream>>>(d_ext, n, pad_, y, y_stride);
+  SIGSTREAM_CUDA_CHECK_LAUNCH("unpad_reversed");
 }
 
 std::size_t IirCascade::workspace_doubles(int channels, std::int64_t n) const {
@@ -485,7 +577,7 @@ void IirCascade::run_group(const Group& g, const TX* x, std::int64_t x_stride, T
                            std::int64_t y_stride, int channels, std::int64_t n, double* d_state,
                            double* d_work, cudaStream_t stream) const {
   launch_any(std::span<const cpu::Biquad>(sections_).subspan(static_cast<std::size_t>(g.first),
-                                                            static_cast<std::size_t>(g.count)),
+                                                             static_cast<std::size_t>(g.count)),
              g.powers.data(), x, x_stride, y, y_stride, channels, n, d_state + 2 * g.first,
              state_size(), d_work, stream);
 }

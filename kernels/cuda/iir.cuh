@@ -3,19 +3,23 @@
 // of kernels/cpu/iir.hpp (transposed direct form II, float64 state), run in
 // parallel over time rather than one thread per channel (Nehab et al. 2011;
 // the "chunk-level state propagation" of CuPy's _iir_utils):
-//   1. each thread filters a segment of 32 samples from a zero state; the
-//      state a segment leaves is its input's contribution, e;
+//   1. each thread filters a segment (64 samples; 32 on float64 planes)
+//      from a zero state; the state a segment leaves is its input's
+//      contribution, e, kept for step 3;
 //   2. the cascade's state is linear, z' = M z + (input terms), so the state
 //      after k samples from z is M^k z + e: states join by a scan whose
-//      operator needs M^(2^j) only (a warp's shuffles, then the tile's
-//      warps, then the tiles of a channel, each a power of two long);
+//      operator needs M^(2^j) only (a warp's shuffles, then the block's
+//      warps, then levels of 128 tiles with a fix-up each);
 //   3. each segment reruns from its true start state and writes its output.
-// Per sample the signal is read twice and written once. The arithmetic is
-// float64 throughout; each segment's run is the CPU's recursion (with fused
-// multiply-adds), and the joined states differ from the CPU's sequential
-// ones by rounding only: outputs agree with the CPU to ~1e-12 relative.
-// Cascades of more than eight sections run as groups of up to eight, passing
-// float64 between groups as the CPU passes it between sections.
+// Per sample the signal is read twice and written once, plus e (a few
+// bytes a sample). The arithmetic is float64 throughout; each segment's run
+// is the CPU's recursion (with fused multiply-adds), and the joined states
+// differ from the CPU's sequential ones by rounding only: the float32
+// outputs agree with the CPU's to ~6e-11 relative L2 (a last bit here and
+// there). Zero phase (filtfilt) pads, runs forward, reverses and runs
+// again, on float64 planes. Cascades of more than eight sections run as
+// groups of up to eight, passing float64 between groups as the CPU passes
+// it between sections.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -49,6 +53,16 @@ public:
   void run(const double* x, std::int64_t x_stride, double* y, std::int64_t y_stride, int channels,
            std::int64_t n, double* d_state, double* d_work, cudaStream_t stream) const;
 
+  // scipy.signal.sosfiltfilt with its defaults, as kernels/cpu/iir.hpp's
+  // sosfiltfilt (the odd padding in float32, then both passes in float64):
+  // frames [0, n) of each channel, n > pad(). d_ext holds
+  // ext_doubles(channels, n); d_state channels x state_size() (clobbered).
+  [[nodiscard]] std::int64_t pad() const noexcept { return pad_; }
+  [[nodiscard]] std::size_t ext_doubles(int channels, std::int64_t n) const;
+  void filtfilt(const float* x, std::int64_t x_stride, float* y, std::int64_t y_stride,
+                int channels, std::int64_t n, double* d_ext, double* d_state, double* d_work,
+                cudaStream_t stream) const;
+
 private:
   struct Group {
     int first = 0, count = 0;
@@ -64,6 +78,8 @@ private:
 
   std::vector<cpu::Biquad> sections_;
   std::vector<Group> groups_;
+  std::int64_t pad_ = 0;
+  DeviceBuffer<double> zi_; // sosfilt_zi, state_size() values
 };
 
 } // namespace sigstream::kernels::cuda

@@ -434,6 +434,7 @@ private:
       raw_frame_bytes_ = 0;
     } else {
       info_.frames = known ? sfinfo.frames : kUnknownFrames;
+      info_.open_ended = !known;
     }
     if (known && stream_->has_length())
       check_not_truncated([] { return false; });

@@ -267,6 +267,43 @@ private:
   mutable Runner<double> f64_;
 };
 
+// zero_phase: the whole signal in one call (the plan makes it one chunk),
+// filtered forward and backward, channel by channel.
+class ZeroPhaseStep final : public CpuStageStep {
+public:
+  explicit ZeroPhaseStep(const PlannedStage& st)
+      : name_(st.name), sections_(st.as<IirPlan>().sections), frames_(st.frames_out) {}
+  [[nodiscard]] std::string describe() const override {
+    return "iir '" + name_ + "': " + std::to_string(sections_.size()) +
+           " section(s), zero phase (forward and backward over the whole signal)";
+  }
+  void run(std::span<const float* const> x, std::int64_t x_first, std::span<float* const> y,
+           std::int64_t y_first, std::int64_t n, StepScratch* /*scratch*/) const override {
+    whole(x, x_first, y, y_first, n);
+  }
+  void run(std::span<const double* const> x, std::int64_t x_first, std::span<double* const> y,
+           std::int64_t y_first, std::int64_t n) const override {
+    whole(x, x_first, y, y_first, n);
+  }
+
+private:
+  template <typename T>
+  void whole(std::span<const T* const> x, std::int64_t x_first, std::span<T* const> y,
+             std::int64_t y_first, std::int64_t n) const {
+    if (y_first != 0 || n != frames_ || x_first > 0)
+      throw internal_error("iir stage '" + name_ + "': zero phase asked for frames " +
+                           std::to_string(y_first) + ".." + std::to_string(y_first + n) +
+                           " of a signal of " + std::to_string(frames_) +
+                           " (it needs all at once)");
+    for (std::size_t c = 0; c < y.size(); ++c)
+      kernels::cpu::sosfiltfilt(sections_, x[c] - x_first, y[c], n);
+  }
+
+  std::string name_;
+  std::vector<Biquad> sections_;
+  std::int64_t frames_;
+};
+
 class IirOp final : public LiveOp {
 public:
   IirOp(std::vector<Biquad> sections, int channels)
@@ -349,19 +386,42 @@ void plan_iir(const StageSpec& spec, const StagePlanContext& where, PlannedStage
   }
   out.frames_out = where.frames_in;
   out.carries_state = true;
+  if (s.zero_phase) {
+    if (where.config.execution.latency_ms)
+      throw config_error(at + ": zero_phase filters forward and backward over the whole signal: "
+                              "not in live mode (files and batch only)");
+    p.zero_phase = true;
+    out.whole_signal = true;
+    out.detail += ", zero phase";
+    // A stream's length is not known here (make_plan refuses it).
+    const std::int64_t pad = kernels::cpu::sosfiltfilt_pad(p.sections);
+    if (where.frames_in < kOpenEnd / 2 && where.frames_in <= pad)
+      throw config_error(at + ": zero_phase pads " + std::to_string(pad) +
+                         " frames at each end (scipy.signal.sosfiltfilt's default) and needs a "
+                         "longer signal than that; this one is " +
+                         std::to_string(where.frames_in) + " frames");
+  }
 }
 
 std::unique_ptr<const CpuStageStep> make_iir_cpu_step(const PlannedStage& stage) {
+  if (stage.as<IirPlan>().zero_phase)
+    return std::make_unique<const ZeroPhaseStep>(stage);
   return std::make_unique<const IirStep>(stage);
 }
 
 std::unique_ptr<LiveOp> make_iir_live_op(const PlannedStage& stage, const LiveOpContext& where) {
+  if (stage.as<IirPlan>().zero_phase)
+    throw config_error("stage '" + stage.name +
+                       "' (iir): zero_phase filters forward and backward over the whole signal: "
+                       "not in live mode (files and batch only)");
   return std::make_unique<IirOp>(stage.as<IirPlan>().sections, where.channels);
 }
 
 StatFields iir_stats(const StageReport& s) {
   const IirPlan& p = s.as<IirPlan>();
-  return {{"iir", p.how}, {"sections", static_cast<std::int64_t>(p.sections.size())}};
+  return {{"iir", p.how},
+          {"sections", static_cast<std::int64_t>(p.sections.size())},
+          {"passes", std::int64_t{p.zero_phase ? 2 : 1}}}; // 2: forward and backward
 }
 
 void iir_facts(const StageSpec& spec, std::ostream& o) {
@@ -383,6 +443,8 @@ void iir_facts(const StageSpec& spec, std::ostream& o) {
     for (double v : r)
       o << ':' << v;
   }
+  if (s.zero_phase)
+    o << ":zero_phase";
 }
 
 std::vector<std::string> iir_files(const StageSpec& spec) {
@@ -392,7 +454,15 @@ std::vector<std::string> iir_files(const StageSpec& spec) {
 
 std::optional<kernels::cpu::FilterResponse> iir_response(const PlannedStage& stage,
                                                          double rate_in) {
-  return kernels::cpu::sos_response(stage.as<IirPlan>().sections, rate_in);
+  kernels::cpu::FilterResponse r =
+      kernels::cpu::sos_response(stage.as<IirPlan>().sections, rate_in);
+  if (stage.as<IirPlan>().zero_phase) // |H|^2 and no delay
+    for (std::size_t i = 0; i < r.freq_hz.size(); ++i) {
+      r.magnitude_db[i] = std::max(2.0 * r.magnitude_db[i], -400.0);
+      if (!std::isnan(r.group_delay_ms[i]))
+        r.group_delay_ms[i] = 0.0;
+    }
+  return r;
 }
 
 } // namespace sigstream

@@ -33,6 +33,10 @@ constexpr Key kIirKeys[] = {
         "comments.")
         .spelled("a file path"),
     Key("biquad", Type::section, "One RBJ Audio EQ Cookbook section."),
+    Key("zero_phase", Type::boolean,
+        "Forward and backward (= scipy.signal.sosfiltfilt with its default odd padding): no "
+        "phase shift, the magnitude squared. Holds the whole signal: files and batch only.")
+        .defaults("false"),
 };
 
 constexpr Key kDesignKeys[] = {
@@ -172,6 +176,8 @@ void read_iir(MapReader& r, const StageReadContext& where, StageSpec& out) {
     spec.sos_file = r.string("sos_file");
   if (r.has("biquad"))
     spec.biquad = read_biquad(cx, r.value("biquad"), r.path("biquad"));
+  if (auto v = r.boolean("zero_phase"))
+    spec.zero_phase = *v;
 }
 
 constexpr Section kIirSections[] = {

@@ -32,11 +32,13 @@ struct IirSpec {
   std::vector<std::vector<double>> sos; // rows of six: b0 b1 b2 a0 a1 a2 (empty unless given)
   std::optional<std::string> sos_file;  // six numbers a line
   std::optional<BiquadSpec> biquad;
+  bool zero_phase = false; // forward-backward, = scipy.signal.sosfiltfilt (files only)
 };
 
 struct IirPlan {
   std::string how;                            // "sos", "sos_file" or the biquad's kind
   std::vector<kernels::cpu::Biquad> sections; // a0 divided out
+  bool zero_phase = false;
   bool operator==(const IirPlan&) const = default;
 };
 

@@ -143,7 +143,8 @@ TEST_P(IirCudaKernel, Float64Planes) {
   kernels::cpu::sosfilt(s, z, x.data(), want.data(), n);
   kc::IirCascade cascade(s);
   kc::Stream stream = kc::Stream::create();
-  kc::DeviceBuffer<double> d_x(x.size()), d_state(z.size()), d_work(cascade.workspace_doubles(1, n));
+  kc::DeviceBuffer<double> d_x(x.size()), d_state(z.size()),
+      d_work(cascade.workspace_doubles(1, n));
   ASSERT_EQ(cudaMemcpy(d_x.data(), x.data(), d_x.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemset(d_state.data(), 0, d_state.bytes()), cudaSuccess);
   cascade.run(d_x.data(), n, d_x.data(), n, 1, n, d_state.data(), d_work.data(), stream.get());
@@ -164,6 +165,39 @@ INSTANTIATE_TEST_SUITE_P(
                       KernelCase{"butter_bandpass_order4",
                                  butter(FilterKind::bandpass, {300.0, 3400.0}, 4)}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// Zero phase on the device against the CPU's sosfiltfilt (odd padding,
+// both passes float64): planes at a stride, lengths just over the padding.
+TEST_P(IirCudaKernel, FiltfiltMatchesTheCpu) {
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
+  const std::vector<Biquad>& s = GetParam().sections;
+  kc::IirCascade cascade(s);
+  const int ch = 2;
+  for (const std::int64_t n : {cascade.pad() + 1, std::int64_t{70001}}) {
+    const std::int64_t stride = n + 5;
+    std::vector<float> x(static_cast<std::size_t>(ch * stride), 0.0f), want(x.size(), 0.0f);
+    for (int c = 0; c < ch; ++c) {
+      const std::vector<float> r =
+          test::random_samples(static_cast<std::size_t>(n), static_cast<std::uint32_t>(c + 40));
+      std::copy(r.begin(), r.end(), x.begin() + c * stride);
+      kernels::cpu::sosfiltfilt(s, x.data() + c * stride, want.data() + c * stride, n);
+    }
+    kc::Stream stream = kc::Stream::create();
+    kc::DeviceBuffer<float> d_x(x.size()), d_y(x.size());
+    kc::DeviceBuffer<double> d_ext(cascade.ext_doubles(ch, n));
+    kc::DeviceBuffer<double> d_state(static_cast<std::size_t>(ch * cascade.state_size()));
+    kc::DeviceBuffer<double> d_work(cascade.workspace_doubles(ch, n + 2 * cascade.pad()));
+    ASSERT_EQ(cudaMemcpy(d_x.data(), x.data(), d_x.bytes(), cudaMemcpyHostToDevice), cudaSuccess);
+    ASSERT_EQ(cudaMemset(d_y.data(), 0, d_y.bytes()), cudaSuccess);
+    cascade.filtfilt(d_x.data(), stride, d_y.data(), stride, ch, n, d_ext.data(), d_state.data(),
+                     d_work.data(), stream.get());
+    stream.synchronize();
+    std::vector<float> got(x.size());
+    ASSERT_EQ(cudaMemcpy(got.data(), d_y.data(), d_y.bytes(), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_LE(rel_l2(want, got), 1e-6) << GetParam().name << " n " << n;
+  }
+}
 
 // A step kept for the next file (restart) starts from zero again.
 TEST(IirCudaStep, RestartStartsFromZero) {
@@ -215,19 +249,17 @@ TEST(IirCudaRun, MatchesTheCpuOverChunkings) {
   Config c;
   c.origin = "test";
   c.source.synth = test::noise_synth(100003, 2, 23);
-  c.stages = {iir_stage(butter(FilterKind::highpass, {80.0}, 4)),
-              test::fir_stage("f", test::random_taps_unit_energy(33, 2), FirMode::same,
-                              FirMethod::direct),
-              test::spectrum_stage("m", 256, 0.5, WindowKind::hann),
-              iir_stage(random_sections(5, 11))};
+  c.stages = {
+      iir_stage(butter(FilterKind::highpass, {80.0}, 4)),
+      test::fir_stage("f", test::random_taps_unit_energy(33, 2), FirMode::same, FirMethod::direct),
+      test::spectrum_stage("m", 256, 0.5, WindowKind::hann), iir_stage(random_sections(5, 11))};
   c.stages.back().name = "i2";
   c.sink.format = SampleFormat::float32;
   c.execution.backend = BackendKind::cpu;
   c.sink.file = dir.file("cpu.wav");
   const RunReport cpu = run_pipeline(c, RunOptions{});
   const test::Audio want = test::read_audio(dir.file("cpu.wav"));
-  for (const std::int64_t chunk :
-       {std::int64_t{1048576}, std::int64_t{4099}, std::int64_t{17}}) {
+  for (const std::int64_t chunk : {std::int64_t{1048576}, std::int64_t{4099}, std::int64_t{17}}) {
     c.execution.backend = BackendKind::cuda;
     c.execution.chunk_frames = chunk;
     c.execution.streams = 3;
@@ -242,6 +274,35 @@ TEST(IirCudaRun, MatchesTheCpuOverChunkings) {
         EXPECT_NEAR(cpu.metrics[slot].totals[ch].energy, gpu.metrics[slot].totals[ch].energy,
                     1e-6 * cpu.metrics[slot].totals[ch].energy)
             << "chunk " << chunk << " slot " << slot;
+  }
+}
+
+// zero_phase through whole runs: CUDA within 1e-6 of the CPU whatever
+// chunk_frames says (the stage makes the run one chunk).
+TEST(IirCudaRun, ZeroPhaseMatchesTheCpu) {
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
+  test::TempDir dir;
+  Config c;
+  c.origin = "test";
+  c.source.synth = test::noise_synth(90001, 2, 29);
+  c.stages = {
+      iir_stage(butter(FilterKind::bandpass, {300.0, 3400.0}, 4)),
+      test::fir_stage("f", test::random_taps_unit_energy(31, 4), FirMode::same, FirMethod::direct)};
+  c.stages.front().as<IirSpec>().zero_phase = true;
+  c.sink.format = SampleFormat::float32;
+  c.execution.backend = BackendKind::cpu;
+  c.sink.file = dir.file("cpu.wav");
+  run_pipeline(c, RunOptions{});
+  const test::Audio want = test::read_audio(dir.file("cpu.wav"));
+  for (const std::int64_t chunk : {std::int64_t{1048576}, std::int64_t{4099}}) {
+    c.execution.backend = BackendKind::cuda;
+    c.execution.chunk_frames = chunk;
+    c.sink.file = dir.file("cuda" + std::to_string(chunk) + ".wav");
+    run_pipeline(c, RunOptions{});
+    const test::Audio got = test::read_audio(*c.sink.file);
+    ASSERT_EQ(got.samples.size(), want.samples.size());
+    EXPECT_LE(rel_l2(want.samples, got.samples), 1e-6) << "chunk " << chunk;
   }
 }
 

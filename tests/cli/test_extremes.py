@@ -54,7 +54,7 @@ stages: [{type: fir, design: {kind: lowpass, cutoff_hz: 2000, taps: 31}}]
 sink: {file: out.wav}
 execution: {backend: BACKEND}
 """
-# The iir stages (no CUDA step yet: the job runs on the CPU under either backend's test).
+# The iir stages (on the CPU backend: the CUDA step's extremes are the GPU tests').
 IIR = """version: 1
 source: {synth: {sample_rate: 16000, frames: 20000, channels: 2, noise: {kind: uniform, amplitude: 0.1, seed: 1}}}
 stages:
