@@ -24,6 +24,7 @@
 #include "pipeline/plan.hpp"
 #include "stages/design.hpp"
 #include "stages/fir/fir.hpp"
+#include "stages/iir/iir.hpp"
 #include "stages/resample/resample.hpp"
 
 namespace sigstream::py {
@@ -308,6 +309,13 @@ std::vector<double> design(std::string_view kind, const std::vector<double>& cut
   } catch (const Error& e) {
     throw bad(e.what());
   }
+}
+
+std::vector<kernels::cpu::Biquad> sos_sections(const double* rows, std::size_t count) {
+  std::vector<std::vector<double>> r;
+  for (std::size_t k = 0; k < count; ++k)
+    r.emplace_back(rows + 6 * k, rows + 6 * k + 6);
+  return iir_sections(r, "sosfilt: sos");
 }
 
 } // namespace sigstream::py

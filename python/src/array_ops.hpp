@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/channel_metrics.hpp"
+#include "kernels/cpu/iir.hpp"
 #include "pipeline/plan.hpp" // CudaFftEngine
 #include "stages/types.hpp"
 
@@ -102,6 +103,11 @@ struct Spectrum {
                                          const std::vector<double>& cutoff_hz, double rate,
                                          int taps, std::string_view window);
 
+// sosfilt's sections from `count` rows of six (b0 b1 b2 a0 a1 a2), checked
+// and normalised by the iir kind's own rule (stages/iir/iir.hpp; a bad row
+// is Error(config), a ValueError in Python).
+[[nodiscard]] std::vector<kernels::cpu::Biquad> sos_sections(const double* rows, std::size_t count);
+
 #ifdef SIGSTREAM_HAVE_CUDA
 // GPU: the same operations on device memory, enqueued on `stream` (the
 // caller's), asynchronous; taps and plans are cached per device between
@@ -113,6 +119,12 @@ void resample_cuda(const Rows& x, const Resampler& r, OutRows y, std::uintptr_t 
 [[nodiscard]] std::vector<ChannelMetrics> metrics_cuda(const Rows& y, const float* reference,
                                                        std::int64_t reference_stride,
                                                        std::uintptr_t stream);
+// sosfilt (kernels/cuda/iir.cuh: in parallel over time, float64 state):
+// rows x n in place on the device, each row's state (2 per section) from
+// and into host memory at `state`; synchronises `stream` (the state comes
+// back, and the scratch is freed). x == y allowed.
+void sosfilt_cuda(const Rows& x, const std::vector<kernels::cpu::Biquad>& sections, double* state,
+                  OutRows y, std::uintptr_t stream);
 // Host arrays through the GPU: copies in, computes, copies out (the
 // call's own stream; returns when y is written).
 void fir_cuda_host(const Rows& x, const std::vector<double>& h, Mode mode, FirMethod method,

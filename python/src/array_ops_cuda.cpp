@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <exception>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/fir_direct.cuh"
 #include "kernels/cuda/fir_fft.cuh"
+#include "kernels/cuda/iir.cuh"
 #include "kernels/cuda/metrics.cuh"
 #include "kernels/cuda/resample.cuh"
 #include "kernels/cuda/resources.hpp"
@@ -365,6 +367,33 @@ int cuda_device_count() {
     return 0;
   }
   return n;
+}
+
+void sosfilt_cuda(const Rows& x, const std::vector<kernels::cpu::Biquad>& sections, double* state,
+                  OutRows y, std::uintptr_t stream) {
+  if (x.rows == 0 || x.n == 0)
+    return;
+  if (x.rows > std::numeric_limits<int>::max())
+    throw Error(ErrorKind::invalid_argument, "sosfilt: more than 2^31 - 1 rows");
+  const auto s = reinterpret_cast<cudaStream_t>(stream);
+  const kc::IirCascade cascade(sections);
+  const std::size_t doubles =
+      static_cast<std::size_t>(x.rows) * static_cast<std::size_t>(cascade.state_size());
+  kc::DeviceBuffer<double> d_state(doubles);
+  kc::DeviceBuffer<double> d_work(cascade.workspace_doubles(static_cast<int>(x.rows), x.n));
+  try {
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(d_state.data(), state, doubles * sizeof(double),
+                                       cudaMemcpyHostToDevice, s));
+    cascade.run(x.x, x.stride, y.y, y.stride, static_cast<int>(x.rows), x.n, d_state.data(),
+                d_work.data(), s);
+    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(state, d_state.data(), doubles * sizeof(double),
+                                       cudaMemcpyDeviceToHost, s));
+    SIGSTREAM_CUDA_TRY(cudaStreamSynchronize(s));
+  } catch (...) {
+    // The buffers go back to the cache only once nothing queued uses them.
+    static_cast<void>(cudaStreamSynchronize(s));
+    throw;
+  }
 }
 
 } // namespace sigstream::py

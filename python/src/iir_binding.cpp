@@ -1,7 +1,7 @@
 // sigstream.sosfilt's compiled half: rows of float32 samples through a
 // cascade of second-order sections (kernels/cpu/iir.hpp, the CLI's iir
-// kernel), each row's float64 state in and out. Host arrays only: the
-// package brings GPU arrays to the host and back until the CUDA step lands.
+// kernel), each row's float64 state in and out. Host arrays here; CUDA
+// arrays go to module.cpp's sosfilt_cuda (array_ops_cuda.cpp).
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
@@ -10,9 +10,9 @@
 #include <span>
 #include <vector>
 
+#include "array_ops.hpp"
 #include "core/thread_pool.hpp"
 #include "kernels/cpu/iir.hpp"
-#include "stages/iir/iir.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -45,11 +45,7 @@ void sosfilt(const HostRows<T>& x, const Sos& sos, const State& state, const Hos
     throw nb::value_error("output: wrong shape");
   if (static_cast<std::int64_t>(state.shape(0)) != rows || state.shape(1) != 2 * sections)
     throw nb::value_error("state: wrong shape");
-  std::vector<std::vector<double>> rows_of_sos;
-  for (std::size_t k = 0; k < sections; ++k)
-    rows_of_sos.emplace_back(sos.data() + 6 * k, sos.data() + 6 * k + 6);
-  // The iir kind's own check (a ConfigError, a ValueError in Python).
-  const std::vector<kernels::cpu::Biquad> s = iir_sections(rows_of_sos, "sosfilt: sos");
+  const std::vector<kernels::cpu::Biquad> s = sos_sections(sos.data(), sections);
   // Rows in groups a task each (a row's samples are serial; rows are not).
   auto run_rows = [&](std::int64_t r0, std::int64_t r1) {
     std::vector<const T*> xs;

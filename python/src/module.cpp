@@ -207,6 +207,33 @@ void fir_host_on_cuda(const ConstArray& x, const Taps& t, const std::string& mod
 #endif
 }
 
+// sigstream.sosfilt on CUDA arrays (the package calls it for CuPy, PyTorch
+// and other DLPack GPU arrays): the rows in place on their device, the
+// state (rows x 2 sections, float64) in host memory, updated.
+using Sos = nb::ndarray<const double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+using SosState = nb::ndarray<double, nb::ndim<2>, nb::c_contig, nb::device::cpu>;
+
+void sosfilt_gpu(const ConstArray& x, const Sos& sos, const SosState& state, const Array& y,
+                 [[maybe_unused]] std::uintptr_t stream) {
+  if (sos.shape(1) != 6 || sos.shape(0) == 0)
+    throw nb::value_error("sos must have shape (n_sections, 6)");
+  same_device(x, y);
+  if (where(x, "sosfilt") != Where::cuda)
+    throw nb::value_error("sosfilt_gpu takes CUDA arrays");
+  const Rows in = rows_of(x);
+  const OutRows out = out_of(y, in.rows, in.n);
+  if (static_cast<std::int64_t>(state.shape(0)) != in.rows || state.shape(1) != 2 * sos.shape(0))
+    throw nb::value_error("state: wrong shape");
+  const std::vector<kernels::cpu::Biquad> s = sos_sections(sos.data(), sos.shape(0));
+  compute(
+      Where::cuda, x.device_id(), [] {},
+      [&] {
+#ifdef SIGSTREAM_HAVE_CUDA
+        sosfilt_cuda(in, s, state.data(), out, stream);
+#endif
+      });
+}
+
 void resample(const ConstArray& x, const Resampler& r, const Array& y,
               [[maybe_unused]] std::uintptr_t stream) {
   same_device(x, y);
@@ -586,6 +613,8 @@ NB_MODULE(_core, m) {
       .def("length", [](const Resampler& r, std::int64_t n) { return resampled_length(r, n); });
   m.def("resample", &resample, "x"_a.noconvert(), "resampler"_a, "out"_a.noconvert(), "stream"_a);
   bind_iir(m);
+  m.def("sosfilt_gpu", &sosfilt_gpu, "x"_a.noconvert(), "sos"_a.noconvert(), "state"_a.noconvert(),
+        "y"_a.noconvert(), "stream"_a);
   m.def("metrics", &metrics, "x"_a.noconvert(), "reference"_a.noconvert().none(), "stream"_a);
   m.def("run", &run, "yaml"_a, "origin"_a, "overrides"_a, "verify"_a, "quiet"_a);
   m.def("batch", &batch, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a, "out_dir"_a.none(),

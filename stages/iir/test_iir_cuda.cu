@@ -4,7 +4,7 @@
 // with its state carried; float and float64 planes), the step's restart,
 // and whole runs (iir then a centred FIR whose halo reaches back into the
 // iir's earlier frames, metrics and a spectrum) against the CPU backend
-// over chunkings down to 17 frames.
+// over chunkings down to 1 frame, and a stream of unknown length.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +23,7 @@
 #include "stages/cuda_steps.cuh"
 #include "stages/iir/design.hpp"
 #include "stages/iir/spec.hpp"
+#include "stream_support.hpp"
 #include "test_support.hpp"
 
 namespace sigstream {
@@ -275,6 +276,46 @@ TEST(IirCudaRun, MatchesTheCpuOverChunkings) {
                     1e-6 * cpu.metrics[slot].totals[ch].energy)
             << "chunk " << chunk << " slot " << slot;
   }
+}
+
+// Chunks of 1 frame (each call one frame, the halo after it from the kept
+// frames) and a stream of unknown length through a FIFO: the CPU's samples
+// within 1e-6.
+TEST(IirCudaRun, OneFrameChunksAndAStream) {
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
+  test::TempDir dir;
+  const std::string in = dir.file("in.wav");
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 2,
+                    test::random_samples(2 * 3001, 77, 0.9f));
+  Config c;
+  c.origin = "test";
+  c.source.file = in;
+  c.stages = {
+      iir_stage(random_sections(3, 13)),
+      test::fir_stage("f", test::random_taps_unit_energy(9, 6), FirMode::same, FirMethod::direct)};
+  c.sink.format = SampleFormat::float32;
+  c.execution.backend = BackendKind::cpu;
+  c.sink.file = dir.file("cpu.wav");
+  run_pipeline(c, RunOptions{});
+  const test::Audio want = test::read_audio(dir.file("cpu.wav"));
+  c.execution.backend = BackendKind::cuda;
+  c.execution.chunk_frames = 1;
+  c.sink.file = dir.file("one.wav");
+  run_pipeline(c, RunOptions{});
+  EXPECT_LE(rel_l2(want.samples, test::read_audio(*c.sink.file).samples), 1e-6);
+  std::vector<unsigned char> bytes = test::slurp_bytes(in);
+  test::mark_unknown_length(bytes);
+  {
+    test::FifoFeeder feed(dir.file("in.fifo"), std::move(bytes), 5, 700);
+    c.source.file = dir.file("in.fifo");
+    c.execution.chunk_frames = 499;
+    c.sink.file = dir.file("stream.wav");
+    run_pipeline(c, RunOptions{});
+  }
+  const test::Audio got = test::read_audio(*c.sink.file);
+  ASSERT_EQ(got.samples.size(), want.samples.size());
+  EXPECT_LE(rel_l2(want.samples, got.samples), 1e-6);
 }
 
 // zero_phase through whole runs: CUDA within 1e-6 of the CPU whatever
