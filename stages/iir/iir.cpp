@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/error.hpp"
+#include "core/thread_pool.hpp"
 #include "model/config.hpp"
 #include "model/plan.hpp"
 #include "model/report.hpp"
@@ -268,7 +269,7 @@ private:
 };
 
 // zero_phase: the whole signal in one call (the plan makes it one chunk),
-// filtered forward and backward, channel by channel.
+// filtered forward and backward, the channels on threads of their own.
 class ZeroPhaseStep final : public CpuStageStep {
 public:
   explicit ZeroPhaseStep(const PlannedStage& st)
@@ -295,8 +296,14 @@ private:
                            std::to_string(y_first) + ".." + std::to_string(y_first + n) +
                            " of a signal of " + std::to_string(frames_) +
                            " (it needs all at once)");
-    for (std::size_t c = 0; c < y.size(); ++c)
-      kernels::cpu::sosfiltfilt(sections_, x[c] - x_first, y[c], n);
+    // The channels side by side: the run is one chunk, so the other workers wait.
+    const auto channels = static_cast<std::int64_t>(y.size());
+    ThreadPool pool(static_cast<int>(
+        std::max<std::int64_t>(1, std::min<std::int64_t>(channels, hardware_threads()) - 1)));
+    run_tasks(pool, channels, [&](std::int64_t c) {
+      const auto k = static_cast<std::size_t>(c);
+      kernels::cpu::sosfiltfilt(sections_, x[k] - x_first, y[k], n);
+    });
   }
 
   std::string name_;
