@@ -200,8 +200,9 @@ struct SourceInfo {
   std::int64_t frames = 0;
   SampleType sample_type = SampleType::f32;
   int bits = 0; // PCM bits of the source, 0 for float/compressed
-  // Read from a pipe that states no length: frames is kUnknownFrames, or the
-  // length a read-ahead found when the stream ended within it.
+  // A stream (standard input, a pipe): read front to back, whether or not
+  // its header states a length (frames may also be what a read-ahead found
+  // when the stream ended within it).
   bool open_ended = false;
 };
 

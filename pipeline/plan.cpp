@@ -95,7 +95,7 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
         throw config_error(
             stage_where(StagePlanContext{config, j, 0.0, 0, 1}, config.stages[j]) +
             ": zero_phase filters forward and backward over the whole signal: a file, not a "
-            "stream of unknown length");
+            "stream");
       plan.chunk_frames = std::max<std::int64_t>(1, plan.output_frames);
     }
   plan.num_chunks = (plan.output_frames + plan.chunk_frames - 1) / plan.chunk_frames;

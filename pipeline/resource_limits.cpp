@@ -88,6 +88,13 @@ void check_execution_limits(const ExecutionSpec& e) {
         "(--latency MS) too");
 }
 
+std::string whole_signal_stage(const Plan& plan) {
+  for (const PlannedStage& st : plan.stages)
+    if (st.whole_signal)
+      return st.name;
+  return {};
+}
+
 void check_chunk_memory(const Plan& plan, int in_flight) {
   const std::int64_t available = available_host_memory();
   if (available <= 0)
@@ -97,6 +104,13 @@ void check_chunk_memory(const Plan& plan, int in_flight) {
   const double budget = 0.75 * static_cast<double>(available);
   if (need <= budget)
     return;
+  if (const std::string whole = whole_signal_stage(plan); !whole.empty())
+    throw config_error("stage '" + whole + "': zero_phase holds the whole signal (" +
+                       std::to_string(plan.max_chunk_frames()) + " frames x " +
+                       std::to_string(plan.max_channels) + " channels): about " + gib(need) +
+                       " of host memory, more than this machine can spare (" +
+                       gib(static_cast<double>(available)) +
+                       " available); split the file, or filter it without zero_phase");
   // The chunk that would fit, rounded down to a power of two.
   const double per_frame =
       need / static_cast<double>(std::max<std::int64_t>(plan.max_chunk_frames(), 1));
@@ -113,9 +127,17 @@ void check_chunk_memory(const Plan& plan, int in_flight) {
 
 std::int64_t lane_device_bytes(const Plan& plan) noexcept {
   const ChunkSpan c = chunk_span(plan);
-  return c.channels *
-         (c.source * static_cast<std::int64_t>(sample_bytes(plan.input_type)) +
-          c.output * static_cast<std::int64_t>(sample_bytes(plan.output_type)) + 3 * c.widest * 4);
+  // A stage with state keeps its own planes on the device (stages/iir/cuda.cu):
+  // two float planes of its last frames (~8 bytes a frame and channel, with
+  // the scan's scratch ~12); zero phase a float64 padded copy, the scratch
+  // and, past eight sections, a float64 plane between groups (~24).
+  std::int64_t per_frame = 0;
+  for (const PlannedStage& st : plan.stages)
+    if (st.carries_state)
+      per_frame += st.whole_signal ? 24 : 12;
+  return c.channels * (c.source * static_cast<std::int64_t>(sample_bytes(plan.input_type)) +
+                       c.output * static_cast<std::int64_t>(sample_bytes(plan.output_type)) +
+                       3 * c.widest * 4 + per_frame * c.widest);
 }
 
 bool fits_device_memory(std::int64_t lane_bytes, int streams, std::int64_t free_bytes) noexcept {
@@ -125,13 +147,18 @@ bool fits_device_memory(std::int64_t lane_bytes, int streams, std::int64_t free_
 }
 
 void check_device_memory(std::int64_t lane_bytes, int streams, std::int64_t chunk_frames,
-                         std::int64_t free_bytes, std::int64_t total_bytes) {
+                         std::int64_t free_bytes, std::int64_t total_bytes,
+                         const std::string& whole_signal) {
   if (fits_device_memory(lane_bytes, streams, free_bytes))
     return;
   const double budget = 0.9 * static_cast<double>(free_bytes);
   const double need = static_cast<double>(lane_bytes) * std::max(streams, 1);
   const std::string have = gib(static_cast<double>(free_bytes)) + " of the GPU's " +
                            gib(static_cast<double>(total_bytes)) + " are free";
+  if (!whole_signal.empty())
+    throw config_error("stage '" + whole_signal + "': zero_phase holds the whole signal (" +
+                       std::to_string(chunk_frames) + " frames) on the GPU: about " + gib(need) +
+                       " and " + have + "; run it on the CPU (--backend cpu) or split the file");
   const auto lanes_fit =
       static_cast<std::int64_t>(budget / std::max<double>(static_cast<double>(lane_bytes), 1.0));
   if (lanes_fit >= 1)

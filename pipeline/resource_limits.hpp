@@ -4,6 +4,7 @@
 // a clear error, never take the host down. Each check throws Error(config)
 // naming the key, the limit on this machine and what to set instead.
 #include <cstdint>
+#include <string>
 
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
@@ -37,7 +38,13 @@ void check_chunk_memory(const Plan& plan, int in_flight);
 // `streams` lanes of `lane_bytes` against `free_bytes` of the GPU's memory
 // (`total_bytes` in all): throws Error(config) naming execution.streams (or
 // execution.chunk_frames where one lane does not fit) and what would fit.
+// With `whole_signal` (the name of a zero-phase stage: the plan is one chunk
+// of the whole file) the message names it instead: the CPU or a shorter file.
 void check_device_memory(std::int64_t lane_bytes, int streams, std::int64_t chunk_frames,
-                         std::int64_t free_bytes, std::int64_t total_bytes);
+                         std::int64_t free_bytes, std::int64_t total_bytes,
+                         const std::string& whole_signal = {});
+
+// The name of the plan's stage that needs the whole signal, or "".
+[[nodiscard]] std::string whole_signal_stage(const Plan& plan);
 
 } // namespace sigstream

@@ -212,7 +212,8 @@ public:
         kc::release_cached_memory();
         std::tie(free_b, total_b) = free_memory();
       }
-      check_device_memory(lane_bytes, options_.streams, plan.chunk_frames, free_b, total_b);
+      check_device_memory(lane_bytes, options_.streams, plan.chunk_frames, free_b, total_b,
+                          whole_signal_stage(plan));
       // Memory parked in the process-wide cache (earlier files of a batch,
       // other sizes) may be what is missing, including to cuFFT's plans,
       // which allocate on their own: a first failure gives it back and tries

@@ -434,8 +434,9 @@ private:
       raw_frame_bytes_ = 0;
     } else {
       info_.frames = known ? sfinfo.frames : kUnknownFrames;
-      info_.open_ended = !known;
     }
+    // A pipe or standard input, whatever its header says (SPEC §6's stream).
+    info_.open_ended = !stream_->has_length();
     if (known && stream_->has_length())
       check_not_truncated([] { return false; });
     stream_->release_header();

@@ -27,7 +27,7 @@ from typing import Any, Union
 import numpy as np
 
 from . import _core
-from ._arrays import Batch, _TorchCpuBatch, as_batch, as_taps, fast_fir, fir_length
+from ._arrays import Batch, _lib, _TorchCpuBatch, as_batch, as_taps, fast_fir, fir_length
 from .errors import (
     KINDS,
     ConfigError,
@@ -211,7 +211,9 @@ def sosfilt(sos: ArrayLike, x: ArrayLike, zi: ArrayLike | None = None, axis: int
     (CuPy, PyTorch, other DLPack CUDA arrays) are filtered on their device
     by the CLI's CUDA kernel, in parallel over time (float64 state; within
     ~1e-10 relative of the CPU's result, not bit-identical) and come back
-    there; zf comes back as the array's kind. backend: "auto" computes where
+    there; zf comes back as the array's kind (NumPy for DLPack arrays other
+    than CuPy's and PyTorch's, whose zi must then be a host, CuPy or PyTorch
+    array). backend: "auto" computes where
     the array lives, "cpu" takes GPU arrays through the host (the CPU's
     bits), "cuda" takes GPU arrays only.
     """
@@ -246,6 +248,8 @@ def sosfilt(sos: ArrayLike, x: ArrayLike, zi: ArrayLike | None = None, axis: int
     n_rows = int(rows.shape[0])
     state = np.zeros((n_rows, 2 * n_sections), dtype=np.float64)
     if zi is not None:
+        if _lib(zi) == "dlpack":
+            raise TypeError("sosfilt: zi must be a NumPy, CuPy or PyTorch array (or a list)")
         z = np.asarray(_host(zi, _lib_of(zi)), dtype=np.float64)
         want = (n_sections,) + batch_shape[:ax] + (2,) + batch_shape[ax:]
         if z.shape != want:

@@ -275,6 +275,15 @@ def zero_phase_is_sosfiltfilt():
         expect_rc(p, 2)
         expect_in("zero_phase", p.stderr.decode(), "stream %r" % extra)
         expect_in("zp", p.stderr.decode(), "stream %r names the stage" % extra)
+    # A WAV piped in is a stream too, though its header states its length.
+    write_float_wav("in.wav", signal(rng, 5000, 2))
+    with open("w.yaml", "w") as f:
+        f.write("version: 1\nsource: {file: '-'}\nsink: {file: '-', type: raw, format: float}\nstages:\n"
+                "  - {type: iir, name: zp, %s, zero_phase: true}\n" % sos_yaml(sos))
+    with open("in.wav", "rb") as f:
+        p = run(["run", "w.yaml", "--quiet"], input=f.read())
+    expect_rc(p, 2)
+    expect_in("not a stream", p.stderr.decode(), "a piped WAV")
     p = run(["filter", "in.wav", "out2.wav", "--highpass", "80", "--zero-phase"])
     expect_rc(p, 2)
     expect_in("--iir", p.stderr.decode(), "--zero-phase without --iir")
