@@ -8,6 +8,8 @@
 #include "core/error.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
+#include "pipeline/pipeline.hpp"
+#include "stages/metrics/spec.hpp"
 
 namespace sigstream::app {
 
@@ -17,9 +19,54 @@ CLI::App* add_info_command(CLI::App& app, InfoFlags& flags) {
   info->add_option("FILE", flags.path, "Audio file; - = standard input (read to its end)")
       ->required();
   add_raw_flags(info, flags.raw);
+  info->add_flag("--loudness", flags.loudness,
+                 "Also measure its EBU R128 loudness (integrated, range, true peak, max "
+                 "momentary and short-term; libebur128), reading the whole file");
   flags.command = info;
   return info;
 }
+
+namespace {
+
+void print_basics(const std::string& path, const std::string& format, double rate, int channels,
+                  std::int64_t frames) {
+  std::printf(
+      "file:        %s\nformat:      %s\nsample_rate: %g\nchannels:    %d\nframes:      %lld\n"
+      "duration_s:  %.6f\n",
+      path.c_str(), format.c_str(), rate, channels, static_cast<long long>(frames),
+      static_cast<double>(frames) / rate);
+}
+
+// The file through a metrics block with loudness on the CPU backend, no output.
+int print_with_loudness(const std::string& path, Config config) {
+  StageSpec m;
+  m.type = kMetricsType;
+  m.name = "loudness";
+  m.as<MetricsSpec>().loudness = true;
+  config.stages = {m};
+  config.execution.backend = BackendKind::cpu;
+  RunOptions options;
+  options.chunk_rows = false;
+  options.exiting = true;
+  const RunReport r = run_pipeline(config, options);
+  print_basics(path, r.input_format, r.sample_rate, r.channels, r.input_frames);
+  const LoudnessReport l = r.metrics.front().loudness.value_or(LoudnessReport{});
+  const auto line = [](const char* name, const std::optional<double>& v, const char* unit,
+                       const char* none) {
+    if (v)
+      std::printf("%-20s %.2f %s\n", name, *v, unit);
+    else
+      std::printf("%-20s none (%s)\n", name, none);
+  };
+  line("integrated_lufs:", l.integrated_lufs, "LUFS", "no 400 ms block above the gates");
+  line("range_lu:", l.range_lu, "LU", "no 3 s block above the gates");
+  line("true_peak_dbtp:", l.true_peak_dbtp, "dBTP", "silence");
+  line("max_momentary_lufs:", l.max_momentary_lufs, "LUFS", "silence, or shorter than 400 ms");
+  line("max_short_term_lufs:", l.max_short_term_lufs, "LUFS", "silence, or shorter than 3 s");
+  return 0;
+}
+
+} // namespace
 
 int run_info_command(const InfoFlags& flags) {
   FlagOverrides o;
@@ -32,6 +79,8 @@ int run_info_command(const InfoFlags& flags) {
     o.rethrow("info");
   }
   const std::string& path = flags.path;
+  if (flags.loudness)
+    return print_with_loudness(path, std::move(config));
   auto src = open_audio_file(path, config.source.raw);
   const SourceInfo& i = src->info();
   std::int64_t frames = i.frames;
@@ -44,11 +93,7 @@ int run_info_command(const InfoFlags& flags) {
     if (frames == 0)
       throw io_error(path + ": holds no audio frames (the stream is empty)");
   }
-  std::printf(
-      "file:        %s\nformat:      %s\nsample_rate: %g\nchannels:    %d\nframes:      %lld\n"
-      "duration_s:  %.6f\n",
-      path.c_str(), src->format_name().c_str(), i.sample_rate, i.channels,
-      static_cast<long long>(frames), static_cast<double>(frames) / i.sample_rate);
+  print_basics(path, src->format_name(), i.sample_rate, i.channels, frames);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// `sigstream info` (SPEC §1): an audio file's rate, channels, frames, duration, format.
+// `sigstream info` (SPEC §1): an audio file's rate, channels, frames, duration,
+// format; with --loudness its EBU R128 loudness (SPEC §13).
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -11,6 +12,7 @@ namespace sigstream::app {
 struct InfoFlags {
   std::string path;
   RawFlags raw;
+  bool loudness = false; // --loudness: EBU R128 values too (SPEC §13)
   CLI::App* command = nullptr;
 };
 

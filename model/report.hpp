@@ -34,6 +34,15 @@ struct SpectrumReport {
   std::vector<std::vector<double>> psd; // [channel][bin], units^2/Hz
 };
 
+// A metrics block's EBU R128 loudness (SPEC §13; stages/metrics/loudness.hpp).
+struct LoudnessReport {
+  std::optional<double> integrated_lufs;     // none: no 400 ms block above the gates
+  std::optional<double> range_lu;            // none: no 3 s block above the gates
+  std::optional<double> true_peak_dbtp;      // the largest of the channels'; none: all zero
+  std::optional<double> max_momentary_lufs;  // over the 100 ms steps once 400 ms are in
+  std::optional<double> max_short_term_lufs; // over the 100 ms steps once 3 s are in
+};
+
 struct MetricsReport {
   std::string name;
   std::vector<ChannelMetrics> totals;
@@ -42,6 +51,7 @@ struct MetricsReport {
   // dot_input and correlation_input are undefined (null in the JSON).
   bool paired = true;
   std::optional<SpectrumReport> spectrum = std::nullopt; // a block that asked for one
+  std::optional<LoudnessReport> loudness = std::nullopt; // a block that asked for it
 };
 
 struct StageReport {

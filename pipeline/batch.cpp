@@ -419,6 +419,18 @@ void fill_from_stats(BatchFileResult& r, const json& j) {
     }
   } catch (const json::exception&) {
   }
+  // A block with loudness (with several, the first by name: a resumed file's
+  // statistics are read back unordered).
+  if (const json m = j.value("metrics", json()); m.is_object())
+    for (const auto& [name, block] : m.items())
+      if (block.is_object() && block.contains("loudness") && block["loudness"].is_object()) {
+        const json& l = block["loudness"];
+        if (l.value("integrated_lufs", json()).is_number())
+          r.integrated_lufs = l["integrated_lufs"].get<double>();
+        if (l.value("true_peak_dbtp", json()).is_number())
+          r.true_peak_dbtp = l["true_peak_dbtp"].get<double>();
+        break;
+      }
 }
 
 // Exactly once under at-least-once execution (SPEC §10): another process (an
@@ -447,6 +459,12 @@ void fill_from_report(BatchFileResult& r, const RunReport& rep) {
   r.backend = rep.backend;
   r.device_name = rep.device;
   r.clipped_samples = rep.clipped_samples;
+  for (const MetricsReport& m : rep.metrics)
+    if (m.loudness) {
+      r.integrated_lufs = m.loudness->integrated_lufs;
+      r.true_peak_dbtp = m.loudness->true_peak_dbtp;
+      break;
+    }
   for (const MetricsReport& m : rep.metrics) {
     if (m.name != "output")
       continue;
@@ -1073,6 +1091,8 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
     e["nonfinite"] = written ? json(f.nonfinite) : json(nullptr);
     e["output_rms"] = written ? f.output_rms : std::vector<double>{};
     e["output_peak"] = written ? f.output_peak : std::vector<double>{};
+    e["integrated_lufs"] = written && f.integrated_lufs ? json(*f.integrated_lufs) : json(nullptr);
+    e["true_peak_dbtp"] = written && f.true_peak_dbtp ? json(*f.true_peak_dbtp) : json(nullptr);
     e["rel_l2_error"] = f.verification_ran ? json(f.rel_l2_error) : json(nullptr);
     j["files"].push_back(std::move(e));
   }
@@ -1082,7 +1102,7 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
 std::string batch_summary_csv(const BatchSummary& s) {
   std::ostringstream o;
   o << "file,output,status,frames,duration_s,sample_rate,channels,wall_s,frames_per_s,device,"
-       "clipped_samples,output_rms,output_peak,error\n";
+       "clipped_samples,output_rms,output_peak,integrated_lufs,true_peak_dbtp,error\n";
   for (const auto& f : s.files) {
     const bool known = f.channels > 0;
     const bool written = known && f.outputs_written;
@@ -1108,8 +1128,10 @@ std::string batch_summary_csv(const BatchSummary& s) {
       << (written && f.wall_s > 0 ? fmt("%.6g", static_cast<double>(f.frames) / f.wall_s) : "")
       << ',' << csv_field(device) << ',' << (written ? std::to_string(f.clipped_samples) : "")
       << ',' << (written && !f.output_rms.empty() ? fmt("%.9g", rms) : "") << ','
-      << (written && !f.output_peak.empty() ? fmt("%.9g", peak) : "") << ',' << csv_field(f.error)
-      << '\n';
+      << (written && !f.output_peak.empty() ? fmt("%.9g", peak) : "") << ','
+      << (written && f.integrated_lufs ? fmt("%.4f", *f.integrated_lufs) : "") << ','
+      << (written && f.true_peak_dbtp ? fmt("%.4f", *f.true_peak_dbtp) : "") << ','
+      << csv_field(f.error) << '\n';
   }
   return o.str();
 }

@@ -199,6 +199,8 @@ struct BatchFileResult {
   std::int64_t clipped_samples = 0;
   std::int64_t nonfinite = 0;
   std::vector<double> output_rms, output_peak; // per channel, the `output` metrics block
+  // A loudness block's (SPEC §13; the first, with several), when the config asks for one.
+  std::optional<double> integrated_lufs, true_peak_dbtp;
   // Its output and statistics exist and are this file's results: done now
   // (ok, or failed only at verification, whose outputs are kept) or up to
   // date. The summary names the output files, and gives their numbers, only then.

@@ -292,6 +292,10 @@ BatchFileResult file_from_json(const json& e, const std::string& name) {
   r.nonfinite = integer("nonfinite");
   r.output_rms = numbers("output_rms");
   r.output_peak = numbers("output_peak");
+  if (e.contains("integrated_lufs") && e["integrated_lufs"].is_number())
+    r.integrated_lufs = e["integrated_lufs"].get<double>();
+  if (e.contains("true_peak_dbtp") && e["true_peak_dbtp"].is_number())
+    r.true_peak_dbtp = e["true_peak_dbtp"].get<double>();
   r.verification_ran = e.contains("rel_l2_error") && e["rel_l2_error"].is_number();
   r.rel_l2_error = num("rel_l2_error");
   return r;

@@ -26,6 +26,7 @@
 #include "pipeline/live.hpp"
 #include "pipeline/progress.hpp"
 #include "pipeline/resource_limits.hpp"
+#include "stages/metrics/loudness.hpp"
 #include "stages/metrics/spec.hpp"
 #include "stages/registry.hpp"
 
@@ -357,6 +358,12 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   RunReport report = new_report(*source, config, plan, sink_format);
   std::vector<SpectrumSums> spectra(
       plan.metric_names.size()); // merged in chunk order by the writer
+  // Loudness blocks' meters, fed in chunk order by the writer.
+  std::vector<std::unique_ptr<LoudnessMeter>> meters(plan.metric_names.size());
+  for (const PlannedStage& st : plan.stages)
+    if (st.metrics_slot >= 0 && st.as<MetricsPlan>().loudness)
+      meters[static_cast<std::size_t>(st.metrics_slot)] =
+          std::make_unique<LoudnessMeter>(st.channels_in, st.as<MetricsPlan>().loudness_rate);
   ExcerptCapture excerpt(plan);
   report.threads = threads;
 
@@ -455,6 +462,12 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
             m.totals[c].merge(r->metrics[slot][c]);
           if (slot < r->spectra.size())
             spectra[slot].merge(r->spectra[slot]);
+          if (meters[slot] && slot < r->observed.size() && !r->observed[slot].empty()) {
+            std::vector<const float*> planes;
+            for (const std::vector<float>& p : r->observed[slot])
+              planes.push_back(p.data());
+            meters[slot]->add(planes, static_cast<std::int64_t>(r->observed[slot][0].size()));
+          }
           if (!keep_rows)
             continue;
           if (plan.rate_changes) {
@@ -542,6 +555,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   report.device = backend->device_name();
 
   finish_spectra(plan, spectra, report);
+  for (std::size_t slot = 0; slot < meters.size(); ++slot)
+    if (meters[slot])
+      report.metrics[slot].loudness = meters[slot]->result();
   report.stage_ms = backend->stage_ms();
   report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   report.setup_s = setup_s;

@@ -58,7 +58,8 @@ constexpr StageKind kKinds[] = {
      .cpu_step = nullptr,
      .live_kernel = nullptr,
      .live_op = &make_metrics_live_op,
-     .facts = &metrics_facts},
+     .facts = &metrics_facts,
+     .cpu_only = &metrics_cpu_only},
     {.type = kResampleType,
      .summary = "Changes the sample rate by a rational factor, as scipy.signal.resample_poly "
                 "(polyphase, Kaiser 5.0, zero-phase).",

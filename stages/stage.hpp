@@ -217,6 +217,9 @@ struct StageKind {
   // The files its spec reads (a taps file), whose changes make a batch's
   // outputs out of date. Null: none.
   std::vector<std::string> (*files)(const StageSpec& spec) = nullptr;
+  // What of this stage's settings has no CUDA path yet (metrics' "loudness"),
+  // or null: the job runs on the CPU backend, as for a kind without a CUDA step.
+  const char* (*cpu_only)(const StageSpec& spec) = nullptr;
 };
 
 // "stages.2 (stage 'lp')" with the config file and line, or "filter for

@@ -48,6 +48,9 @@ struct ChunkResult {
   // spectra[slot]: the spectrum sums of the blocks that have one (empty
   // elsewhere, and all empty when no block has one).
   std::vector<SpectrumSums> spectra;
+  // observed[slot][channel]: a loudness block's own frames of this chunk, in
+  // order (the writer measures them; empty for the other blocks).
+  std::vector<std::vector<std::vector<float>>> observed;
   std::int64_t clipped = 0;
   // Planar float output before quantization ([channel][frame]), filled only
   // when BackendOptions::keep_float_output (for --verify).

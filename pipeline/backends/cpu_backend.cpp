@@ -224,6 +224,18 @@ private:
     r.source_frames = job.source_frames;
     r.metrics = empty_metrics(*plan_);
     r.spectra.assign(plan_->metric_names.size(), SpectrumSums{});
+    r.observed.resize(plan_->metric_names.size());
+    for (std::size_t j = 0; j < plan_->stages.size(); ++j) {
+      const PlannedStage& st = plan_->stages[j];
+      if (st.metrics_slot < 0 || !st.as<MetricsPlan>().loudness)
+        continue;
+      const FrameWindow own = plan_->owned(j, job.start, job.frames);
+      const std::int64_t n =
+          frames_inside(own.lo, own.size(), plan_->defined_in(j, job.source_frames));
+      r.observed[static_cast<std::size_t>(st.metrics_slot)].assign(
+          static_cast<std::size_t>(st.channels_in),
+          std::vector<float>(static_cast<std::size_t>(n)));
+    }
     r.output = outputs_->take(*this);
     r.output.frames = job.frames;
     if (options_.keep_float_output) {
@@ -285,6 +297,12 @@ private:
           const auto slot = static_cast<std::size_t>(st.metrics_slot);
           for (std::size_t c = 0; c < y.size(); ++c)
             metrics[slot][c] = kernels::cpu::channel_metrics(y[c], x[c], n);
+          if (!r.observed[slot].empty() && n > 0) {
+            // This piece's frames at their place in the chunk's (pieces run at once).
+            const std::int64_t at = own_lo - observed_lo(st, job);
+            for (std::size_t c = 0; c < y.size(); ++c)
+              std::copy(y[c], y[c] + n, r.observed[slot][c].begin() + at);
+          }
           if (welch_[slot] && n > 0)
             add_spectrum(*welch_[slot], y, n, own_lo, spectra[slot]);
         },
@@ -315,6 +333,14 @@ private:
                   r.output_f32[static_cast<std::size_t>(c)].begin() + first);
     give_scratch(std::move(scratch));
     return clipped;
+  }
+
+  // The first frame a metrics block owns in `job`'s chunk.
+  [[nodiscard]] std::int64_t observed_lo(const PlannedStage& st, const ChunkJob& job) const {
+    for (std::size_t j = 0; j < plan_->stages.size(); ++j)
+      if (&plan_->stages[j] == &st)
+        return plan_->owned(j, job.start, job.frames).lo;
+    throw internal_error("cpu backend: a metrics block outside the plan");
   }
 
   // The segments whose last frame is in [own_lo, own_lo + n), from y[c]

@@ -129,16 +129,20 @@ bool adopt_kept_backend(Backend& kept, const Config& config, int device, Plan& p
 const StageSpec* cpu_only_stage([[maybe_unused]] const std::vector<StageSpec>& stages) {
 #ifdef SIGSTREAM_HAVE_CUDA
   for (const StageSpec& s : stages)
-    if (!has_cuda_step(s.type))
+    if (!has_cuda_step(s.type) ||
+        (stage_kind(s.type).cpu_only != nullptr && stage_kind(s.type).cpu_only(s) != nullptr))
       return &s;
 #endif
   return nullptr;
 }
 
 std::string cpu_only_message(const StageSpec& stage) {
-  return "stage '" + stage.name + "' (" + std::string(to_string(stage.type)) +
-         ") has no CUDA step yet: it runs on the CPU backend (--backend cpu or auto, "
-         "execution.backend: cpu)";
+  const StageKind& k = stage_kind(stage.type);
+  const char* setting = k.cpu_only != nullptr ? k.cpu_only(stage) : nullptr;
+  return "stage '" + stage.name + "' (" + std::string(to_string(stage.type)) + ") " +
+         (setting != nullptr ? "asks for " + std::string(setting) + ", which has no CUDA path yet"
+                             : std::string("has no CUDA step yet")) +
+         ": it runs on the CPU backend (--backend cpu or auto, execution.backend: cpu)";
 }
 
 std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& plan,

@@ -108,6 +108,17 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
                        {"chunks", chunks}};
     if (m.spectrum)
       metrics[m.name]["spectrum"] = spectrum_json(*m.spectrum);
+    if (m.loudness) {
+      const auto value = [](const std::optional<double>& v) {
+        return v ? json(*v) : json(nullptr);
+      };
+      const LoudnessReport& l = *m.loudness;
+      metrics[m.name]["loudness"] = {{"integrated_lufs", value(l.integrated_lufs)},
+                                     {"range_lu", value(l.range_lu)},
+                                     {"true_peak_dbtp", value(l.true_peak_dbtp)},
+                                     {"max_momentary_lufs", value(l.max_momentary_lufs)},
+                                     {"max_short_term_lufs", value(l.max_short_term_lufs)}};
+    }
   }
   j["metrics"] = metrics;
   json stage_ms = json::object();

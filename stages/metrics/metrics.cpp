@@ -3,15 +3,27 @@
 #include <cmath>
 #include <ostream>
 
+#include "core/error.hpp"
 #include "model/config.hpp"
 #include "model/plan.hpp"
 #include "stages/design.hpp"
+#include "stages/metrics/loudness.hpp"
 #include "stages/metrics/spec.hpp"
 
 namespace sigstream {
 
 void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
   out.frames_out = where.frames_in;
+  if (spec.as<MetricsSpec>().loudness) {
+    if (where.config.execution.latency_ms)
+      throw config_error(stage_where(where, spec) +
+                         ": loudness in live mode is not built yet (files, streams and batch "
+                         "measure it; issue P14)");
+    out.as<MetricsPlan>().loudness = true;
+    out.as<MetricsPlan>().loudness_rate = where.sample_rate;
+    // libebur128's checks, now rather than at the first chunk.
+    const LoudnessMeter probe(where.channels, where.sample_rate);
+  }
   const std::optional<SpectrumSpec>& asked = spec.as<MetricsSpec>().spectrum;
   if (!asked)
     return;
@@ -30,6 +42,12 @@ void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedS
 void metrics_facts(const StageSpec& spec, std::ostream& o) {
   if (const std::optional<SpectrumSpec>& sp = spec.as<MetricsSpec>().spectrum)
     o << ":spectrum:" << sp->nfft << ':' << sp->overlap << ':' << to_string(sp->window);
+  if (spec.as<MetricsSpec>().loudness)
+    o << ":loudness";
+}
+
+const char* metrics_cpu_only(const StageSpec& spec) {
+  return spec.as<MetricsSpec>().loudness ? "loudness" : nullptr;
 }
 
 } // namespace sigstream

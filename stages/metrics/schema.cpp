@@ -20,6 +20,10 @@ constexpr Key kMetricsKeys[] = {
     Key("spectrum", Type::section,
         "Welch's power spectral density per channel, as scipy.signal.welch(detrend=False): "
         "{} for the defaults."),
+    Key("loudness", Type::boolean,
+        "EBU R128 / ITU-R BS.1770-4 loudness of the block (libebur128): integrated, range, true "
+        "peak, max momentary and short-term. The CPU backend, files and streams.")
+        .defaults("false"),
 };
 
 constexpr Key kSpectrumKeys[] = {
@@ -39,6 +43,8 @@ constexpr Key kSpectrumKeys[] = {
 };
 
 void read_metrics(MapReader& r, const StageReadContext& where, StageSpec& out) {
+  if (auto v = r.boolean("loudness"))
+    out.as<MetricsSpec>().loudness = *v;
   if (!r.has("spectrum"))
     return;
   const YAML::Node v = r.value("spectrum");

@@ -24,6 +24,7 @@ struct SpectrumSpec {
 
 struct MetricsSpec {
   std::optional<SpectrumSpec> spectrum; // when the stage asks for one
+  bool loudness = false;                // EBU R128 (SPEC §13; stages/metrics/loudness.hpp)
 };
 
 // Welch segments of spectrum_window.size() frames (the periodic window's
@@ -35,10 +36,15 @@ struct MetricsPlan {
   int spectrum_hop = 0;
   double spectrum_rate = 0.0;
   std::string spectrum_window_name; // e.g. "hann", for the statistics
+  // Loudness: the executors hand the block's frames to the writer, which
+  // measures them in order (LoudnessMeter) at this rate.
+  bool loudness = false;
+  double loudness_rate = 0.0;
   // The name follows from the window's values; plans compare without it.
   bool operator==(const MetricsPlan& o) const {
     return spectrum_window == o.spectrum_window && spectrum_hop == o.spectrum_hop &&
-           spectrum_rate == o.spectrum_rate;
+           spectrum_rate == o.spectrum_rate && loudness == o.loudness &&
+           loudness_rate == o.loudness_rate;
   }
 };
 

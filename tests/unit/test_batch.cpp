@@ -244,7 +244,7 @@ TEST_F(Batch, TreeOfMixedFilesGivesMirroredOutputsStatsAndSummary) {
   std::getline(csv, header);
   EXPECT_EQ(header,
             "file,output,status,frames,duration_s,sample_rate,channels,wall_s,frames_per_s,device,"
-            "clipped_samples,output_rms,output_peak,error");
+            "clipped_samples,output_rms,output_peak,integrated_lufs,true_peak_dbtp,error");
   std::vector<std::string> rows;
   for (std::string l; std::getline(csv, l);)
     rows.push_back(l);
