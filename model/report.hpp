@@ -12,6 +12,7 @@
 #include "core/channel_metrics.hpp"
 #include "core/kind_data.hpp"
 #include "kernels/cpu/response.hpp"
+#include "model/loudness_report.hpp"
 #include "model/stage_type.hpp"
 
 namespace sigstream {
@@ -32,15 +33,6 @@ struct SpectrumReport {
   std::int64_t segments = 0; // 0: the signal is shorter than nfft (psd all zero, null in the JSON)
   std::vector<double> freq_hz;
   std::vector<std::vector<double>> psd; // [channel][bin], units^2/Hz
-};
-
-// A metrics block's EBU R128 loudness (SPEC §13; stages/metrics/loudness.hpp).
-struct LoudnessReport {
-  std::optional<double> integrated_lufs;     // none: no 400 ms block above the gates
-  std::optional<double> range_lu;            // none: no 3 s block above the gates
-  std::optional<double> true_peak_dbtp;      // the largest of the channels'; none: all zero
-  std::optional<double> max_momentary_lufs;  // over the 100 ms steps once 400 ms are in
-  std::optional<double> max_short_term_lufs; // over the 100 ms steps once 3 s are in
 };
 
 struct MetricsReport {

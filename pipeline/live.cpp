@@ -875,8 +875,11 @@ private:
   // Spectra, the statistics, and the outputs committed.
   RunReport finish() {
     std::vector<SpectrumSums> sums(plan_.metric_names.size());
-    for (const auto& [m, slot] : lanes_.front()->chain.metrics)
+    for (const auto& [m, slot] : lanes_.front()->chain.metrics) {
       sums[static_cast<std::size_t>(slot)] = m->spectrum();
+      if (std::optional<LoudnessReport> l = m->loudness())
+        report_.metrics[static_cast<std::size_t>(slot)].loudness = *l;
+    }
     finish_spectra(plan_, sums, report_);
     report_.wall_s = std::chrono::duration<double>(Clock::now() - t0_).count();
     if (json_file_)

@@ -25,6 +25,7 @@
 #include "core/channel_metrics.hpp"
 #include "core/spectrum_sums.hpp"
 #include "kernels/cpu/response.hpp"
+#include "model/loudness_report.hpp"
 #include "model/stage_type.hpp"
 #include "stages/types.hpp"
 
@@ -158,6 +159,8 @@ public:
   virtual std::int64_t take(std::vector<ChannelMetrics>& out) = 0;
   // The Welch sums so far (empty power: no spectrum asked for).
   [[nodiscard]] virtual const SpectrumSums& spectrum() const = 0;
+  // The loudness of everything measured so far (none: not asked for).
+  [[nodiscard]] virtual std::optional<LoudnessReport> loudness() const { return std::nullopt; }
 };
 
 struct LiveContext {

@@ -6,12 +6,14 @@
 #include <algorithm>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "kernels/cpu/reduce.hpp"
 #include "kernels/cpu/welch.hpp"
 #include "model/plan.hpp"
+#include "stages/metrics/loudness.hpp"
 #include "stages/metrics/metrics.hpp"
 #include "stages/metrics/spec.hpp"
 
@@ -56,8 +58,13 @@ public:
   // frame by frame (else it keeps no source frames and its dot is null).
   // `spectrum_window` non-empty: the Welch sums of the segments that end in
   // each block, from the block and the nfft - 1 frames kept before it.
-  MetricsOp(int channels, bool paired, std::span<const double> spectrum_window, int spectrum_hop)
+  // `loudness_rate`: the block's EBU R128 loudness too (LoudnessMeter), fed
+  // block by block in order, so its values are a file's.
+  MetricsOp(int channels, bool paired, std::span<const double> spectrum_window, int spectrum_hop,
+            std::optional<double> loudness_rate = std::nullopt)
       : paired_(paired), source_(paired ? channels : 0) {
+    if (loudness_rate)
+      meter_ = std::make_unique<LoudnessMeter>(channels, *loudness_rate);
     if (spectrum_window.empty())
       return;
     welch_ = std::make_unique<const kernels::cpu::Welch>(spectrum_window, spectrum_hop);
@@ -84,6 +91,12 @@ public:
     last_frames_ = n;
     if (welch_ && n > 0)
       measure_spectrum(in, n);
+    if (meter_ && n > 0) {
+      planes_.clear();
+      for (const std::vector<float>& p : in)
+        planes_.push_back(p.data());
+      meter_->add(planes_, n);
+    }
   }
   std::int64_t take(std::vector<ChannelMetrics>& out) override {
     out = last_;
@@ -92,6 +105,9 @@ public:
     return n;
   }
   [[nodiscard]] const SpectrumSums& spectrum() const override { return sums_; }
+  [[nodiscard]] std::optional<LoudnessReport> loudness() const override {
+    return meter_ ? std::optional<LoudnessReport>(meter_->result()) : std::nullopt;
+  }
 
 private:
   void measure_spectrum(const LivePlanes& in, std::int64_t n) {
@@ -119,6 +135,8 @@ private:
   std::vector<std::vector<float>> history_;
   std::int64_t seen_ = 0; // frames measured so far
   SpectrumSums sums_;
+  std::unique_ptr<LoudnessMeter> meter_; // null: no loudness
+  std::vector<const float*> planes_;
 };
 
 } // namespace
@@ -126,8 +144,9 @@ private:
 std::unique_ptr<LiveOp> make_metrics_live_op(const PlannedStage& stage,
                                              const LiveOpContext& where) {
   const MetricsPlan& p = stage.as<MetricsPlan>();
-  return std::make_unique<MetricsOp>(where.channels, where.paired, p.spectrum_window,
-                                     p.spectrum_hop);
+  return std::make_unique<MetricsOp>(
+      where.channels, where.paired, p.spectrum_window, p.spectrum_hop,
+      p.loudness ? std::optional<double>(p.loudness_rate) : std::nullopt);
 }
 
 std::unique_ptr<LiveObserver> make_metrics_live_observer(int channels, bool paired) {

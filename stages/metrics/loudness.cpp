@@ -25,8 +25,8 @@ LoudnessMeter::LoudnessMeter(int channels, double sample_rate) : channels_(chann
                        std::to_string(sample_rate) +
                        " Hz (libebur128 takes whole-number rates and at least one channel)");
   ebur128_state* st = ebur128_init(static_cast<unsigned>(channels), rate,
-                                    EBUR128_MODE_I | EBUR128_MODE_LRA | EBUR128_MODE_TRUE_PEAK |
-                                        EBUR128_MODE_M | EBUR128_MODE_S);
+                                   EBUR128_MODE_I | EBUR128_MODE_LRA | EBUR128_MODE_TRUE_PEAK |
+                                       EBUR128_MODE_M | EBUR128_MODE_S);
   if (st == nullptr)
     throw config_error("loudness: libebur128 refuses " + std::to_string(channels) +
                        " channel(s) at " + std::to_string(rate) + " Hz");
@@ -63,8 +63,8 @@ void LoudnessMeter::step(std::span<const float* const> planes, std::int64_t at, 
   if (done_ >= 4 * step_frames_ && ebur128_loudness_momentary(state_->st, &v) == EBUR128_SUCCESS &&
       std::isfinite(v))
     max_m_ = std::max(max_m_.value_or(v), v);
-  if (done_ >= 30 * step_frames_ &&
-      ebur128_loudness_shortterm(state_->st, &v) == EBUR128_SUCCESS && std::isfinite(v))
+  if (done_ >= 30 * step_frames_ && ebur128_loudness_shortterm(state_->st, &v) == EBUR128_SUCCESS &&
+      std::isfinite(v))
     max_s_ = std::max(max_s_.value_or(v), v);
 }
 
@@ -74,8 +74,8 @@ LoudnessReport LoudnessMeter::result() const {
   ebur128_state* s = state_->st;
   if (ebur128_loudness_global(s, &v) == EBUR128_SUCCESS && std::isfinite(v))
     r.integrated_lufs = v;
-  if (ebur128_loudness_range(s, &v) == EBUR128_SUCCESS && std::isfinite(v) &&
-      r.integrated_lufs && done_ >= 30 * step_frames_)
+  if (ebur128_loudness_range(s, &v) == EBUR128_SUCCESS && std::isfinite(v) && r.integrated_lufs &&
+      done_ >= 30 * step_frames_)
     r.range_lu = v;
   double peak = 0.0;
   for (int c = 0; c < channels_; ++c)

@@ -15,10 +15,6 @@ namespace sigstream {
 void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
   out.frames_out = where.frames_in;
   if (spec.as<MetricsSpec>().loudness) {
-    if (where.config.execution.latency_ms)
-      throw config_error(stage_where(where, spec) +
-                         ": loudness in live mode is not built yet (files, streams and batch "
-                         "measure it; issue P14)");
     out.as<MetricsPlan>().loudness = true;
     out.as<MetricsPlan>().loudness_rate = where.sample_rate;
     // libebur128's checks, now rather than at the first chunk.

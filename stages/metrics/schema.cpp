@@ -22,7 +22,7 @@ constexpr Key kMetricsKeys[] = {
         "{} for the defaults."),
     Key("loudness", Type::boolean,
         "EBU R128 / ITU-R BS.1770-4 loudness of the block (libebur128): integrated, range, true "
-        "peak, max momentary and short-term. The CPU backend, files and streams.")
+        "peak, max momentary and short-term. The CPU backend: files, streams, live mode.")
         .defaults("false"),
 };
 

@@ -5,8 +5,8 @@
 // libebur128 fed the whole signal at once (integrated, range, true peak);
 // every chunking down to 17 frames and a stream of unknown length give the
 // same values; after a rate change the block measures at its own rate;
-// silence has no integrated loudness; live mode and the CUDA backend are
-// config errors until their paths land.
+// silence has no integrated loudness; the CUDA backend is a config error
+// until its path lands (live mode: tests/cli/test_loudness_cli.py).
 #include <gtest/gtest.h>
 
 #include <ebur128.h>
@@ -100,22 +100,22 @@ class LoudnessEbu : public ::testing::TestWithParam<Tech3341> {};
 TEST_P(LoudnessEbu, IntegratedAsTech3341) {
   const Tech3341& k = GetParam();
   test::TempDir dir;
-  const LoudnessReport r = measure(write(dir, "in.wav", k.channels, tones(k.channels, k.pieces)),
-                                   1048576, dir);
+  const LoudnessReport r =
+      measure(write(dir, "in.wav", k.channels, tones(k.channels, k.pieces)), 1048576, dir);
   ASSERT_TRUE(r.integrated_lufs.has_value());
   EXPECT_NEAR(*r.integrated_lufs, k.integrated, 0.1) << k.name;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, LoudnessEbu,
-    ::testing::Values(Tech3341{"case1_minus23", 2, {{20.0, -23.0}}, -23.0},
-                      Tech3341{"case2_minus33", 2, {{20.0, -33.0}}, -33.0},
-                      Tech3341{"case3_relative_gate", 2,
-                               {{10.0, -36.0}, {60.0, -23.0}, {10.0, -36.0}}, -23.0},
-                      Tech3341{"case4_absolute_gate", 2,
-                               {{10.0, -72.0}, {10.0, -36.0}, {60.0, -23.0}, {10.0, -36.0},
-                                {10.0, -72.0}},
-                               -23.0}),
+    ::testing::Values(
+        Tech3341{"case1_minus23", 2, {{20.0, -23.0}}, -23.0},
+        Tech3341{"case2_minus33", 2, {{20.0, -33.0}}, -33.0},
+        Tech3341{"case3_relative_gate", 2, {{10.0, -36.0}, {60.0, -23.0}, {10.0, -36.0}}, -23.0},
+        Tech3341{"case4_absolute_gate",
+                 2,
+                 {{10.0, -72.0}, {10.0, -36.0}, {60.0, -23.0}, {10.0, -36.0}, {10.0, -72.0}},
+                 -23.0}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // EBU Tech 3342 case 1: 20 s at -20 dBFS then 20 s at -30: LRA 10 +- 1 LU;
@@ -223,8 +223,7 @@ TEST(Loudness, SilenceHasNoIntegratedLoudness) {
   EXPECT_FALSE(r.true_peak_dbtp.has_value());
 }
 
-// Until its path lands the CUDA backend refuses it (exit 2; live mode too,
-// tested from the command line in tests/cli).
+// Until its path lands the CUDA backend refuses it (exit 2).
 TEST(Loudness, CudaIsAConfigErrorForNow) {
   test::TempDir dir;
   Config c;

@@ -4,7 +4,8 @@ Tech 3341 tone and on silence; a metrics block's "loudness" object in the
 statistics; FFmpeg's own ebur128 filter (an independent implementation)
 agrees on random programme where ffmpeg is installed; the batch summary's
 integrated_lufs and true_peak_dbtp columns, also after a resume; live mode
-and --backend cuda refuse it (exit 2) until their paths land.
+gives the file's values; --backend cuda refuses it (exit 2) until its path
+lands.
 
 Usage: python3 test_loudness_cli.py PATH_TO_sigstream
 """
@@ -128,21 +129,35 @@ def batch_summary_columns():
     return "a.wav %.2f, b.wav %.2f LUFS, first and resumed" % (got["a.wav"], got["b.wav"])
 
 
-def live_and_cuda_refuse():
-    write_pcm16("t.wav", tone(2.0, -23.0))
+def live_mode_gives_the_files_values_and_cuda_refuses():
+    """Live mode (blocks of 5 ms, a raw pipe in and out) measures what the file run measures, to the
+    bit: the meter takes the frames in order in 100 ms steps either way."""
+    x = programme(6.0, 11)
+    write_pcm16("p.wav", x)
     with open("c.yaml", "w") as f:
-        f.write("version: 1\nsource: {file: t.wav}\nstages:\n  - {type: metrics, name: m, loudness: true}\n"
-                "sink: {file: o.wav}\n")
-    p = sh(["run", "c.yaml", "-q", "--latency", "5"])
-    assert p.returncode == 2, (p.returncode, p.stderr)
-    assert "c.yaml:4" in p.stderr and "live mode" in p.stderr, p.stderr
-    assert not os.path.exists("o.wav"), "live refusal left an output"
+        f.write("version: 1\nsource: {file: p.wav}\nstages:\n  - {type: metrics, name: m, loudness: true}\n"
+                "sink: {file: o.wav}\nexecution: {backend: cpu}\n")
+    p = sh(["run", "c.yaml", "-q", "--stats", "file.json"])
+    assert p.returncode == 0, p.stderr
+    raw = (np.clip(np.round(x * 32767), -32768, 32767).astype("<i2")).tobytes()
+    with open("l.yaml", "w") as f:
+        f.write("version: 1\nsource: {file: '-', raw: {sample_rate: 48000, channels: 2, encoding: s16le}}\n"
+                "stages:\n  - {type: metrics, name: m, loudness: true}\n"
+                "sink: {file: '-', type: raw, format: pcm16}\nexecution: {backend: cpu}\n")
+    q = subprocess.run([BIN, "run", "l.yaml", "-q", "--latency", "5", "--stats", "live.json"], input=raw,
+                       capture_output=True)
+    assert q.returncode == 0, q.stderr
+    with open("file.json") as f:
+        want = json.load(f)["metrics"]["m"]["loudness"]
+    with open("live.json") as f:
+        got = json.load(f)["metrics"]["m"]["loudness"]
+    assert got == want, (got, want)
     p = sh(["run", "c.yaml", "-q", "--backend", "cuda"])
     if "without CUDA" in p.stderr:
-        raise Skip("a build without CUDA refuses the backend first")
+        raise Skip("live = file; a build without CUDA refuses the backend first")
     assert p.returncode == 2 and "loudness" in p.stderr, (p.returncode, p.stderr)
-    return "live: exit 2 at c.yaml:4; cuda: exit 2 naming loudness"
+    return "live (5 ms) = file: I %.4f; cuda: exit 2 naming loudness" % got["integrated_lufs"]
 
 
 run_cases([info_tone_and_silence, statistics_block_and_ffmpeg, batch_summary_columns,
-           live_and_cuda_refuse], BIN, "sigstream-loudness-")
+           live_mode_gives_the_files_values_and_cuda_refuses], BIN, "sigstream-loudness-")
