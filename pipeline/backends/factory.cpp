@@ -7,11 +7,11 @@
 #include "core/thread_pool.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stages/fir/spec.hpp"
+#include "stages/registry.hpp"
 
 #ifdef SIGSTREAM_HAVE_CUDA
 #include "kernels/cuda/fir_fft.cuh"
 #include "pipeline/backends/cuda_backend.hpp"
-#include "stages/registry.hpp"
 #endif
 
 namespace sigstream {
