@@ -1,7 +1,11 @@
-// The cascade's three kernels (iir.cuh): tile sums (each full tile's state
-// from a zero start), tile starts (one block per channel joins the tile sums
-// from the channel's state), tiles (each segment's true start, its output,
-// and the channel's final state).
+// The cascade's kernels (iir.cuh). Over 600 lines (~620) and one file on
+// purpose: the passes share the block scan, the staging and the powers'
+// layout. iir_segments (each segment's and each tile's state from a zero
+// start), iir_scan_level / iir_fixup (levels of 128 tiles turn tile sums
+// into tile starts from the channel's state), iir_tiles (each segment's true
+// start, its output, the channel's final state); zero phase's padding,
+// reversal and unpadding; the host side (the powers by squaring, the
+// workspace, the launches).
 #include "kernels/cuda/iir.cuh"
 
 #include <algorithm>
