@@ -9,7 +9,6 @@
 #include "pipeline/config.hpp"
 #include "pipeline/io/source.hpp"
 #include "pipeline/pipeline.hpp"
-#include "stages/metrics/spec.hpp"
 
 namespace sigstream::app {
 
@@ -37,14 +36,17 @@ void print_basics(const std::string& path, const std::string& format, double rat
       static_cast<double>(frames) / rate);
 }
 
-// The file through a metrics block with loudness on the CPU backend, no output.
-int print_with_loudness(const std::string& path, Config config) {
-  StageSpec m;
-  m.type = kMetricsType;
-  m.name = "loudness";
-  m.as<MetricsSpec>().loudness = true;
-  config.stages = {m};
-  config.execution.backend = BackendKind::cpu;
+// The file through a metrics block with loudness on the CPU backend, no
+// output (the config the schema reads, with the file's overrides).
+int print_with_loudness(const std::string& path, const FlagOverrides& o) {
+  Config config;
+  try {
+    config = parse_config("version: 1\nstages: [{type: metrics, name: loudness, loudness: true}]\n"
+                          "execution: {backend: cpu}\n",
+                          "info", o.overrides());
+  } catch (...) {
+    o.rethrow("info");
+  }
   RunOptions options;
   options.chunk_rows = false;
   options.exiting = true;
@@ -80,7 +82,7 @@ int run_info_command(const InfoFlags& flags) {
   }
   const std::string& path = flags.path;
   if (flags.loudness)
-    return print_with_loudness(path, std::move(config));
+    return print_with_loudness(path, o);
   auto src = open_audio_file(path, config.source.raw);
   const SourceInfo& i = src->info();
   std::int64_t frames = i.frames;
