@@ -131,6 +131,9 @@ struct Caches {
   };
   std::map<FilterKey, Fft, FilterKeyLess> fft;
   std::map<int, std::shared_ptr<Shared<kc::DeviceBuffer<float>>>> scratch;
+  // sosfilt's cascades (their transition powers on the device), keyed by the
+  // sections' five coefficients each; read-only, so every stream shares one.
+  std::map<FilterKey, std::shared_ptr<const kc::IirCascade>, FilterKeyLess> iir;
   LastLaunch last;
 };
 
@@ -369,6 +372,29 @@ int cuda_device_count() {
   return n;
 }
 
+namespace {
+
+// The cascade of `sections` on the current device, made (and its powers
+// uploaded) the first time only.
+std::shared_ptr<const kc::IirCascade>
+iir_cascade(const std::vector<kernels::cpu::Biquad>& sections) {
+  std::vector<double> key;
+  key.reserve(5 * sections.size());
+  for (const kernels::cpu::Biquad& q : sections)
+    key.insert(key.end(), {q.b0, q.b1, q.b2, q.a1, q.a2});
+  Caches& c = caches();
+  const int device = current_device();
+  std::lock_guard lock(c.mutex);
+  if (auto it = c.iir.find(FilterKeyView{device, 0, key}); it != c.iir.end())
+    return it->second;
+  trim(c.iir, 64, device); // many one-off filters: start again
+  auto cascade = std::make_shared<const kc::IirCascade>(sections);
+  c.iir.emplace(FilterKey{device, 0, std::move(key)}, cascade);
+  return cascade;
+}
+
+} // namespace
+
 void sosfilt_cuda(const Rows& x, const std::vector<kernels::cpu::Biquad>& sections, double* state,
                   OutRows y, std::uintptr_t stream) {
   if (x.rows == 0 || x.n == 0)
@@ -376,7 +402,8 @@ void sosfilt_cuda(const Rows& x, const std::vector<kernels::cpu::Biquad>& sectio
   if (x.rows > std::numeric_limits<int>::max())
     throw Error(ErrorKind::invalid_argument, "sosfilt: more than 2^31 - 1 rows");
   const auto s = reinterpret_cast<cudaStream_t>(stream);
-  const kc::IirCascade cascade(sections);
+  const std::shared_ptr<const kc::IirCascade> shared = iir_cascade(sections);
+  const kc::IirCascade& cascade = *shared;
   const std::size_t doubles =
       static_cast<std::size_t>(x.rows) * static_cast<std::size_t>(cascade.state_size());
   kc::DeviceBuffer<double> d_state(doubles);
