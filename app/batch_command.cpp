@@ -316,6 +316,9 @@ int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const 
     bo.keep_going = false;
   bo.force = f.force;
   bo.files_per_device = f.files_per_device;
+  // The process leaves with _Exit right after (app/main.cpp): a CUDA start
+  // still in the driver when the CPU has done every file is not waited for.
+  bo.detach_device_start = true;
   bo.progress = !c.quiet && !c.no_progress;
   bo.quiet = c.quiet;
   bo.verify = c.verify;

@@ -98,4 +98,13 @@ bool next_device_pays(double start_cost_s, double elapsed_s, double done, double
   return left_s > kNextDevicePayBack * start_cost_s;
 }
 
+// A CPU worker of an auto batch runs its file whole; the batch ends when the
+// last file does. A file the CPU takes longer on than CUDA takes to start
+// (kCudaStartCostS, above) could end after the GPUs finished the rest, so
+// such files are left to the GPUs from the start (the GPU-bound config of
+// bench/batch_bench.py: a 65,536-tap direct FIR, ~19 s a file on one core).
+bool batch_cpu_helps(double cpu_file_s) {
+  return cpu_file_s < kCudaStartCostS;
+}
+
 } // namespace sigstream

@@ -60,6 +60,14 @@
 // reading, writing and compute of different files overlap. A worker keeps
 // its backend (lanes, steps, device and pinned buffers) from file to file
 // while the files' plans fit it (RunOptions::kept_backend).
+// Backend auto with every device (no execution.device), where a file is
+// short for the CPU (its estimate on one thread under a CUDA start:
+// batch_cpu_helps): CPU workers start on the files at once while one thread
+// lists the devices (the driver's start: 0.1 s to 1 s) and makes device 0's
+// context, if the work left still pays for it; the CPU workers then take no
+// new file (the cores become the GPUs' readers and writers) and that
+// device's workers join. The next devices start as under CUDA. Each file
+// runs whole on one backend; its statistics say which.
 // CPU: the thread budget (execution.threads, 0 = hardware threads) is split
 // over min(files, budget) workers, each file's pipeline getting budget/workers
 // threads. Files are handed out largest first (by bytes) to whichever worker is
@@ -117,6 +125,16 @@ struct BatchOptions {
   std::string summary_json;       // default out_dir/batch_summary.json; CSV: same stem, .csv
   int files_per_device = 0;       // CUDA: files in flight per GPU (0: auto, plan_batch_workers)
   int device_count_override = -1; // >= 0: pretend this many CUDA devices exist (tests)
+  // Backend auto (see "Scheduling"): how the batch learns the number of CUDA
+  // devices while its CPU workers run; default: list_devices(). Tests inject
+  // a slow or blocking one.
+  std::function<int()> count_devices;
+  // With count_devices: makes a device's context (default start_devices).
+  std::function<void(int)> start_device;
+  // The process ends right after the batch (the CLI, which leaves with
+  // _Exit): the batch does not wait for a CUDA driver or context start still
+  // under way when every file is done. Elsewhere (Python) it waits for it.
+  bool detach_device_start = false;
   // Lines for the user (no trailing newline). Failures are logged even when quiet.
   std::function<void(const std::string&)> log;
   // Runs one file; default run_pipeline. Tests inject a fake to exercise the

@@ -49,5 +49,10 @@ void resolve_methods(Plan& plan, const std::string& backend,
 // they began (rule and measurement in pipeline/backend_choice.cpp).
 [[nodiscard]] bool next_device_pays(double start_cost_s, double elapsed_s, double done,
                                     double total);
+// A batch under backend auto: whether CPU workers take files while the GPUs
+// start, given one file's CPU estimate on one thread (cpu_seconds_estimate of
+// its largest file): only files the CPU ends about when a GPU would have
+// started, so that none holds up the batch's end.
+[[nodiscard]] bool batch_cpu_helps(double cpu_file_s);
 
 } // namespace sigstream

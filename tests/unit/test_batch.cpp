@@ -16,6 +16,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -1052,6 +1053,158 @@ TEST_P(BatchDevices, FilesAreSplitOverAllInjectedDevices) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BatchInjected, BatchDevices, ::testing::Values(1, 2, 3));
+
+// Backend auto with every device (SPEC §10, "keeps every CPU core and every
+// GPU busy"): CPU workers take files while the devices are listed, the GPU's
+// workers join, and the CPU takes no new file once one holds its lanes.
+// The device count comes from an injected, slow lister; the runs are fakes.
+class BatchBesideGpus : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::vector<float> x(2 * 4801);
+    for (std::size_t i = 0; i < x.size(); ++i)
+      x[i] = 0.25F * static_cast<float>((i * 7919) % 101) / 101.0F;
+    std::filesystem::create_directories(dir_.path() / "in");
+    for (int i = 0; i < kFiles; ++i)
+      test::write_audio((dir_.path() / "in" / ("f" + std::to_string(i) + ".wav")).string(),
+                        SF_FORMAT_WAV | SF_FORMAT_PCM_16, 48000, 2, x);
+  }
+  Config config(const std::string& stage) const {
+    return parse_config("version: 1\nsource: {file: p.wav}\nsink: {file: p.flac}\n"
+                        "stages:\n  - " +
+                            stage +
+                            "\nexecution: {backend: auto, threads: 2}\n"
+                            "batch: {inputs: [\"" +
+                            (dir_.path() / "in").string() +
+                            "\"], out_dir: " + (dir_.path() / "out").string() + "}\n",
+                        "beside.yaml");
+  }
+  static constexpr int kFiles = 40;
+  TempDir dir_;
+};
+
+// Starts and ends of the fake runs, in order, with their devices.
+struct RunLog {
+  std::mutex mutex;
+  std::vector<std::pair<int, bool>> events; // device, true = start
+  void add(int device, bool start) {
+    std::lock_guard lock(mutex);
+    events.emplace_back(device, start);
+  }
+};
+
+TEST_F(BatchBesideGpus, CpuWorkersRunWhileTheDevicesAreListedThenTheGpuTakesOver) {
+  FakeRuns fake;
+  RunLog log;
+  BatchOptions o;
+  o.quiet = true;
+  o.files_per_device = 2;
+  // The devices are "listed" once the CPU has done four files.
+  o.count_devices = [&] {
+    for (int i = 0; i < 10000 && fake.calls.load() < 6; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return 1;
+  };
+  // A context that takes longer than the CPU's files in flight: the batch
+  // waits for the GPU's workers, no file is left out.
+  o.start_device = [](int) { std::this_thread::sleep_for(std::chrono::milliseconds(80)); };
+  o.runner = [&](const Config& c, const RunOptions& ro) {
+    const int d = c.execution.devices.empty() ? -1 : c.execution.devices.front();
+    EXPECT_EQ(c.execution.backend, d < 0 ? BackendKind::cpu : BackendKind::cuda);
+    log.add(d, true);
+    RunReport r = fake.run(c, ro);
+    log.add(d, false);
+    return r;
+  };
+  const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
+
+  EXPECT_EQ(s.exit_code(), 0);
+  EXPECT_EQ(s.ok, kFiles);
+  EXPECT_EQ(s.backend, "auto");
+  std::map<int, int> files_on;
+  for (const auto& [input, devs] : fake.devices_of)
+    ++files_on[devs.empty() ? -1 : devs.front()];
+  EXPECT_GE(files_on[-1], 6) << "the CPU runs files while the devices are listed";
+  EXPECT_GE(files_on[0], 1) << "the GPU joins";
+  EXPECT_EQ(files_on[-1] + files_on[0], kFiles);
+  EXPECT_EQ(fake.calls.load(), kFiles) << "each file runs once";
+  ASSERT_EQ(s.devices.size(), 2U);
+  EXPECT_EQ(s.devices[0].device, -1);
+  EXPECT_EQ(s.devices[1].device, 0);
+  EXPECT_EQ(s.devices[0].files + s.devices[1].files, kFiles);
+  for (const BatchFileResult& r : s.files)
+    EXPECT_EQ(r.device, fake.devices_of.at(r.item.input).empty()
+                            ? -1
+                            : fake.devices_of.at(r.item.input).front());
+  // Once the GPU's first file ended (its lanes held), a CPU worker starts at
+  // most the file it had already taken: two workers, two files.
+  int cpu_starts_after = 0;
+  bool gpu_done = false;
+  for (const auto& [d, start] : log.events) {
+    if (d >= 0 && !start)
+      gpu_done = true;
+    if (gpu_done && d < 0 && start)
+      ++cpu_starts_after;
+  }
+  EXPECT_LE(cpu_starts_after, 2);
+}
+
+TEST_F(BatchBesideGpus, ABatchTheCpuFinishesDoesNotWaitForTheDriver) {
+  FakeRuns fake;
+  auto driver = std::make_shared<std::promise<void>>();
+  BatchOptions o;
+  o.quiet = true;
+  o.detach_device_start = true;
+  // A driver that never comes up while the batch runs.
+  o.count_devices = [up = driver->get_future().share()] {
+    up.wait();
+    return 1;
+  };
+  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+  const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
+  driver->set_value(); // the left thread ends without touching the batch
+  EXPECT_EQ(s.ok, kFiles);
+  ASSERT_EQ(s.devices.size(), 1U);
+  EXPECT_EQ(s.devices[0].device, -1);
+  EXPECT_EQ(s.devices[0].files, kFiles);
+  for (const auto& [input, devs] : fake.devices_of)
+    EXPECT_TRUE(devs.empty()) << input;
+}
+
+TEST_F(BatchBesideGpus, NoDeviceLeavesEveryFileToTheCpu) {
+  FakeRuns fake;
+  BatchOptions o;
+  o.quiet = true;
+  o.count_devices = [] { return 0; };
+  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+  const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
+  EXPECT_EQ(s.ok, kFiles);
+  ASSERT_EQ(s.devices.size(), 1U);
+  EXPECT_EQ(s.devices[0].files, kFiles);
+}
+
+TEST_F(BatchBesideGpus, FilesTooLongForTheCpuGoToTheGpusOnly) {
+  // 65,536 taps by the direct method: ~0.1 s of one core for each 0.1 s
+  // file, ~3 s for the largest (3 s).
+  test::write_audio((dir_.path() / "in" / "long.wav").string(), SF_FORMAT_WAV | SF_FORMAT_PCM_16,
+                    48000, 2, std::vector<float>(2 * 144000, 0.125F));
+  FakeRuns fake;
+  BatchOptions o;
+  o.quiet = true;
+  o.files_per_device = 2;
+  o.count_devices = [] { return 2; };
+  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+  const BatchSummary s = run_batch(
+      config("{type: fir, name: lp, design: {kind: lowpass, cutoff_hz: 3000, taps: 65536}, "
+             "method: direct}"),
+      o);
+  EXPECT_EQ(s.ok, kFiles + 1);
+  EXPECT_EQ(s.backend, "auto");
+  for (const auto& [input, devs] : fake.devices_of)
+    ASSERT_EQ(devs.size(), 1U) << input << " ran on the CPU";
+  ASSERT_EQ(s.devices.size(), 2U);
+  EXPECT_EQ(s.devices[0].device, 0);
+}
 
 TEST(BatchDevicesNone, CudaWithoutADeviceIsAnErrorAndAutoFallsBackToTheCpu) {
   TempDir dir;
