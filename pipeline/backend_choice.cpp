@@ -98,6 +98,16 @@ bool next_device_pays(double start_cost_s, double elapsed_s, double done, double
   return left_s > kNextDevicePayBack * start_cost_s;
 }
 
+// An auto batch's first GPU, once the driver is up beside the CPU workers:
+// what is left of its start is the context and the first lanes, 0.12-0.16 s
+// on a 1 x H100 host and 0.2-0.3 s on a 4 x H100 one (bench/RESULTS.md,
+// P11), the driver's own start (0.1-1 s) being paid already.
+constexpr double kContextStartCostS = 0.3;
+
+bool first_device_pays(double elapsed_s, double done, double total) {
+  return next_device_pays(kContextStartCostS, elapsed_s, done, total);
+}
+
 // A CPU worker of an auto batch runs its file whole; the batch ends when the
 // last file does. A file the CPU takes longer on than CUDA takes to start
 // (kCudaStartCostS, above) could end after the GPUs finished the rest, so

@@ -62,11 +62,12 @@
 // while the files' plans fit it (RunOptions::kept_backend).
 // Backend auto with every device (no execution.device), where a file is
 // short for the CPU (its estimate on one thread under a CUDA start:
-// batch_cpu_helps): CPU workers start on the files at once while one thread
+// batch_cpu_helps): CPU workers (at most 16, at nice + 10) start on the
+// files at once while one thread
 // lists the devices (the driver's start: 0.1 s to 1 s) and makes device 0's
-// context, if the work left still pays for it; the CPU workers then take no
-// new file (the cores become the GPUs' readers and writers) and that
-// device's workers join. The next devices start as under CUDA. Each file
+// context, if the work left still pays for it (first_device_pays); the CPU
+// workers then take no new file (the cores become the GPUs' readers and
+// writers) and that device's workers join. The next devices start as under CUDA. Each file
 // runs whole on one backend; its statistics say which.
 // CPU: the thread budget (execution.threads, 0 = hardware threads) is split
 // over min(files, budget) workers, each file's pipeline getting budget/workers

@@ -54,5 +54,8 @@ void resolve_methods(Plan& plan, const std::string& backend,
 // its largest file): only files the CPU ends about when a GPU would have
 // started, so that none holds up the batch's end.
 [[nodiscard]] bool batch_cpu_helps(double cpu_file_s);
+// And whether its first GPU, listed while the CPU workers did `done` of
+// `total` in `elapsed_s`, pays for the rest of its start (a context).
+[[nodiscard]] bool first_device_pays(double elapsed_s, double done, double total);
 
 } // namespace sigstream

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -944,6 +945,7 @@ struct FakeRuns {
   std::map<int, int> running, max_running;
   std::atomic<int> calls{0};
   std::string interrupt_at; // input that ends with Error(interrupted)
+  int sleep_ms = 15;        // a file's run
 
   RunReport run(const Config& c, const RunOptions&) {
     ++calls;
@@ -953,7 +955,7 @@ struct FakeRuns {
       devices_of[*c.source.file] = c.execution.devices;
       max_running[d] = std::max(max_running[d], ++running[d]);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(15));
+    std::this_thread::sleep_for(std::chrono::milliseconds(sleep_ms));
     {
       std::lock_guard lock(mutex);
       --running[d];
@@ -1095,6 +1097,8 @@ struct RunLog {
 
 TEST_F(BatchBesideGpus, CpuWorkersRunWhileTheDevicesAreListedThenTheGpuTakesOver) {
   FakeRuns fake;
+  // Long enough a batch (~1.2 s on the two CPU workers) for a context to pay.
+  fake.sleep_ms = 60;
   RunLog log;
   BatchOptions o;
   o.quiet = true;
@@ -1285,4 +1289,15 @@ TEST(BatchDevices, ANextDeviceStartsOnlyWhenTheWorkLeftPaysForIt) {
   EXPECT_TRUE(sigstream::next_device_pays(0.3, 0.0, 0.0, 100.0));
   EXPECT_FALSE(sigstream::next_device_pays(0.3, 0.5, 100.0, 100.0));
   EXPECT_FALSE(sigstream::next_device_pays(0.0, 0.0, 0.0, 0.0));
+}
+
+TEST(BatchDevices, BesideTheCpuTheFirstGpuStartsWhenItsContextPays) {
+  // 4 x H100, 800 files: a third done when the driver was up (0.9 s), 1.8 s
+  // left against a context of 0.3 s: start. Most done: the CPU ends it.
+  EXPECT_TRUE(sigstream::first_device_pays(0.9, 280.0, 800.0));
+  EXPECT_FALSE(sigstream::first_device_pays(0.9, 700.0, 800.0));
+  // A file of 0.04 s on one core helps; one of 18 s (65,536 taps direct) does not.
+  EXPECT_TRUE(sigstream::batch_cpu_helps(0.039));
+  EXPECT_FALSE(sigstream::batch_cpu_helps(18.1));
+  EXPECT_FALSE(sigstream::batch_cpu_helps(std::numeric_limits<double>::infinity()));
 }
