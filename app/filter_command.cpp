@@ -52,6 +52,17 @@ CLI::App* add_filter_command(CLI::App& app, FilterCommandFlags& f, CommonFlags& 
   add_live_flags(filter, f.live);
   filter->add_option("--gain-db", f.gain_db, "Gain after the filter, in dB")->type_name("DB");
   filter
+      ->add_option(
+          "--normalize", f.normalize,
+          "Last, one gain for the whole file from a first pass: lufs:-23 (EBU R128 "
+          "integrated loudness), peak:-1 (sample peak, dBFS) or rms:-20 (dBFS); files only")
+      ->type_name("MODE:DB");
+  filter
+      ->add_option("--true-peak-max", f.true_peak_max,
+                   "With --normalize lufs:...: the true peak the gain may not push past (default "
+                   "-1 dBTP)")
+      ->type_name("DB");
+  filter
       ->add_option("--resample", f.resample,
                    "Resample to this rate after the filter (as scipy.signal.resample_poly)")
       ->type_name("HZ");
@@ -131,6 +142,26 @@ std::vector<double> add_fir_overrides(const FilterCommandFlags& f, std::size_t i
   return deferred;
 }
 
+// --normalize MODE:DB as the normalize stage's keys (stages.<index>): lufs,
+// peak (peak_db) or rms (rms_db); --true-peak-max as true_peak_max_db.
+void add_normalize_overrides(const FilterCommandFlags& f, std::size_t index, FlagOverrides& o) {
+  const std::string at = "stages." + std::to_string(index) + ".";
+  const std::string& text = f.normalize;
+  const auto colon = text.find(':');
+  const std::string mode = text.substr(0, colon);
+  const char* key = mode == "lufs"   ? "lufs"
+                    : mode == "peak" ? "peak_db"
+                    : mode == "rms"  ? "rms_db"
+                                     : nullptr;
+  if (colon == std::string::npos || key == nullptr || colon + 1 == text.size())
+    throw config_error("--normalize '" + text +
+                       "': expected lufs:TARGET, peak:DB or rms:DB (e.g. lufs:-23, peak:-1, "
+                       "rms:-20)");
+  o.add("--normalize", at + key + "=" + yaml_value(text.substr(colon + 1)));
+  if (f.command->count("--true-peak-max") > 0)
+    o.add("--true-peak-max", at + "true_peak_max_db=" + yaml_value(f.true_peak_max));
+}
+
 // --mix's text as the mix stage's key (stages.<index>): mono | 5.1-stereo
 // (a preset), select:1,0 (a select list), or a matrix "0.5,0.5;1,0" (rows
 // separated by ';', gains by ','). Only the syntax is read here: the schema
@@ -196,9 +227,11 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
   const bool has_filter = has_design(f.filter) || !f.filter.taps_file.empty();
   const bool has_resample = cmd->count("--resample") > 0;
   const bool has_mix = cmd->count("--mix") > 0;
-  if (!has_filter && !has_resample && !has_mix)
-    throw config_error("filter: give a filter (--lowpass, --highpass, --bandpass, --bandstop or "
-                       "--taps-file), --resample HZ or --mix, or any of them together");
+  const bool has_normalize = cmd->count("--normalize") > 0;
+  if (!has_filter && !has_resample && !has_mix && !has_normalize)
+    throw config_error(
+        "filter: give a filter (--lowpass, --highpass, --bandpass, --bandstop or "
+        "--taps-file), --resample HZ, --mix or --normalize, or any of them together");
   // The stages in their order: the mix, the filter, then the resampler (a
   // filter's cutoffs are in the input's Hz), then the gain.
   std::string stages;
@@ -233,6 +266,12 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
   if (cmd->count("--gain-db") > 0) {
     stages += "{type: gain}, ";
     o.add("--gain-db", "stages." + std::to_string(next++) + ".db=" + yaml_value(f.gain_db));
+  }
+  if (cmd->count("--normalize") > 0) {
+    stages += "{type: normalize}, ";
+    add_normalize_overrides(f, next++, o);
+  } else if (cmd->count("--true-peak-max") > 0) {
+    throw config_error("--true-peak-max caps the gain of --normalize lufs:TARGET (none is given)");
   }
   stages.resize(stages.size() - 2);
 

@@ -19,7 +19,8 @@ struct FilterCommandFlags {
   std::string mode = "causal", method = "auto", format = "same";
   LiveFlags live;
   std::string gain_db, resample, quality, mix;
-  bool zero_phase = false; // --zero-phase: the --iir design forward and backward
+  std::string normalize, true_peak_max; // --normalize lufs:-23|peak:-1|rms:-20, --true-peak-max DB
+  bool zero_phase = false;              // --zero-phase: the --iir design forward and backward
   CLI::App* command = nullptr;
 };
 

@@ -8,6 +8,7 @@
 #include "stages/gain/spec.hpp"
 #include "stages/iir/spec.hpp"
 #include "stages/mix/spec.hpp"
+#include "stages/normalize/spec.hpp"
 #include "stages/registry.hpp"
 #include "stages/resample/spec.hpp"
 
@@ -23,12 +24,13 @@ struct CudaKind {
   std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage&, const LiveContext&);
 };
 
-constexpr std::array<CudaKind, 5> kCudaKinds = {{
+constexpr std::array<CudaKind, 6> kCudaKinds = {{
     {kFirType, &make_fir_cuda_step, &make_fir_cuda_live_kernel},
     {kGainType, &make_gain_cuda_step, nullptr},
     {kResampleType, &make_resample_cuda_step, nullptr},
     {kMixType, &make_mix_cuda_step, nullptr},
     {kIirType, &make_iir_cuda_step, nullptr},
+    {kNormalizeType, &make_normalize_cuda_step, nullptr},
 }};
 
 const CudaKind* cuda_kind(StageType type) {

@@ -52,6 +52,10 @@ struct CudaStepShape {
                                                                 const CudaStepShape& shape);
 [[nodiscard]] std::unique_ptr<CudaStageStep> make_gain_cuda_step(const PlannedStage& stage,
                                                                  const CudaStepShape& shape);
+// The gain step for a factor known otherwise (normalize's measured gain).
+[[nodiscard]] std::unique_ptr<CudaStageStep> make_gain_cuda_step(double linear);
+[[nodiscard]] std::unique_ptr<CudaStageStep> make_normalize_cuda_step(const PlannedStage& stage,
+                                                                      const CudaStepShape& shape);
 [[nodiscard]] std::unique_ptr<CudaStageStep> make_resample_cuda_step(const PlannedStage& stage,
                                                                      const CudaStepShape& shape);
 [[nodiscard]] std::unique_ptr<CudaStageStep> make_mix_cuda_step(const PlannedStage& stage,

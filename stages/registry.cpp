@@ -17,6 +17,8 @@
 #include "stages/metrics/spec.hpp"
 #include "stages/mix/mix.hpp"
 #include "stages/mix/spec.hpp"
+#include "stages/normalize/normalize.hpp"
+#include "stages/normalize/spec.hpp"
 #include "stages/resample/resample.hpp"
 #include "stages/resample/spec.hpp"
 
@@ -49,6 +51,18 @@ constexpr StageKind kKinds[] = {
      .live_op = &make_gain_live_op,
      .stats = &gain_stats,
      .facts = &gain_facts},
+    {.type = kNormalizeType,
+     .summary = "One gain for the whole signal, from a first pass over it: to an integrated "
+                "loudness (LUFS), a sample peak or an RMS level, capped by the (true) peak. Files "
+                "and batches.",
+     .observer = false,
+     .schema = &normalize_schema,
+     .plan = &plan_normalize,
+     .cpu_step = &make_normalize_cpu_step,
+     .stats = &normalize_stats,
+     .facts = &normalize_facts,
+     .first_pass = &normalize_first_pass,
+     .measured = &normalize_measured},
     {.type = kMetricsType,
      .summary = "Measures the signal at this point of the chain (energy, RMS, peak, mean, "
                 "correlation with the source) and passes it on unchanged.",

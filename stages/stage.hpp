@@ -12,6 +12,7 @@
 // needs is the plan's business (PlannedStage::lookback/lookahead); the step
 // trusts the buffer to hold them.
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -34,8 +35,9 @@ namespace sigstream {
 struct Config;
 struct StageSpec;
 struct PlannedStage;
-struct StageSchema; // pipeline/config/stage_schema.hpp: the kind's keys and reader
-struct StageReport; // model/report.hpp: what a run reports of a stage
+struct StageSchema;   // pipeline/config/stage_schema.hpp: the kind's keys and reader
+struct StageReport;   // model/report.hpp: what a run reports of a stage
+struct MetricsReport; // model/report.hpp: a metrics block's measurement
 
 // A kind's own fields of a stage in the statistics JSON (SPEC §4 `stages`),
 // in order, after `name` and `type`.
@@ -223,6 +225,14 @@ struct StageKind {
   // What of this stage's settings has no CUDA path yet (metrics' "loudness"),
   // or null: the job runs on the CPU backend, as for a kind without a CUDA step.
   const char* (*cpu_only)(const StageSpec& spec) = nullptr;
+  // A stage that needs a first pass over its input before the run
+  // (normalize; pipeline/first_pass.hpp): the metrics stage that measures
+  // it, run after the stages before it with no outputs (nullopt once
+  // measured), and what the stage makes of that block: its spec for the run
+  // (`log` gets what the user should know). Null: a single pass.
+  std::optional<StageSpec> (*first_pass)(const StageSpec& spec) = nullptr;
+  void (*measured)(StageSpec& spec, const MetricsReport& block,
+                   const std::function<void(const std::string&)>& log) = nullptr;
 };
 
 // "stages.2 (stage 'lp')" with the config file and line, or "filter for

@@ -27,7 +27,11 @@ private:
 
 std::unique_ptr<CudaStageStep> make_gain_cuda_step(const PlannedStage& stage,
                                                    const CudaStepShape& /*shape*/) {
-  return std::make_unique<GainStep>(stage.as<GainPlan>().gain);
+  return make_gain_cuda_step(stage.as<GainPlan>().gain);
+}
+
+std::unique_ptr<CudaStageStep> make_gain_cuda_step(double linear) {
+  return std::make_unique<GainStep>(linear);
 }
 
 } // namespace sigstream

@@ -62,7 +62,11 @@ void gain_facts(const StageSpec& spec, std::ostream& o) {
 }
 
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage) {
-  return std::make_unique<const GainStep>(stage.as<GainPlan>().gain);
+  return make_gain_cpu_step(stage.as<GainPlan>().gain);
+}
+
+std::unique_ptr<const CpuStageStep> make_gain_cpu_step(double linear) {
+  return std::make_unique<const GainStep>(linear);
 }
 
 } // namespace sigstream

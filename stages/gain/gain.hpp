@@ -11,6 +11,8 @@ namespace sigstream {
 
 void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage);
+// The same step for a factor known otherwise (normalize's measured gain).
+std::unique_ptr<const CpuStageStep> make_gain_cpu_step(double linear);
 StatFields gain_stats(const StageReport& stage);           // linear
 void gain_facts(const StageSpec& spec, std::ostream& out); // the linear factor
 std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, const LiveOpContext& where);
