@@ -1,0 +1,78 @@
+#pragma once
+// ITU-R BS.1770-4 / EBU R128 loudness of planar float frames fed in signal
+// order (SPEC §13): K-weighting (the shelving pre-filter and the RLB
+// high-pass as one 4th-order section in float64, direct form II), the
+// K-weighted energy of every 100 ms of the signal's frame grid (rate / 10
+// frames, rounded), momentary blocks of 4 of them every 100 ms and
+// short-term blocks of 30, the absolute (-70 LUFS) and relative (-10 LU)
+// gates for the integrated loudness, EBU Tech 3342's loudness range from the
+// short-term blocks every second (the -20 LU gate, the 10th and 95th
+// percentiles), and the true peak from a 4x (2x from 96 kHz, none from
+// 192 kHz) polyphase interpolation by a 49-tap Hann-windowed sinc. Channel
+// weights as BS.1770 and libebur128's default map: L, R, C at 1; the 4th
+// channel of 6 (the LFE of 5.1) and channels beyond 6 left out; Ls, Rs (the
+// 5th and 6th of 6, the 3rd and 4th of 4, the 4th and 5th of 5) at 1.41.
+// The values equal libebur128's (its I | LRA | TRUE_PEAK | M | S modes)
+// within float64 rounding for the loudness values and float32 rounding
+// for the true peak (stages/metrics/test_loudness.cpp checks).
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace sigstream::kernels::cpu {
+
+class Bs1770Meter {
+public:
+  // channels 1..64, rate 16..2822400 Hz (whole Hz): what the caller checks.
+  Bs1770Meter(int channels, long rate);
+
+  // The next n frames of each channel (planes[c][0..n)).
+  void add(std::span<const float* const> planes, std::int64_t n);
+
+  // Once 400 ms / 3 s are in: the largest momentary / short-term loudness
+  // seen at the end of a 100 ms step (none while silent or too short).
+  [[nodiscard]] std::optional<double> max_momentary() const noexcept { return max_m_; }
+  [[nodiscard]] std::optional<double> max_short_term() const noexcept { return max_s_; }
+  // None: no 400 ms block above the gates.
+  [[nodiscard]] std::optional<double> integrated() const;
+  // Loudness range in LU; 0 where no 3 s block passes the gates.
+  [[nodiscard]] double range() const;
+  // The largest of the channels' true peaks (never below the sample peak), linear.
+  [[nodiscard]] double true_peak() const noexcept;
+  [[nodiscard]] std::int64_t frames() const noexcept { return done_; }
+  [[nodiscard]] std::int64_t step_frames() const noexcept { return step_; }
+
+private:
+  void filter(std::span<const float* const> planes, std::int64_t at, std::int64_t n);
+  void peaks(int c, const float* x, std::int64_t n);
+  void step_done();
+
+  int channels_;
+  std::int64_t step_; // frames in 100 ms
+  std::vector<double> weight_;            // per channel; 0 = left out
+  double b_[5] = {}, a_[5] = {};          // the K-weighting section
+  std::vector<std::array<double, 5>> v_;  // its state per channel
+  std::vector<double> acc_;               // K-weighted energy of the step so far, per channel
+  std::int64_t done_ = 0;                 // frames added
+  std::vector<double> steps_;             // weighted energy of the last complete steps
+  std::int64_t steps_done_ = 0;           // complete steps
+  std::vector<double> blocks_, short_blocks_; // gated 400 ms and 3 s block energies
+  std::optional<double> max_m_, max_s_;
+  // True peak: the interpolator's phases (taps and their delays), each
+  // channel's last inputs, and the peaks.
+  int factor_ = 1;
+  struct Phase {
+    std::vector<float> coeff;
+    std::vector<int> delay;
+  };
+  std::vector<Phase> phases_;
+  int history_ = 0;
+  double phase_gain_ = 0.0; // max over phases of the sum of |coefficients|
+  std::vector<std::vector<float>> last_; // per channel, the last history_ inputs
+  std::vector<float> window_;            // scratch: history + a tile of inputs
+  std::vector<double> sample_peak_, true_peak_;
+};
+
+} // namespace sigstream::kernels::cpu
