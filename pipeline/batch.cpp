@@ -1149,6 +1149,21 @@ namespace {
 // workers), the workers with their files, and the summary.
 class BatchRun {
 public:
+  BatchRun(const BatchRun&) = delete;
+  BatchRun& operator=(const BatchRun&) = delete;
+  // An exception out of run() can leave workers and the GPU starter
+  // running: they stop taking files and are joined (the starter left).
+  ~BatchRun() {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    end_gpu_start();
+    for (std::thread& t : threads_)
+      if (t.joinable())
+        t.join();
+  }
+
   BatchRun(const Config& config, const BatchOptions& options)
       : config_(config), options_(options), t0_(std::chrono::steady_clock::now()),
         keep_going_(options.keep_going.value_or(config.batch.keep_going)),
@@ -1687,7 +1702,7 @@ private:
       // The first file's backend holds this worker's lanes once it is ready
       // (said after the file too, in case it failed before its backend).
       std::function<void()> ready_once;
-      if (std::exchange(first, false))
+      if (std::exchange(first, false) && !(beside_ && w.device < 0))
         ready_once = [this, &said_ready, d = w.device] {
           if (std::exchange(said_ready, true))
             return;
@@ -1698,7 +1713,8 @@ private:
       run_one(idx, w, kept, ready_once);
       if (ready_once)
         ready_once();
-      starts_.file_done(summary_.files[idx].item.bytes);
+      if (!(beside_ && w.device < 0)) // the GPUs' rate is their own
+        starts_.file_done(summary_.files[idx].item.bytes);
       file_done(summary_.files[idx]);
     }
     if (!gpu_took_over)
@@ -1733,13 +1749,15 @@ private:
           break; // fewer workers than planned: those running take every file
         }
       }
-      // The next devices' starts wait for workers that run, not for planned ones.
+      // The next devices' starts wait for workers that run, not for planned
+      // ones (beside the CPU: for the GPUs' workers, planned when they start).
       std::uintmax_t total_bytes = 0;
       for (const std::size_t i : order_)
         total_bytes += summary_.files[i].item.bytes;
-      starts_.planned(running_workers, total_bytes);
       if (beside_)
-        start_gpus_beside_cpu(total_bytes);
+        start_gpus_beside_cpu();
+      else
+        starts_.planned(running_workers, total_bytes);
       std::unique_lock lock(mutex_);
       while (finished_workers_ < static_cast<int>(threads_.size())) {
         cv_.wait_for(lock, std::chrono::milliseconds(200));
@@ -1784,6 +1802,7 @@ private:
   // it touches the batch only between enter() and leave(), and never once
   // the batch is over.
   struct GpuStart {
+    std::stop_source stop;
     std::mutex mutex;
     std::condition_variable cv;
     bool over = false;
@@ -1804,26 +1823,34 @@ private:
     }
   };
 
-  void start_gpus_beside_cpu(std::uintmax_t total_bytes) {
+  void start_gpus_beside_cpu() {
     gpu_start_ = std::make_shared<GpuStart>();
     std::function<void(int)> start = options_.start_device;
     if (!start)
       start = [](int d) { start_devices({d}); };
     try {
       gpu_starter_ = std::thread([this, st = gpu_start_, count = device_count_, t0 = listing_t0_,
-                                  start = std::move(start), total_bytes] {
+                                  start = std::move(start)] {
+        // Runs `f` on the batch's state unless the batch is over; false when
+        // it is, or when `f` throws (the thread then stops: nothing escapes).
+        const auto inside = [&](auto&& f) {
+          if (!st->enter())
+            return false;
+          bool ok = true;
+          try {
+            f();
+          } catch (...) {
+            ok = false;
+          }
+          st->leave();
+          return ok;
+        };
         const int n = count.get();
         const double listed_s =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (n <= 0 || !st->enter())
-          return;
         std::vector<DeviceUp> devices;
-        try {
-          devices = plan_gpus_beside_cpu(n, listed_s, total_bytes);
-        } catch (...) {
-          devices.clear(); // no memory to spare: the CPU workers go on
-        }
-        st->leave();
+        if (n <= 0 || !inside([&] { devices = plan_gpus_beside_cpu(n, listed_s); }))
+          return;
         // Every device's workers wait for its signal: given once it is up or
         // declined, and on every way out of this thread.
         std::size_t k = 0;
@@ -1837,19 +1864,24 @@ private:
         } const signal_rest{devices, k};
         for (; k < devices.size(); ++k) {
           const int d = devices[k].device;
-          if (k > 0) {
-            if (!st->enter())
-              return;
-            const bool go = starts_.wait_to_start(devices[k - 1].device, d, {});
-            st->leave();
-            if (!go)
-              return; // declined: its workers, and the later devices', take no file
-          }
-          if (!st->enter())
+          bool go = true;
+          // A declined device declines the ones after it (wait_to_start
+          // returns at once for them); their workers take no file.
+          if (k > 0 && !inside([&] {
+                go = starts_.wait_to_start(devices[k - 1].device, d, st->stop.get_token());
+              }))
             return;
-          starts_.starting(d);
-          st->leave();
-          start(d);
+          if (!go) {
+            devices[k].up->set_value();
+            continue;
+          }
+          if (!inside([&] { starts_.starting(d); }))
+            return;
+          try {
+            start(d);
+          } catch (...) {
+            // its workers make the context with their first file's backend
+          }
           devices[k].up->set_value();
         }
       });
@@ -1878,14 +1910,16 @@ private:
   // against ~260): the batch took 0.84 / 1.21 s against CUDA alone's 0.68 /
   // 1.00 s. The CPU's gain is the files it ends while the driver starts
   // (0.1-0.2 s on that host, 0.7-1 s on a 4-GPU one).
-  std::vector<DeviceUp> plan_gpus_beside_cpu(int n, double listed_s, std::uintmax_t total_bytes) {
+  std::vector<DeviceUp> plan_gpus_beside_cpu(int n, double listed_s) {
     std::vector<DeviceUp> out;
-    std::vector<BatchWorker> gpu_workers;
     std::lock_guard lock(mutex_);
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - workers_t0_).count();
-    const bool pays = first_device_pays(elapsed, static_cast<double>(bytes_done_),
-                                        static_cast<double>(total_bytes));
+    std::uintmax_t total = 0;
+    for (const std::size_t i : order_)
+      total += summary_.files[i].item.bytes;
+    const bool pays =
+        first_device_pays(elapsed, static_cast<double>(bytes_done_), static_cast<double>(total));
     if (trace_on())
       trace(("batch: " + std::to_string(n) + " CUDA device(s) listed after " +
              fmt("%.3f", listed_s) + " s; " + std::to_string(done_) + " of " +
@@ -1894,29 +1928,42 @@ private:
                 .c_str());
     if (!pays || stop_ || interrupted() || next_ >= order_.size())
       return {};
-    for (const int d : resolve_batch_devices({}, n)) {
+    const std::vector<int> devices = resolve_batch_devices({}, n);
+    for (const int d : devices) {
       out.push_back({d, std::make_shared<std::promise<void>>()});
       device_up_[d] = out.back().up->get_future().share();
     }
-    gpu_workers = plan_batch_workers(resolve_batch_devices({}, n), options_.files_per_device,
-                                     cpu_budget_, order_.size() - next_);
-    for (const DeviceUp& d : out) {
-      BatchDeviceCount c;
-      c.device = d.device;
-      for (const BatchWorker& w : gpu_workers)
-        c.workers += w.device == d.device ? 1 : 0;
-      summary_.devices.push_back(c);
-    }
-    summary_.workers.insert(summary_.workers.end(), gpu_workers.begin(), gpu_workers.end());
-    // Before any of them can end a file (they wait for their device's signal).
-    starts_.planned(gpu_workers, total_bytes);
-    for (const BatchWorker& w : gpu_workers) {
+    // The workers wait for their device's signal (device_ready); those that
+    // start are the GPUs' share.
+    std::vector<BatchWorker> started;
+    for (const BatchWorker& w : plan_batch_workers(devices, options_.files_per_device, cpu_budget_,
+                                                   order_.size() - next_)) {
       try {
         threads_.emplace_back([this, w] { worker_loop(w); });
+        started.push_back(w);
       } catch (const std::system_error&) {
         break; // those running take the files
       }
     }
+    if (started.empty()) {
+      for (DeviceUp& d : out)
+        d.up->set_value();
+      return {}; // no thread to spare: the CPU workers go on
+    }
+    for (const DeviceUp& d : out) {
+      BatchDeviceCount c;
+      c.device = d.device;
+      for (const BatchWorker& w : started)
+        c.workers += w.device == d.device ? 1 : 0;
+      summary_.devices.push_back(c);
+    }
+    summary_.workers.insert(summary_.workers.end(), started.begin(), started.end());
+    // The GPUs' next starts are judged by the GPUs' own progress over the
+    // files not yet taken (the CPU workers report none of theirs).
+    std::uintmax_t left = 0;
+    for (std::size_t j = next_; j < order_.size(); ++j)
+      left += summary_.files[order_[j]].item.bytes;
+    starts_.planned(started, left);
     cpu_yields_ = true;
     return out;
   }
@@ -1928,6 +1975,7 @@ private:
       device_count_.wait();
     if (!gpu_start_)
       return;
+    gpu_start_->stop.request_stop(); // a next device's wait ends
     {
       std::unique_lock lock(gpu_start_->mutex);
       gpu_start_->over = true;

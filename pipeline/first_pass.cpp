@@ -13,14 +13,15 @@ namespace sigstream {
 namespace {
 
 // Why the signal cannot be read twice and what to do, or "".
-std::string single_pass_only(const Config& config) {
+std::string single_pass_only(const Config& config, bool open_ended) {
   if (config.execution.latency_ms)
     return "live mode (--latency) processes each block once (run it without --latency)";
   const char* advice = " (write the stream to a file first, or leave the stage out)";
   if (config.source.file && is_std_stream(*config.source.file))
     return std::string("standard input is a stream") + advice;
-  if (config.source.file && open_source(config.source)->info().open_ended)
-    return "'" + *config.source.file + "' is a stream (a pipe), not a file" + advice;
+  if (open_ended)
+    return "'" + config.source.file.value_or("the source") + "' is a stream (a pipe), not a file" +
+           advice;
   return {};
 }
 
@@ -33,7 +34,7 @@ bool needs_first_pass(const Config& config) {
   return false;
 }
 
-Config with_first_passes(const Config& config, const RunOptions& options) {
+Config with_first_passes(const Config& config, const RunOptions& options, bool open_ended) {
   Config out = config;
   for (std::size_t j = 0; j < out.stages.size(); ++j) {
     const StageKind& kind = stage_kind(out.stages[j].type);
@@ -42,10 +43,10 @@ Config with_first_passes(const Config& config, const RunOptions& options) {
     const std::optional<StageSpec> probe = kind.first_pass(out.stages[j]);
     if (!probe)
       continue;
-    if (const std::string why = single_pass_only(config); !why.empty())
-      throw config_error(stage_where(StagePlanContext{config, j, 0.0, 0, 1}, out.stages[j]) +
-                         ": " + std::string(to_string(kind.type)) +
-                         " needs two passes over a file, and " + why);
+    if (const std::string why = single_pass_only(config, open_ended); !why.empty())
+      throw config_error(stage_where(StagePlanContext{config, j, 0.0, 0, 1}, out.stages[j]) + ": " +
+                         std::string(to_string(kind.type)) + " needs two passes over a file, and " +
+                         why);
     // The chain up to the stage, measured at its input; no audio, no statistics files.
     Config first = out;
     first.stages.resize(j);

@@ -13,8 +13,10 @@ namespace sigstream {
 [[nodiscard]] bool needs_first_pass(const Config& config);
 
 // `config` with every such stage measured. Throws Error(config), naming the
-// stage, where the signal cannot be read twice: a stream (standard input, a
-// pipe) or live mode.
-[[nodiscard]] Config with_first_passes(const Config& config, const RunOptions& options);
+// stage, where the signal cannot be read twice: a stream (`open_ended`:
+// standard input, a pipe; SourceInfo::open_ended of the opened source) or
+// live mode.
+[[nodiscard]] Config with_first_passes(const Config& config, const RunOptions& options,
+                                       bool open_ended);
 
 } // namespace sigstream

@@ -274,14 +274,7 @@ void finish_spectra(const Plan& plan, const std::vector<SpectrumSums>& sums, Run
 }
 
 RunReport run_pipeline(const Config& config, const RunOptions& options) {
-  const auto t0 = std::chrono::steady_clock::now();
-  // A stage that needs a first pass over the signal (normalize) is measured
-  // first; the run is then the second pass, and its wall time counts both.
-  if (needs_first_pass(config)) {
-    RunReport r = run_pipeline(with_first_passes(config, options), options);
-    r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
-  }
+  const auto t0 = options.started.value_or(std::chrono::steady_clock::now());
   auto log = [&](const std::string& m) {
     if (options.log)
       options.log(m);
@@ -308,6 +301,17 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   for (const auto* p : {&config.stats.json, &config.stats.csv})
     if (*p && input_is_file)
       refuse_same_file(*config.source.file, **p, "stats output");
+
+  // A stage that needs a first pass over the signal (normalize) is measured
+  // now, once the outputs are known to be good; the run is then the second
+  // pass, timed from here (its statistics' wall time counts both).
+  if (needs_first_pass(config)) {
+    const Config measured = with_first_passes(config, options, si.open_ended);
+    source.reset();
+    RunOptions second = options;
+    second.started = t0;
+    return run_pipeline(measured, second);
+  }
 
   if (config.execution.latency_ms) {
     // Live mode (pipeline/live.hpp): blocks from the latency, on the CPU.

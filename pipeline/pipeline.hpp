@@ -2,6 +2,7 @@
 // The flow of one job: source -> reader thread -> backend (chunks in flight)
 // -> writer thread (audio sink, statistics, verification), with progress and
 // the report that becomes the statistics JSON/CSV.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -57,6 +58,9 @@ struct RunOptions {
   // first chunk: a batch starts its next GPU once this GPU's workers hold
   // their lanes.
   std::function<void()> backend_ready;
+  // When the run began, if before this call (a first pass's run: the
+  // statistics' wall time counts both passes).
+  std::optional<std::chrono::steady_clock::time_point> started;
 };
 
 // Runs a validated config to the end: writes the sink and statistics files

@@ -65,30 +65,39 @@ using V8f = float __attribute__((vector_size(32)));
   return r;
 }
 
+using V4d = double __attribute__((vector_size(32)));
+using V4f = float __attribute__((vector_size(16)));
+
+[[gnu::always_inline]] inline V4d load4d(const float* p) {
+  V4f v;
+  std::memcpy(&v, p, sizeof v);
+  return __builtin_convertvector(v, V4d);
+}
+
 // max |y[i]| over one phase's outputs y[i] = sum_t coeff[t] * x[i - delay[t]],
-// i < n (x holds the delays' history before x[0]): eight outputs at a time,
-// the taps in registers.
-[[gnu::target_clones("arch=x86-64-v3", "default")]] float phase_abs_max(const float* coeff,
-                                                                       const int* delay, int taps,
-                                                                       const float* x,
-                                                                       std::int64_t n) {
-  V8f m{};
+// i < n (x holds the delays' history before x[0]), each sum in float64 in
+// tap order and rounded to float32 once, as libebur128's interpolator does:
+// four outputs at a time, the taps in registers.
+[[gnu::target_clones("arch=x86-64-v3", "default")]] float
+phase_abs_max(const double* coeff, const int* delay, int taps, const float* x, std::int64_t n) {
+  V4f m{};
   std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    V8f acc{};
+  for (; i + 4 <= n; i += 4) {
+    V4d acc{};
     for (int t = 0; t < taps; ++t)
-      acc += coeff[t] * load8(x + i - delay[t]);
-    const V8f a = abs8(acc);
+      acc += coeff[t] * load4d(x + i - delay[t]);
+    const V4f y = __builtin_convertvector(acc, V4f);
+    const V4f a = y < 0.0f ? -y : y;
     m = a > m ? a : m;
   }
   float r = 0.0f;
-  for (int k = 0; k < 8; ++k)
+  for (int k = 0; k < 4; ++k)
     r = std::max(r, m[k]);
   for (; i < n; ++i) {
-    float acc = 0.0f;
+    double acc = 0.0;
     for (int t = 0; t < taps; ++t)
-      acc += coeff[t] * x[i - delay[t]];
-    r = std::max(r, std::abs(acc));
+      acc += coeff[t] * static_cast<double>(x[i - delay[t]]);
+    r = std::max(r, std::abs(static_cast<float>(acc)));
   }
   return r;
 }
@@ -98,8 +107,7 @@ using V8f = float __attribute__((vector_size(32)));
 Bs1770Meter::Bs1770Meter(int channels, long rate)
     : channels_(channels), step_(std::max<std::int64_t>(1, (rate + 5) / 10)),
       v_(static_cast<std::size_t>(channels), std::array<double, 5>{}),
-      acc_(static_cast<std::size_t>(channels), 0.0),
-      last_(static_cast<std::size_t>(channels)),
+      acc_(static_cast<std::size_t>(channels), 0.0), last_(static_cast<std::size_t>(channels)),
       sample_peak_(static_cast<std::size_t>(channels), 0.0),
       true_peak_(static_cast<std::size_t>(channels), 0.0) {
   for (int c = 0; c < channels; ++c)
@@ -141,19 +149,19 @@ Bs1770Meter::Bs1770Meter(int channels, long rate)
       if (std::abs(c) <= 1e-6)
         continue; // the sinc's zeros and the window's ends
       Phase& p = phases[static_cast<std::size_t>(j % factor_)];
-      p.coeff.push_back(static_cast<float>(c));
+      p.coeff.push_back(c);
       p.delay.push_back(j / factor_);
       history_ = std::max(history_, j / factor_);
     }
     for (Phase& p : phases)
-      if (!(p.coeff.size() == 1 && p.coeff[0] == 1.0f))
+      if (!(p.coeff.size() == 1 && p.coeff[0] == 1.0))
         phases_.push_back(std::move(p));
     // The most a phase's output can be per unit of input, with room for
     // float32 rounding of its sum.
     for (const Phase& p : phases_) {
       double g = 0.0;
-      for (const float c : p.coeff)
-        g += std::abs(static_cast<double>(c));
+      for (const double c : p.coeff)
+        g += std::abs(c);
       phase_gain_ = std::max(phase_gain_, g * (1.0 + 1e-5));
     }
     for (auto& l : last_)
@@ -187,7 +195,8 @@ struct KState {
 
 [[gnu::always_inline]] inline void k_step(KState& s, double x, const double* a, const double* b) {
   const double older = a[2] * s.v2 + a[3] * s.v3 + a[4] * s.v4;
-  // One fused multiply-add on the chain (an instruction where the clone has FMA).
+  // One fused multiply-add on the chain: an instruction in the x86-64-v3
+  // clone (a libm call in the default one, for CPUs without FMA, before 2013).
   const double v0 = std::fma(-a[1], s.v1, x - older);
   const double y = b[0] * v0 + b[1] * s.v1 + b[2] * s.v2 + b[3] * s.v3 + b[4] * s.v4;
   s.e += y * y;

@@ -13,8 +13,7 @@
 // channel of 6 (the LFE of 5.1) and channels beyond 6 left out; Ls, Rs (the
 // 5th and 6th of 6, the 3rd and 4th of 4, the 4th and 5th of 5) at 1.41.
 // The values equal libebur128's (its I | LRA | TRUE_PEAK | M | S modes)
-// within float64 rounding for the loudness values and float32 rounding
-// for the true peak (stages/metrics/test_loudness.cpp checks).
+// within float64 rounding (stages/metrics/test_loudness.cpp checks).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -50,26 +49,26 @@ private:
   void step_done();
 
   int channels_;
-  std::int64_t step_; // frames in 100 ms
-  std::vector<double> weight_;            // per channel; 0 = left out
-  double b_[5] = {}, a_[5] = {};          // the K-weighting section
-  std::vector<std::array<double, 5>> v_;  // its state per channel
-  std::vector<double> acc_;               // K-weighted energy of the step so far, per channel
-  std::int64_t done_ = 0;                 // frames added
-  std::vector<double> steps_;             // weighted energy of the last complete steps
-  std::int64_t steps_done_ = 0;           // complete steps
+  std::int64_t step_;                         // frames in 100 ms
+  std::vector<double> weight_;                // per channel; 0 = left out
+  double b_[5] = {}, a_[5] = {};              // the K-weighting section
+  std::vector<std::array<double, 5>> v_;      // its state per channel
+  std::vector<double> acc_;                   // K-weighted energy of the step so far, per channel
+  std::int64_t done_ = 0;                     // frames added
+  std::vector<double> steps_;                 // weighted energy of the last complete steps
+  std::int64_t steps_done_ = 0;               // complete steps
   std::vector<double> blocks_, short_blocks_; // gated 400 ms and 3 s block energies
   std::optional<double> max_m_, max_s_;
   // True peak: the interpolator's phases (taps and their delays), each
   // channel's last inputs, and the peaks.
   int factor_ = 1;
   struct Phase {
-    std::vector<float> coeff;
+    std::vector<double> coeff;
     std::vector<int> delay;
   };
   std::vector<Phase> phases_;
   int history_ = 0;
-  double phase_gain_ = 0.0; // max over phases of the sum of |coefficients|
+  double phase_gain_ = 0.0;              // max over phases of the sum of |coefficients|
   std::vector<std::vector<float>> last_; // per channel, the last history_ inputs
   std::vector<float> window_;            // scratch: history + a tile of inputs
   std::vector<double> sample_peak_, true_peak_;

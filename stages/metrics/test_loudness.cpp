@@ -237,8 +237,9 @@ TEST(Loudness, CudaIsAConfigErrorForNow) {
     ADD_FAILURE() << "backend cuda accepted";
   } catch (const Error& e) {
     // A build with CUDA names the setting; one without refuses the backend itself.
-    if (e.kind() == ErrorKind::config)
+    if (e.kind() == ErrorKind::config) {
       EXPECT_NE(std::string(e.what()).find("loudness"), std::string::npos) << e.what();
+    }
   }
 }
 

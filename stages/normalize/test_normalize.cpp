@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
 #include "stages/normalize/spec.hpp"
+#include "stream_support.hpp"
 #include "test_support.hpp"
 
 namespace sigstream {
@@ -49,8 +52,8 @@ struct Ebu {
 };
 
 Ebu libebur128(int channels, const std::vector<float>& x) {
-  ebur128_state* st = ebur128_init(static_cast<unsigned>(channels), kRate,
-                                   EBUR128_MODE_I | EBUR128_MODE_TRUE_PEAK);
+  ebur128_state* st =
+      ebur128_init(static_cast<unsigned>(channels), kRate, EBUR128_MODE_I | EBUR128_MODE_TRUE_PEAK);
   if (channels == 6) // 5.1: L R C LFE Ls Rs
     ebur128_set_channel(st, 3, EBUR128_UNUSED);
   ebur128_add_frames_float(st, x.data(), x.size() / static_cast<std::size_t>(channels));
@@ -90,7 +93,7 @@ struct Outcome {
 };
 
 Outcome run(test::TempDir& dir, const std::string& in, std::vector<StageSpec> stages,
-        std::int64_t chunk = 1048576) {
+            std::int64_t chunk = 1048576) {
   Config c;
   c.origin = "test";
   c.source.file = in;
@@ -137,7 +140,7 @@ TEST_P(NormalizeLufs, TheOutputIsAtTheTargetForLibebur128) {
   const std::vector<float> x = programme(k.channels, k.frames, k.level_db, 7 + k.channels);
   const Ebu before = libebur128(k.channels, x);
   const Outcome r = run(dir, write(dir, "in.wav", k.channels, x),
-                    {normalize_stage(NormalizeMode::lufs, k.target, 0.0)});
+                        {normalize_stage(NormalizeMode::lufs, k.target, 0.0)});
   const NormalizePlan& p = plan_of(r.report);
   ASSERT_TRUE(p.result.measured_db.has_value());
   EXPECT_NEAR(*p.result.measured_db, before.integrated, 0.01);
@@ -162,8 +165,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, NormalizeLufs,
 TEST(Normalize, TheTruePeakCapLowersTheGain) {
   test::TempDir dir;
   const std::vector<float> x = programme(2, 8 * kRate + 3, -30.0, 11);
-  const Outcome r = run(dir, write(dir, "in.wav", 2, x),
-                    {normalize_stage(NormalizeMode::lufs, -5.0, -3.0)});
+  const Outcome r =
+      run(dir, write(dir, "in.wav", 2, x), {normalize_stage(NormalizeMode::lufs, -5.0, -3.0)});
   const NormalizePlan& p = plan_of(r.report);
   EXPECT_TRUE(p.result.limited);
   const Ebu after = libebur128(2, r.y);
@@ -194,8 +197,8 @@ TEST(Normalize, PeakTargetAfterAFilter) {
   const std::vector<float> x = programme(2, 5 * kRate + 101, -20.0, 3);
   const StageSpec fir =
       test::fir_stage("lp", test::random_taps_unit_energy(63, 5), FirMode::same, FirMethod::direct);
-  const Outcome r = run(dir, write(dir, "in.wav", 2, x),
-                    {fir, normalize_stage(NormalizeMode::peak, -1.5)});
+  const Outcome r =
+      run(dir, write(dir, "in.wav", 2, x), {fir, normalize_stage(NormalizeMode::peak, -1.5)});
   EXPECT_NEAR(peak_db(r.y), -1.5, 1e-4);
   // Without the normalize stage: the same bytes times the gain.
   const Outcome plain = run(dir, write(dir, "in2.wav", 2, x), {fir});
@@ -209,10 +212,12 @@ TEST(Normalize, PeakTargetAfterAFilter) {
 TEST(Normalize, RmsTargetAndItsPeakCap) {
   test::TempDir dir;
   const std::vector<float> x = programme(1, 4 * kRate + 9, -30.0, 5);
-  const Outcome r = run(dir, write(dir, "in.wav", 1, x), {normalize_stage(NormalizeMode::rms, -26.0)});
+  const Outcome r =
+      run(dir, write(dir, "in.wav", 1, x), {normalize_stage(NormalizeMode::rms, -26.0)});
   EXPECT_NEAR(rms_db(r.y), -26.0, 1e-3);
   EXPECT_FALSE(plan_of(r.report).result.limited);
-  const Outcome loud = run(dir, write(dir, "in2.wav", 1, x), {normalize_stage(NormalizeMode::rms, -3.0)});
+  const Outcome loud =
+      run(dir, write(dir, "in2.wav", 1, x), {normalize_stage(NormalizeMode::rms, -3.0)});
   EXPECT_TRUE(plan_of(loud.report).result.limited);
   EXPECT_LE(peak_db(loud.y), 20.0 * std::log10(32767.0 / 32768.0) + 1e-5);
 }
@@ -234,7 +239,8 @@ TEST(Normalize, SilenceIsLeftAsItIsWithAWarning) {
   test::TempDir dir;
   std::vector<float> x(2 * 3 * kRate, 0.0f);
   x[1000] = 1e-6f; // far under the absolute gate
-  const Outcome r = run(dir, write(dir, "in.wav", 2, x), {normalize_stage(NormalizeMode::lufs, -23.0)});
+  const Outcome r =
+      run(dir, write(dir, "in.wav", 2, x), {normalize_stage(NormalizeMode::lufs, -23.0)});
   EXPECT_FALSE(plan_of(r.report).result.measured_db.has_value());
   EXPECT_EQ(plan_of(r.report).linear, 1.0);
   EXPECT_EQ(r.y, x);
@@ -283,16 +289,26 @@ TEST(Normalize, StreamsAndLiveModeAreConfigErrors) {
     EXPECT_NE(std::string(e.what()).find("two passes"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("live.yaml:7"), std::string::npos) << e.what();
   }
+  // A pipe (a WAV whose header leaves its length open, as a stream's does).
+  // The run refuses it after its header: the feeder's writes then fail
+  // (EPIPE, not a SIGPIPE that would end the test).
+  const auto old_pipe = std::signal(SIGPIPE, SIG_IGN);
   c.execution.latency_ms.reset();
-  c.source.file = "-";
-  try {
-    (void)run_pipeline(c, RunOptions{});
-    ADD_FAILURE() << "standard input ran";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::config);
-    EXPECT_NE(std::string(e.what()).find("standard input is a stream"), std::string::npos)
-        << e.what();
-  }
+  std::vector<unsigned char> bytes = test::slurp_bytes(in);
+  test::mark_unknown_length(bytes);
+  c.source.file = dir.file("in.fifo");
+  {
+    test::FifoFeeder feed(*c.source.file, std::move(bytes), 3, 5000);
+    try {
+      (void)run_pipeline(c, RunOptions{});
+      ADD_FAILURE() << "a pipe ran";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::config);
+      EXPECT_NE(std::string(e.what()).find("is a stream (a pipe)"), std::string::npos) << e.what();
+    }
+  } // the feeder's thread has ended
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out.wav")));
+  std::signal(SIGPIPE, old_pipe);
 }
 
 } // namespace

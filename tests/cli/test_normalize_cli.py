@@ -27,21 +27,13 @@ if len(sys.argv) < 2:
 BIN = os.path.abspath(sys.argv[1])
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
-from harness import run_cases  # noqa: E402
+from harness import run_cases, write_pcm16  # noqa: E402
 
 RATE = 48000
 
 
 def sh(args: list[str], **kw) -> subprocess.CompletedProcess:
     return subprocess.run([BIN, *args], capture_output=True, text=True, **kw)
-
-
-def write_pcm16(path: str, x: np.ndarray) -> None:
-    with wave.open(path, "wb") as w:
-        w.setnchannels(x.shape[1])
-        w.setsampwidth(2)
-        w.setframerate(RATE)
-        w.writeframes(np.clip(np.round(x * 32767), -32768, 32767).astype("<i2").tobytes())
 
 
 def read_pcm16(path: str) -> np.ndarray:

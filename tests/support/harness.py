@@ -38,6 +38,19 @@ def files_under(root):
     return out
 
 
+def write_pcm16(path, x, rate=48000):
+    """x, a NumPy array (frames, channels) in [-1, 1), as a 16-bit WAV (rounded, clipped)."""
+    import wave
+
+    import numpy as np
+
+    with wave.open(path, "wb") as w:
+        w.setnchannels(x.shape[1])
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(np.clip(np.round(x * 32767), -32768, 32767).astype("<i2").tobytes())
+
+
 def cuda_available(binary):
     """Whether `sigstream devices` lists a CUDA device."""
     r = subprocess.run([binary, "devices"], capture_output=True, text=True)
