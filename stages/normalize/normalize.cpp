@@ -83,7 +83,8 @@ StatFields normalize_stats(const StageReport& stage) {
   if (p.result.measured_db)
     f.emplace_back("measured_db", *p.result.measured_db);
   if (p.result.peak_db)
-    f.emplace_back(p.mode == NormalizeMode::lufs ? "true_peak_dbtp" : "peak_dbfs", *p.result.peak_db);
+    f.emplace_back(p.mode == NormalizeMode::lufs ? "true_peak_dbtp" : "peak_dbfs",
+                   *p.result.peak_db);
   f.emplace_back("gain_db", p.result.gain_db);
   f.emplace_back("linear", p.linear);
   f.emplace_back("limited_by_peak", std::int64_t{p.result.limited ? 1 : 0});
@@ -148,7 +149,8 @@ void normalize_measured(StageSpec& spec, const MetricsReport& block,
       r.gain_db = cap - *r.peak_db;
       r.limited = true;
       if (log)
-        log(who + ": gain lowered from " + db(wanted) + " to " + db(r.gain_db) + " dB so that the " +
+        log(who + ": gain lowered from " + db(wanted) + " to " + db(r.gain_db) +
+            " dB so that the " +
             (s.mode == NormalizeMode::lufs ? "true peak stays at " + db(cap) + " dBTP"
                                            : "peak stays at " + db(cap) + " dBFS") +
             " (reaches " + db(*r.measured_db + r.gain_db) + " " + unit(s.mode) + ")");

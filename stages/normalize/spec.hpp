@@ -42,9 +42,9 @@ struct NormalizePlan {
   NormalizeResult result;
   double linear = 1.0; // 10^(gain_db / 20), what runs
   bool operator==(const NormalizePlan& o) const {
-    return mode == o.mode && target_db == o.target_db && cap_db == o.cap_db &&
-           linear == o.linear && result.measured_db == o.result.measured_db &&
-           result.peak_db == o.result.peak_db && result.limited == o.result.limited;
+    return mode == o.mode && target_db == o.target_db && cap_db == o.cap_db && linear == o.linear &&
+           result.measured_db == o.result.measured_db && result.peak_db == o.result.peak_db &&
+           result.limited == o.result.limited;
   }
 };
 
