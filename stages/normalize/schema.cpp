@@ -18,15 +18,19 @@ using namespace config;
 constexpr Key kNormalizeKeys[] = {
     Key("lufs", Type::number,
         "Integrated loudness to reach (EBU R128, LUFS, e.g. -23 broadcast, -16 podcasts); "
-        "exactly one of lufs / peak_db / rms_db."),
+        "exactly one of lufs / peak_db / rms_db.")
+        .at_least(-200),
     Key("peak_db", Type::number,
-        "Sample peak to reach, dBFS (as sox --norm=DB); exactly one of lufs / peak_db / rms_db."),
+        "Sample peak to reach, dBFS (as sox --norm=DB); exactly one of lufs / peak_db / rms_db.")
+        .at_least(-200),
     Key("rms_db", Type::number,
         "RMS over all channels to reach, dBFS, lowered where the sample peak would pass 0 dBFS; "
-        "exactly one of lufs / peak_db / rms_db."),
+        "exactly one of lufs / peak_db / rms_db.")
+        .at_least(-200),
     Key("true_peak_max_db", Type::number,
         "With lufs: the true peak (4x oversampled) the gain may not push past, dBTP.")
-        .defaults("-1"),
+        .defaults("-1")
+        .at_least(-200),
 };
 
 void read_normalize(MapReader& r, const StageReadContext& where, StageSpec& out) {

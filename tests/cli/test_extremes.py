@@ -20,6 +20,7 @@ import re
 import signal
 import subprocess
 import sys
+import wave
 
 if len(sys.argv) < 2:
     print("usage: test_extremes.py PATH_TO_sigstream", file=sys.stderr)
@@ -65,6 +66,16 @@ stages:
 sink: {file: out.wav}
 execution: {backend: cpu}
 """
+# The normalize stages (files: two passes; on the CPU backend).
+NORM = """version: 1
+source: {file: in.wav}
+stages:
+  - {type: normalize, name: l, lufs: -23, true_peak_max_db: -1}
+  - {type: normalize, name: p, peak_db: -1}
+  - {type: normalize, name: r, rms_db: -20}
+sink: {file: out.wav}
+execution: {backend: cpu}
+"""
 # reference key -> (config, --set path)
 # Keys whose extreme values are long, valid jobs (stopped with SIGTERM).
 LONG = {"source.synth.frames", "source.synth.duration_s"}
@@ -105,6 +116,10 @@ KEYS = {
     "stages[].biquad.q": (IIR, "stages.2.biquad.q"),
     "stages[].biquad.gain_db": (IIR, "stages.2.biquad.gain_db"),
     "stages[].sos": (IIR, "stages.3.sos.0.4"),
+    "stages[].lufs": (NORM, "stages.0.lufs"),
+    "stages[].true_peak_max_db": (NORM, "stages.0.true_peak_max_db"),
+    "stages[].peak_db": (NORM, "stages.1.peak_db"),
+    "stages[].rms_db": (NORM, "stages.2.rms_db"),
     "sink.quality": (BASE, "sink.quality"),
     "execution.chunk_frames": (BASE, "execution.chunk_frames"),
     "execution.streams": (BASE, "execution.streams"),
@@ -132,6 +147,11 @@ def test_the_table_covers_every_numeric_key():
 
 def run_extremes(backend):
     open("in.raw", "wb").write(bytes(range(256)) * 160)
+    with wave.open("in.wav", "wb") as w:  # for the normalize stages: 1 s of a stereo ramp
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(bytes(range(256)) * 250)
     outcomes = {0: 0, 1: 0, 2: 0, 130: 0}
     for key, (config, path) in KEYS.items():
         open("c.yaml", "w").write(config.replace("BACKEND", backend))
