@@ -1,7 +1,7 @@
 #include "kernels/cpu/loudness.hpp"
 
-// The vector helpers are inlined into each clone; the note that returning a
-// 32-byte vector without AVX changes the ABI concerns calls that never happen.
+// The note that a 32-byte vector without AVX changes the ABI concerns no
+// call here (the vectors stay inside each clone).
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include <algorithm>
@@ -36,17 +36,9 @@ double channel_weight(int c, int channels) {
   return c == 4 || c == 5 ? 1.41 : 0.0; // the LFE (3) and channels beyond 6: left out
 }
 
+// (No helper takes or returns a 32-byte vector: clang refuses such calls
+// from the default clone, compiled without AVX.)
 using V8f = float __attribute__((vector_size(32)));
-
-[[gnu::always_inline]] inline V8f load8(const float* p) {
-  V8f v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-[[gnu::always_inline]] inline V8f abs8(V8f v) {
-  return v < 0.0f ? -v : v;
-}
 
 // max |x[i]| for i < n, eight lanes at a time (the compiler keeps a float
 // max reduction scalar: NaN and signed zeros forbid it to reorder).
@@ -54,7 +46,9 @@ using V8f = float __attribute__((vector_size(32)));
   V8f m{};
   std::int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const V8f a = abs8(load8(x + i));
+    V8f a;
+    std::memcpy(&a, x + i, sizeof a);
+    a = a < 0.0f ? -a : a;
     m = a > m ? a : m;
   }
   float r = 0.0f;
@@ -68,12 +62,6 @@ using V8f = float __attribute__((vector_size(32)));
 using V4d = double __attribute__((vector_size(32)));
 using V4f = float __attribute__((vector_size(16)));
 
-[[gnu::always_inline]] inline V4d load4d(const float* p) {
-  V4f v;
-  std::memcpy(&v, p, sizeof v);
-  return __builtin_convertvector(v, V4d);
-}
-
 // max |y[i]| over one phase's outputs y[i] = sum_t coeff[t] * x[i - delay[t]],
 // i < n (x holds the delays' history before x[0]), each sum in float64 in
 // tap order and rounded to float32 once, as libebur128's interpolator does:
@@ -84,8 +72,11 @@ phase_abs_max(const double* coeff, const int* delay, int taps, const float* x, s
   std::int64_t i = 0;
   for (; i + 4 <= n; i += 4) {
     V4d acc{};
-    for (int t = 0; t < taps; ++t)
-      acc += coeff[t] * load4d(x + i - delay[t]);
+    for (int t = 0; t < taps; ++t) {
+      V4f v;
+      std::memcpy(&v, x + i - delay[t], sizeof v);
+      acc += coeff[t] * __builtin_convertvector(v, V4d);
+    }
     const V4f y = __builtin_convertvector(acc, V4f);
     const V4f a = y < 0.0f ? -y : y;
     m = a > m ? a : m;
