@@ -322,6 +322,16 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
           "filters give the same bytes)");
     Config live = config;
     live.execution.chunk_frames = live_block_frames(*config.execution.latency_ms, si.sample_rate);
+    // Blocks of a million frames are no live audio (2 ms at 990 MHz, found by
+    // fuzz_live: its partitioned FIR's FFTs took a minute under the sanitizers).
+    if (constexpr std::int64_t kMaxLiveBlock = std::int64_t{1} << 20;
+        live.execution.chunk_frames > kMaxLiveBlock)
+      throw config_error("execution.latency_ms: " + std::to_string(*config.execution.latency_ms) +
+                         " ms at " + std::to_string(si.sample_rate) + " Hz is a block of " +
+                         std::to_string(live.execution.chunk_frames) +
+                         " frames; live mode takes blocks of up to " +
+                         std::to_string(kMaxLiveBlock) +
+                         " frames (a shorter latency, or run it without --latency)");
     const Plan plan = make_plan(live, si, sink_format ? sink_format->bits : 0);
     if (sink_format)
       check_sink_channels(*config.sink.file, *sink_format, plan.output_channels);
