@@ -1232,9 +1232,7 @@ private:
   // that touches nothing but its result: the batch may end, and the process
   // leave, before it does. False: no thread to spare.
   bool list_devices_early() {
-    std::function<int()> count = options_.count_devices;
-    if (!count)
-      count = [] { return static_cast<int>(list_devices().size()); };
+    std::function<int()> count = device_counter();
     auto result = std::make_shared<std::promise<int>>();
     device_count_ = result->get_future().share();
     listing_t0_ = std::chrono::steady_clock::now();
@@ -1254,10 +1252,13 @@ private:
     return true;
   }
 
-  [[nodiscard]] int count_devices() const {
-    return options_.count_devices ? options_.count_devices()
-                                  : static_cast<int>(list_devices().size());
+  // How the devices are counted: the injected counter (tests) or the driver's list.
+  [[nodiscard]] std::function<int()> device_counter() const {
+    if (options_.count_devices)
+      return options_.count_devices;
+    return [] { return static_cast<int>(list_devices().size()); };
   }
+  [[nodiscard]] int count_devices() const { return device_counter()(); }
 
   void use_devices(int device_count) {
     if (kind_ == BackendKind::cuda && device_count == 0)

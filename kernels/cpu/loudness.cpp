@@ -300,14 +300,15 @@ void Bs1770Meter::step_done() {
     e += weight_[c] * acc_[c];
     acc_[c] = 0.0;
   }
-  steps_.push_back(e);
+  steps_[static_cast<std::size_t>(steps_done_ % kRing)] = e;
   ++steps_done_;
-  const std::size_t k = steps_.size();
-  const auto sum_last = [&](std::size_t count) {
+  const auto k = steps_done_;
+  // The last `count` steps' energy, oldest first, per frame.
+  const auto sum_last = [&](std::int64_t count) {
     double s = 0.0;
-    for (std::size_t i = k - count; i < k; ++i)
-      s += steps_[i];
-    return s / static_cast<double>(count * static_cast<std::size_t>(step_));
+    for (std::int64_t i = k - count; i < k; ++i)
+      s += steps_[static_cast<std::size_t>(i % kRing)];
+    return s / static_cast<double>(count * step_);
   };
   if (k >= 4) {
     const double m = sum_last(4);
@@ -321,12 +322,9 @@ void Bs1770Meter::step_done() {
     if (s > 0.0)
       max_s_ = std::max(max_s_.value_or(to_loudness(s)), to_loudness(s));
     // EBU Tech 3342: a short-term block every second from 3 s on.
-    if ((steps_done_ - 30) % 10 == 0 && s >= absolute_gate())
+    if ((k - 30) % 10 == 0 && s >= absolute_gate())
       short_blocks_.push_back(s);
   }
-  // Only the last 30 steps are ever read again.
-  if (steps_.size() >= 4096)
-    steps_.erase(steps_.begin(), steps_.end() - 30);
 }
 
 std::optional<double> Bs1770Meter::integrated() const {

@@ -55,7 +55,8 @@ private:
   std::vector<std::array<double, 5>> v_;      // its state per channel
   std::vector<double> acc_;                   // K-weighted energy of the step so far, per channel
   std::int64_t done_ = 0;                     // frames added
-  std::vector<double> steps_;                 // weighted energy of the last complete steps
+  static constexpr std::int64_t kRing = 30;   // a short-term block's steps
+  std::array<double, kRing> steps_{};         // weighted energy of the last steps (a ring)
   std::int64_t steps_done_ = 0;               // complete steps
   std::vector<double> blocks_, short_blocks_; // gated 400 ms and 3 s block energies
   std::optional<double> max_m_, max_s_;
