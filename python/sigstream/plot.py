@@ -15,9 +15,13 @@ Panels, each with labelled axes and units (channel 0 of each signal):
   5. per-chunk rms and peak (dBFS) of every metrics block over time.
 A panel whose data the run did not record says what to add instead.
 
-A batch summary (batch_summary.json) gets its own figure: per file, the
-output's rms and peak (dBFS, the loudest channel), its clipped samples, and
-which files failed.
+A batch summary (batch_summary.json) gets its own figure, one row per file
+(failed, interrupted and not-run files marked as such in every panel):
+  1. the output's rms and peak (dBFS, the loudest channel);
+  2. its integrated loudness (LUFS) and true peak (dBTP), from the metrics
+     stage with `loudness: true` (SPEC section 13); a file with no 400 ms
+     block above the gates (integrated null: silent) is marked "silent";
+  3. its clipped output samples.
 
 This file depends on NumPy and matplotlib only (not on sigstream's compiled
 module), so that the CLI can run it with any Python that has them. Exit
@@ -183,45 +187,134 @@ def _block_rates(s: Stats) -> dict[str, float]:
     return rates
 
 
-def _batch_figure(s: Stats, figure_class: Any) -> Any:
+# A batch file's status -> the mark after its name (ok and skipped, whose
+# outputs exist, have none).
+_STATUS_MARK = {"failed": "  (FAILED)", "interrupted": "  (interrupted)", "not_run": "  (not run)"}
+
+
+def _written(f: Stats) -> bool:
+    """Whether the file's output exists (processed now, or up to date and skipped)."""
+    return f.get("status") in ("ok", "skipped")
+
+
+def _number(v: Any) -> float | None:
+    """A JSON number as a float; None for null, an absent key, or anything else."""
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) else None
+
+
+def _file_rows(ax: Any, files: list[Stats]) -> None:
+    """Files down the y axis, first at the top, each named (and marked if it has no output)."""
+    names = [os.path.basename(f.get("file") or "?") + _STATUS_MARK.get(f.get("status", ""), "") for f in files]
+    ax.set_ylabel("file")
+    ax.set_yticks(list(range(len(files))), names)
+    ax.set_ylim(max(len(files), 1) - 0.5, -0.5)  # inverted: the first file at the top
+
+
+def _batch_levels(ax: Any, s: Stats) -> None:
     files = s["files"]
-    names = [os.path.basename(f.get("file", "?")) for f in files]
-    n = max(len(files), 1)
-    fig = figure_class(figsize=(12, max(4.0, 1.2 + 0.32 * n) * 2), dpi=100, layout="constrained")
-    levels, clips = fig.subplots(2, 1)
     y = list(range(len(files)))
 
     def loudest(f: Stats, key: str) -> float:
         values = [v for v in (f.get(key) or []) if v is not None]
         return max(values) if values else 0.0
 
-    ok = [f.get("status") == "ok" for f in files]
     rms = _db([loudest(f, "output_rms") for f in files], power=False)
     peak = _db([loudest(f, "output_peak") for f in files], power=False)
-    levels.barh([i - 0.2 for i in y], [max(v, -120.0) + 120.0 for v in rms], height=0.4, left=-120.0,
-                label="rms (loudest channel)")
-    levels.barh([i + 0.2 for i in y], [max(v, -120.0) + 120.0 for v in peak], height=0.4, left=-120.0,
-                label="peak (loudest channel)")
-    levels.set_title(f"Batch: {len(files)} files, {s['counts'].get('failed', 0)} failed (output levels)")
-    levels.set_xlabel("level (dBFS)")
-    levels.set_ylabel("file")
-    levels.set_yticks(y, [nm + ("" if good else "  (FAILED)") for nm, good in zip(names, ok)])
-    levels.invert_yaxis()
-    levels.set_xlim(-120.0, 6.0)
-    levels.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
-    levels.grid(True, axis="x", alpha=0.3)
+    ax.barh([i - 0.2 for i in y], [max(v, -120.0) + 120.0 for v in rms], height=0.4, left=-120.0,
+            label="rms (loudest channel)")
+    ax.barh([i + 0.2 for i in y], [max(v, -120.0) + 120.0 for v in peak], height=0.4, left=-120.0,
+            label="peak (loudest channel)")
+    ax.set_title(f"Batch: {len(files)} files, {s['counts'].get('failed', 0)} failed (output levels)")
+    ax.set_xlabel("level (dBFS)")
+    _file_rows(ax, files)
+    ax.set_xlim(-120.0, 6.0)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
+    ax.grid(True, axis="x", alpha=0.3)
+
+
+def _batch_clips(ax: Any, s: Stats) -> None:
+    files = s["files"]
+    y = list(range(len(files)))
     clipped = [f.get("clipped_samples") or 0 for f in files]
-    clips.barh(y, clipped, color=["tab:red" if c else "tab:green" for c in clipped])
+    ax.barh(y, clipped, color=["tab:red" if c else "tab:green" for c in clipped])
     top = max(clipped, default=0)
-    clips.set_xlim(0, top * 1.15 if top > 0 else 1)
+    ax.set_xlim(0, top * 1.15 if top > 0 else 1)
     for i, c in enumerate(clipped):
-        clips.text(c, i, f" {c}", va="center", fontsize=9)
-    clips.set_title("Clipped output samples per file" + ("" if top > 0 else " (none)"))
-    clips.set_xlabel("clipped samples")
-    clips.set_ylabel("file")
-    clips.set_yticks(y, names)
-    clips.invert_yaxis()
-    clips.grid(True, axis="x", alpha=0.3)
+        ax.text(c, i, f" {c}", va="center", fontsize=9)
+    ax.set_title("Clipped output samples per file" + ("" if top > 0 else " (none)"))
+    ax.set_xlabel("clipped samples")
+    _file_rows(ax, files)
+    ax.grid(True, axis="x", alpha=0.3)
+
+
+def _batch_loudness(ax: Any, s: Stats) -> None:
+    """Per file, the integrated loudness (LUFS) and the true peak (dBTP): a dot each, joined by a line."""
+    files = s["files"]
+    ax.set_title("Integrated loudness and true peak per file (EBU R128, the metrics stage with loudness)")
+    ax.set_xlabel("integrated loudness (LUFS) / true peak (dBTP)")
+    _file_rows(ax, files)
+    written = [_written(f) for f in files]
+    lufs = [_number(f.get("integrated_lufs")) if w else None for f, w in zip(files, written)]
+    tp = [_number(f.get("true_peak_dbtp")) if w else None for f, w in zip(files, written)]
+    values = [v for v in lufs + tp if v is not None]
+    if not values:
+        ax.set_xticks([])  # no scale to read
+        if not any(written):
+            _note(ax, "no file has an output (every file failed or did not run): no loudness to draw")
+        else:
+            _note(ax, "no file has a loudness value: add `loudness: true` to a metrics stage "
+                      "(or every file was silent)")
+        return
+    # From a round 10 dB below the quietest value (at least -40) to just above
+    # full scale: 0 dBTP, the inter-sample overs, stays in view.
+    left = min(-40.0, 10.0 * math.floor((min(values) - 5.0) / 10.0))
+    right = max(3.0, math.ceil(max(values) + 3.0))
+    ax.set_xlim(left, right)
+    ax.axvline(0.0, color="tab:red", linewidth=1.0, linestyle=":", label="0 dBTP (full scale)")
+    for i, (lo, hi) in enumerate(zip(lufs, tp)):
+        if lo is not None and hi is not None:
+            ax.plot([lo, hi], [i, i], color="0.6", linewidth=1.5, zorder=1)
+    nan = math.nan
+    ys = list(range(len(files)))
+    ax.plot([nan if v is None else v for v in lufs], ys, "o", color="tab:blue", markersize=8, linestyle="none",
+            label="integrated loudness (LUFS)", zorder=3)
+    ax.plot([nan if v is None else v for v in tp], ys, "D", color="tab:orange", markersize=7, linestyle="none",
+            label="true peak (dBTP)", zorder=3)
+    for i, (lo, hi) in enumerate(zip(lufs, tp)):
+        if lo is not None:
+            ax.annotate(f"{lo:.1f} LUFS", (lo, i), xytext=(0, 7), textcoords="offset points", ha="center",
+                        va="bottom", fontsize=8, color="tab:blue")
+        if hi is not None:
+            ax.annotate(f"{hi:.1f} dBTP", (hi, i), xytext=(0, -7), textcoords="offset points", ha="center",
+                        va="top", fontsize=8, color="tab:orange")
+    # Written files with no integrated loudness: no 400 ms block above the
+    # gates (silence, or near it). A cross at the left edge, and a word above
+    # the row (clear of a true peak's diamond on it).
+    silent = [i for i, (w, lo) in enumerate(zip(written, lufs)) if w and lo is None]
+    if silent:
+        ax.plot([left] * len(silent), silent, "x", color="0.3", markersize=9, markeredgewidth=2,
+                linestyle="none", clip_on=False, label="silent: no gated block (integrated null)", zorder=3)
+        for i in silent:
+            ax.annotate("silent (no 400 ms block above the gates)", (left, i), xytext=(8, 5),
+                        textcoords="offset points", va="bottom", fontsize=9, color="0.3")
+    for i, (f, w) in enumerate(zip(files, written)):
+        if not w:
+            status = str(f.get("status", "?")).replace("_", " ")
+            ax.annotate(f"no output ({status})", (left, i), xytext=(8, 0), textcoords="offset points",
+                        va="center", fontsize=9, color="0.5")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9)
+    ax.grid(True, axis="x", alpha=0.3)
+
+
+def _batch_figure(s: Stats, figure_class: Any) -> Any:
+    n = max(len(s["files"]), 1)
+    fig = figure_class(figsize=(12, max(4.0, 1.2 + 0.32 * n) * 3), dpi=100, layout="constrained")
+    grid = fig.add_gridspec(3, 1)
+    # Made in this order so that get_axes() is (levels, clips, loudness), as
+    # before the loudness panel; drawn with loudness in the middle.
+    _batch_levels(fig.add_subplot(grid[0, 0]), s)
+    _batch_clips(fig.add_subplot(grid[2, 0]), s)
+    _batch_loudness(fig.add_subplot(grid[1, 0]), s)
     fig.suptitle(f"sigstream batch: {s.get('out_dir', '?')} ({s.get('backend', '?')}, {s.get('wall_s', 0):.2f} s)",
                  fontsize=12)
     return fig

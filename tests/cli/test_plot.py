@@ -218,7 +218,7 @@ def test_batch_summary_figure():
     sh("plot", "b/batch_summary.json", "-o", "batch.png")
     assert os.path.getsize("batch.png") > 10000
     s = json.load(open("b/batch_summary.json"))
-    levels, clips = plot.make_figure(s).get_axes()
+    levels, clips, _loudness = plot.make_figure(s).get_axes()
     labels = [t.get_text() for t in levels.get_yticklabels()]
     assert len(labels) == len(s["files"]) and sum("(FAILED)" in t for t in labels) == 1, labels
     ok = [f for f in s["files"] if f["status"] == "ok"]
