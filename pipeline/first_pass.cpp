@@ -53,10 +53,6 @@ Config with_first_passes(const Config& config, const RunOptions& options, bool o
     first.stages.push_back(*probe);
     first.sink = SinkSpec{};
     first.stats = StatsSpec{};
-    // A measurement with no CUDA path (loudness) runs on the CPU even where
-    // the run itself is asked on CUDA.
-    if (first.execution.backend == BackendKind::cuda && cpu_only_stage(first.stages) != nullptr)
-      first.execution.backend = BackendKind::automatic;
     RunOptions fo;
     fo.chunk_rows = false;
     fo.exiting = false;

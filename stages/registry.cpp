@@ -72,8 +72,7 @@ constexpr StageKind kKinds[] = {
      .cpu_step = nullptr,
      .live_kernel = nullptr,
      .live_op = &make_metrics_live_op,
-     .facts = &metrics_facts,
-     .cpu_only = &metrics_cpu_only},
+     .facts = &metrics_facts},
     {.type = kResampleType,
      .summary = "Changes the sample rate by a rational factor, as scipy.signal.resample_poly "
                 "(polyphase, Kaiser 5.0, zero-phase).",

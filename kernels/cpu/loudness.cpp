@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <numbers>
+#include <stdexcept>
 
 namespace sigstream::kernels::cpu {
 
@@ -362,6 +363,60 @@ double Bs1770Meter::range() const {
   const double high = first[static_cast<std::ptrdiff_t>(static_cast<double>(n - 1) * 0.95 + 0.5)];
   const double low = first[static_cast<std::ptrdiff_t>(static_cast<double>(n - 1) * 0.1 + 0.5)];
   return to_loudness(high) - to_loudness(low);
+}
+
+std::int64_t Bs1770Meter::settle_frames() const {
+  // The state a full-scale DC input leaves is the largest this section
+  // holds (its poles are at low frequencies): from there, with no input,
+  // the frames until the output the state still makes is under 1e-13,
+  // in the arithmetic of the recursion itself.
+  const double* a = a_;
+  double v[5] = {};
+  const auto rate = step_ * 10;
+  const std::int64_t cap = std::max<std::int64_t>(10 * rate, 1 << 16);
+  for (std::int64_t i = 0; i < rate; ++i) {
+    v[0] = 1.0 - a[1] * v[1] - a[2] * v[2] - a[3] * v[3] - a[4] * v[4];
+    std::copy_backward(v, v + 4, v + 5);
+  }
+  double bmax = 0.0;
+  for (const double b : b_)
+    bmax = std::max(bmax, std::abs(b));
+  std::int64_t n = 0;
+  for (; n < cap; ++n) {
+    double m = 0.0;
+    for (int i = 1; i < 5; ++i)
+      m = std::max(m, std::abs(v[i]));
+    if (4.0 * m * bmax < 1e-13)
+      break;
+    v[0] = -a[1] * v[1] - a[2] * v[2] - a[3] * v[3] - a[4] * v[4];
+    std::copy_backward(v, v + 4, v + 5);
+  }
+  return std::max<std::int64_t>(n, history_);
+}
+
+void Bs1770Meter::add_measured(std::int64_t n, std::span<const double> energy,
+                               std::span<const double> sample_peak,
+                               std::span<const double> true_peak) {
+  const std::int64_t steps = steps_touched(done_, n);
+  const auto ch = static_cast<std::size_t>(channels_);
+  if (n < 0 || energy.size() != ch * static_cast<std::size_t>(steps) || sample_peak.size() != ch ||
+      true_peak.size() != ch)
+    throw std::invalid_argument("Bs1770Meter::add_measured: sizes do not match");
+  for (std::size_t c = 0; c < ch; ++c) {
+    sample_peak_[c] = std::max(sample_peak_[c], sample_peak[c]);
+    true_peak_[c] = std::max(true_peak_[c], true_peak[c]);
+  }
+  std::int64_t at = 0;
+  for (std::int64_t k = 0; k < steps; ++k) {
+    for (std::size_t c = 0; c < ch; ++c)
+      if (weight_[c] != 0.0)
+        acc_[c] += energy[c * static_cast<std::size_t>(steps) + static_cast<std::size_t>(k)];
+    const std::int64_t m = std::min(step_ - done_ % step_, n - at);
+    done_ += m;
+    at += m;
+    if (done_ % step_ == 0)
+      step_done();
+  }
 }
 
 double Bs1770Meter::true_peak() const noexcept {

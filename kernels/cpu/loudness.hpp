@@ -43,6 +43,37 @@ public:
   [[nodiscard]] std::int64_t frames() const noexcept { return done_; }
   [[nodiscard]] std::int64_t step_frames() const noexcept { return step_; }
 
+  // The arithmetic, for a meter that computes a chunk's share elsewhere
+  // (the CUDA path, kernels/cuda/loudness.cuh) and hands it to add_measured():
+  // the K-weighting section (b[0..5), a[0..5), a[0] = 1, direct form II) ...
+  [[nodiscard]] const double* k_b() const noexcept { return b_; }
+  [[nodiscard]] const double* k_a() const noexcept { return a_; }
+  // ... the true-peak interpolator's phases (output = sum over t of
+  // coeff[t] * x[i - delay[t]], in float64 in tap order, rounded to float32;
+  // none from 192 kHz) ...
+  struct Phase {
+    std::vector<double> coeff;
+    std::vector<int> delay;
+  };
+  [[nodiscard]] const std::vector<Phase>& phases() const noexcept { return phases_; }
+  [[nodiscard]] int history() const noexcept { return history_; }
+  // ... and how many frames the K-weighting takes to forget where it
+  // started: run from rest that many frames early (at least the
+  // interpolator's history), it gives the output of the run from the
+  // signal's start to 1e-13 of full scale. Computed on each call.
+  [[nodiscard]] std::int64_t settle_frames() const;
+  // How many of the 100 ms steps frames [first, first + n) touch.
+  [[nodiscard]] std::int64_t steps_touched(std::int64_t first, std::int64_t n) const noexcept {
+    return n > 0 ? (first + n - 1) / step_ - first / step_ + 1 : 0;
+  }
+  // The next n frames, measured elsewhere: per channel c, the K-weighted
+  // energy (sum of squares) of those of them in each step they touch
+  // (energy[c * steps + k], k = 0 the step holding the meter's next frame;
+  // steps = steps_touched(frames(), n)), and their sample and true peaks
+  // (linear, per channel).
+  void add_measured(std::int64_t n, std::span<const double> energy,
+                    std::span<const double> sample_peak, std::span<const double> true_peak);
+
 private:
   void filter(std::span<const float* const> planes, std::int64_t at, std::int64_t n);
   void peaks(int c, const float* x, std::int64_t n);
@@ -63,10 +94,6 @@ private:
   // True peak: the interpolator's phases (taps and their delays), each
   // channel's last inputs, and the peaks.
   int factor_ = 1;
-  struct Phase {
-    std::vector<double> coeff;
-    std::vector<int> delay;
-  };
   std::vector<Phase> phases_;
   int history_ = 0;
   double phase_gain_ = 0.0;              // max over phases of the sum of |coefficients|

@@ -51,6 +51,17 @@ struct ChunkResult {
   // observed[slot][channel]: a loudness block's own frames of this chunk, in
   // order (the writer measures them; empty for the other blocks).
   std::vector<std::vector<std::vector<float>>> observed;
+  // measured[slot]: a loudness block's share of this chunk measured on the
+  // GPU (kernels/cuda/loudness.cuh), which the writer hands to its meter
+  // (Bs1770Meter::add_measured) in chunk order; empty where `observed` holds
+  // the frames instead.
+  struct MeasuredLoudness {
+    bool present = false;
+    std::int64_t first = 0, frames = 0; // the block's signal's frames [first, first + frames)
+    std::vector<double> energy;         // [channel * steps + step]
+    std::vector<double> sample_peak, true_peak;
+  };
+  std::vector<MeasuredLoudness> measured;
   std::int64_t clipped = 0;
   // Planar float output before quantization ([channel][frame]), filled only
   // when BackendOptions::keep_float_output (for --verify).

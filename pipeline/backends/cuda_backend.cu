@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <deque>
 #include <exception>
 #include <map>
@@ -38,6 +39,7 @@
 #include "core/trace.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/layout.cuh"
+#include "kernels/cuda/loudness.cuh"
 #include "kernels/cuda/metrics.cuh"
 #include "kernels/cuda/resources.hpp"
 #include "kernels/cuda/welch.cuh"
@@ -107,7 +109,9 @@ struct Lane {
     kc::PinnedBuffer<double> h_power;
     std::int64_t segments = 0;
   };
-  std::vector<Spectrum> spectra;    // [slot]
+  std::vector<Spectrum> spectra; // [slot]
+  // Per metrics slot with loudness: its step energies and peaks (null elsewhere).
+  std::vector<std::unique_ptr<kc::DeviceLoudness>> loudness; // [slot]
   std::vector<FrameWindow> windows; // the chunk's windows (Plan::windows), per signal
   kc::Event done;
   // The chunk in flight.
@@ -397,6 +401,13 @@ public:
         r.spectra[slot].power.assign(sp.h_power.data(), sp.h_power.data() + sp.h_power.size());
         r.spectra[slot].segments = sp.segments;
       }
+      r.measured.resize(r.metrics.size());
+      for (std::size_t slot = 0; slot < lane.loudness.size(); ++slot)
+        if (const auto& l = lane.loudness[slot]) {
+          ChunkResult::MeasuredLoudness& m = r.measured[slot];
+          m.present = true;
+          l->read(m.first, m.frames, m.energy, m.sample_peak, m.true_peak);
+        }
       if (options_.keep_float_output) {
         r.output_f32.resize(static_cast<std::size_t>(ch));
         for (int c = 0; c < ch; ++c) {
@@ -477,9 +488,21 @@ private:
       lane.done = kc::Event::create(/*timing=*/false, /*blocking_sync=*/true);
       lane.spectra.clear();
       lane.spectra.resize(slots);
+      lane.loudness.clear();
+      lane.loudness.resize(slots);
       for (std::size_t j = 0; j < p.stages.size(); ++j) {
         const PlannedStage& st = p.stages[j];
         const MetricsPlan* mp = st.params.find<MetricsPlan>();
+        if (mp && mp->loudness) {
+          const kernels::cpu::Bs1770Meter meter(st.channels_in, std::lround(mp->loudness_rate));
+          auto& l = lane.loudness[static_cast<std::size_t>(st.metrics_slot)];
+          l = std::make_unique<kc::DeviceLoudness>(meter, st.channels_in, p.max_window[j]);
+          if (l->look_back() > st.lookback)
+            throw internal_error("cuda backend: stage '" + st.name + "': loudness needs " +
+                                 std::to_string(l->look_back()) +
+                                 " frames of look-back, the plan gives " +
+                                 std::to_string(st.lookback));
+        }
         if (!mp || mp->spectrum_window.empty())
           continue;
         Lane::Spectrum& sp = lane.spectra[static_cast<std::size_t>(st.metrics_slot)];
@@ -592,6 +615,9 @@ private:
               SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(sp.h_power.data(), sp.d_power.data(),
                                                  sp.d_power.bytes(), cudaMemcpyDeviceToHost, s));
             }
+            // Its K-weighting settles in the look-back before its frames.
+            if (const auto& l = lane.loudness[static_cast<std::size_t>(st.metrics_slot)])
+              l->measure(cur + v.offset, P, v.first_frame, v.frames, s);
             cur += v.pass_on; // it passes its input on
           });
         },

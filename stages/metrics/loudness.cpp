@@ -33,6 +33,15 @@ void LoudnessMeter::add(std::span<const float* const> planes, std::int64_t n) {
   meter_.add(planes, n);
 }
 
+void LoudnessMeter::add_measured(std::int64_t first, std::int64_t n, std::span<const double> energy,
+                                 std::span<const double> sample_peak,
+                                 std::span<const double> true_peak) {
+  if (first != meter_.frames())
+    throw internal_error("loudness: frames from " + std::to_string(first) + " measured, frame " +
+                         std::to_string(meter_.frames()) + " expected next");
+  meter_.add_measured(n, energy, sample_peak, true_peak);
+}
+
 LoudnessReport LoudnessMeter::result() const {
   LoudnessReport r;
   r.integrated_lufs = meter_.integrated();

@@ -21,6 +21,12 @@ public:
 
   // The next n frames of each channel (planes[c][0..n)).
   void add(std::span<const float* const> planes, std::int64_t n);
+  // Frames [first, first + n) as measured on a GPU
+  // (kernels::cpu::Bs1770Meter::add_measured); first must be the next frame.
+  void add_measured(std::int64_t first, std::int64_t n, std::span<const double> energy,
+                    std::span<const double> sample_peak, std::span<const double> true_peak);
+  // The meter's arithmetic, for the GPU's share (kernels/cuda/loudness.cuh).
+  [[nodiscard]] const kernels::cpu::Bs1770Meter& meter() const noexcept { return meter_; }
   [[nodiscard]] LoudnessReport result() const;
 
 private:

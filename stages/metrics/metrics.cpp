@@ -1,5 +1,6 @@
 #include "stages/metrics/metrics.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -19,6 +20,12 @@ void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedS
     out.as<MetricsPlan>().loudness_rate = where.sample_rate;
     // libebur128's checks, now rather than at the first chunk.
     const LoudnessMeter probe(where.channels, where.sample_rate);
+    // The GPU measures each chunk's frames on their own (any lane, any
+    // order), its K-weighting started from rest this far before them
+    // (kernels/cuda/loudness.cuh); the CPU's meter runs in signal order and
+    // does not read it. Like a spectrum's, this look-back makes the stages
+    // before the block compute that many more frames a chunk.
+    out.lookback = std::max(out.lookback, probe.meter().settle_frames());
   }
   const std::optional<SpectrumSpec>& asked = spec.as<MetricsSpec>().spectrum;
   if (!asked)
@@ -32,7 +39,7 @@ void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedS
   out.as<MetricsPlan>().spectrum_hop = sp.nfft - noverlap;
   out.as<MetricsPlan>().spectrum_rate = where.sample_rate;
   out.as<MetricsPlan>().spectrum_window_name = to_string(sp.window);
-  out.lookback = sp.nfft - 1;
+  out.lookback = std::max<std::int64_t>(out.lookback, sp.nfft - 1);
 }
 
 void metrics_facts(const StageSpec& spec, std::ostream& o) {
@@ -40,10 +47,6 @@ void metrics_facts(const StageSpec& spec, std::ostream& o) {
     o << ":spectrum:" << sp->nfft << ':' << sp->overlap << ':' << to_string(sp->window);
   if (spec.as<MetricsSpec>().loudness)
     o << ":loudness";
-}
-
-const char* metrics_cpu_only(const StageSpec& spec) {
-  return spec.as<MetricsSpec>().loudness ? "loudness" : nullptr;
 }
 
 } // namespace sigstream

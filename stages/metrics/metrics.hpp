@@ -17,8 +17,6 @@ namespace sigstream {
 void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 // Its spectrum's nfft, overlap and window, if it asks for one (a batch's fingerprint).
 void metrics_facts(const StageSpec& spec, std::ostream& out);
-// Loudness is measured on the CPU backend for now (its CUDA path is to come).
-[[nodiscard]] const char* metrics_cpu_only(const StageSpec& spec);
 
 // Live mode (live.cpp): the stage's observer op, and one for the output of a
 // live chain (no spectrum), which LiveRun measures each block with.
