@@ -59,6 +59,29 @@ using V8f = float __attribute__((vector_size(32)));
   return r;
 }
 
+// max |x[i]| of each tile of x: out[k] over x[k * tile, min(n, (k + 1) * tile)).
+[[gnu::target_clones("arch=x86-64-v3", "default")]] void
+tile_abs_max(const float* x, std::int64_t n, std::int64_t tile, float* out) {
+  for (std::int64_t i0 = 0; i0 < n; i0 += tile) {
+    const std::int64_t m = std::min(tile, n - i0);
+    const float* t = x + i0;
+    V8f mx{};
+    std::int64_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+      V8f a;
+      std::memcpy(&a, t + i, sizeof a);
+      a = a < 0.0f ? -a : a;
+      mx = a > mx ? a : mx;
+    }
+    float r = 0.0f;
+    for (int k = 0; k < 8; ++k)
+      r = std::max(r, mx[k]);
+    for (; i < m; ++i)
+      r = std::max(r, std::abs(t[i]));
+    *out++ = r;
+  }
+}
+
 using V4d = double __attribute__((vector_size(32)));
 using V4f = float __attribute__((vector_size(16)));
 
@@ -73,9 +96,10 @@ phase_abs_max(const double* coeff, const int* delay, int taps, const float* x, s
   for (; i + 4 <= n; i += 4) {
     V4d acc{};
     for (int t = 0; t < taps; ++t) {
-      V4f v;
-      std::memcpy(&v, x + i - delay[t], sizeof v);
-      acc += coeff[t] * __builtin_convertvector(v, V4d);
+      // (Element by element: GCC 12 makes two half conversions of a
+      // __builtin_convertvector from four floats.)
+      const float* v = x + i - delay[t];
+      acc += coeff[t] * V4d{v[0], v[1], v[2], v[3]};
     }
     const V4f y = __builtin_convertvector(acc, V4f);
     const V4f a = y < 0.0f ? -y : y;
@@ -489,35 +513,59 @@ const Bs1770Meter& Bs1770Meter::settled() const {
 
 void Bs1770Meter::peaks(int c, const float* x, std::int64_t n) {
   const auto ci = static_cast<std::size_t>(c);
-  sample_peak_[ci] = std::max(sample_peak_[ci], static_cast<double>(abs_max(x, n)));
-  if (phases_.empty() || n == 0)
+  // Each tile's peak, in one pass over the inputs: the sample peak, and what
+  // bounds the interpolator's outputs on the tile.
+  constexpr std::int64_t kTile = 64;
+  const std::int64_t tiles = (n + kTile - 1) / kTile;
+  tile_peak_.resize(static_cast<std::size_t>(tiles));
+  tile_abs_max(x, n, kTile, tile_peak_.data());
+  float peak = 0.0f;
+  for (const float p : tile_peak_)
+    peak = std::max(peak, p);
+  sample_peak_[ci] = std::max(sample_peak_[ci], static_cast<double>(peak));
+  if (phases_.empty())
     return;
-  // The inputs with the history before them: window[history_ + i] = x[i].
-  const auto h = static_cast<std::size_t>(history_);
-  window_.resize(h + static_cast<std::size_t>(n));
-  float* w = window_.data();
-  std::copy(last_[ci].begin(), last_[ci].end(), w);
-  std::copy(x, x + n, w + h);
-  // A tile's outputs are at most its inputs' peak times the largest sum of
-  // a phase's |coefficients|: where that cannot pass the peak found so far
-  // (any channel's: only the largest is reported) the tile is not
-  // interpolated. The result is the same; the work shrinks to the loud tiles.
+  // A tile's outputs are at most the peak of its inputs and the history_
+  // before them times the largest sum of a phase's |coefficients|: where
+  // that cannot pass the peak found so far (any channel's: only the largest
+  // is reported) the tile is not interpolated. The result is the same; the
+  // work shrinks to the loud tiles.
   double best = 0.0;
   for (std::size_t k = 0; k < sample_peak_.size(); ++k)
     best = std::max({best, sample_peak_[k], true_peak_[k]});
+  const auto h = static_cast<std::size_t>(history_);
+  static_assert(kTile >= kInterpolatorTaps / 2); // the history_ before a tile is in the one before
+  std::vector<float>& last = last_[ci];
+  float before = abs_max(last.data(), history_); // the peak of the inputs before the tile
   float tp = 0.0f;
-  constexpr std::int64_t kTile = 512;
-  for (std::int64_t i0 = 0; i0 < n; i0 += kTile) {
+  for (std::int64_t k = 0; k < tiles; ++k) {
+    const std::int64_t i0 = k * kTile;
     const std::int64_t m = std::min(kTile, n - i0);
-    const double reach = static_cast<double>(abs_max(w + i0, m + history_)) * phase_gain_;
+    const float tile = tile_peak_[static_cast<std::size_t>(k)];
+    const double reach = static_cast<double>(std::max(before, tile)) * phase_gain_;
+    before = tile;
     if (reach <= std::max(best, static_cast<double>(tp)))
       continue;
+    // The inputs with the history before them: in[-history_ .. m).
+    const float* in = x + i0;
+    if (i0 < history_) { // (the first tile) the last inputs of the call before
+      window_.resize(h + static_cast<std::size_t>(m));
+      std::copy(last.begin(), last.end(), window_.begin());
+      std::copy(x, x + m, window_.begin() + static_cast<std::ptrdiff_t>(h));
+      in = window_.data() + h;
+    }
     for (const Phase& p : phases_)
       tp = std::max(tp, phase_abs_max(p.coeff.data(), p.delay.data(),
-                                      static_cast<int>(p.coeff.size()), w + h + i0, m));
+                                      static_cast<int>(p.coeff.size()), in, m));
   }
   true_peak_[ci] = std::max(true_peak_[ci], static_cast<double>(tp));
-  std::copy(w + n, w + n + h, last_[ci].begin()); // the last history_ inputs
+  // The last history_ inputs.
+  if (n >= history_) {
+    std::copy(x + n - history_, x + n, last.begin());
+  } else {
+    std::copy(last.begin() + static_cast<std::ptrdiff_t>(n), last.end(), last.begin());
+    std::copy(x, x + n, last.end() - static_cast<std::ptrdiff_t>(n));
+  }
 }
 
 void Bs1770Meter::step_done() {

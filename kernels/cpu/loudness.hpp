@@ -105,6 +105,7 @@ private:
   double phase_gain_ = 0.0;              // max over phases of the sum of |coefficients|
   std::vector<std::vector<float>> last_; // per channel, the last history_ inputs
   std::vector<float> window_;            // scratch: history + a tile of inputs
+  std::vector<float> tile_peak_;         // scratch: the peak of each tile of a call's inputs
   std::vector<double> sample_peak_, true_peak_;
 };
 
