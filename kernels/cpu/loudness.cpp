@@ -60,6 +60,29 @@ using V8f = float __attribute__((vector_size(32)));
   return r;
 }
 
+// max |x[i]| of each tile of x: out[k] over x[k * tile, min(n, (k + 1) * tile)).
+[[gnu::target_clones("arch=x86-64-v3", "default")]] void
+tile_abs_max(const float* x, std::int64_t n, std::int64_t tile, float* out) {
+  for (std::int64_t i0 = 0; i0 < n; i0 += tile) {
+    const std::int64_t m = std::min(tile, n - i0);
+    const float* t = x + i0;
+    V8f mx{};
+    std::int64_t i = 0;
+    for (; i + 8 <= m; i += 8) {
+      V8f a;
+      std::memcpy(&a, t + i, sizeof a);
+      a = a < 0.0f ? -a : a;
+      mx = a > mx ? a : mx;
+    }
+    float r = 0.0f;
+    for (int k = 0; k < 8; ++k)
+      r = std::max(r, mx[k]);
+    for (; i < m; ++i)
+      r = std::max(r, std::abs(t[i]));
+    *out++ = r;
+  }
+}
+
 using V4d = double __attribute__((vector_size(32)));
 using V4f = float __attribute__((vector_size(16)));
 
@@ -74,9 +97,10 @@ phase_abs_max(const double* coeff, const int* delay, int taps, const float* x, s
   for (; i + 4 <= n; i += 4) {
     V4d acc{};
     for (int t = 0; t < taps; ++t) {
-      V4f v;
-      std::memcpy(&v, x + i - delay[t], sizeof v);
-      acc += coeff[t] * __builtin_convertvector(v, V4d);
+      // (Element by element: GCC 12 makes two half conversions of a
+      // __builtin_convertvector from four floats.)
+      const float* v = x + i - delay[t];
+      acc += coeff[t] * V4d{v[0], v[1], v[2], v[3]};
     }
     const V4f y = __builtin_convertvector(acc, V4f);
     const V4f a = y < 0.0f ? -y : y;
@@ -99,7 +123,8 @@ phase_abs_max(const double* coeff, const int* delay, int taps, const float* x, s
 Bs1770Meter::Bs1770Meter(int channels, long rate)
     : channels_(channels), step_(std::max<std::int64_t>(1, (rate + 5) / 10)),
       v_(static_cast<std::size_t>(channels), std::array<double, 5>{}),
-      acc_(static_cast<std::size_t>(channels), 0.0), last_(static_cast<std::size_t>(channels)),
+      acc_(static_cast<std::size_t>(channels), 0.0), pending_(static_cast<std::size_t>(channels)),
+      last_(static_cast<std::size_t>(channels)),
       sample_peak_(static_cast<std::size_t>(channels), 0.0),
       true_peak_(static_cast<std::size_t>(channels), 0.0) {
   for (int c = 0; c < channels; ++c)
@@ -127,6 +152,26 @@ Bs1770Meter::Bs1770Meter(int channels, long rate)
       b_[i + j] += shelf_b[i] * hp_b[j];
       a_[i + j] += shelf_a[i] * hp_a[j];
     }
+  // The section's state (v1..v4) after a segment of zeros from each unit
+  // state, the columns of m_: what carries a segment's start state to its
+  // end. In long double: its entries grow with the rate, and so does what a
+  // rounding of theirs costs (as a rounding of the state carried: see
+  // k_group). Above 192 kHz the states so outgrow the output that a state
+  // carried across a segment loses digits (1e-7 LU at 768 kHz, 1e-3 at
+  // 2.8 MHz, where libebur128's own recursion agrees within 1e-9 and 3e-7):
+  // there the recursion runs one frame after another.
+  lanes_ = rate <= 192000;
+  for (int col = 0; col < 4; ++col) {
+    long double v[5] = {};
+    v[col + 1] = 1.0L;
+    for (std::int64_t i = 0; i < kSegment; ++i) {
+      const long double v0 = -(a_[2] * v[2] + a_[3] * v[3] + a_[4] * v[4]) - a_[1] * v[1];
+      for (int r = 4; r > 0; --r)
+        v[r] = r > 1 ? v[r - 1] : v0;
+    }
+    for (int r = 0; r < 4; ++r)
+      m_[r * 4 + col] = v[r + 1];
+  }
   // True peak: a 49-tap Hann-windowed sinc for 4x (2x from 96 kHz; none from
   // 192 kHz), split into its phases; a phase that is a pure delay (the
   // centre tap alone) gives the input samples, which the sample peak covers.
@@ -162,18 +207,41 @@ Bs1770Meter::Bs1770Meter(int channels, long rate)
 }
 
 void Bs1770Meter::add(std::span<const float* const> planes, std::int64_t n) {
-  std::int64_t at = 0;
-  while (at < n) {
-    // Up to the next 100 ms boundary of the signal's frame grid.
-    const std::int64_t k = std::min(step_ - done_ % step_, n - at);
-    filter(planes, at, k);
-    for (int c = 0; c < channels_; ++c)
-      peaks(c, planes[static_cast<std::size_t>(c)] + at, k);
-    done_ += k;
-    at += k;
-    if (done_ % step_ == 0)
-      step_done();
+  if (n <= 0)
+    return;
+  settled_.reset();
+  for (int c = 0; c < channels_; ++c)
+    peaks(c, planes[static_cast<std::size_t>(c)], n);
+  done_ += n;
+  if (!lanes_) {
+    filter_steps(planes, 0, n);
+    return;
   }
+  // The K-weighting by groups of the signal's grid: a group begun in an
+  // earlier call completed from the frames kept, whole groups straight from
+  // the planes, the rest kept for the next call.
+  std::int64_t at = 0;
+  const auto keep = [&](std::int64_t k) {
+    for (std::size_t c = 0; c < weight_.size(); ++c)
+      if (weight_[c] != 0.0)
+        pending_[c].insert(pending_[c].end(), planes[c] + at, planes[c] + at + k);
+    at += k;
+  };
+  const std::int64_t waiting = done_ - n - filtered_;
+  if (waiting > 0) {
+    keep(std::min(kGroup - waiting, n));
+    if (waiting + at < kGroup)
+      return;
+    std::vector<const float*> kept(weight_.size(), nullptr);
+    for (std::size_t c = 0; c < weight_.size(); ++c)
+      kept[c] = pending_[c].data();
+    filter_group(kept, 0);
+    for (std::vector<float>& p : pending_)
+      p.clear();
+  }
+  for (; n - at >= kGroup; at += kGroup)
+    filter_group(planes, at);
+  keep(n - at);
 }
 
 // One channel's K-weighting over n frames, its energy summed on. The
@@ -222,6 +290,116 @@ struct KState {
   states[0] = s0;
 }
 
+// One channel's K-weighting over a group: x[j * kSegment + i] is lane j's
+// frame i. From zero states the lanes' end states (z); the true start states
+// from the group's (state) one lane after another, s[j + 1] = m s[j] + z[j]
+// (in long double: m's large entries cancel on a smooth state); then the
+// lanes from their true states, each cut interval's energy of each lane to
+// energy[k * kLanes + j]; state becomes the group's end state. Two vectors
+// of four lanes each, so that two recursions interleave. The values differ
+// from one frame after another by roundings (1e-11 LU at 192 kHz).
+// (Plain multiplies and adds: the compilers make no vector fused
+// multiply-add of GNU vectors alike, and the default clone has none.)
+[[gnu::target_clones("arch=x86-64-v3", "default")]] void
+k_group(const float* x, double* scratch, double* state, const long double* m, const double* a_in,
+        const double* b_in, const std::int64_t* cut, int intervals, double* energy) {
+  constexpr std::int64_t L = Bs1770Meter::kSegment;
+  constexpr int kLanes = Bs1770Meter::kLanes;
+  static_assert(kLanes == 8);
+  // The lanes interleaved in float64: scratch[i * kLanes + j] = lane j's
+  // frame i, four frames of four lanes at a time.
+  static_assert(L % 4 == 0);
+  for (std::int64_t i = 0; i < L; i += 4)
+    for (int h = 0; h < kLanes; h += 4) {
+      // (Element by element: GCC 12 makes two half conversions of a
+      // __builtin_convertvector from four floats.)
+      const float* f0 = x + h * L + i;
+      const float* f1 = f0 + L;
+      const float* f2 = f1 + L;
+      const float* f3 = f2 + L;
+      const V4d r0 = {f0[0], f0[1], f0[2], f0[3]};
+      const V4d r1 = {f1[0], f1[1], f1[2], f1[3]};
+      const V4d r2 = {f2[0], f2[1], f2[2], f2[3]};
+      const V4d r3 = {f3[0], f3[1], f3[2], f3[3]};
+      const V4d t0 = __builtin_shufflevector(r0, r1, 0, 4, 2, 6);
+      const V4d t1 = __builtin_shufflevector(r0, r1, 1, 5, 3, 7);
+      const V4d t2 = __builtin_shufflevector(r2, r3, 0, 4, 2, 6);
+      const V4d t3 = __builtin_shufflevector(r2, r3, 1, 5, 3, 7);
+      const V4d c0 = __builtin_shufflevector(t0, t2, 0, 1, 4, 5);
+      const V4d c1 = __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+      const V4d c2 = __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+      const V4d c3 = __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+      double* o = scratch + i * kLanes + h;
+      std::memcpy(o, &c0, sizeof c0);
+      std::memcpy(o + kLanes, &c1, sizeof c1);
+      std::memcpy(o + 2 * kLanes, &c2, sizeof c2);
+      std::memcpy(o + 3 * kLanes, &c3, sizeof c3);
+    }
+  const double a1 = a_in[1], a2 = a_in[2], a3 = a_in[3], a4 = a_in[4];
+  const double b0 = b_in[0], b1 = b_in[1], b2 = b_in[2], b3 = b_in[3], b4 = b_in[4];
+  const auto input = [&](std::int64_t i, V4d& lo, V4d& hi) {
+    std::memcpy(&lo, scratch + i * kLanes, sizeof lo);
+    std::memcpy(&hi, scratch + i * kLanes + 4, sizeof hi);
+  };
+  // Lanes 0-3 in p, 4-7 in q; p1 = v1 ... p4 = v4.
+  V4d p1{}, p2{}, p3{}, p4{}, q1{}, q2{}, q3{}, q4{};
+  for (std::int64_t i = 0; i < L; ++i) {
+    V4d xl, xh;
+    input(i, xl, xh);
+    const V4d pv = xl - (a2 * p2 + a3 * p3 + a4 * p4) - a1 * p1;
+    const V4d qv = xh - (a2 * q2 + a3 * q3 + a4 * q4) - a1 * q1;
+    p4 = p3, p3 = p2, p2 = p1, p1 = pv;
+    q4 = q3, q3 = q2, q2 = q1, q1 = qv;
+  }
+  double s[kLanes][4];
+  long double t[4];
+  for (int r = 0; r < 4; ++r)
+    s[0][r] = state[r], t[r] = state[r];
+  for (int j = 0; j + 1 < kLanes; ++j) {
+    const V4d& z1 = j < 4 ? p1 : q1;
+    const V4d& z2 = j < 4 ? p2 : q2;
+    const V4d& z3 = j < 4 ? p3 : q3;
+    const V4d& z4 = j < 4 ? p4 : q4;
+    const double z[4] = {z1[j % 4], z2[j % 4], z3[j % 4], z4[j % 4]};
+    long double u[4];
+    for (int r = 0; r < 4; ++r) {
+      const long double* row = m + r * 4;
+      u[r] = z[r] + (row[0] * t[0] + row[1] * t[1] + row[2] * t[2] + row[3] * t[3]);
+    }
+    for (int r = 0; r < 4; ++r) {
+      t[r] = u[r];
+      const auto v = static_cast<double>(u[r]);
+      s[j + 1][r] = std::abs(v) < 1e-200 ? 0.0 : v; // no subnormal states (see flush)
+    }
+  }
+  for (int j = 0; j < 4; ++j) {
+    p1[j] = s[j][0], p2[j] = s[j][1], p3[j] = s[j][2], p4[j] = s[j][3];
+    q1[j] = s[j + 4][0], q2[j] = s[j + 4][1], q3[j] = s[j + 4][2], q4[j] = s[j + 4][3];
+  }
+  for (int k = 0; k < intervals; ++k) {
+    V4d pe{}, qe{};
+    for (std::int64_t i = cut[k]; i < cut[k + 1]; ++i) {
+      V4d xl, xh;
+      input(i, xl, xh);
+      const V4d pv = xl - (a2 * p2 + a3 * p3 + a4 * p4) - a1 * p1;
+      const V4d qv = xh - (a2 * q2 + a3 * q3 + a4 * q4) - a1 * q1;
+      const V4d py = b0 * pv + b1 * p1 + b2 * p2 + b3 * p3 + b4 * p4;
+      const V4d qy = b0 * qv + b1 * q1 + b2 * q2 + b3 * q3 + b4 * q4;
+      pe += py * py;
+      qe += qy * qy;
+      p4 = p3, p3 = p2, p2 = p1, p1 = pv;
+      q4 = q3, q3 = q2, q2 = q1, q1 = qv;
+    }
+    for (int j = 0; j < 4; ++j) {
+      energy[k * kLanes + j] = pe[j];
+      energy[k * kLanes + 4 + j] = qe[j];
+    }
+  }
+  const double end[4] = {q1[3], q2[3], q3[3], q4[3]};
+  for (int r = 0; r < 4; ++r)
+    state[r] = std::abs(end[r]) < 1e-200 ? 0.0 : end[r];
+}
+
 // A state decaying in silence would reach subnormal numbers, which cost
 // some hundred times a normal operation: it is flushed to zero first.
 inline void flush(KState& s) {
@@ -262,37 +440,133 @@ void Bs1770Meter::filter(std::span<const float* const> planes, std::int64_t at, 
     run(1);
 }
 
+// One group of the grid, its frames at planes[c] + at: each weighted
+// channel's lanes, then the energies summed on in signal order, a step done
+// where one ends.
+void Bs1770Meter::filter_group(std::span<const float* const> planes, std::int64_t at) {
+  // Where any lane crosses into a step: each lane's energy is cut there.
+  cut_.assign(1, 0);
+  for (int j = 0; j < kLanes; ++j) {
+    const std::int64_t start = filtered_ + j * kSegment;
+    for (std::int64_t i = (step_ - start % step_) % step_; i < kSegment; i += step_)
+      if (i > 0)
+        cut_.push_back(i);
+  }
+  cut_.push_back(kSegment);
+  std::sort(cut_.begin(), cut_.end());
+  cut_.erase(std::unique(cut_.begin(), cut_.end()), cut_.end());
+  const auto intervals = static_cast<int>(cut_.size() - 1);
+  const auto per_channel = static_cast<std::size_t>(intervals * kLanes);
+  part_.resize(weight_.size() * per_channel);
+  scratch_.resize(static_cast<std::size_t>(kGroup));
+  for (std::size_t c = 0; c < weight_.size(); ++c) {
+    if (weight_[c] == 0.0)
+      continue;
+    k_group(planes[c] + at, scratch_.data(), v_[c].data() + 1, m_, a_, b_, cut_.data(), intervals,
+            part_.data() + c * per_channel);
+  }
+  for (int j = 0; j < kLanes; ++j)
+    for (int k = 0; k < intervals; ++k) {
+      for (std::size_t c = 0; c < weight_.size(); ++c)
+        if (weight_[c] != 0.0)
+          acc_[c] += part_[c * per_channel + static_cast<std::size_t>(k * kLanes + j)];
+      if ((filtered_ + j * kSegment + cut_[static_cast<std::size_t>(k) + 1]) % step_ == 0)
+        step_done();
+    }
+  filtered_ += kGroup;
+}
+
+// Frames [filtered_, filtered_ + n), at planes[c] + at, one by one.
+void Bs1770Meter::filter_steps(std::span<const float* const> planes, std::int64_t at,
+                               std::int64_t n) {
+  for (const std::int64_t end = at + n; at < end;) {
+    // Up to the next 100 ms boundary of the signal's frame grid.
+    const std::int64_t k = std::min(step_ - filtered_ % step_, end - at);
+    filter(planes, at, k);
+    filtered_ += k;
+    at += k;
+    if (filtered_ % step_ == 0)
+      step_done();
+  }
+}
+
+// The frames waiting for their group (the signal's last), one by one.
+void Bs1770Meter::filter_pending() {
+  std::vector<const float*> kept(weight_.size(), nullptr);
+  for (std::size_t c = 0; c < weight_.size(); ++c)
+    kept[c] = pending_[c].data();
+  filter_steps(kept, 0, done_ - filtered_);
+  for (std::vector<float>& p : pending_)
+    p.clear();
+}
+
+const Bs1770Meter& Bs1770Meter::settled() const {
+  if (filtered_ == done_)
+    return *this;
+  if (!settled_) {
+    auto copy = std::make_shared<Bs1770Meter>(*this);
+    copy->settled_.reset();
+    copy->filter_pending();
+    settled_ = std::move(copy);
+  }
+  return *settled_;
+}
+
 void Bs1770Meter::peaks(int c, const float* x, std::int64_t n) {
   const auto ci = static_cast<std::size_t>(c);
-  sample_peak_[ci] = std::max(sample_peak_[ci], static_cast<double>(abs_max(x, n)));
-  if (phases_.empty() || n == 0)
+  // Each tile's peak, in one pass over the inputs: the sample peak, and what
+  // bounds the interpolator's outputs on the tile.
+  constexpr std::int64_t kTile = 64;
+  const std::int64_t tiles = (n + kTile - 1) / kTile;
+  tile_peak_.resize(static_cast<std::size_t>(tiles));
+  tile_abs_max(x, n, kTile, tile_peak_.data());
+  float peak = 0.0f;
+  for (const float p : tile_peak_)
+    peak = std::max(peak, p);
+  sample_peak_[ci] = std::max(sample_peak_[ci], static_cast<double>(peak));
+  if (phases_.empty())
     return;
-  // The inputs with the history before them: window[history_ + i] = x[i].
-  const auto h = static_cast<std::size_t>(history_);
-  window_.resize(h + static_cast<std::size_t>(n));
-  float* w = window_.data();
-  std::copy(last_[ci].begin(), last_[ci].end(), w);
-  std::copy(x, x + n, w + h);
-  // A tile's outputs are at most its inputs' peak times the largest sum of
-  // a phase's |coefficients|: where that cannot pass the peak found so far
-  // (any channel's: only the largest is reported) the tile is not
-  // interpolated. The result is the same; the work shrinks to the loud tiles.
+  // A tile's outputs are at most the peak of its inputs and the history_
+  // before them times the largest sum of a phase's |coefficients|: where
+  // that cannot pass the peak found so far (any channel's: only the largest
+  // is reported) the tile is not interpolated. The result is the same; the
+  // work shrinks to the loud tiles.
   double best = 0.0;
   for (std::size_t k = 0; k < sample_peak_.size(); ++k)
     best = std::max({best, sample_peak_[k], true_peak_[k]});
+  const auto h = static_cast<std::size_t>(history_);
+  static_assert(kTile >= kInterpolatorTaps / 2); // the history_ before a tile is in the one before
+  std::vector<float>& last = last_[ci];
+  float before = abs_max(last.data(), history_); // the peak of the inputs before the tile
   float tp = 0.0f;
-  constexpr std::int64_t kTile = 512;
-  for (std::int64_t i0 = 0; i0 < n; i0 += kTile) {
+  for (std::int64_t k = 0; k < tiles; ++k) {
+    const std::int64_t i0 = k * kTile;
     const std::int64_t m = std::min(kTile, n - i0);
-    const double reach = static_cast<double>(abs_max(w + i0, m + history_)) * phase_gain_;
+    const float tile = tile_peak_[static_cast<std::size_t>(k)];
+    const double reach = static_cast<double>(std::max(before, tile)) * phase_gain_;
+    before = tile;
     if (reach <= std::max(best, static_cast<double>(tp)))
       continue;
+    // The inputs with the history before them: in[-history_ .. m).
+    const float* in = x + i0;
+    if (i0 < history_) { // (the first tile) the last inputs of the call before
+      window_.resize(h + static_cast<std::size_t>(m));
+      std::copy(last.begin(), last.end(), window_.begin());
+      std::copy(x, x + m, window_.begin() + static_cast<std::ptrdiff_t>(h));
+      in = window_.data() + h;
+    }
     for (const Phase& p : phases_)
       tp = std::max(tp, phase_abs_max(p.coeff.data(), p.delay.data(),
-                                      static_cast<int>(p.coeff.size()), w + h + i0, m));
+                                      static_cast<int>(p.coeff.size()), in, m));
   }
   true_peak_[ci] = std::max(true_peak_[ci], static_cast<double>(tp));
-  std::copy(w + n, w + n + h, last_[ci].begin()); // the last history_ inputs
+  // The last history_ inputs.
+  if (n >= history_) {
+    std::copy(x + n - history_, x + n, last.begin());
+  } else {
+    std::copy(last.begin() + static_cast<std::ptrdiff_t>(n), last.end(), last.begin());
+    std::copy(x, x + n, last.end() - static_cast<std::ptrdiff_t>(n));
+  }
 }
 
 void Bs1770Meter::step_done() {
@@ -329,15 +603,16 @@ void Bs1770Meter::step_done() {
 }
 
 std::optional<double> Bs1770Meter::integrated() const {
-  if (blocks_.empty())
+  const std::vector<double>& blocks = settled().blocks_;
+  if (blocks.empty())
     return std::nullopt;
   double sum = 0.0;
-  for (const double b : blocks_)
+  for (const double b : blocks)
     sum += b;
-  const double relative = sum / static_cast<double>(blocks_.size()) * std::pow(10.0, -10.0 / 10.0);
+  const double relative = sum / static_cast<double>(blocks.size()) * std::pow(10.0, -10.0 / 10.0);
   double gated = 0.0;
   std::size_t n = 0;
-  for (const double b : blocks_)
+  for (const double b : blocks)
     if (b >= relative) {
       gated += b;
       ++n;
@@ -348,9 +623,9 @@ std::optional<double> Bs1770Meter::integrated() const {
 }
 
 double Bs1770Meter::range() const {
-  if (short_blocks_.empty())
+  std::vector<double> v = settled().short_blocks_;
+  if (v.empty())
     return 0.0;
-  std::vector<double> v = short_blocks_;
   std::sort(v.begin(), v.end());
   double power = 0.0;
   for (const double b : v)
@@ -402,6 +677,11 @@ void Bs1770Meter::add_measured(std::int64_t n, std::span<const double> energy,
   if (n < 0 || energy.size() != ch * static_cast<std::size_t>(steps) || sample_peak.size() != ch ||
       true_peak.size() != ch)
     throw std::invalid_argument("Bs1770Meter::add_measured: sizes do not match");
+  settled_.reset();
+  // Frames still waiting for their group (a CPU's chunk before, on the
+  // hybrid backend) are filtered first: the energies go on in signal order.
+  if (filtered_ < done_)
+    filter_pending();
   for (std::size_t c = 0; c < ch; ++c) {
     sample_peak_[c] = std::max(sample_peak_[c], sample_peak[c]);
     true_peak_[c] = std::max(true_peak_[c], true_peak[c]);
@@ -413,6 +693,7 @@ void Bs1770Meter::add_measured(std::int64_t n, std::span<const double> energy,
         acc_[c] += energy[c * static_cast<std::size_t>(steps) + static_cast<std::size_t>(k)];
     const std::int64_t m = std::min(step_ - done_ % step_, n - at);
     done_ += m;
+    filtered_ += m;
     at += m;
     if (done_ % step_ == 0)
       step_done();

@@ -14,8 +14,17 @@
 // 5th and 6th of 6, the 3rd and 4th of 4, the 4th and 5th of 5) at 1.41.
 // The values equal libebur128's (its I | LRA | TRUE_PEAK | M | S modes)
 // within float64 rounding (stages/metrics/test_loudness.cpp checks).
+//
+// The K-weighting (to 192 kHz) runs on a fixed grid of the signal's frames,
+// groups of kLanes segments of kSegment frames, the segments of a group side
+// by side in vector lanes (its recursion is otherwise one frame after
+// another): frames wait in the meter until their group is complete, and the
+// last group's are filtered one by one when the values are read. The grid is
+// the signal's, never the caller's chunks, so every chunking gives the same
+// values to the bit.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -32,8 +41,10 @@ public:
 
   // Once 400 ms / 3 s are in: the largest momentary / short-term loudness
   // seen at the end of a 100 ms step (none while silent or too short).
-  [[nodiscard]] std::optional<double> max_momentary() const noexcept { return max_m_; }
-  [[nodiscard]] std::optional<double> max_short_term() const noexcept { return max_s_; }
+  // (The values read cover every frame added; reading them may copy the
+  // meter, see settled(), so they are not for threads reading at once.)
+  [[nodiscard]] std::optional<double> max_momentary() const { return settled().max_m_; }
+  [[nodiscard]] std::optional<double> max_short_term() const { return settled().max_s_; }
   // None: no 400 ms block above the gates.
   [[nodiscard]] std::optional<double> integrated() const;
   // Loudness range in LU; 0 where no 3 s block passes the gates.
@@ -70,14 +81,26 @@ public:
   // energy (sum of squares) of those of them in each step they touch
   // (energy[c * steps + k], k = 0 the step holding the meter's next frame;
   // steps = steps_touched(frames(), n)), and their sample and true peaks
-  // (linear, per channel).
+  // (linear, per channel). The K-weighting's state is not carried over
+  // such frames: an add() after them would start from a stale one (the
+  // hybrid backend does not split a plan that measures loudness).
   void add_measured(std::int64_t n, std::span<const double> energy,
                     std::span<const double> sample_peak, std::span<const double> true_peak);
+  // The K-weighting's grid: a group of kLanes segments of kSegment frames.
+  static constexpr int kLanes = 8;
+  static constexpr std::int64_t kSegment = 2048;
+  static constexpr std::int64_t kGroup = kLanes * kSegment;
 
 private:
   void filter(std::span<const float* const> planes, std::int64_t at, std::int64_t n);
+  void filter_group(std::span<const float* const> planes, std::int64_t at);
+  void filter_steps(std::span<const float* const> planes, std::int64_t at, std::int64_t n);
+  void filter_pending();
   void peaks(int c, const float* x, std::int64_t n);
   void step_done();
+  // This meter where no frames wait for their group, else a copy of it that
+  // has filtered them one by one (the meter itself keeps its grid).
+  [[nodiscard]] const Bs1770Meter& settled() const;
 
   int channels_;
   std::int64_t step_;                         // frames in 100 ms
@@ -91,6 +114,17 @@ private:
   std::int64_t steps_done_ = 0;               // complete steps
   std::vector<double> blocks_, short_blocks_; // gated 400 ms and 3 s block energies
   std::optional<double> max_m_, max_s_;
+  // The K-weighting's grid: frames [filtered_, done_) wait in pending_ (the
+  // weighted channels') for their group to complete; m_ carries a state
+  // over a segment of zeros (m_[r * 4 + c]: v(r + 1) from v(c + 1)).
+  bool lanes_ = true; // else one frame after another, no frames wait
+  std::int64_t filtered_ = 0;
+  long double m_[16] = {};
+  std::vector<std::vector<float>> pending_;
+  std::vector<double> scratch_;   // a group's frames, the lanes interleaved
+  std::vector<std::int64_t> cut_; // where some lane of a segment begins a step
+  std::vector<double> part_;      // per channel, cut interval and lane: the energy
+  mutable std::shared_ptr<const Bs1770Meter> settled_; // settled()'s copy; add() drops it
   // True peak: the interpolator's phases (taps and their delays), each
   // channel's last inputs, and the peaks.
   int factor_ = 1;
@@ -99,6 +133,7 @@ private:
   double phase_gain_ = 0.0;              // max over phases of the sum of |coefficients|
   std::vector<std::vector<float>> last_; // per channel, the last history_ inputs
   std::vector<float> window_;            // scratch: history + a tile of inputs
+  std::vector<float> tile_peak_;         // scratch: the peak of each tile of a call's inputs
   std::vector<double> sample_peak_, true_peak_;
 };
 

@@ -7,6 +7,7 @@
 #include "core/thread_pool.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stages/fir/spec.hpp"
+#include "stages/metrics/spec.hpp"
 #include "stages/registry.hpp"
 
 #ifdef SIGSTREAM_HAVE_CUDA
@@ -126,6 +127,17 @@ bool adopt_kept_backend(Backend& kept, const Config& config, int device, Plan& p
   return true;
 }
 
+namespace {
+
+bool measures_loudness(const Plan& plan) {
+  for (const PlannedStage& st : plan.stages)
+    if (const MetricsPlan* m = st.params.find<MetricsPlan>(); m != nullptr && m->loudness)
+      return true;
+  return false;
+}
+
+} // namespace
+
 const StageSpec* cpu_only_stage([[maybe_unused]] const std::vector<StageSpec>& stages) {
 #ifdef SIGSTREAM_HAVE_CUDA
   for (const StageSpec& s : stages)
@@ -192,8 +204,12 @@ std::unique_ptr<Backend> choose_backend(const Config& config, int device, Plan& 
   // under this rule is direct under that one too.)
   Plan on_cuda = plan;
   resolve_methods(on_cuda, "cuda", cuda_fft_engine(-1));
-  // (A plan that carries state cannot split: its chunks run in order on one backend.)
-  if (!all_direct(on_cpu) || !all_direct(on_cuda) || plan.carries_state())
+  // (A plan that carries state cannot split: its chunks run in order on one
+  // backend. Nor one that measures loudness: the writer's meter filters the
+  // CPU's frames on from its own state, which the GPU's measured chunks do
+  // not carry; kernels/cpu/loudness.hpp, add_measured.)
+  if (!all_direct(on_cpu) || !all_direct(on_cuda) || plan.carries_state() ||
+      measures_loudness(plan))
     return as_asked();
   plan = std::move(on_cuda);
   // The CPU works while the GPU starts (see make_hybrid_backend).
