@@ -18,10 +18,10 @@ constexpr std::int64_t kPiece = 2048;
 
 // Thread t = (c * steps + k) * pieces + j measures the frames of piece j of
 // step s0 + k inside [first, first + n) of channel c (x: frame `first`).
-__global__ void energy_kernel(const float* __restrict__ x, std::int64_t stride,
-                              std::int64_t first, std::int64_t n, std::int64_t s0,
-                              std::int64_t steps, std::int64_t pieces, int channels,
-                              LoudnessDesign d, double* __restrict__ out) {
+__global__ void energy_kernel(const float* __restrict__ x, std::int64_t stride, std::int64_t first,
+                              std::int64_t n, std::int64_t s0, std::int64_t steps,
+                              std::int64_t pieces, int channels, LoudnessDesign d,
+                              double* __restrict__ out) {
   const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t per_channel = steps * pieces;
   if (t >= per_channel * channels)
@@ -97,15 +97,15 @@ LoudnessDesign design_of(const cpu::Bs1770Meter& meter) {
   d.settle = meter.settle_frames();
   const auto& phases = meter.phases();
   if (phases.size() > static_cast<std::size_t>(kLoudnessPhases))
-    throw Error(ErrorKind::invalid_argument, "loudness on CUDA: " +
-                                                 std::to_string(phases.size()) +
+    throw Error(ErrorKind::invalid_argument, "loudness on CUDA: " + std::to_string(phases.size()) +
                                                  " interpolator phases (at most 3)");
   d.phases = static_cast<int>(phases.size());
   for (std::size_t p = 0; p < phases.size(); ++p) {
     if (phases[p].coeff.size() > static_cast<std::size_t>(kLoudnessTaps))
       throw Error(ErrorKind::invalid_argument, "loudness on CUDA: an interpolator phase of " +
                                                    std::to_string(phases[p].coeff.size()) +
-                                                   " taps (at most " + std::to_string(kLoudnessTaps) + ")");
+                                                   " taps (at most " +
+                                                   std::to_string(kLoudnessTaps) + ")");
     d.taps[p] = static_cast<int>(phases[p].coeff.size());
     for (std::size_t q = 0; q < phases[p].coeff.size(); ++q) {
       d.coeff[p][q] = phases[p].coeff[q];
@@ -117,9 +117,9 @@ LoudnessDesign design_of(const cpu::Bs1770Meter& meter) {
 
 } // namespace
 
-DeviceLoudness::DeviceLoudness(const cpu::Bs1770Meter& meter, int channels,
-                               std::int64_t max_frames)
-    : design_(design_of(meter)), channels_(channels), max_frames_(std::max<std::int64_t>(max_frames, 0)),
+DeviceLoudness::DeviceLoudness(const cpu::Bs1770Meter& meter, int channels, std::int64_t max_frames)
+    : design_(design_of(meter)), channels_(channels),
+      max_frames_(std::max<std::int64_t>(max_frames, 0)),
       pieces_per_step_((design_.step + kPiece - 1) / kPiece),
       max_steps_(max_frames_ / design_.step + 2),
       d_energy_(static_cast<std::size_t>(channels) * static_cast<std::size_t>(max_steps_) *
@@ -133,9 +133,9 @@ DeviceLoudness::DeviceLoudness(const cpu::Bs1770Meter& meter, int channels,
 void DeviceLoudness::measure(const float* d_x, std::int64_t x_stride, std::int64_t first,
                              std::int64_t n, cudaStream_t stream) {
   if (n < 0 || n > max_frames_ || first < 0)
-    throw Error(ErrorKind::invalid_argument,
-                "loudness on CUDA: " + std::to_string(n) + " frames from frame " +
-                    std::to_string(first) + " (at most " + std::to_string(max_frames_) + ")");
+    throw Error(ErrorKind::invalid_argument, "loudness on CUDA: " + std::to_string(n) +
+                                                 " frames from frame " + std::to_string(first) +
+                                                 " (at most " + std::to_string(max_frames_) + ")");
   first_ = first;
   n_ = n;
   steps_ = n > 0 ? (first + n - 1) / design_.step - first / design_.step + 1 : 0;
@@ -144,12 +144,12 @@ void DeviceLoudness::measure(const float* d_x, std::int64_t x_stride, std::int64
     const std::int64_t threads = channels_ * steps_ * pieces_per_step_;
     constexpr int kBlock = 128;
     energy_kernel<<<static_cast<unsigned>((threads + kBlock - 1) / kBlock), kBlock, 0, stream>>>(
-        d_x, x_stride, first, n, first / design_.step, steps_, pieces_per_step_, channels_,
-        design_, d_energy_.data());
+        d_x, x_stride, first, n, first / design_.step, steps_, pieces_per_step_, channels_, design_,
+        d_energy_.data());
     SIGSTREAM_CUDA_CHECK_LAUNCH("loudness energy_kernel");
     constexpr int kPeakBlock = 256;
-    const auto blocks = static_cast<unsigned>(
-        std::min<std::int64_t>((n + kPeakBlock - 1) / kPeakBlock, 2048));
+    const auto blocks =
+        static_cast<unsigned>(std::min<std::int64_t>((n + kPeakBlock - 1) / kPeakBlock, 2048));
     peaks_kernel<<<dim3(blocks, static_cast<unsigned>(channels_)), kPeakBlock, 0, stream>>>(
         d_x, x_stride, n, design_, d_peaks_.data());
     SIGSTREAM_CUDA_CHECK_LAUNCH("loudness peaks_kernel");

@@ -67,8 +67,8 @@ public:
   // After the stream has finished the last measure(): its first frame and count,
   // per channel the energy of each step they touch (energy[c * steps + k])
   // and the peaks, as Bs1770Meter::add_measured takes them.
-  void read(std::int64_t& first, std::int64_t& n, std::vector<double>& energy, std::vector<double>& sample_peak,
-            std::vector<double>& true_peak) const;
+  void read(std::int64_t& first, std::int64_t& n, std::vector<double>& energy,
+            std::vector<double>& sample_peak, std::vector<double>& true_peak) const;
 
 private:
   LoudnessDesign design_;
@@ -78,8 +78,8 @@ private:
   std::int64_t max_steps_;
   // The last call's.
   std::int64_t first_ = 0, n_ = 0, steps_ = 0;
-  DeviceBuffer<double> d_energy_;           // [channel][step][piece]
-  DeviceBuffer<unsigned int> d_peaks_;      // [channel][sample, true]: float bits
+  DeviceBuffer<double> d_energy_;      // [channel][step][piece]
+  DeviceBuffer<unsigned int> d_peaks_; // [channel][sample, true]: float bits
   PinnedBuffer<double> h_energy_;
   PinnedBuffer<unsigned int> h_peaks_;
 };

@@ -17,9 +17,9 @@
 #include "cuda_test_support.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
-#include "stream_support.hpp"
 #include "stages/metrics/spec.hpp"
 #include "stages/normalize/spec.hpp"
+#include "stream_support.hpp"
 #include "test_support.hpp"
 
 namespace sigstream {
@@ -84,10 +84,10 @@ TEST_P(LoudnessCuda, GivesTheCpusValues) {
   Config c;
   c.origin = "test";
   c.source.file = in;
-  c.stages = {loudness_stage("in"),
-              test::fir_stage("f", test::random_taps_unit_energy(63, 5), FirMode::same,
-                              FirMethod::direct),
-              loudness_stage("out")};
+  c.stages = {
+      loudness_stage("in"),
+      test::fir_stage("f", test::random_taps_unit_energy(63, 5), FirMode::same, FirMethod::direct),
+      loudness_stage("out")};
   c.sink.format = SampleFormat::float32;
   c.execution.backend = BackendKind::cpu;
   c.sink.file = dir.file("cpu.wav");
