@@ -5,6 +5,7 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <numbers>
@@ -120,6 +121,47 @@ phase_abs_max(const double* coeff, const int* delay, int taps, const float* x, s
 
 } // namespace
 
+namespace {
+
+// *seen = max(*seen, v) (none: nothing).
+void raise_to(std::atomic<float>* seen, float v) {
+  if (seen == nullptr)
+    return;
+  float now = seen->load(std::memory_order_relaxed);
+  while (v > now && !seen->compare_exchange_weak(now, v, std::memory_order_relaxed)) {
+  }
+}
+
+// See settle_frames().
+std::int64_t settle_of(const double* a, const double* b_in, std::int64_t rate, int history) {
+  // The state a full-scale DC input leaves is the largest this section
+  // holds (its poles are at low frequencies): from there, with no input,
+  // the frames until the output the state still makes is under 1e-13,
+  // in the arithmetic of the recursion itself.
+  double v[5] = {};
+  const std::int64_t cap = std::max<std::int64_t>(10 * rate, 1 << 16);
+  for (std::int64_t i = 0; i < rate; ++i) {
+    v[0] = 1.0 - a[1] * v[1] - a[2] * v[2] - a[3] * v[3] - a[4] * v[4];
+    std::copy_backward(v, v + 4, v + 5);
+  }
+  double bmax = 0.0;
+  for (int i = 0; i < 5; ++i)
+    bmax = std::max(bmax, std::abs(b_in[i]));
+  std::int64_t n = 0;
+  for (; n < cap; ++n) {
+    double m = 0.0;
+    for (int i = 1; i < 5; ++i)
+      m = std::max(m, std::abs(v[i]));
+    if (4.0 * m * bmax < 1e-13)
+      break;
+    v[0] = -a[1] * v[1] - a[2] * v[2] - a[3] * v[3] - a[4] * v[4];
+    std::copy_backward(v, v + 4, v + 5);
+  }
+  return std::max<std::int64_t>(n, history);
+}
+
+} // namespace
+
 Bs1770Meter::Bs1770Meter(int channels, long rate)
     : channels_(channels), step_(std::max<std::int64_t>(1, (rate + 5) / 10)),
       v_(static_cast<std::size_t>(channels), std::array<double, 5>{}),
@@ -204,6 +246,7 @@ Bs1770Meter::Bs1770Meter(int channels, long rate)
     for (auto& l : last_)
       l.assign(static_cast<std::size_t>(history_), 0.0f);
   }
+  settle_ = settle_of(a_, b_, rate, history_);
 }
 
 void Bs1770Meter::add(std::span<const float* const> planes, std::int64_t n) {
@@ -640,33 +683,135 @@ double Bs1770Meter::range() const {
   return to_loudness(high) - to_loudness(low);
 }
 
-std::int64_t Bs1770Meter::settle_frames() const {
-  // The state a full-scale DC input leaves is the largest this section
-  // holds (its poles are at low frequencies): from there, with no input,
-  // the frames until the output the state still makes is under 1e-13,
-  // in the arithmetic of the recursion itself.
-  const double* a = a_;
-  double v[5] = {};
-  const auto rate = step_ * 10;
-  const std::int64_t cap = std::max<std::int64_t>(10 * rate, 1 << 16);
-  for (std::int64_t i = 0; i < rate; ++i) {
-    v[0] = 1.0 - a[1] * v[1] - a[2] * v[2] - a[3] * v[3] - a[4] * v[4];
-    std::copy_backward(v, v + 4, v + 5);
+void Bs1770Meter::measure(std::span<const float* const> planes, std::int64_t first, std::int64_t n,
+                          std::vector<double>& energy, std::vector<double>& sample_peak,
+                          std::vector<double>& true_peak, std::atomic<float>* peak_seen) const {
+  const std::int64_t steps = steps_touched(first, n);
+  const auto ch = static_cast<std::size_t>(channels_);
+  energy.assign(ch * static_cast<std::size_t>(steps), 0.0);
+  sample_peak.assign(ch, 0.0);
+  true_peak.assign(ch, 0.0);
+  if (n <= 0)
+    return;
+  // From rest settle_ frames early (the signal's start if that is nearer:
+  // the zeros before it leave the filter at rest), frames before `first`
+  // counted in no step.
+  const std::int64_t from = std::max<std::int64_t>(first - settle_, 0);
+  const std::int64_t end = first + n;
+  const auto slot = [&](std::size_t c, std::int64_t at) -> double& {
+    return energy[c * static_cast<std::size_t>(steps) +
+                  static_cast<std::size_t>(at / step_ - first / step_)];
+  };
+  const auto frame = [&](std::size_t c, std::int64_t at) { return planes[c] + (at - first); };
+  // Whole groups in lanes (k_group, as filter_group runs it), cut where a
+  // lane crosses a step or `first`; the same groups for every channel.
+  std::int64_t at = from;
+  std::vector<std::array<double, 4>> state(ch, std::array<double, 4>{});
+  std::vector<double> scratch, part;
+  std::vector<std::int64_t> cut;
+  for (; lanes_ && end - at >= kGroup; at += kGroup) {
+    cut.assign(1, 0);
+    for (int j = 0; j < kLanes; ++j) {
+      const std::int64_t start = at + j * kSegment;
+      for (std::int64_t i = (step_ - start % step_) % step_; i < kSegment; i += step_)
+        if (i > 0)
+          cut.push_back(i);
+      if (first > start && first < start + kSegment)
+        cut.push_back(first - start);
+    }
+    cut.push_back(kSegment);
+    std::sort(cut.begin(), cut.end());
+    cut.erase(std::unique(cut.begin(), cut.end()), cut.end());
+    const auto intervals = static_cast<int>(cut.size() - 1);
+    scratch.resize(static_cast<std::size_t>(kGroup));
+    part.resize(static_cast<std::size_t>(intervals * kLanes));
+    for (std::size_t c = 0; c < ch; ++c) {
+      if (weight_[c] == 0.0)
+        continue;
+      k_group(frame(c, at), scratch.data(), state[c].data(), m_, a_, b_, cut.data(), intervals,
+              part.data());
+      for (int j = 0; j < kLanes; ++j)
+        for (int k = 0; k < intervals; ++k)
+          if (const std::int64_t g = at + j * kSegment + cut[static_cast<std::size_t>(k)];
+              g >= first)
+            slot(c, g) += part[static_cast<std::size_t>(k * kLanes + j)];
+    }
   }
-  double bmax = 0.0;
-  for (const double b : b_)
-    bmax = std::max(bmax, std::abs(b));
-  std::int64_t n = 0;
-  for (; n < cap; ++n) {
-    double m = 0.0;
-    for (int i = 1; i < 5; ++i)
-      m = std::max(m, std::abs(v[i]));
-    if (4.0 * m * bmax < 1e-13)
-      break;
-    v[0] = -a[1] * v[1] - a[2] * v[2] - a[3] * v[3] - a[4] * v[4];
-    std::copy_backward(v, v + 4, v + 5);
+  // The rest one frame after another, two channels side by side, a step
+  // (or the frames before `first`) at a time.
+  std::size_t pair[2];
+  int held = 0;
+  const auto run = [&](int count) {
+    KState st[2];
+    for (int k = 0; k < count; ++k) {
+      const std::array<double, 4>& v = state[pair[k]];
+      st[k] = {v[0], v[1], v[2], v[3], 0.0};
+    }
+    for (std::int64_t i = at; i < end;) {
+      const std::int64_t next = std::min(i < first ? first : end, (i / step_ + 1) * step_);
+      st[0].e = st[1].e = 0.0;
+      k_run(st, frame(pair[0], i), count == 2 ? frame(pair[1], i) : nullptr, next - i, a_, b_);
+      for (int k = 0; k < count; ++k) {
+        flush(st[k]);
+        if (i >= first)
+          slot(pair[k], i) += st[k].e;
+      }
+      i = next;
+    }
+  };
+  for (std::size_t c = 0; c < ch; ++c) {
+    if (weight_[c] == 0.0)
+      continue;
+    pair[held++] = c;
+    if (held == 2) {
+      run(2);
+      held = 0;
+    }
   }
-  return std::max<std::int64_t>(n, history_);
+  if (held == 1)
+    run(1);
+  // The peaks. The interpolator skips the tiles whose inputs cannot pass the
+  // largest peak seen so far, this call's or (peak_seen) any call's of the
+  // signal: only the largest of all is read, and it is found either way.
+  const auto seen = [&] {
+    return peak_seen != nullptr ? static_cast<double>(peak_seen->load(std::memory_order_relaxed))
+                                : 0.0;
+  };
+  // Each tile's input peak in one pass: the sample peak, and (with the
+  // tile before, which holds its history) what bounds a tile's outputs.
+  constexpr std::int64_t kTile = 64;
+  static_assert(kTile >= kInterpolatorTaps / 2); // a tile's history lies in the tile before
+  const std::int64_t tiles = (n + kTile - 1) / kTile;
+  std::vector<std::vector<float>> tile_peak(ch,
+                                            std::vector<float>(static_cast<std::size_t>(tiles)));
+  for (std::size_t c = 0; c < ch; ++c) {
+    tile_abs_max(planes[c], n, kTile, tile_peak[c].data());
+    sample_peak[c] = *std::max_element(tile_peak[c].begin(), tile_peak[c].end());
+  }
+  const double sp = *std::max_element(sample_peak.begin(), sample_peak.end());
+  raise_to(peak_seen, static_cast<float>(sp));
+  if (phases_.empty())
+    return;
+  for (std::size_t c = 0; c < ch; ++c) {
+    const float* x = planes[c];
+    const std::vector<float>& tp_in = tile_peak[c];
+    float tp = 0.0f;
+    for (std::int64_t k = 0; k < tiles; ++k) {
+      const std::int64_t i0 = k * kTile;
+      const std::int64_t m = std::min(kTile, n - i0);
+      const float before =
+          k > 0 ? tp_in[static_cast<std::size_t>(k - 1)] : abs_max(x - history_, history_);
+      const double reach =
+          static_cast<double>(std::max(before, tp_in[static_cast<std::size_t>(k)])) * phase_gain_;
+      if (reach <= std::max({sp, static_cast<double>(tp), seen()}))
+        continue;
+      for (const Phase& p : phases_)
+        tp = std::max(tp, phase_abs_max(p.coeff.data(), p.delay.data(),
+                                        static_cast<int>(p.coeff.size()), x + i0, m));
+    }
+    true_peak[c] = tp;
+    raise_to(peak_seen, tp);
+  }
 }
 
 void Bs1770Meter::add_measured(std::int64_t n, std::span<const double> energy,

@@ -23,6 +23,7 @@
 // the signal's, never the caller's chunks, so every chunking gives the same
 // values to the bit.
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -71,8 +72,8 @@ public:
   // ... and how many frames the K-weighting takes to forget where it
   // started: run from rest that many frames early (at least the
   // interpolator's history), it gives the output of the run from the
-  // signal's start to 1e-13 of full scale. Computed on each call.
-  [[nodiscard]] std::int64_t settle_frames() const;
+  // signal's start to 1e-13 of full scale.
+  [[nodiscard]] std::int64_t settle_frames() const noexcept { return settle_; }
   // How many of the 100 ms steps frames [first, first + n) touch.
   [[nodiscard]] std::int64_t steps_touched(std::int64_t first, std::int64_t n) const noexcept {
     return n > 0 ? (first + n - 1) / step_ - first / step_ + 1 : 0;
@@ -86,6 +87,18 @@ public:
   // hybrid backend does not split a plan that measures loudness).
   void add_measured(std::int64_t n, std::span<const double> energy,
                     std::span<const double> sample_peak, std::span<const double> true_peak);
+  // What add_measured takes for the signal's frames [first, first + n), at
+  // planes[c][0..n), measured here: settle_frames() frames before each are
+  // readable (zeros before the signal), the K-weighting runs from rest there
+  // (as on the GPU; kernels/cuda/loudness.cuh) and the interpolator reads
+  // its history there. So pieces of a signal measure on any thread, in any
+  // order (the CPU backend's workers). Uses nothing of the meter's state.
+  // `peak_seen` (shared by the calls for one signal, from 0): the largest
+  // peak found so far, which lets the interpolator skip quiet tiles (a
+  // call's true peak may then stay under its own, never under the signal's).
+  void measure(std::span<const float* const> planes, std::int64_t first, std::int64_t n,
+               std::vector<double>& energy, std::vector<double>& sample_peak,
+               std::vector<double>& true_peak, std::atomic<float>* peak_seen = nullptr) const;
   // The K-weighting's grid: a group of kLanes segments of kSegment frames.
   static constexpr int kLanes = 8;
   static constexpr std::int64_t kSegment = 2048;
@@ -104,6 +117,7 @@ private:
 
   int channels_;
   std::int64_t step_;                         // frames in 100 ms
+  std::int64_t settle_ = 0;                   // settle_frames()
   std::vector<double> weight_;                // per channel; 0 = left out
   double b_[5] = {}, a_[5] = {};              // the K-weighting section
   std::vector<std::array<double, 5>> v_;      // its state per channel

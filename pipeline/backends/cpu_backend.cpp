@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -15,6 +16,7 @@
 #include "core/thread_pool.hpp"
 #include "kernels/cpu/fft_engine.hpp"
 #include "kernels/cpu/layout.hpp"
+#include "kernels/cpu/loudness.hpp"
 #include "kernels/cpu/reduce.hpp"
 #include "kernels/cpu/welch.hpp"
 #include "pipeline/backends/backend.hpp"
@@ -90,6 +92,25 @@ public:
       if (const MetricsPlan* mp = st.params.find<MetricsPlan>(); mp && !mp->spectrum_window.empty())
         welch_[static_cast<std::size_t>(st.metrics_slot)] =
             std::make_unique<const kernels::cpu::Welch>(mp->spectrum_window, mp->spectrum_hop);
+    // A loudness block's frames are measured by the workers, each piece on
+    // its own (its K-weighting settled in the block's look-back, as on the
+    // GPU), and the writer's meter only gates and sums the steps: no copy of
+    // the frames, no filter on the writer's thread. Where chunks are short
+    // beside the settling, the frames go to the writer's meter instead.
+    measurers_.clear();
+    measurers_.resize(plan.metric_names.size());
+    peak_seen_.clear();
+    peak_seen_.resize(plan.metric_names.size());
+    for (const PlannedStage& st : plan.stages)
+      if (const MetricsPlan* mp = st.params.find<MetricsPlan>(); mp && mp->loudness) {
+        auto m = std::make_unique<const kernels::cpu::Bs1770Meter>(st.channels_in,
+                                                                   std::lround(mp->loudness_rate));
+        if (plan.chunk_frames >= kSettlingsAChunk * m->settle_frames()) {
+          measurers_[static_cast<std::size_t>(st.metrics_slot)] = std::move(m);
+          peak_seen_[static_cast<std::size_t>(st.metrics_slot)] =
+              std::make_unique<std::atomic<float>>(0.0f);
+        }
+      }
     // Chunks run as pieces of a fixed size, taken from neither the thread
     // count nor the CPU, so for given methods the output and the statistics'
     // sums are the same on every machine. With direct stages only, pieces
@@ -108,6 +129,12 @@ public:
     // the stages before it run on every thread.
     if (plan.carries_state())
       piece_frames_ = std::max<std::int64_t>(piece_frames_, plan.max_chunk_frames());
+    // A piece measured for loudness settles its K-weighting first, and the
+    // stages before compute that look-back again for each piece: pieces of
+    // at least 16 settlings keep both near 6%.
+    for (const auto& m : measurers_)
+      if (m)
+        piece_frames_ = std::max(piece_frames_, kSettlingsAPiece * m->settle_frames());
     {
       std::lock_guard lock(turn_mutex_);
       turn_ = 0;
@@ -138,6 +165,7 @@ public:
     state->left = pieces;
     state->metrics.resize(static_cast<std::size_t>(pieces));
     state->spectra.resize(static_cast<std::size_t>(pieces));
+    state->measured.resize(static_cast<std::size_t>(pieces));
     state->result = start_result(state->job);
     std::future<ChunkResult> done = state->done.get_future();
     std::int64_t queued = 0;
@@ -225,9 +253,11 @@ private:
     r.metrics = empty_metrics(*plan_);
     r.spectra.assign(plan_->metric_names.size(), SpectrumSums{});
     r.observed.resize(plan_->metric_names.size());
+    r.measured.resize(plan_->metric_names.size());
     for (std::size_t j = 0; j < plan_->stages.size(); ++j) {
       const PlannedStage& st = plan_->stages[j];
-      if (st.metrics_slot < 0 || !st.as<MetricsPlan>().loudness)
+      if (st.metrics_slot < 0 || !st.as<MetricsPlan>().loudness ||
+          measurers_[static_cast<std::size_t>(st.metrics_slot)])
         continue;
       const FrameWindow own = plan_->owned(j, job.start, job.frames);
       const std::int64_t n =
@@ -248,7 +278,7 @@ private:
 
   ChunkResult run(ChunkJob job) {
     ChunkResult r = start_result(job);
-    r.clipped = compute(job, 0, job.frames, r, r.metrics, r.spectra);
+    r.clipped = compute(job, 0, job.frames, r, r.metrics, r.spectra, r.measured);
     return r;
   }
 
@@ -260,7 +290,8 @@ private:
   // block), so every output sample is computed as in any other chunking.
   std::int64_t compute(const ChunkJob& job, std::int64_t first, std::int64_t frames, ChunkResult& r,
                        std::vector<std::vector<ChannelMetrics>>& metrics,
-                       std::vector<SpectrumSums>& spectra) {
+                       std::vector<SpectrumSums>& spectra,
+                       std::vector<ChunkResult::MeasuredLoudness>& measured) {
     // First, so that whatever ends this chunk early breaks the turns of a
     // plan that carries state rather than leaving later chunks waiting.
     ChunkTurn turn(*this, job.index);
@@ -305,6 +336,14 @@ private:
           }
           if (welch_[slot] && n > 0)
             add_spectrum(*welch_[slot], y, n, own_lo, spectra[slot]);
+          if (measurers_[slot]) {
+            ChunkResult::MeasuredLoudness& l = measured[slot];
+            measurers_[slot]->measure(y, own_lo, n, l.energy, l.sample_peak, l.true_peak,
+                                      peak_seen_[slot].get());
+            l.first = own_lo;
+            l.frames = n;
+            l.present = true;
+          }
         },
         &ns, [&turn] { turn.take(); });
     turn.pass();
@@ -333,6 +372,36 @@ private:
                   r.output_f32[static_cast<std::size_t>(c)].begin() + first);
     give_scratch(std::move(scratch));
     return clipped;
+  }
+
+  // A piece's measured loudness after the pieces before it (consecutive
+  // frames; a step across them gets both shares).
+  static void append_measured(ChunkResult::MeasuredLoudness& into,
+                              const ChunkResult::MeasuredLoudness& piece,
+                              const kernels::cpu::Bs1770Meter& meter) {
+    if (!into.present) {
+      into = piece;
+      return;
+    }
+    if (piece.first != into.first + into.frames)
+      throw internal_error("cpu backend: a loudness block's pieces are not consecutive");
+    const std::int64_t a = meter.steps_touched(into.first, into.frames);
+    const std::int64_t b = meter.steps_touched(piece.first, piece.frames);
+    const std::int64_t total = meter.steps_touched(into.first, into.frames + piece.frames);
+    const std::size_t channels = into.sample_peak.size();
+    std::vector<double> e(channels * static_cast<std::size_t>(total), 0.0);
+    for (std::size_t c = 0; c < channels; ++c) {
+      double* row = e.data() + c * static_cast<std::size_t>(total);
+      for (std::int64_t k = 0; k < a; ++k)
+        row[k] += into.energy[c * static_cast<std::size_t>(a) + static_cast<std::size_t>(k)];
+      for (std::int64_t k = 0; k < b; ++k)
+        row[total - b + k] +=
+            piece.energy[c * static_cast<std::size_t>(b) + static_cast<std::size_t>(k)];
+      into.sample_peak[c] = std::max(into.sample_peak[c], piece.sample_peak[c]);
+      into.true_peak[c] = std::max(into.true_peak[c], piece.true_peak[c]);
+    }
+    into.energy = std::move(e);
+    into.frames += piece.frames;
   }
 
   // The first frame a metrics block owns in `job`'s chunk.
@@ -367,8 +436,9 @@ private:
   struct Pieces {
     ChunkJob job;
     ChunkResult result;
-    std::vector<std::vector<std::vector<ChannelMetrics>>> metrics; // [piece][slot][channel]
-    std::vector<std::vector<SpectrumSums>> spectra;                // [piece][slot]
+    std::vector<std::vector<std::vector<ChannelMetrics>>> metrics;    // [piece][slot][channel]
+    std::vector<std::vector<SpectrumSums>> spectra;                   // [piece][slot]
+    std::vector<std::vector<ChunkResult::MeasuredLoudness>> measured; // [piece][slot]
     std::atomic<std::int64_t> clipped{0};
     std::atomic<std::int64_t> left{0};
     std::mutex error_mutex;
@@ -384,7 +454,9 @@ private:
       m = empty_metrics(*plan_);
       auto& sp = st.spectra[static_cast<std::size_t>(p)];
       sp.assign(plan_->metric_names.size(), SpectrumSums{});
-      st.clipped += compute(st.job, first, frames, st.result, m, sp);
+      auto& l = st.measured[static_cast<std::size_t>(p)];
+      l.resize(plan_->metric_names.size());
+      st.clipped += compute(st.job, first, frames, st.result, m, sp, l);
     } catch (...) {
       std::lock_guard lock(st.error_mutex);
       if (!st.error)
@@ -406,6 +478,10 @@ private:
       for (const auto& piece : st.spectra)
         for (std::size_t slot = 0; slot < piece.size(); ++slot)
           st.result.spectra[slot].merge(piece[slot]);
+      for (const auto& piece : st.measured)
+        for (std::size_t slot = 0; slot < piece.size(); ++slot)
+          if (measurers_[slot])
+            append_measured(st.result.measured[slot], piece[slot], *measurers_[slot]);
       st.result.clipped = st.clipped.load();
       st.done.set_value(std::move(st.result));
     } catch (...) {
@@ -483,7 +559,11 @@ private:
   mutable std::mutex stats_mutex_;
   std::vector<std::int64_t> stage_ns_;
   std::vector<std::unique_ptr<const kernels::cpu::Welch>>
-      welch_;      // [slot]: the blocks with a spectrum
+      welch_; // [slot]: the blocks with a spectrum
+  // [slot]: the loudness blocks the workers measure (see prepare()).
+  std::vector<std::unique_ptr<const kernels::cpu::Bs1770Meter>> measurers_;
+  std::vector<std::unique_ptr<std::atomic<float>>> peak_seen_; // [slot]: theirs (measure())
+  static constexpr std::int64_t kSettlingsAChunk = 8, kSettlingsAPiece = 16;
   CpuSteps steps_; // per stage (null for observers), shared by the workers
   std::shared_ptr<OutputBlocks> outputs_;
 };
