@@ -69,5 +69,5 @@ for tool in memcheck racecheck; do
 done
 timeout 300 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/sigstream_cuda_tests --gtest_filter="*LoudnessCuda*" > $OUT/memcheck_tests.txt 2>&1; echo "memcheck tests rc $?: $(grep -E 'ERROR SUMMARY' $OUT/memcheck_tests.txt) $(grep -E '^\[  PASSED' $OUT/memcheck_tests.txt)"
 echo "== ncu: the loudness kernels on the 10-minute run (first chunks)"
-ncu --kernel-name regex:"energy_kernel|peaks_kernel" --launch-count 6 --metrics gpu__time_duration.sum,dram__bytes.sum "$S" run $W/l_true.yaml -q --backend cuda > $OUT/ncu.txt 2>&1
-grep -E "energy_kernel|peaks_kernel|gpu__time_duration|dram__bytes" $OUT/ncu.txt | head -24
+ncu --kernel-name regex:"widen_kernel|energy_kernel|peaks_kernel|iir|scan|segment" --launch-count 12 --metrics gpu__time_duration.sum,dram__bytes.sum "$S" run $W/l_true.yaml -q --backend cuda > $OUT/ncu.txt 2>&1
+grep -E "_kernel|iir|scan|gpu__time_duration|dram__bytes" $OUT/ncu.txt | head -40

@@ -194,6 +194,8 @@ Bs1770Meter::Bs1770Meter(int channels, long rate)
       b_[i + j] += shelf_b[i] * hp_b[j];
       a_[i + j] += shelf_a[i] * hp_a[j];
     }
+  sections_ = {Biquad{shelf_b[0], shelf_b[1], shelf_b[2], shelf_a[1], shelf_a[2]},
+               Biquad{hp_b[0], hp_b[1], hp_b[2], hp_a[1], hp_a[2]}};
   // The section's state (v1..v4) after a segment of zeros from each unit
   // state, the columns of m_: what carries a segment's start state to its
   // end. In long double: its entries grow with the rate, and so does what a

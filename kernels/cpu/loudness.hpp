@@ -30,6 +30,8 @@
 #include <span>
 #include <vector>
 
+#include "kernels/cpu/iir.hpp" // Biquad
+
 namespace sigstream::kernels::cpu {
 
 class Bs1770Meter {
@@ -60,6 +62,9 @@ public:
   // the K-weighting section (b[0..5), a[0..5), a[0] = 1, direct form II) ...
   [[nodiscard]] const double* k_b() const noexcept { return b_; }
   [[nodiscard]] const double* k_a() const noexcept { return a_; }
+  // (the same as its two second-order sections, the shelf and the high-pass,
+  // before they were multiplied into one) ...
+  [[nodiscard]] const std::array<Biquad, 2>& k_sections() const noexcept { return sections_; }
   // ... the true-peak interpolator's phases (output = sum over t of
   // coeff[t] * x[i - delay[t]], in float64 in tap order, rounded to float32;
   // none from 192 kHz) ...
@@ -120,6 +125,7 @@ private:
   std::int64_t settle_ = 0;                   // settle_frames()
   std::vector<double> weight_;                // per channel; 0 = left out
   double b_[5] = {}, a_[5] = {};              // the K-weighting section
+  std::array<Biquad, 2> sections_{};          // ... as two
   std::vector<std::array<double, 5>> v_;      // its state per channel
   std::vector<double> acc_;                   // K-weighted energy of the step so far, per channel
   std::int64_t done_ = 0;                     // frames added

@@ -11,55 +11,44 @@ namespace sigstream::kernels::cuda {
 
 namespace {
 
-// Frames a thread of the energy kernel measures, at most (a step has
-// rate / 10 of them): short enough for threads in every step, long enough
-// that the settling before each piece is not most of the work.
-constexpr std::int64_t kPiece = 2048;
+constexpr int kThreads = 256;
 
-// Thread t = (c * steps + k) * pieces + j measures the frames of piece j of
-// step s0 + k inside [first, first + n) of channel c (x: frame `first`).
-__global__ void energy_kernel(const float* __restrict__ x, std::int64_t stride, std::int64_t first,
-                              std::int64_t n, std::int64_t s0, std::int64_t steps,
-                              std::int64_t pieces, int channels, LoudnessDesign d,
+// y[c * plane + i] = x[c * stride + i] in float64, i < n (x: the first
+// frame widened, the look-back's).
+__global__ void widen_kernel(const float* __restrict__ x, std::int64_t stride, std::int64_t n,
+                             double* __restrict__ y, std::int64_t plane) {
+  const float* xc = x + static_cast<std::int64_t>(blockIdx.y) * stride;
+  double* yc = y + static_cast<std::int64_t>(blockIdx.y) * plane;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    yc[i] = static_cast<double>(xc[i]);
+}
+
+// Block (k, c): the sum of squares of channel c's K-weighted frames in step
+// s0 + k inside [first, first + n) (y: frame `first`), a fixed tree.
+__global__ void energy_kernel(const double* __restrict__ y, std::int64_t plane, std::int64_t first,
+                              std::int64_t n, std::int64_t s0, std::int64_t step, int steps,
                               double* __restrict__ out) {
-  const std::int64_t t = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t per_channel = steps * pieces;
-  if (t >= per_channel * channels)
-    return;
-  const std::int64_t c = t / per_channel;
-  const std::int64_t k = t % per_channel / pieces;
-  const std::int64_t j = t % pieces;
-  const std::int64_t step_lo = (s0 + k) * d.step;
-  const std::int64_t lo = max(first, step_lo + j * kPiece);
-  const std::int64_t hi = min(first + n, step_lo + min((j + 1) * kPiece, d.step));
+  const int k = static_cast<int>(blockIdx.x);
+  const int c = static_cast<int>(blockIdx.y);
+  const std::int64_t lo = max(first, (s0 + k) * step);
+  const std::int64_t hi = min(first + n, (s0 + k + 1) * step);
+  const double* yc = y + static_cast<std::int64_t>(c) * plane - first;
   double e = 0.0;
-  if (lo < hi) {
-    const float* xc = x + c * stride - first; // xc[i]: frame i
-    const double a1 = d.a[1], a2 = d.a[2], a3 = d.a[3], a4 = d.a[4];
-    const double b0 = d.b[0], b1 = d.b[1], b2 = d.b[2], b3 = d.b[3], b4 = d.b[4];
-    double v1 = 0.0, v2 = 0.0, v3 = 0.0, v4 = 0.0;
-    // The CPU meter's recursion (kernels/cpu/loudness.cpp, k_step): the
-    // chain through v1 is one fused multiply-add.
-    auto step = [&](double xi) {
-      const double older = a2 * v2 + a3 * v3 + a4 * v4;
-      const double v0 = fma(-a1, v1, xi - older);
-      const double y = b0 * v0 + b1 * v1 + b2 * v2 + b3 * v3 + b4 * v4;
-      v4 = v3;
-      v3 = v2;
-      v2 = v1;
-      v1 = v0;
-      return y;
-    };
-#pragma unroll 4
-    for (std::int64_t i = lo - d.settle; i < lo; ++i)
-      static_cast<void>(step(static_cast<double>(xc[i])));
-#pragma unroll 4
-    for (std::int64_t i = lo; i < hi; ++i) {
-      const double y = step(static_cast<double>(xc[i]));
-      e += y * y;
-    }
+  for (std::int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x)
+    e += yc[i] * yc[i];
+  for (int o = 16; o > 0; o /= 2)
+    e += __shfl_down_sync(0xffffffffu, e, o);
+  __shared__ double warp_sum[kThreads / 32];
+  if ((threadIdx.x & 31) == 0)
+    warp_sum[threadIdx.x / 32] = e;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double t = 0.0;
+    for (int w = 0; w < kThreads / 32; ++w)
+      t += warp_sum[w];
+    out[static_cast<std::int64_t>(c) * steps + k] = t;
   }
-  out[t] = e;
 }
 
 // Per channel (blockIdx.y), the largest |x| and |interpolated x| over
@@ -120,14 +109,17 @@ LoudnessDesign design_of(const cpu::Bs1770Meter& meter) {
 DeviceLoudness::DeviceLoudness(const cpu::Bs1770Meter& meter, int channels, std::int64_t max_frames)
     : design_(design_of(meter)), channels_(channels),
       max_frames_(std::max<std::int64_t>(max_frames, 0)),
-      pieces_per_step_((design_.step + kPiece - 1) / kPiece),
       max_steps_(max_frames_ / design_.step + 2),
-      d_energy_(static_cast<std::size_t>(channels) * static_cast<std::size_t>(max_steps_) *
-                static_cast<std::size_t>(pieces_per_step_)),
+      plane_((design_.settle + max_frames_ + 31) / 32 * 32), k_weighting_(meter.k_sections()),
+      d_y_(static_cast<std::size_t>(channels) * static_cast<std::size_t>(plane_)),
+      d_state_(static_cast<std::size_t>(channels) *
+               static_cast<std::size_t>(k_weighting_.state_size())),
+      d_work_(k_weighting_.workspace_doubles(channels, design_.settle + max_frames_)),
+      d_energy_(static_cast<std::size_t>(channels) * static_cast<std::size_t>(max_steps_)),
       d_peaks_(2 * static_cast<std::size_t>(channels)), h_energy_(d_energy_.size()),
       h_peaks_(d_peaks_.size()) {
-  if (channels < 1)
-    throw Error(ErrorKind::invalid_argument, "loudness on CUDA: channels must be >= 1");
+  if (channels < 1 || channels > 65535)
+    throw Error(ErrorKind::invalid_argument, "loudness on CUDA: channels must be in 1..65535");
 }
 
 void DeviceLoudness::measure(const float* d_x, std::int64_t x_stride, std::int64_t first,
@@ -141,11 +133,21 @@ void DeviceLoudness::measure(const float* d_x, std::int64_t x_stride, std::int64
   steps_ = n > 0 ? (first + n - 1) / design_.step - first / design_.step + 1 : 0;
   SIGSTREAM_CUDA_TRY(cudaMemsetAsync(d_peaks_.data(), 0, d_peaks_.bytes(), stream));
   if (n > 0) {
-    const std::int64_t threads = channels_ * steps_ * pieces_per_step_;
-    constexpr int kBlock = 128;
-    energy_kernel<<<static_cast<unsigned>((threads + kBlock - 1) / kBlock), kBlock, 0, stream>>>(
-        d_x, x_stride, first, n, first / design_.step, steps_, pieces_per_step_, channels_, design_,
-        d_energy_.data());
+    // From rest `back` frames early: the look-back, or the signal's start
+    // (the zeros before it leave the filter at rest).
+    const std::int64_t back = std::min(design_.settle, first);
+    const std::int64_t len = back + n;
+    const dim3 grid(
+        static_cast<unsigned>(std::min<std::int64_t>((len + kThreads - 1) / kThreads, 1024)),
+        static_cast<unsigned>(channels_));
+    widen_kernel<<<grid, kThreads, 0, stream>>>(d_x - back, x_stride, len, d_y_.data(), plane_);
+    SIGSTREAM_CUDA_CHECK_LAUNCH("loudness widen_kernel");
+    SIGSTREAM_CUDA_TRY(cudaMemsetAsync(d_state_.data(), 0, d_state_.bytes(), stream));
+    k_weighting_.run(d_y_.data(), plane_, d_y_.data(), plane_, channels_, len, d_state_.data(),
+                     d_work_.data(), stream);
+    energy_kernel<<<dim3(static_cast<unsigned>(steps_), static_cast<unsigned>(channels_)), kThreads,
+                    0, stream>>>(d_y_.data() + back, plane_, first, n, first / design_.step,
+                                 design_.step, static_cast<int>(steps_), d_energy_.data());
     SIGSTREAM_CUDA_CHECK_LAUNCH("loudness energy_kernel");
     constexpr int kPeakBlock = 256;
     const auto blocks =
@@ -153,9 +155,10 @@ void DeviceLoudness::measure(const float* d_x, std::int64_t x_stride, std::int64
     peaks_kernel<<<dim3(blocks, static_cast<unsigned>(channels_)), kPeakBlock, 0, stream>>>(
         d_x, x_stride, n, design_, d_peaks_.data());
     SIGSTREAM_CUDA_CHECK_LAUNCH("loudness peaks_kernel");
-    SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(h_energy_.data(), d_energy_.data(),
-                                       static_cast<std::size_t>(threads) * sizeof(double),
-                                       cudaMemcpyDeviceToHost, stream));
+    SIGSTREAM_CUDA_TRY(
+        cudaMemcpyAsync(h_energy_.data(), d_energy_.data(),
+                        static_cast<std::size_t>(channels_ * steps_) * sizeof(double),
+                        cudaMemcpyDeviceToHost, stream));
   }
   SIGSTREAM_CUDA_TRY(cudaMemcpyAsync(h_peaks_.data(), d_peaks_.data(), d_peaks_.bytes(),
                                      cudaMemcpyDeviceToHost, stream));
@@ -166,12 +169,7 @@ void DeviceLoudness::read(std::int64_t& first, std::int64_t& n, std::vector<doub
   first = first_;
   n = n_;
   const auto ch = static_cast<std::size_t>(channels_);
-  const auto steps = static_cast<std::size_t>(steps_);
-  const auto pieces = static_cast<std::size_t>(pieces_per_step_);
-  energy.assign(ch * steps, 0.0);
-  for (std::size_t i = 0; i < ch * steps; ++i)
-    for (std::size_t j = 0; j < pieces; ++j) // in order: the same sum every run
-      energy[i] += h_energy_[i * pieces + j];
+  energy.assign(h_energy_.data(), h_energy_.data() + ch * static_cast<std::size_t>(steps_));
   sample_peak.resize(ch);
   true_peak.resize(ch);
   for (std::size_t c = 0; c < ch; ++c) {

@@ -9,20 +9,23 @@
 // forgotten its start to 1e-13 of full scale by then), which the stage's
 // look-back provides; the interpolator reads its history from there too.
 //
-// Per call, two kernels and two small copies to pinned memory, all on the
-// caller's stream:
-//   - energy: a thread per (channel, step, piece of at most 2048 frames),
-//     the recursion in float64 as the CPU meter runs it; the pieces of a
-//     step are summed on the host in order (deterministic);
-//   - peaks: a thread per frame and channel, each phase's output summed in
-//     float64 in tap order and rounded to float32 (the CPU's arithmetic),
-//     the maxima of |x| and |y| per channel by atomicMax on their bits.
+// Per call, on the caller's stream:
+//   - the K-weighting: the frames from the look-back on, widened to float64,
+//     through kernels/cuda/iir.cuh's cascade (the shelf and the high-pass as
+//     two sections, in parallel over time by its scan) from rest;
+//   - a block per (channel, step) sums the squares of its frames in a fixed
+//     tree (deterministic);
+//   - a thread per frame and channel for the peaks: each phase's output
+//     summed in float64 in tap order and rounded to float32 (the CPU's
+//     arithmetic), the maxima of |x| and |y| by atomicMax on their bits;
+//   - two small copies to pinned memory.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <vector>
 
 #include "kernels/cpu/loudness.hpp"
+#include "kernels/cuda/iir.cuh"
 #include "kernels/cuda/resources.hpp"
 
 namespace sigstream::kernels::cuda {
@@ -74,11 +77,15 @@ private:
   LoudnessDesign design_;
   int channels_;
   std::int64_t max_frames_;
-  std::int64_t pieces_per_step_;
   std::int64_t max_steps_;
+  std::int64_t plane_; // a channel's float64 plane: look-back + max_frames, rounded up
+  IirCascade k_weighting_;
   // The last call's.
   std::int64_t first_ = 0, n_ = 0, steps_ = 0;
-  DeviceBuffer<double> d_energy_;      // [channel][step][piece]
+  DeviceBuffer<double> d_y_;           // [channel][plane_]: the K-weighted frames
+  DeviceBuffer<double> d_state_;       // the cascade's state, from rest each call
+  DeviceBuffer<double> d_work_;        // the cascade's scratch
+  DeviceBuffer<double> d_energy_;      // [channel][step]
   DeviceBuffer<unsigned int> d_peaks_; // [channel][sample, true]: float bits
   PinnedBuffer<double> h_energy_;
   PinnedBuffer<unsigned int> h_peaks_;
