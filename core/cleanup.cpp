@@ -19,6 +19,7 @@ std::array<std::atomic<bool>, kSlots> g_used{};  // slot claimed
 std::array<std::atomic<bool>, kSlots> g_ready{}; // path fully written
 std::array<std::array<char, kPathMax>, kSlots> g_paths{};
 std::atomic<int> g_signal{0};
+std::array<std::atomic<int>, kSlots> g_children{}; // pids; 0 = free
 
 extern "C" void on_signal(int sig) {
   if (g_signal.exchange(sig) != 0) {
@@ -26,6 +27,9 @@ extern "C" void on_signal(int sig) {
     for (int i = 0; i < kSlots; ++i)
       if (g_ready[i].load())
         ::unlink(g_paths[i].data());
+    for (int i = 0; i < kSlots; ++i) // kill is async-signal-safe too
+      if (const int pid = g_children[i].load(); pid > 0)
+        ::kill(pid, SIGKILL);
     ::_exit(128 + sig);
   }
 }
@@ -64,6 +68,20 @@ int register_temp_path(const std::string& path) noexcept {
     return i;
   }
   return -1;
+}
+
+int register_child(int pid) noexcept {
+  for (int i = 0; i < kSlots; ++i) {
+    int expected = 0;
+    if (g_children[i].compare_exchange_strong(expected, pid))
+      return i;
+  }
+  return -1;
+}
+
+void unregister_child(int slot) noexcept {
+  if (slot >= 0 && slot < kSlots)
+    g_children[slot].store(0);
 }
 
 void unregister_temp_path(int slot) noexcept {

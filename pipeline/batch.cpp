@@ -111,11 +111,13 @@ std::string lower(std::string s) {
   return s;
 }
 
-// Extensions libsndfile (with its usual codecs) reads: what a folder walk takes.
+// Extensions libsndfile (with its usual codecs) reads, and those FFmpeg
+// decodes for it (SPEC §14): what a folder walk takes.
 bool is_audio_name(const fs::path& p) {
-  static const std::set<std::string> kExt = {".wav",  ".wave", ".bwf", ".flac", ".aif", ".aiff",
-                                             ".aifc", ".ogg",  ".oga", ".opus", ".mp3", ".caf",
-                                             ".w64",  ".rf64", ".au",  ".snd",  ".voc", ".sd2"};
+  static const std::set<std::string> kExt = {
+      ".wav", ".wave", ".bwf", ".flac", ".aif", ".aiff", ".aifc", ".ogg", ".oga", ".opus",
+      ".mp3", ".caf",  ".w64", ".rf64", ".au",  ".snd",  ".voc",  ".sd2", ".m4a", ".m4b",
+      ".mp4", ".aac",  ".mov", ".webm", ".mkv", ".mka",  ".wma",  ".amr", ".3gp"};
   return kExt.count(lower(p.extension().string())) > 0;
 }
 

@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config libsndfile1-dev libebur128-dev libyaml-cpp-dev libcli11-dev
       nlohmann-json3-dev libssl-dev libgtest-dev libbenchmark-dev python3-pythran python3 python3-numpy python3-scipy
-      python3-venv python3-pip python3-matplotlib clang libclang-rt-14-dev clang-format-14)
+      python3-venv python3-pip python3-matplotlib clang libclang-rt-14-dev clang-format-14 ffmpeg)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

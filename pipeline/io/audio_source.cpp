@@ -15,6 +15,7 @@
 #include "core/error.hpp"
 #include "pipeline/io/byte_stream.hpp"
 #include "pipeline/io/caf_guard.hpp"
+#include "pipeline/io/ffmpeg_source.hpp"
 #include "pipeline/io/source.hpp"
 
 namespace sigstream {
@@ -63,6 +64,15 @@ bool sndfile_is_native_pcm16(int format) noexcept {
   return (little_container || major == SF_FORMAT_RAW) && little &&
          (format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16;
 }
+
+namespace {
+
+// A regular file libsndfile does not recognise (open_audio_file then asks FFmpeg).
+struct NotSndfileFormat : Error {
+  using Error::Error;
+};
+
+} // namespace
 
 namespace {
 
@@ -344,6 +354,9 @@ private:
       // what is wrong when it is the file system, else pass its reason on.
       if (::access(path_.c_str(), R_OK) != 0)
         throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
+      if (sf_error(nullptr) == SF_ERR_UNRECOGNISED_FORMAT)
+        throw NotSndfileFormat(ErrorKind::io,
+                               path_ + ": cannot open as audio: " + sf_strerror(nullptr));
       throw io_error(path_ + ": cannot open as audio: " + sf_strerror(nullptr));
     }
     format_ = sfinfo.format;
@@ -527,7 +540,12 @@ private:
 
 std::unique_ptr<Source> open_audio_file(const std::string& path,
                                         const std::optional<RawSpec>& raw) {
-  return std::make_unique<AudioFileSource>(path, raw);
+  try {
+    return std::make_unique<AudioFileSource>(path, raw);
+  } catch (const NotSndfileFormat&) {
+    // AAC/M4A, MP4, WebM, ...: FFmpeg decodes it (pipeline/io/ffmpeg_source.hpp).
+    return open_ffmpeg_source(path);
+  }
 }
 
 namespace {

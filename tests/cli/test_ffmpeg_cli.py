@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Files libsndfile does not read, decoded by FFmpeg (SPEC §14): AAC and ALAC
+in M4A, Opus in WebM and the audio of an MP4 with video, made here by ffmpeg
+from random programme, give FFmpeg's own decode (`ffmpeg -i F -map 0:a:0 -f
+f32le -`) bit for bit, and `info` names the codec and counts those frames; a
+batch's folder walk picks them up, normalize reads them twice; a corrupt M4A
+is exit 1 naming the file and FFmpeg's reason; ffmpeg missing is exit 1 with
+the install hint; SIGINT during a decode leaves no ffmpeg process behind.
+Every case skips where ffmpeg is not installed.
+
+Usage: python3 test_ffmpeg_cli.py PATH_TO_sigstream
+"""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+if len(sys.argv) < 2:
+    print("usage: test_ffmpeg_cli.py PATH_TO_sigstream", file=sys.stderr)
+    sys.exit(2)
+
+BIN = os.path.abspath(sys.argv[1])
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from harness import Skip, expect_in, expect_rc, run_cases, write_pcm16  # noqa: E402
+
+RATE = 48000
+
+
+def need_ffmpeg() -> None:
+    if shutil.which("ffmpeg") is None:
+        raise Skip("ffmpeg is not installed")
+
+
+def sh(args: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([BIN, *args], capture_output=True, text=True, **kw)
+
+
+def ffmpeg(*args: str) -> None:
+    p = subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y", *args],
+                       capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+
+
+def has_encoder(name: str) -> bool:
+    p = subprocess.run(["ffmpeg", "-hide_banner", "-encoders"], capture_output=True, text=True)
+    return any(line.split()[1:2] == [name] for line in p.stdout.splitlines() if line.startswith(" "))
+
+
+def programme(seconds: float, seed: int, channels: int = 2) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = int(seconds * RATE) + 937
+    level = np.repeat(10 ** (rng.uniform(-30, -8, size=n // 12000 + 1) / 20), 12000)[:n]
+    return (rng.standard_normal((n, channels)) * level[:, None]).clip(-0.99, 0.99)
+
+
+def ffmpeg_decode(path: str) -> np.ndarray:
+    """FFmpeg's own float32 samples of the first audio stream, interleaved."""
+    p = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-i", path, "-map", "0:a:0", "-f", "f32le", "-"],
+                       capture_output=True)
+    assert p.returncode == 0, p.stderr
+    return np.frombuffer(p.stdout, "<f4")
+
+
+def read_float_wav(path: str) -> tuple[np.ndarray, int, int]:
+    """(interleaved float32 samples, rate, channels) of a float WAV sigstream wrote."""
+    data = open(path, "rb").read()
+    assert data[:4] == b"RIFF" and data[8:12] == b"WAVE", data[:12]
+    at, rate, channels, samples = 12, 0, 0, None
+    while at < len(data):
+        cid, size = data[at:at + 4], int.from_bytes(data[at + 4:at + 8], "little")
+        body = data[at + 8:at + 8 + size]
+        if cid == b"fmt ":
+            channels = int.from_bytes(body[2:4], "little")
+            rate = int.from_bytes(body[4:8], "little")
+        elif cid == b"data":
+            samples = np.frombuffer(body, "<f4")
+        at += 8 + size + (size & 1)
+    assert samples is not None
+    return samples, rate, channels
+
+
+def copy_config(src: str, out: str) -> str:
+    """A run that passes the signal through a metrics block (no arithmetic) into a float WAV."""
+    with open("copy.yaml", "w") as f:
+        f.write("version: 1\nsource: {file: %s}\nstages:\n  - {type: metrics, name: m}\n"
+                "sink: {file: %s, format: float}\nexecution: {backend: cpu}\n" % (src, out))
+    return "copy.yaml"
+
+
+def make_fixtures() -> list[tuple[str, str, int]]:
+    """(file, codec, channels) made from random programme at odd lengths."""
+    write_pcm16("st.wav", programme(3.3, 1))
+    write_pcm16("mono.wav", programme(2.1, 2, channels=1))
+    write_pcm16("six.wav", programme(1.7, 3, channels=6))
+    made = []
+    ffmpeg("-i", "st.wav", "-c:a", "aac", "-b:a", "128k", "aac.m4a")
+    made.append(("aac.m4a", "aac", 2))
+    ffmpeg("-i", "six.wav", "-c:a", "alac", "alac.m4a")
+    made.append(("alac.m4a", "alac", 6))
+    if has_encoder("libopus"):
+        ffmpeg("-i", "mono.wav", "-c:a", "libopus", "-b:a", "48k", "opus.webm")
+        made.append(("opus.webm", "opus", 1))
+    # Audio inside a video: the first audio stream, the picture left out.
+    ffmpeg("-f", "lavfi", "-i", "testsrc=size=64x48:rate=10:duration=3", "-i", "st.wav", "-map", "0:v",
+           "-map", "1:a", "-c:v", "mpeg4", "-c:a", "aac", "-shortest", "video.mp4")
+    made.append(("video.mp4", "aac", 2))
+    return made
+
+
+def fixtures_give_ffmpegs_samples():
+    """Each fixture through sigstream (a metrics block, float WAV out) equals FFmpeg's decode to the
+    bit; info names the codec ("aac via ffmpeg") and counts FFmpeg's frames."""
+    need_ffmpeg()
+    said = []
+    for name, codec, channels in make_fixtures():
+        want = ffmpeg_decode(name)
+        p = sh(["run", copy_config(name, "out.wav"), "-q"])
+        expect_rc(p, 0)
+        got, rate, ch = read_float_wav("out.wav")
+        assert ch == channels and rate in (44100, 48000), (name, ch, rate)
+        assert got.size == want.size, (name, got.size, want.size)
+        assert np.array_equal(got.view("<u4"), want.view("<u4")), name
+        q = sh(["info", name])
+        expect_rc(q, 0)
+        expect_in("%s via ffmpeg" % codec, q.stdout, "info of " + name)
+        expect_in("frames:      %d" % (want.size // channels), q.stdout, "info of " + name)
+        said.append("%s %d frames" % (name, want.size // channels))
+    return "; ".join(said)
+
+
+def batch_walk_and_normalize():
+    """A folder walk takes .m4a, .webm and .mp4 beside .wav; normalize runs FFmpeg for each pass."""
+    need_ffmpeg()
+    os.mkdir("in")
+    write_pcm16("in/a.wav", programme(1.2, 5))
+    ffmpeg("-i", "in/a.wav", "-c:a", "aac", "in/b.m4a")
+    ffmpeg("-i", "in/a.wav", "-c:a", "alac", "in/c.mp4")
+    with open("b.yaml", "w") as f:
+        f.write("version: 1\nsource: {file: x.wav}\nstages:\n"
+                "  - {type: fir, name: lp, design: {kind: lowpass, cutoff_hz: 3000, taps: 63}}\n"
+                "sink: {file: x.wav}\n")
+    p = sh(["batch", "b.yaml", "in", "--out-dir", "o", "--quiet", "--backend", "cpu"])
+    expect_rc(p, 0)
+    with open("o/batch_summary.json") as f:
+        files = sorted(os.path.basename(e["file"]) for e in json.load(f)["files"])
+    assert files == ["a.wav", "b.m4a", "c.mp4"], files
+    q = sh(["filter", "in/b.m4a", "n.wav", "--normalize", "peak:-1", "--backend", "cpu", "-q"])
+    expect_rc(q, 0)
+    got, _, _ = read_float_wav("n.wav")
+    peak = 20 * np.log10(np.abs(got).max())
+    assert abs(peak + 1.0) < 0.01, peak
+    return "batch of %s; normalize peak:-1 of an M4A: %.3f dBFS" % (", ".join(files), peak)
+
+
+def corrupt_and_missing():
+    """A truncated M4A (no moov atom) is exit 1 naming the file and FFmpeg's reason, with no output
+    left; SIGSTREAM_FFMPEG naming no program is exit 1 with the install hint."""
+    need_ffmpeg()
+    write_pcm16("s.wav", programme(1.5, 7))
+    ffmpeg("-i", "s.wav", "-c:a", "aac", "good.m4a")
+    data = open("good.m4a", "rb").read()
+    open("bad.m4a", "wb").write(data[: len(data) // 2])
+    p = sh(["filter", "bad.m4a", "out.wav", "--lowpass", "3000", "--backend", "cpu"])
+    expect_rc(p, 1)
+    expect_in("bad.m4a", p.stderr)
+    expect_in("ffmpeg", p.stderr)
+    assert not os.path.exists("out.wav") and [f for f in os.listdir(".") if "out" in f] == [], os.listdir(".")
+    env = dict(os.environ, SIGSTREAM_FFMPEG="/nonexistent/ffmpeg")
+    q = sh(["filter", "good.m4a", "out.wav", "--lowpass", "3000", "--backend", "cpu"], env=env)
+    expect_rc(q, 1)
+    expect_in("good.m4a: not a format libsndfile reads; install ffmpeg", q.stderr)
+    return "corrupt: %s" % p.stderr.strip().splitlines()[-1][:160]
+
+
+def sigint_leaves_no_child():
+    """SIGINT to sigstream alone while FFmpeg decodes (a wrapper makes it decode in real time): exit
+    130, no output, and no ffmpeg process left (sigstream's child while it ran; afterwards the process
+    table has no ffmpeg with the fixture's unique name)."""
+    need_ffmpeg()
+    write_pcm16("long.wav", programme(20.0, 9))
+    name = "sigint-%d.m4a" % os.getpid()
+    ffmpeg("-i", "long.wav", "-c:a", "aac", name)
+    with open("slow-ffmpeg", "w") as f:
+        f.write("#!/bin/sh\nexec ffmpeg -re \"$@\"\n")
+    os.chmod("slow-ffmpeg", 0o755)
+    env = dict(os.environ, SIGSTREAM_FFMPEG=os.path.abspath("slow-ffmpeg"))
+    p = subprocess.Popen([BIN, "filter", name, "out.wav", "--lowpass", "3000", "--backend", "cpu"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(1.5)
+    assert p.poll() is None, "sigstream ended before the signal"
+    children = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+    assert children, "no ffmpeg child seen while decoding"
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=20)
+    assert p.returncode == 130, (p.returncode, err)
+    time.sleep(0.2)
+    left = subprocess.run(["pgrep", "-f", "ffmpeg.*" + name], capture_output=True, text=True).stdout.split()
+    assert left == [], "ffmpeg left running: %s" % left
+    assert not os.path.exists("out.wav")
+    return "exit 130; ffmpeg pid %s while decoding, gone after" % ",".join(children)
+
+
+run_cases([fixtures_give_ffmpegs_samples, batch_walk_and_normalize, corrupt_and_missing,
+           sigint_leaves_no_child], BIN, "sigstream-ffmpeg-")
