@@ -94,8 +94,9 @@ Plan make_plan(const Config& config, const SourceInfo& source, int output_bits) 
       if (!plan.length_known || source.open_ended)
         throw config_error(
             stage_where(StagePlanContext{config, j, 0.0, 0, 1}, config.stages[j]) +
-            ": zero_phase filters forward and backward over the whole signal: a file, not a "
-            "stream");
+            ": zero_phase filters forward and backward over the whole signal, whose length it "
+            "needs first: a file whose header states it, not a stream (nor a file FFmpeg "
+            "decodes)");
       plan.chunk_frames = std::max<std::int64_t>(1, plan.output_frames);
     }
   plan.num_chunks = (plan.output_frames + plan.chunk_frames - 1) / plan.chunk_frames;
