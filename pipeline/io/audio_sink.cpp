@@ -2,16 +2,20 @@
 
 #include <sndfile.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "pipeline/io/byte_stream.hpp"
+#include "pipeline/io/ffmpeg_child.hpp"
 #include "pipeline/io/source.hpp"
 
 namespace sigstream {
@@ -171,6 +175,24 @@ void check_sink_channels(const std::string& path, const SinkFormat& format, int 
 
 SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format,
                               std::optional<SinkType> type, std::optional<double> quality) {
+  // AAC in MP4 (.m4a, .m4b, .mp4): FFmpeg encodes it from 24-bit samples.
+  if (const std::string ext = extension_of(path);
+      !type && (ext == "m4a" || ext == "m4b" || ext == "mp4")) {
+    if (requested != SampleFormat::same)
+      throw config_error("sink.format '" + std::string(to_string(requested)) + "': " + path +
+                         " is AAC, encoded by FFmpeg (leave the format out; sink.quality sets "
+                         "its bit rate)");
+    SinkFormat out;
+    out.sndfile_format = SF_FORMAT_WAV | SF_FORMAT_PCM_24;
+    out.bits = 24;
+    out.ffmpeg_muxer = ext == "mp4" ? "mp4" : "ipod";
+    // sink.quality 0 .. 1: 64 .. 320 kb/s.
+    if (quality)
+      out.ffmpeg_kbps = static_cast<int>(std::lround(64.0 + 256.0 * *quality));
+    out.name = ext + " aac via ffmpeg" +
+               (quality ? " " + std::to_string(out.ffmpeg_kbps) + " kb/s" : std::string());
+    return out;
+  }
   const int major = type ? major_of(*type) : major_from_extension(path);
   SinkFormat out;
   int subtype = 0;
@@ -260,6 +282,20 @@ AudioSink::AudioSink(const std::string& path, const SinkFormat& format, double s
     stream_ = std::make_unique<ByteSink>(STDOUT_FILENO, "standard output",
                                          format.sndfile_format & SF_FORMAT_TYPEMASK);
     f = sf_open_virtual(stream_->io(), SFM_WRITE, &info, stream_->user());
+  } else if (!format.ffmpeg_muxer.empty()) {
+    // FFmpeg writes the temporary file (its fd 3, reopened: the MP4 muxer
+    // seeks) from the WAV stream we pipe to it; commit() waits for it.
+    file_.emplace(path);
+    std::vector<std::string> args = {"-hide_banner", "-nostats", "-loglevel", "level+error", "-f",
+                                     "wav",          "-i",       "pipe:0",    "-c:a",        "aac"};
+    if (format.ffmpeg_kbps > 0)
+      args.insert(args.end(), {"-b:a", std::to_string(format.ffmpeg_kbps) + "k"});
+    args.insert(args.end(), {"-f", format.ffmpeg_muxer, "-y", "file:/proc/self/fd/3"});
+    encoder_ = std::make_unique<FfmpegChild>(
+        args, path, FfmpegChild::Wiring{.we_write_stdin = true, .fd3 = file_->fd()});
+    stream_ = std::make_unique<ByteSink>(encoder_->in(), path + " (ffmpeg's input)",
+                                         format.sndfile_format & SF_FORMAT_TYPEMASK);
+    f = sf_open_virtual(stream_->io(), SFM_WRITE, &info, stream_->user());
   } else {
     file_.emplace(path);
     f = sf_open_fd(file_->fd(), SFM_WRITE, &info, SF_FALSE);
@@ -310,8 +346,17 @@ void AudioSink::write(const HostBlock& block) {
       put = sf_writef_float(f, block.as<float>(), block.frames);
       break;
   }
-  if (stream_)
-    stream_->release(); // the header, then every block as it comes
+  if (stream_) {
+    try {
+      stream_->release(); // the header, then every block as it comes
+    } catch (const Error& e) {
+      if (!encoder_ || e.kind() != ErrorKind::output_closed)
+        throw;
+      encoder_failed(); // FFmpeg went away: its reason, not a quiet stop
+    }
+  }
+  if (put != block.frames && encoder_)
+    encoder_failed();
   if (put != block.frames)
     throw io_error(name() + ": write failed after " + std::to_string(frames_ + put) +
                    " frames: " + sf_strerror(f));
@@ -329,12 +374,33 @@ void AudioSink::finish() {
   const int rc = sf_close(f);
   sndfile_ = nullptr;
   finished_ = true;
+  if (encoder_) {
+    try {
+      stream_->release();
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::output_closed)
+        throw;
+    }
+    // The end of its input: it finishes the file (the MP4 index) and exits.
+    encoder_->close_in();
+    const int status = encoder_->wait();
+    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      throw io_error(name() + ": ffmpeg could not encode it (" +
+                     ffmpeg_failure(status, encoder_->messages()) + ")");
+    return;
+  }
   if (stream_) {
     stream_->release(); // an output of no frames: its header
     return;
   }
   if (rc != 0)
     throw io_error(name() + ": cannot finish the file: " + sf_error_number(rc));
+}
+
+void AudioSink::encoder_failed() {
+  const int status = encoder_->wait();
+  throw io_error(name() + ": ffmpeg stopped encoding after " + std::to_string(frames_) +
+                 " frames (" + ffmpeg_failure(status, encoder_->messages()) + ")");
 }
 
 void AudioSink::commit() {

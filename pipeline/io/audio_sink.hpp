@@ -23,6 +23,11 @@ struct SinkFormat {
   std::string note;       // set when `same` had to pick another subtype
   std::optional<double>
       compression_level; // lossy codecs: SFC_SET_COMPRESSION_LEVEL (0 best .. 1 smallest)
+  // An output FFmpeg encodes (.m4a/.mp4: AAC, SPEC §14): its muxer ("ipod",
+  // "mp4") and bit rate (kb/s, 0 = FFmpeg's default); sndfile_format is then
+  // what goes to it through a pipe (24-bit WAV).
+  std::string ffmpeg_muxer;
+  int ffmpeg_kbps = 0;
 };
 
 // Chooses the output format. `source_format` is the source's SF_FORMAT_* code
@@ -46,6 +51,7 @@ void check_sink_channels(const std::string& path, const SinkFormat& format, int 
 }
 
 class ByteSink;
+class FfmpegChild;
 
 class AudioSink {
 public:
@@ -71,7 +77,9 @@ public:
 
 private:
   [[nodiscard]] std::string name() const;
+  [[noreturn]] void encoder_failed();
   std::optional<AtomicFile> file_;
+  std::unique_ptr<FfmpegChild> encoder_; // .m4a: FFmpeg writes file_ from what stream_ sends it
   std::unique_ptr<ByteSink> stream_;
   sf_private_tag* sndfile_ = nullptr;
   std::int64_t frames_ = 0;

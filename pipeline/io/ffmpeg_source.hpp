@@ -18,13 +18,10 @@
 #include <memory>
 #include <string>
 
+#include "pipeline/io/ffmpeg_child.hpp"
 #include "pipeline/io/source.hpp"
 
 namespace sigstream {
-
-// The program a source runs: $SIGSTREAM_FFMPEG, else "ffmpeg" (found on PATH);
-// "none": FFmpeg is not asked (the fuzzers; a user who wants no child process).
-[[nodiscard]] std::string ffmpeg_program();
 
 // Opens `path` through FFmpeg. Throws Error(io) naming the file: FFmpeg
 // missing (with the install hint), or its reason for not decoding it.

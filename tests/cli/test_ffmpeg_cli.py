@@ -6,6 +6,9 @@ f32le -`) bit for bit, and `info` names the codec and counts those frames; a
 batch's folder walk picks them up, normalize reads them twice; a corrupt M4A
 is exit 1 naming the file and FFmpeg's reason; ffmpeg missing is exit 1 with
 the install hint; SIGINT during a decode leaves no ffmpeg process behind.
+.m4a outputs are AAC encoded by the same child (--quality sets the bit rate),
+equal to the WAV run within AAC's noise, committed whole or not at all (an
+encoder that fails, SIGINT during the encode).
 Every case skips where ffmpeg is not installed.
 
 Usage: python3 test_ffmpeg_cli.py PATH_TO_sigstream
@@ -207,5 +210,53 @@ def sigint_leaves_no_child():
     return "exit 130; ffmpeg pid %s while decoding, gone after" % ",".join(children)
 
 
+def m4a_outputs():
+    """filter to .m4a: AAC (ffprobe), the rate and channels, the WAV run's samples within AAC's
+    noise (over 15 dB SNR on noise at 128 kb/s), --quality 1 a higher bit rate than --quality 0; an encoder
+    that fails is exit 1 with its reason and no file; SIGINT mid-encode is exit 130, no file, no
+    ffmpeg left."""
+    need_ffmpeg()
+    write_pcm16("in.wav", programme(3.0, 11))
+    expect_rc(sh(["filter", "in.wav", "ref.wav", "--lowpass", "5000", "--format", "float", "-q"]), 0)
+    expect_rc(sh(["filter", "in.wav", "o.m4a", "--lowpass", "5000", "-q"]), 0)
+    probe = subprocess.run(["ffprobe", "-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels",
+                            "-of", "default=nw=1", "o.m4a"], capture_output=True, text=True).stdout
+    assert "codec_name=aac" in probe and "sample_rate=48000" in probe and "channels=2" in probe, probe
+    ref, _, _ = read_float_wav("ref.wav")
+    dec = ffmpeg_decode("o.m4a")[: ref.size]
+    snr = 10 * np.log10(np.sum(ref.astype(float) ** 2) / np.sum((dec - ref).astype(float) ** 2))
+    assert snr > 15, snr  # misaligned or other samples would give ~0 dB
+    rates = []
+    for q in ("0", "1"):
+        expect_rc(sh(["filter", "in.wav", "q%s.m4a" % q, "--lowpass", "5000", "--quality", q, "-q"]), 0)
+        rates.append(os.path.getsize("q%s.m4a" % q))
+    assert rates[1] > 2 * rates[0], rates
+    with open("bad-ffmpeg", "w") as f:
+        f.write("#!/bin/sh\necho 'Encoder went away' >&2\nexit 3\n")
+    os.chmod("bad-ffmpeg", 0o755)
+    p = sh(["filter", "in.wav", "x.m4a", "--lowpass", "5000"], env=dict(os.environ, SIGSTREAM_FFMPEG="./bad-ffmpeg"))
+    expect_rc(p, 1)
+    expect_in("x.m4a: ffmpeg", p.stderr)
+    assert not os.path.exists("x.m4a")
+    write_pcm16("long.wav", programme(30.0, 12))
+    with open("slow-ffmpeg", "w") as f:
+        f.write("#!/bin/sh\nexec ffmpeg -re \"$@\"\n")
+    os.chmod("slow-ffmpeg", 0o755)
+    r = subprocess.Popen([BIN, "filter", "long.wav", "slow.m4a", "--lowpass", "5000", "--backend", "cpu"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, SIGSTREAM_FFMPEG=os.path.abspath("slow-ffmpeg")))
+    time.sleep(1.5)
+    children = subprocess.run(["pgrep", "-P", str(r.pid)], capture_output=True, text=True).stdout.split()
+    assert children, "no ffmpeg encoding"
+    r.send_signal(signal.SIGINT)
+    _, err = r.communicate(timeout=20)
+    assert r.returncode == 130, (r.returncode, err)
+    time.sleep(0.2)
+    assert subprocess.run(["pgrep", "-f", "ffmpeg -re .*pipe:0"], capture_output=True).stdout == b""
+    assert not os.path.exists("slow.m4a") and not [f for f in os.listdir(".") if "slow.m4a" in f]
+    return "AAC at %.1f dB SNR; %d / %d bytes at quality 0 / 1; a failed encoder and SIGINT leave nothing" % (
+        snr, rates[0], rates[1])
+
+
 run_cases([fixtures_give_ffmpegs_samples, batch_walk_and_normalize, corrupt_and_missing,
-           sigint_leaves_no_child], BIN, "sigstream-ffmpeg-")
+           sigint_leaves_no_child, m4a_outputs], BIN, "sigstream-ffmpeg-")
