@@ -42,26 +42,9 @@ double channel_weight(int c, int channels) {
 // from the default clone, compiled without AVX.)
 using V8f = float __attribute__((vector_size(32)));
 
-// max |x[i]| for i < n, eight lanes at a time (the compiler keeps a float
-// max reduction scalar: NaN and signed zeros forbid it to reorder).
-[[gnu::target_clones("arch=x86-64-v3", "default")]] float abs_max(const float* x, std::int64_t n) {
-  V8f m{};
-  std::int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    V8f a;
-    std::memcpy(&a, x + i, sizeof a);
-    a = a < 0.0f ? -a : a;
-    m = a > m ? a : m;
-  }
-  float r = 0.0f;
-  for (int k = 0; k < 8; ++k)
-    r = std::max(r, m[k]);
-  for (; i < n; ++i)
-    r = std::max(r, std::abs(x[i]));
-  return r;
-}
-
-// max |x[i]| of each tile of x: out[k] over x[k * tile, min(n, (k + 1) * tile)).
+// max |x[i]| of each tile of x: out[k] over x[k * tile, min(n, (k + 1) * tile)),
+// eight lanes at a time (the compiler keeps a float max reduction scalar:
+// NaN and signed zeros forbid it to reorder).
 [[gnu::target_clones("arch=x86-64-v3", "default")]] void
 tile_abs_max(const float* x, std::int64_t n, std::int64_t tile, float* out) {
   for (std::int64_t i0 = 0; i0 < n; i0 += tile) {
@@ -82,6 +65,14 @@ tile_abs_max(const float* x, std::int64_t n, std::int64_t tile, float* out) {
       r = std::max(r, std::abs(t[i]));
     *out++ = r;
   }
+}
+
+// max |x[i]| for i < n.
+float abs_max(const float* x, std::int64_t n) {
+  float r = 0.0f;
+  if (n > 0)
+    tile_abs_max(x, n, n, &r);
+  return r;
 }
 
 using V4d = double __attribute__((vector_size(32)));
@@ -130,6 +121,26 @@ void raise_to(std::atomic<float>* seen, float v) {
   float now = seen->load(std::memory_order_relaxed);
   while (v > now && !seen->compare_exchange_weak(now, v, std::memory_order_relaxed)) {
   }
+}
+
+// Where any lane of a group (kLanes segments of kSegment frames from frame
+// `at`) crosses into a step of `step` frames, or reaches frame `also` (-1:
+// none): the cut points within a segment, 0 and kSegment among them, sorted.
+void lane_cuts(std::int64_t at, std::int64_t step, std::int64_t also,
+               std::vector<std::int64_t>& cut) {
+  constexpr std::int64_t L = Bs1770Meter::kSegment;
+  cut.assign(1, 0);
+  for (int j = 0; j < Bs1770Meter::kLanes; ++j) {
+    const std::int64_t start = at + j * L;
+    for (std::int64_t i = (step - start % step) % step; i < L; i += step)
+      if (i > 0)
+        cut.push_back(i);
+    if (also > start && also < start + L)
+      cut.push_back(also - start);
+  }
+  cut.push_back(L);
+  std::sort(cut.begin(), cut.end());
+  cut.erase(std::unique(cut.begin(), cut.end()), cut.end());
 }
 
 // See settle_frames().
@@ -490,16 +501,7 @@ void Bs1770Meter::filter(std::span<const float* const> planes, std::int64_t at, 
 // where one ends.
 void Bs1770Meter::filter_group(std::span<const float* const> planes, std::int64_t at) {
   // Where any lane crosses into a step: each lane's energy is cut there.
-  cut_.assign(1, 0);
-  for (int j = 0; j < kLanes; ++j) {
-    const std::int64_t start = filtered_ + j * kSegment;
-    for (std::int64_t i = (step_ - start % step_) % step_; i < kSegment; i += step_)
-      if (i > 0)
-        cut_.push_back(i);
-  }
-  cut_.push_back(kSegment);
-  std::sort(cut_.begin(), cut_.end());
-  cut_.erase(std::unique(cut_.begin(), cut_.end()), cut_.end());
+  lane_cuts(filtered_, step_, -1, cut_);
   const auto intervals = static_cast<int>(cut_.size() - 1);
   const auto per_channel = static_cast<std::size_t>(intervals * kLanes);
   part_.resize(weight_.size() * per_channel);
@@ -712,18 +714,7 @@ void Bs1770Meter::measure(std::span<const float* const> planes, std::int64_t fir
   std::vector<double> scratch, part;
   std::vector<std::int64_t> cut;
   for (; lanes_ && end - at >= kGroup; at += kGroup) {
-    cut.assign(1, 0);
-    for (int j = 0; j < kLanes; ++j) {
-      const std::int64_t start = at + j * kSegment;
-      for (std::int64_t i = (step_ - start % step_) % step_; i < kSegment; i += step_)
-        if (i > 0)
-          cut.push_back(i);
-      if (first > start && first < start + kSegment)
-        cut.push_back(first - start);
-    }
-    cut.push_back(kSegment);
-    std::sort(cut.begin(), cut.end());
-    cut.erase(std::unique(cut.begin(), cut.end()), cut.end());
+    lane_cuts(at, step_, first, cut);
     const auto intervals = static_cast<int>(cut.size() - 1);
     scratch.resize(static_cast<std::size_t>(kGroup));
     part.resize(static_cast<std::size_t>(intervals * kLanes));

@@ -42,8 +42,8 @@ int anonymous_file() {
   std::string name = d + "/sigstream-ffmpeg-XXXXXX";
   fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0)
-    throw io_error("cannot make a temporary file in " + d + " for ffmpeg's messages: " +
-                   std::strerror(errno));
+    throw io_error("cannot make a temporary file in " + d +
+                   " for ffmpeg's messages: " + std::strerror(errno));
   ::unlink(name.c_str());
   return fd;
 }

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kernels/cpu/loudness.hpp"
+#include "loudness_programme.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
 #include "stages/metrics/spec.hpp"
@@ -58,20 +59,9 @@ std::vector<float> tones(int channels, const std::vector<std::pair<double, doubl
   return x;
 }
 
-// Noise whose level moves every 1.3 s (so the gates and the range have work).
+// Noise whose level moves every 1.3 s (tests/support/loudness_programme.hpp).
 std::vector<float> programme(int channels, std::int64_t frames, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> n(0.0f, 1.0f);
-  std::uniform_real_distribution<double> level(-50.0, -12.0);
-  std::vector<float> x(static_cast<std::size_t>(frames * channels));
-  double a = 0.1;
-  for (std::int64_t i = 0; i < frames; ++i) {
-    if (i % (kRate * 13 / 10) == 0)
-      a = std::pow(10.0, level(rng) / 20.0);
-    for (int c = 0; c < channels; ++c)
-      x[static_cast<std::size_t>(i * channels + c)] = static_cast<float>(a) * n(rng);
-  }
-  return x;
+  return test::loudness_programme(channels, kRate, frames, seed);
 }
 
 LoudnessReport measure(const std::string& in, std::int64_t chunk, test::TempDir& dir) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cuda_test_support.hpp"
+#include "loudness_programme.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stage_builders.hpp"
 #include "stages/metrics/spec.hpp"
@@ -31,22 +32,9 @@ StageSpec loudness_stage(const std::string& name) {
   return s;
 }
 
-// Noise whose level moves every 1.3 s, with a louder click now and then (so
-// the gates, the range and the true peak have work).
+// Noise whose level moves, with clicks (tests/support/loudness_programme.hpp).
 std::vector<float> programme(int channels, int rate, std::int64_t frames, std::uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> n(0.0f, 1.0f);
-  std::uniform_real_distribution<double> level(-50.0, -12.0);
-  std::vector<float> x(static_cast<std::size_t>(frames * channels));
-  double a = 0.1;
-  for (std::int64_t i = 0; i < frames; ++i) {
-    if (i % (rate * 13 / 10) == 0)
-      a = std::pow(10.0, level(rng) / 20.0);
-    for (int c = 0; c < channels; ++c)
-      x[static_cast<std::size_t>(i * channels + c)] =
-          static_cast<float>(i % 9973 == 17 ? 0.9 : a * n(rng));
-  }
-  return x;
+  return test::loudness_programme(channels, rate, frames, seed, /*clicks=*/true);
 }
 
 void expect_same_loudness(const LoudnessReport& cpu, const LoudnessReport& gpu) {
