@@ -17,7 +17,7 @@ void throw_if_interrupted();
 int register_temp_path(const std::string& path) noexcept;
 void unregister_temp_path(int slot) noexcept;
 
-// Registers a child process (an FFmpeg decoder) that the second signal's
+// Registers a child process (an FFmpeg decoder or encoder) that the second signal's
 // exit kills first (-1 if the table is full: only its owner stops it).
 int register_child(int pid) noexcept;
 void unregister_child(int slot) noexcept;

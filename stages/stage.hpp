@@ -222,8 +222,8 @@ struct StageKind {
   // The files its spec reads (a taps file), whose changes make a batch's
   // outputs out of date. Null: none.
   std::vector<std::string> (*files)(const StageSpec& spec) = nullptr;
-  // What of this stage's settings has no CUDA path yet (metrics' "loudness"),
-  // or null: the job runs on the CPU backend, as for a kind without a CUDA step.
+  // What of this stage's settings has no CUDA path yet (e.g. a setting a kind adds first on the
+  // CPU), or null: the job runs on the CPU backend, as for a kind without a CUDA step.
   const char* (*cpu_only)(const StageSpec& spec) = nullptr;
   // A stage that needs a first pass over its input before the run
   // (normalize; pipeline/first_pass.hpp): the metrics stage that measures

@@ -145,7 +145,7 @@ void lane_cuts(std::int64_t at, std::int64_t step, std::int64_t also,
 
 // See settle_frames().
 std::int64_t settle_of(const double* a, const double* b_in, std::int64_t rate, int history) {
-  // The state a full-scale DC input leaves is the largest this section
+  // The state a full-scale DC input leaves is about the largest this section
   // holds (its poles are at low frequencies): from there, with no input,
   // the frames until the output the state still makes is under 1e-13,
   // in the arithmetic of the recursion itself.

@@ -51,10 +51,11 @@ struct ChunkResult {
   // observed[slot][channel]: a loudness block's own frames of this chunk, in
   // order (the writer measures them; empty for the other blocks).
   std::vector<std::vector<std::vector<float>>> observed;
-  // measured[slot]: a loudness block's share of this chunk measured on the
-  // GPU (kernels/cuda/loudness.cuh), which the writer hands to its meter
-  // (Bs1770Meter::add_measured) in chunk order; empty where `observed` holds
-  // the frames instead.
+  // measured[slot]: a loudness block's share of this chunk, measured where
+  // its frames are (the CPU's workers: Bs1770Meter::measure; the GPU:
+  // kernels/cuda/loudness.cuh), which the writer hands to its meter
+  // (Bs1770Meter::add_measured) in chunk order; not present where `observed`
+  // holds the frames instead, or where the chunk holds none of the block's.
   struct MeasuredLoudness {
     bool present = false;
     std::int64_t first = 0, frames = 0; // the block's signal's frames [first, first + frames)

@@ -21,7 +21,7 @@ namespace sigstream {
 // An observer's turn: it reads its input window's frames
 // [offset, offset + frames), which are the signal's frames [first_frame,
 // first_frame + frames) (Plan::owned, clamped to the signal's length; with a
-// spectrum its look-back lies before them), and passes its input on.
+// spectrum or loudness its look-back lies before them), and passes its input on.
 struct ObserverVisit {
   std::size_t index;
   const PlannedStage& stage;

@@ -342,7 +342,7 @@ private:
                                       peak_seen_[slot].get());
             l.first = own_lo;
             l.frames = n;
-            l.present = true;
+            l.present = n > 0; // none past the block's end (a later stage's tail)
           }
         },
         &ns, [&turn] { turn.take(); });
@@ -379,6 +379,8 @@ private:
   static void append_measured(ChunkResult::MeasuredLoudness& into,
                               const ChunkResult::MeasuredLoudness& piece,
                               const kernels::cpu::Bs1770Meter& meter) {
+    if (!piece.present)
+      return;
     if (!into.present) {
       into = piece;
       return;

@@ -52,7 +52,7 @@ template <typename T> struct ChunkScratch {
 // ChunkJob::source_frames). For each observer (metrics) stage j,
 // `on_metrics(stage, y, x, n, first)` gets the n frames of the stage's input
 // that the chunk counts (y[c] for each of its input channels, from frame
-// `first`: Plan::owned clamped to the defined length; with a spectrum, the
+// `first`: Plan::owned clamped to the defined length; with a spectrum or loudness, the
 // stage's look-back before them is there too) and the source at the same
 // frames (x[c]; null after a rate change or a mix, where the source has other
 // frames or channels). Returns the output planes ([start, start + frames),

@@ -405,8 +405,8 @@ public:
       for (std::size_t slot = 0; slot < lane.loudness.size(); ++slot)
         if (const auto& l = lane.loudness[slot]) {
           ChunkResult::MeasuredLoudness& m = r.measured[slot];
-          m.present = true;
           l->read(m.first, m.frames, m.energy, m.sample_peak, m.true_peak);
+          m.present = m.frames > 0; // none past the block's end (a later stage's tail)
         }
       if (options_.keep_float_output) {
         r.output_f32.resize(static_cast<std::size_t>(ch));

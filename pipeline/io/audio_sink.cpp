@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cleanup.hpp"
 #include "core/error.hpp"
 #include "pipeline/io/byte_stream.hpp"
 #include "pipeline/io/ffmpeg_child.hpp"
@@ -384,6 +385,9 @@ void AudioSink::finish() {
     // The end of its input: it finishes the file (the MP4 index) and exits.
     encoder_->close_in();
     const int status = encoder_->wait();
+    throw_if_interrupted();
+    if (rc != 0)
+      throw io_error(name() + ": cannot finish the stream to ffmpeg: " + sf_error_number(rc));
     if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
       throw io_error(name() + ": ffmpeg could not encode it (" +
                      ffmpeg_failure(status, encoder_->messages()) + ")");
@@ -398,7 +402,11 @@ void AudioSink::finish() {
 }
 
 void AudioSink::encoder_failed() {
+  // libsndfile writes no more (the descriptor is about to close): later
+  // writes fail in the stream, never reach a number another file may hold.
+  stream_->cancel();
   const int status = encoder_->wait();
+  throw_if_interrupted(); // a Ctrl-C that reached FFmpeg too: an interruption
   throw io_error(name() + ": ffmpeg stopped encoding after " + std::to_string(frames_) +
                  " frames (" + ffmpeg_failure(status, encoder_->messages()) + ")");
 }

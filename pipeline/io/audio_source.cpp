@@ -72,6 +72,26 @@ struct NotSndfileFormat : Error {
   using Error::Error;
 };
 
+// Whether a file starts as one of the containers libsndfile reads: WAV
+// (RIFF, RIFX, RF64, BW64), Wave64, AIFF/AIFC and IFF (FORM), FLAC, Ogg,
+// CAF, AU (either byte order), VOC, MP3 (an ID3 tag, or a frame's sync
+// with a layer: AAC's ADTS has the sync and layer 0, and goes to FFmpeg).
+bool sndfile_magic(const std::vector<unsigned char>& h) {
+  if (h.size() >= 2 && h[0] == 0xFF && (h[1] & 0xE0) == 0xE0 && ((h[1] >> 1) & 3) != 0)
+    return true;
+  if (h.size() >= 3 && std::memcmp(h.data(), "ID3", 3) == 0)
+    return true;
+  if (h.size() >= 19 && std::memcmp(h.data(), "Creative Voice File", 19) == 0)
+    return true;
+  static constexpr const char* kMagic[] = {"RIFF", "RIFX", "RF64", "BW64", "riff", "FORM",
+                                           "fLaC", "OggS", "caff", ".snd", "dns."};
+  if (h.size() >= 4)
+    for (const char* m : kMagic)
+      if (std::memcmp(h.data(), m, 4) == 0)
+        return true;
+  return false;
+}
+
 } // namespace
 
 namespace {
@@ -354,10 +374,14 @@ private:
       // what is wrong when it is the file system, else pass its reason on.
       if (::access(path_.c_str(), R_OK) != 0)
         throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
-      if (sf_error(nullptr) == SF_ERR_UNRECOGNISED_FORMAT)
-        throw NotSndfileFormat(ErrorKind::io,
-                               path_ + ": cannot open as audio: " + sf_strerror(nullptr));
-      throw io_error(path_ + ": cannot open as audio: " + sf_strerror(nullptr));
+      const std::string why = sf_strerror(nullptr);
+      // Not a container libsndfile knows by its first bytes: FFmpeg's turn
+      // (a damaged WAV, AIFF, FLAC, ... keeps libsndfile's reason). Told by
+      // the file itself: libsndfile's last error is the process's, not this
+      // thread's.
+      if (!sndfile_magic(file_header()))
+        throw NotSndfileFormat(ErrorKind::io, path_ + ": cannot open as audio: " + why);
+      throw io_error(path_ + ": cannot open as audio: " + why);
     }
     format_ = sfinfo.format;
     info_.sample_rate = sfinfo.samplerate;

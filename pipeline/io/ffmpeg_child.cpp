@@ -155,14 +155,21 @@ void FfmpegChild::close_in() noexcept {
 int FfmpegChild::wait() {
   close_fd(out_);
   close_fd(in_);
-  int status = 0;
   if (pid_ <= 0)
-    return status;
-  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    return status_;
+  int status = 0;
+  pid_t r = -1;
+  while ((r = ::waitpid(pid_, &status, 0)) < 0 && errno == EINTR) {
   }
+  const int err = errno;
   unregister_child(slot_);
   pid_ = -1;
-  return status;
+  // (ECHILD: SIGCHLD ignored by whoever started us, the child reaped
+  // unseen; its success cannot be known.)
+  if (r < 0)
+    throw io_error(program_ + ": cannot learn how it ended: " + std::strerror(err));
+  status_ = status;
+  return status_;
 }
 
 std::string FfmpegChild::messages() const {

@@ -42,7 +42,8 @@ public:
   // Closes our end of its standard input (its end of the data).
   void close_in() noexcept;
   // Waits for its end (our pipe ends closed first) and returns waitpid's
-  // status, once.
+  // status (the same on later calls). Throws Error(io) where the status
+  // cannot be had (SIGCHLD ignored: the child reaped unseen).
   int wait();
   // What it wrote to its standard error.
   [[nodiscard]] std::string messages() const;
@@ -54,6 +55,7 @@ private:
   int pid_ = -1;
   int out_ = -1, in_ = -1, err_ = -1;
   int slot_ = -1;
+  int status_ = 0; // wait()'s, for a later call
 };
 
 // FFmpeg's errors in `messages` (written with -loglevel level+...), joined

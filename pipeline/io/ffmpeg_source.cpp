@@ -33,10 +33,10 @@ std::uint16_t le16(const unsigned char* p) {
 class FfmpegSource final : public Source {
 public:
   explicit FfmpegSource(std::string path)
-      : path_(std::move(path)),
-        child_({"-nostdin", "-hide_banner", "-nostats", "-loglevel", "level+info", "-i", path_,
-                "-map", "0:a:0", "-vn", "-sn", "-dn", "-c:a", "pcm_f32le", "-f", "wav", "-"},
-               path_, FfmpegChild::Wiring{.we_read_stdout = true}) {
+      : path_(std::move(path)), child_({"-nostdin", "-hide_banner", "-nostats", "-loglevel",
+                                        "level+info", "-i", "file:" + path_, "-map", "0:a:0", "-vn",
+                                        "-sn", "-dn", "-c:a", "pcm_f32le", "-f", "wav", "-"},
+                                       path_, FfmpegChild::Wiring{.we_read_stdout = true}) {
     read_header();
     const std::string codec = ffmpeg_input_codec(child_.messages());
     format_ = (codec.empty() ? std::string("audio") : codec) + " via ffmpeg";

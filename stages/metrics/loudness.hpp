@@ -21,7 +21,7 @@ public:
 
   // The next n frames of each channel (planes[c][0..n)).
   void add(std::span<const float* const> planes, std::int64_t n);
-  // Frames [first, first + n) as measured on a GPU
+  // Frames [first, first + n) as measured elsewhere (the CPU's workers, a GPU)
   // (kernels::cpu::Bs1770Meter::add_measured); first must be the next frame.
   void add_measured(std::int64_t first, std::int64_t n, std::span<const double> energy,
                     std::span<const double> sample_peak, std::span<const double> true_peak);

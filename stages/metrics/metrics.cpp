@@ -21,10 +21,11 @@ void plan_metrics(const StageSpec& spec, const StagePlanContext& where, PlannedS
     // libebur128's checks, now rather than at the first chunk.
     const LoudnessMeter probe(where.channels, where.sample_rate);
     // The GPU measures each chunk's frames on their own (any lane, any
-    // order), its K-weighting started from rest this far before them
-    // (kernels/cuda/loudness.cuh); the CPU's meter runs in signal order and
-    // does not read it. Like a spectrum's, this look-back makes the stages
-    // before the block compute that many more frames a chunk.
+    // order), and the CPU's workers each piece of a chunk, the K-weighting
+    // started from rest this far before them (kernels/cuda/loudness.cuh,
+    // Bs1770Meter::measure). Like a spectrum's, this look-back makes the
+    // stages before the block compute that many more frames a chunk (and a
+    // piece: pipeline/backends/cpu_backend.cpp).
     out.lookback = std::max(out.lookback, probe.meter().settle_frames());
   }
   const std::optional<SpectrumSpec>& asked = spec.as<MetricsSpec>().spectrum;

@@ -22,6 +22,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/loudness.hpp"
@@ -378,6 +379,34 @@ TEST(Loudness, PiecesMeasuredAnywhereGiveTheMetersValues) {
     EXPECT_NEAR(*got.max_momentary(), *want.max_momentary(), 1e-9);
     EXPECT_NEAR(*got.max_short_term(), *want.max_short_term(), 1e-9);
     EXPECT_EQ(got.true_peak(), want.true_peak());
+  }
+}
+
+// A stage after the block that lengthens the signal (a full FIR) gives the
+// block's last chunk, or a chunk's last piece, no frames of its own: it
+// hands the meter nothing (the block's values are libebur128's of the
+// source). Chunks of 100,000 with a source that ends 100 frames before one;
+// pieces of 16 settlings (162,000 frames at 48 kHz) likewise.
+TEST(Loudness, ALaterStagesTailLeavesTheBlockNothingToAdd) {
+  for (const auto& [frames, chunk] : {std::pair{std::int64_t{199900}, std::int64_t{100000}},
+                                      std::pair{std::int64_t{323900}, std::int64_t{1048576}}}) {
+    SCOPED_TRACE(std::to_string(frames) + " frames, chunks of " + std::to_string(chunk));
+    test::TempDir dir;
+    const std::vector<float> x = programme(2, frames, 71);
+    Config c;
+    c.origin = "test";
+    c.source.file = write(dir, "in.wav", 2, x);
+    c.stages = {loudness_stage("m"), test::fir_stage("f", test::random_taps_unit_energy(255, 7),
+                                                     FirMode::full, FirMethod::direct)};
+    c.execution.backend = BackendKind::cpu;
+    c.execution.chunk_frames = chunk;
+    c.sink.file = dir.file("out.wav");
+    const RunReport r = run_pipeline(c, RunOptions{});
+    ASSERT_TRUE(r.metrics.front().loudness && r.metrics.front().loudness->integrated_lufs);
+    EXPECT_EQ(r.output_frames, frames + 254);
+    const LoudnessReport want = direct(2, x);
+    EXPECT_NEAR(*r.metrics.front().loudness->integrated_lufs, *want.integrated_lufs, 1e-9);
+    EXPECT_NEAR(*r.metrics.front().loudness->true_peak_dbtp, *want.true_peak_dbtp, 1e-9);
   }
 }
 

@@ -134,6 +134,31 @@ TEST(LoudnessCudaChain, AfterARateChange) {
   expect_same_loudness(*cpu.metrics.front().loudness, *gpu.metrics.front().loudness);
 }
 
+// A full FIR after the block: the last chunk owns no frames of the block's
+// signal and hands the meter nothing (the CPU's values).
+TEST(LoudnessCudaChain, ALaterStagesTailLeavesTheBlockNothingToAdd) {
+  if (!test::have_device())
+    GTEST_SKIP() << "no CUDA device";
+  test::TempDir dir;
+  const std::string in = dir.file("in.wav");
+  test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 2, programme(2, 48000, 199900, 13));
+  Config c;
+  c.origin = "test";
+  c.source.file = in;
+  c.stages = {loudness_stage("m"), test::fir_stage("f", test::random_taps_unit_energy(255, 7),
+                                                   FirMode::full, FirMethod::direct)};
+  c.execution.backend = BackendKind::cpu;
+  c.execution.chunk_frames = 100000;
+  c.sink.file = dir.file("cpu.wav");
+  const RunReport cpu = run_pipeline(c, RunOptions{});
+  c.execution.backend = BackendKind::cuda;
+  c.execution.streams = 3;
+  c.sink.file = dir.file("cuda.wav");
+  const RunReport gpu = run_pipeline(c, RunOptions{});
+  ASSERT_TRUE(cpu.metrics.front().loudness && gpu.metrics.front().loudness);
+  expect_same_loudness(*cpu.metrics.front().loudness, *gpu.metrics.front().loudness);
+}
+
 // normalize's first pass measures on the GPU: the CPU's gain, and the same
 // audio to float32 rounding.
 TEST(LoudnessCudaChain, NormalizeMeasuresOnTheGpu) {
