@@ -72,6 +72,25 @@ struct NotSndfileFormat : Error {
   using Error::Error;
 };
 
+// A stream (standard input, a FIFO) libsndfile does not recognise: the
+// descriptor and the bytes read from it so far go to FFmpeg.
+struct NotSndfileStream : Error {
+  struct Fd {
+    int fd = -1;
+    ~Fd() {
+      if (fd >= 0)
+        ::close(fd);
+    }
+  };
+  NotSndfileStream(const std::string& message, int fd, std::vector<unsigned char> bytes)
+      : Error(ErrorKind::io, message), source(std::make_shared<Fd>()),
+        head(std::make_shared<std::vector<unsigned char>>(std::move(bytes))) {
+    source->fd = fd; // (not through a temporary Fd, whose destructor would close it)
+  }
+  std::shared_ptr<Fd> source;
+  std::shared_ptr<std::vector<unsigned char>> head;
+};
+
 // Whether a file starts as one of the containers libsndfile reads: WAV
 // (RIFF, RIFX, RF64, BW64), Wave64, AIFF/AIFC and IFF (FORM), FLAC, Ogg,
 // CAF, AU (either byte order), VOC, MP3 (an ID3 tag, or a frame's sync
@@ -401,6 +420,7 @@ private:
     fd_.fd = is_stdin ? ::dup(STDIN_FILENO) : ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_.fd < 0)
       throw io_error(path_ + ": cannot read it: " + std::strerror(errno));
+    const off_t stream_start = ::lseek(fd_.fd, 0, SEEK_CUR); // -1: a pipe
     stream_ = std::make_unique<ByteSource>(fd_.fd, is_stdin ? "standard input" : path_);
     SF_INFO sfinfo{};
     if (raw) {
@@ -447,6 +467,18 @@ private:
       const std::string why = sf_strerror(nullptr);
       if (stream_->position() == 0 && stream_->retained().empty())
         throw io_error(path_ + ": holds no audio frames (the stream is empty)");
+      // Not a container libsndfile knows: FFmpeg reads the stream on, from
+      // the bytes libsndfile has looked at (AAC in ADTS, WebM, an MP4 whose
+      // index comes first, ...).
+      if (!raw && !sndfile_magic(stream_->retained())) {
+        // A seekable standard input (`< file`) goes back to where it began
+        // (libsndfile moved it); a pipe gives FFmpeg the bytes read so far first.
+        std::vector<unsigned char> head;
+        if (stream_start < 0 || ::lseek(fd_.fd, stream_start, SEEK_SET) < 0)
+          head = stream_->retained();
+        throw NotSndfileStream(path_ + ": cannot read as audio: " + why, std::exchange(fd_.fd, -1),
+                               std::move(head));
+      }
       throw io_error(path_ + ": cannot read as audio: " + why +
                      " (a headerless stream needs --input-type raw --rate --channels --encoding)");
     }
@@ -569,6 +601,8 @@ std::unique_ptr<Source> open_audio_file(const std::string& path,
   } catch (const NotSndfileFormat&) {
     // AAC/M4A, MP4, WebM, ...: FFmpeg decodes it (pipeline/io/ffmpeg_source.hpp).
     return open_ffmpeg_source(path);
+  } catch (const NotSndfileStream& e) {
+    return open_ffmpeg_stream(path, std::exchange(e.source->fd, -1), std::move(*e.head));
   }
 }
 

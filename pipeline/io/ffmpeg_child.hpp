@@ -12,6 +12,7 @@
 // temporary file (never a pipe nobody reads, on which it could block), and
 // its errors become part of sigstream's messages.
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sigstream {
@@ -41,6 +42,9 @@ public:
   [[nodiscard]] int in() const noexcept { return in_; }
   // Closes our end of its standard input (its end of the data).
   void close_in() noexcept;
+  // Hands our end of its standard input (non-blocking) to the caller, who
+  // closes it.
+  [[nodiscard]] int take_in() noexcept { return std::exchange(in_, -1); }
   // Waits for its end (our pipe ends closed first) and returns waitpid's
   // status (the same on later calls). Throws Error(io) where the status
   // cannot be had (SIGCHLD ignored: the child reaped unseen).

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "core/cleanup.hpp"
@@ -37,10 +38,29 @@ public:
                                         "level+info", "-i", "file:" + path_, "-map", "0:a:0", "-vn",
                                         "-sn", "-dn", "-c:a", "pcm_f32le", "-f", "wav", "-"},
                                        path_, FfmpegChild::Wiring{.we_read_stdout = true}) {
-    read_header();
-    const std::string codec = ffmpeg_input_codec(child_.messages());
-    format_ = (codec.empty() ? std::string("audio") : codec) + " via ffmpeg";
+    start();
   }
+
+  // A stream: FFmpeg reads `pipe:0`, fed by feed() with `head` and then `fd`.
+  FfmpegSource(std::string path, int fd, std::vector<unsigned char> head)
+      : path_(std::move(path)), source_fd_{fd},
+        child_({"-hide_banner", "-nostats", "-loglevel", "level+info", "-i", "pipe:0", "-map",
+                "0:a:0", "-vn", "-sn", "-dn", "-c:a", "pcm_f32le", "-f", "wav", "-"},
+               path_, FfmpegChild::Wiring{.we_read_stdout = true, .we_write_stdin = true}) {
+    feed_fd_ = child_.take_in();
+    feeder_ = std::thread([this, head = std::move(head)] { feed(head); });
+    try {
+      start();
+    } catch (...) {
+      stop_feeding();
+      throw;
+    }
+    info_.open_ended = true;
+  }
+
+  ~FfmpegSource() override { stop_feeding(); }
+  FfmpegSource(const FfmpegSource&) = delete;
+  FfmpegSource& operator=(const FfmpegSource&) = delete;
 
   [[nodiscard]] const SourceInfo& info() const noexcept override { return info_; }
   [[nodiscard]] std::string path() const override { return path_; }
@@ -67,6 +87,57 @@ public:
   }
 
 private:
+  void start() {
+    read_header();
+    const std::string codec = ffmpeg_input_codec(child_.messages());
+    format_ = (codec.empty() ? std::string("audio") : codec) + " via ffmpeg";
+  }
+
+  // The stream to FFmpeg: `head`, then what the source descriptor gives,
+  // until its end, FFmpeg's (EPIPE), or stop_feeding(). Waits in poll() so
+  // that stop_ is seen within kPollMs; closes FFmpeg's input at the end.
+  void feed(const std::vector<unsigned char>& head) noexcept {
+    std::vector<unsigned char> buf(std::size_t{1} << 16);
+    const unsigned char* p = head.data();
+    std::size_t left = head.size();
+    bool ended = false;
+    while (!stop_.load()) {
+      if (left == 0) {
+        if (ended)
+          break;
+        pollfd in{source_fd_.fd, POLLIN, 0};
+        if (::poll(&in, 1, kPollMs) <= 0)
+          continue;
+        const ssize_t n = ::read(source_fd_.fd, buf.data(), buf.size());
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+          continue;
+        if (n <= 0) {
+          ended = true; // its end (or an error: FFmpeg sees the data end there)
+          continue;
+        }
+        p = buf.data();
+        left = static_cast<std::size_t>(n);
+      }
+      pollfd out{feed_fd_, POLLOUT, 0};
+      if (::poll(&out, 1, kPollMs) <= 0)
+        continue;
+      const ssize_t w = ::write(feed_fd_, p, left);
+      if (w < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (w < 0)
+        break; // EPIPE: FFmpeg has gone
+      p += w;
+      left -= static_cast<std::size_t>(w);
+    }
+    ::close(feed_fd_);
+  }
+
+  void stop_feeding() noexcept {
+    stop_ = true;
+    if (feeder_.joinable())
+      feeder_.join();
+  }
+
   // Up to n bytes from the child, waiting for some (0: it has ended).
   std::int64_t read_some(unsigned char* p, std::int64_t n) {
     while (true) {
@@ -163,7 +234,18 @@ private:
   }
 
   std::string path_;
+  struct OwnedFd {
+    int fd = -1;
+    ~OwnedFd() {
+      if (fd >= 0)
+        ::close(fd);
+    }
+  };
+  OwnedFd source_fd_; // a stream's descriptor, which feed() reads
   FfmpegChild child_;
+  int feed_fd_ = -1; // our end of FFmpeg's input (feed() closes it)
+  std::atomic<bool> stop_{false};
+  std::thread feeder_;
   SourceInfo info_;
   std::string format_;
   std::int64_t position_ = 0;
@@ -175,6 +257,11 @@ private:
 
 std::unique_ptr<Source> open_ffmpeg_source(const std::string& path) {
   return std::make_unique<FfmpegSource>(path);
+}
+
+std::unique_ptr<Source> open_ffmpeg_stream(const std::string& path, int fd,
+                                           std::vector<unsigned char> head) {
+  return std::make_unique<FfmpegSource>(path, fd, std::move(head));
 }
 
 } // namespace sigstream

@@ -17,6 +17,7 @@
 // of sigstream's.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "pipeline/io/ffmpeg_child.hpp"
 #include "pipeline/io/source.hpp"
@@ -26,5 +27,12 @@ namespace sigstream {
 // Opens `path` through FFmpeg. Throws Error(io) naming the file: FFmpeg
 // missing (with the install hint), or its reason for not decoding it.
 [[nodiscard]] std::unique_ptr<Source> open_ffmpeg_source(const std::string& path);
+// A stream (standard input, a FIFO: `path` names it in messages): FFmpeg
+// reads it from its standard input, which a thread of ours feeds with
+// `head` (what was read of it already) and then what `fd` gives (owned
+// here). Where FFmpeg cannot read the container from a pipe (an MP4 whose
+// index comes last), its reason.
+[[nodiscard]] std::unique_ptr<Source> open_ffmpeg_stream(const std::string& path, int fd,
+                                                         std::vector<unsigned char> head);
 
 } // namespace sigstream

@@ -5,7 +5,10 @@ from random programme, give FFmpeg's own decode (`ffmpeg -i F -map 0:a:0 -f
 f32le -`) bit for bit, and `info` names the codec and counts those frames; a
 batch's folder walk picks them up, normalize reads them twice; a corrupt M4A
 is exit 1 naming the file and FFmpeg's reason; ffmpeg missing is exit 1 with
-the install hint; SIGINT during a decode leaves no ffmpeg process behind.
+the install hint; SIGINT during a decode leaves no ffmpeg process behind;
+standard input (WebM, an M4A with its index first) decodes as the file does
+(noise there is exit 1 with FFmpeg's reason),
+and an output pipe closed mid-decode leaves no child.
 .m4a outputs are AAC encoded by the same child (--quality sets the bit rate),
 equal to the WAV run within AAC's noise, committed whole or not at all (an
 encoder that fails, SIGINT during the encode).
@@ -92,7 +95,7 @@ def read_float_wav(path: str) -> tuple[np.ndarray, int, int]:
 def copy_config(src: str, out: str) -> str:
     """A run that passes the signal through a metrics block (no arithmetic) into a float WAV."""
     with open("copy.yaml", "w") as f:
-        f.write("version: 1\nsource: {file: %s}\nstages:\n  - {type: metrics, name: m}\n"
+        f.write("version: 1\nsource: {file: \"%s\"}\nstages:\n  - {type: metrics, name: m}\n"
                 "sink: {file: %s, format: float}\nexecution: {backend: cpu}\n" % (src, out))
     return "copy.yaml"
 
@@ -276,5 +279,59 @@ def m4a_outputs():
         snr, rates[0], rates[1])
 
 
+def standard_input_and_a_closed_output():
+    """On standard input, from a pipe and from a file: Opus in WebM and an M4A with its index first
+    (-movflags +faststart) give FFmpeg's decode of the file bit for bit; bytes that are no audio at
+    all: exit 1 with FFmpeg's reason. An output pipe closed by its reader mid-decode ends the run quietly
+    (exit 0) with the ffmpeg child gone."""
+    need_ffmpeg()
+    write_pcm16("st.wav", programme(2.6, 21))
+    ffmpeg("-i", "st.wav", "-c:a", "aac", "-movflags", "+faststart", "fast.m4a")
+    names = ["fast.m4a"]
+    if has_encoder("libopus"):
+        ffmpeg("-i", "st.wav", "-c:a", "libopus", "opus.webm")
+        names.append("opus.webm")
+    for name in names:
+        for via in ("pipe", "file"):  # `cat F |` and `< F` (seekable: FFmpeg reads it from its start)
+            if via == "pipe":
+                p = subprocess.run([BIN, "run", copy_config("-", "out.wav"), "-q"],
+                                   input=open(name, "rb").read(), capture_output=True)
+            else:
+                with open(name, "rb") as f:
+                    p = subprocess.run([BIN, "run", copy_config("-", "out.wav"), "-q"], stdin=f,
+                                       capture_output=True)
+            assert p.returncode == 0, (name, via, p.stderr)
+            got, _, _ = read_float_wav("out.wav")
+            want = ffmpeg_decode(name)
+            assert np.array_equal(got.view("<u4"), want.view("<u4")), (name, via, got.size, want.size)
+    noise = np.random.default_rng(23).integers(0, 256, 20000, dtype=np.uint8).tobytes()
+    q = subprocess.run([BIN, "run", copy_config("-", "out2.wav"), "-q"], input=b"\x00\x01" + noise,
+                       capture_output=True)
+    assert q.returncode == 1, q
+    err = q.stderr.decode()
+    expect_in("ffmpeg", err)
+    assert not os.path.exists("out2.wav")
+    write_pcm16("long.wav", programme(30.0, 22))
+    ffmpeg("-i", "long.wav", "-c:a", "aac", "long.m4a")
+    with open("slow-ffmpeg", "w") as f:
+        f.write("#!/bin/sh\nexec ffmpeg -re \"$@\"\n")
+    os.chmod("slow-ffmpeg", 0o755)
+    with open("closed.yaml", "w") as f:  # chunks of 0.1 s: the first goes out at once
+        f.write("version: 1\nsource: {file: long.m4a}\nstages:\n  - {type: metrics, name: m}\n"
+                "sink: {file: \"-\", type: wav}\nexecution: {backend: cpu, chunk_frames: 4800}\n")
+    r = subprocess.Popen([BIN, "run", "closed.yaml", "-q"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=dict(os.environ, SIGSTREAM_FFMPEG=os.path.abspath("slow-ffmpeg")))
+    children = children_of(r.pid)
+    assert children, "no ffmpeg decoding"
+    r.stdout.read(4096)
+    r.stdout.close()
+    r.wait(timeout=20)
+    closed_err = r.stderr.read().decode()
+    assert r.returncode == 0, (r.returncode, closed_err)
+    assert gone(children), "ffmpeg left running: %s" % children
+    return "%s from standard input = the file's decode; noise: %s; closed output: exit 0, child gone" % (
+        " and ".join(names), err.strip().splitlines()[-1][:100])
+
+
 run_cases([fixtures_give_ffmpegs_samples, batch_walk_and_normalize, corrupt_and_missing,
-           sigint_leaves_no_child, m4a_outputs], BIN, "sigstream-ffmpeg-")
+           sigint_leaves_no_child, m4a_outputs, standard_input_and_a_closed_output], BIN, "sigstream-ffmpeg-")
