@@ -109,6 +109,11 @@ FfmpegChild::FfmpegChild(const std::vector<std::string>& args, const std::string
   posix_spawn_file_actions_adddup2(&actions, err_, STDERR_FILENO);
   if (wiring.fd3 >= 0)
     posix_spawn_file_actions_adddup2(&actions, wiring.fd3, 3);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+  // Nothing else of ours (libsndfile opens its files without O_CLOEXEC;
+  // another worker's outputs).
+  posix_spawn_file_actions_addclosefrom_np(&actions, wiring.fd3 >= 0 ? 4 : 3);
+#endif
   // The child's signals as a fresh process's (ours catch SIGINT and SIGTERM,
   // and ignore SIGPIPE).
   posix_spawnattr_t attr;

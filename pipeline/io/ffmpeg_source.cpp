@@ -65,6 +65,8 @@ public:
   [[nodiscard]] const SourceInfo& info() const noexcept override { return info_; }
   [[nodiscard]] std::string path() const override { return path_; }
   [[nodiscard]] std::string format_name() const override { return format_; }
+  // Standard input or a FIFO (frames come as they come: live mode paces them).
+  [[nodiscard]] bool is_stream() const noexcept override { return info_.open_ended; }
   void cancel() noexcept override { cancelled_ = true; }
 
   std::int64_t read(HostBlock& block, std::int64_t at, std::int64_t n) override {
