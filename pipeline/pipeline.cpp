@@ -498,7 +498,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
               planes.push_back(p.data());
             meters[slot]->add(planes, static_cast<std::int64_t>(r->observed[slot][0].size()));
           }
-          if (meters[slot] && slot < r->measured.size() && r->measured[slot].present) {
+          if (meters[slot] && slot < r->measured.size() && r->measured[slot].frames > 0) {
             const ChunkResult::MeasuredLoudness& l = r->measured[slot];
             meters[slot]->add_measured(l.first, l.frames, l.energy, l.sample_peak, l.true_peak);
           }

@@ -1,5 +1,10 @@
 #include "kernels/cpu/loudness.hpp"
 
+// Over 600 lines (~830) and one file on purpose: the meter's three paths
+// (frames in signal order through add(), pieces measured anywhere through
+// measure(), and their hand-over add_measured()) run the same vector kernels
+// (k_group, k_run, the tile and interpolator scans), which are target_clones
+// functions private to this file; splitting it would export them.
 // The note that a 32-byte vector without AVX changes the ABI concerns no
 // call here (the vectors stay inside each clone).
 #pragma GCC diagnostic ignored "-Wpsabi"
@@ -141,6 +146,24 @@ void lane_cuts(std::int64_t at, std::int64_t step, std::int64_t also,
   cut.push_back(L);
   std::sort(cut.begin(), cut.end());
   cut.erase(std::unique(cut.begin(), cut.end()), cut.end());
+}
+
+// run(pair, count) for the channels of non-zero weight, two at a time (the
+// K-weighting runs two recursions side by side), the last one alone if odd.
+template <class Run> void weighted_pairs(const std::vector<double>& weight, Run&& run) {
+  std::size_t pair[2];
+  int held = 0;
+  for (std::size_t c = 0; c < weight.size(); ++c) {
+    if (weight[c] == 0.0)
+      continue;
+    pair[held++] = c;
+    if (held == 2) {
+      run(pair, 2);
+      held = 0;
+    }
+  }
+  if (held == 1)
+    run(pair, 1);
 }
 
 // See settle_frames().
@@ -467,10 +490,7 @@ inline void flush(KState& s) {
 } // namespace
 
 void Bs1770Meter::filter(std::span<const float* const> planes, std::int64_t at, std::int64_t n) {
-  // The weighted channels, two at a time.
-  std::size_t pair[2];
-  int held = 0;
-  const auto run = [&](int count) {
+  weighted_pairs(weight_, [&](const std::size_t* pair, int count) {
     KState s[2];
     for (int j = 0; j < count; ++j) {
       const std::array<double, 5>& v = v_[pair[j]];
@@ -482,18 +502,7 @@ void Bs1770Meter::filter(std::span<const float* const> planes, std::int64_t at, 
       v_[pair[j]] = {0.0, s[j].v1, s[j].v2, s[j].v3, s[j].v4};
       acc_[pair[j]] = s[j].e;
     }
-  };
-  for (std::size_t c = 0; c < weight_.size(); ++c) {
-    if (weight_[c] == 0.0)
-      continue;
-    pair[held++] = c;
-    if (held == 2) {
-      run(2);
-      held = 0;
-    }
-  }
-  if (held == 1)
-    run(1);
+  });
 }
 
 // One group of the grid, its frames at planes[c] + at: each weighted
@@ -732,9 +741,7 @@ void Bs1770Meter::measure(std::span<const float* const> planes, std::int64_t fir
   }
   // The rest one frame after another, two channels side by side, a step
   // (or the frames before `first`) at a time.
-  std::size_t pair[2];
-  int held = 0;
-  const auto run = [&](int count) {
+  weighted_pairs(weight_, [&](const std::size_t* pair, int count) {
     KState st[2];
     for (int k = 0; k < count; ++k) {
       const std::array<double, 4>& v = state[pair[k]];
@@ -751,18 +758,7 @@ void Bs1770Meter::measure(std::span<const float* const> planes, std::int64_t fir
       }
       i = next;
     }
-  };
-  for (std::size_t c = 0; c < ch; ++c) {
-    if (weight_[c] == 0.0)
-      continue;
-    pair[held++] = c;
-    if (held == 2) {
-      run(2);
-      held = 0;
-    }
-  }
-  if (held == 1)
-    run(1);
+  });
   // The peaks. The interpolator skips the tiles whose inputs cannot pass the
   // largest peak seen so far, this call's or (peak_seen) any call's of the
   // signal: only the largest of all is read, and it is found either way.

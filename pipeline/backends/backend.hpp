@@ -54,10 +54,10 @@ struct ChunkResult {
   // measured[slot]: a loudness block's share of this chunk, measured where
   // its frames are (the CPU's workers: Bs1770Meter::measure; the GPU:
   // kernels/cuda/loudness.cuh), which the writer hands to its meter
-  // (Bs1770Meter::add_measured) in chunk order; not present where `observed`
-  // holds the frames instead, or where the chunk holds none of the block's.
+  // (Bs1770Meter::add_measured) in chunk order; no frames where `observed`
+  // holds them instead, or where the chunk holds none of the block's (a
+  // later stage's tail).
   struct MeasuredLoudness {
-    bool present = false;
     std::int64_t first = 0, frames = 0; // the block's signal's frames [first, first + frames)
     std::vector<double> energy;         // [channel * steps + step]
     std::vector<double> sample_peak, true_peak;

@@ -342,7 +342,6 @@ private:
                                       peak_seen_[slot].get());
             l.first = own_lo;
             l.frames = n;
-            l.present = n > 0; // none past the block's end (a later stage's tail)
           }
         },
         &ns, [&turn] { turn.take(); });
@@ -379,9 +378,9 @@ private:
   static void append_measured(ChunkResult::MeasuredLoudness& into,
                               const ChunkResult::MeasuredLoudness& piece,
                               const kernels::cpu::Bs1770Meter& meter) {
-    if (!piece.present)
+    if (piece.frames == 0) // none of the block's frames (a later stage's tail)
       return;
-    if (!into.present) {
+    if (into.frames == 0) {
       into = piece;
       return;
     }

@@ -406,7 +406,6 @@ public:
         if (const auto& l = lane.loudness[slot]) {
           ChunkResult::MeasuredLoudness& m = r.measured[slot];
           l->read(m.first, m.frames, m.energy, m.sample_peak, m.true_peak);
-          m.present = m.frames > 0; // none past the block's end (a later stage's tail)
         }
       if (options_.keep_float_output) {
         r.output_f32.resize(static_cast<std::size_t>(ch));

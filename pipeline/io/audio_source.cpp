@@ -1,3 +1,8 @@
+// Over 600 lines (~670) and one file on purpose: libsndfile's file and
+// stream paths of AudioFileSource share its members (the descriptor, the
+// byte stream, the header walk, libsndfile's handle) and the hand-off of
+// what libsndfile does not recognise to FFmpeg (ffmpeg_source.hpp); the
+// read-ahead wrapper and open_source() are short.
 #include <fcntl.h>
 #include <sndfile.h>
 #include <sys/stat.h>
