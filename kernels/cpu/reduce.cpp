@@ -42,17 +42,29 @@ inline V4d finite_or_zero(V4f v, V4i& ok) {
   return __builtin_convertvector(f, V4d);
 }
 
-inline void step(Acc& a, V4f yf, V4f xf) {
-  V4i y_ok, x_ok;
-  const V4d f = finite_or_zero(yf, y_ok);
-  const V4d s = finite_or_zero(xf, x_ok);
+// One step of four samples. Masked: the rule above. Unmasked: the same
+// arithmetic without the finiteness tests, exact wherever every sample is
+// finite (the mask is then the identity); the caller checks that the sums
+// stayed finite, which they do exactly when every sample was (a float's
+// square is below 2^256, far inside a double), and reruns masked otherwise.
+template <bool Masked> [[gnu::always_inline]] inline void step(Acc& a, V4f yf, V4f xf) {
+  V4d f, s;
+  V4i y_ok{}, x_ok{};
+  if constexpr (Masked) {
+    f = finite_or_zero(yf, y_ok);
+    s = finite_or_zero(xf, x_ok);
+  } else {
+    f = __builtin_convertvector(yf, V4d);
+    s = __builtin_convertvector(xf, V4d);
+  }
   a.energy += f * f;
   a.sum += f;
   a.dot += s * f;
   a.src += s * s;
   const V4d mag = f < 0.0 ? -f : f;
   a.peak = mag > a.peak ? mag : a.peak;
-  a.bad += __builtin_convertvector(y_ok + 1, V4d); // 0 where finite, 1 where not
+  if constexpr (Masked)
+    a.bad += __builtin_convertvector(y_ok + 1, V4d); // 0 where finite, 1 where not
 }
 
 inline V4f load4(const float* p) {
@@ -61,16 +73,14 @@ inline V4f load4(const float* p) {
   return v;
 }
 
-} // namespace
-
-[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] ChannelMetrics
-channel_metrics(const float* y, const float* x, std::int64_t n) {
-  Acc lo, hi; // lanes 0-3 and 4-7
+template <bool Masked>
+[[gnu::always_inline]] inline void accumulate(Acc& lo, Acc& hi, const float* y, const float* x,
+                                              std::int64_t n) {
   const V4f zero{};
   std::int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    step(lo, load4(y + i), x != nullptr ? load4(x + i) : zero);
-    step(hi, load4(y + i + 4), x != nullptr ? load4(x + i + 4) : zero);
+    step<Masked>(lo, load4(y + i), x != nullptr ? load4(x + i) : zero);
+    step<Masked>(hi, load4(y + i + 4), x != nullptr ? load4(x + i + 4) : zero);
   }
   // The tail (n % 8 samples) goes to lanes 0, 1, ... as a scalar loop would.
   if (i < n) {
@@ -81,8 +91,28 @@ channel_metrics(const float* y, const float* x, std::int64_t n) {
       std::memcpy(xt, x + i, m * sizeof(float));
     // Padding lanes see 0 for y and x: they add 0 to every sum and to peak,
     // and count as finite.
-    step(lo, load4(yt), load4(xt));
-    step(hi, load4(yt + 4), load4(xt + 4));
+    step<Masked>(lo, load4(yt), load4(xt));
+    step<Masked>(hi, load4(yt + 4), load4(xt + 4));
+  }
+}
+
+[[gnu::always_inline]] inline bool sums_finite(const Acc& a) {
+  const V4d t = a.energy + a.sum + a.dot + a.src; // NaN or Inf if any one is
+  for (int k = 0; k < 4; ++k)
+    if (!(t[k] - t[k] == 0.0))
+      return false;
+  return true;
+}
+
+} // namespace
+
+[[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] ChannelMetrics
+channel_metrics(const float* y, const float* x, std::int64_t n) {
+  Acc lo, hi; // lanes 0-3 and 4-7
+  accumulate<false>(lo, hi, y, x, n);
+  if (!sums_finite(lo) || !sums_finite(hi)) {
+    lo = hi = Acc{};
+    accumulate<true>(lo, hi, y, x, n);
   }
 
   ChannelMetrics m;
