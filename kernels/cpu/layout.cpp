@@ -75,6 +75,30 @@ interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
     }
     return clips;
   };
+  // Up to 16 bits the same rule in float32 gives the same integers at twice
+  // the vector width: y * 2^(bits-1) is exact in both types (an overflow to
+  // Inf clamps as the huge double does), and below 2^22 adding and taking
+  // away 1.5 * 2^23 rounds half to even as the double's 1.5 * 2^52 does.
+  const bool narrow = bits <= 16;
+  const auto fscale = static_cast<float>(scale), flo = static_cast<float>(lo),
+             fhi = static_cast<float>(hi);
+  auto quantize_block_narrow = [&](const float* src, std::int64_t m, std::int32_t* q) {
+    int clips = 0;
+    for (std::int64_t i = 0; i < m; ++i) {
+      float v = src[i] * fscale;
+      const int nan = v != v;
+      v = nan ? 0.0f : v;
+      v = v < flo - 1.0f ? flo - 1.0f : v;
+      v = v > fhi + 1.0f ? fhi + 1.0f : v;
+      float r = (v + 0x1.8p23f) - 0x1.8p23f;
+      clips += nan | (r < flo) | (r > fhi);
+      r = r < flo ? flo : r;
+      r = r > fhi ? fhi : r;
+      q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int32_t>(r))
+                                       << shift);
+    }
+    return clips;
+  };
   std::int32_t q[kMaxBlockChannels][kStep];
   // Rows of `group` channels from q into p (frame stride ch); mono and stereo
   // written out so that the stores vectorise.
@@ -100,7 +124,8 @@ interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
     for (std::int64_t i0 = 0; i0 < n; i0 += kStep) {
       const std::int64_t m = n - i0 < kStep ? n - i0 : kStep;
       for (int c = 0; c < group; ++c)
-        clipped += quantize_block(in[c0 + c] + i0, m, q[c]);
+        clipped += narrow ? quantize_block_narrow(in[c0 + c] + i0, m, q[c])
+                          : quantize_block(in[c0 + c] + i0, m, q[c]);
       if (out.type == SampleType::i16)
         scatter(out.as<std::int16_t>() + i0 * ch + c0, group, m);
       else

@@ -136,6 +136,66 @@ HostBlock block_of(SampleType t, int ch, std::int64_t frames) {
   return h;
 }
 
+// interleave quantises in vector blocks (up to 16 bits in float32): every
+// sample must be the scalar Quantizer's value and the clip count its count,
+// for halves (ties to even), out-of-range, NaN, Inf, huge and subnormal values.
+TEST(CpuLayout, InterleaveIsTheScalarQuantizerSampleBySample) {
+  for (const int bits : {8, 12, 16, 24}) {
+    for (const int ch : {1, 2, 3}) {
+      const std::int64_t n = 2053;
+      const SampleType t = bits <= 16 ? SampleType::i16 : SampleType::i32;
+      const int shift = (t == SampleType::i16 ? 16 : 32) - bits;
+      const double scale = std::ldexp(1.0, bits - 1);
+      std::mt19937 rng(static_cast<unsigned>(bits * 10 + ch));
+      std::uniform_real_distribution<float> u(-1.2f, 1.2f);
+      std::uniform_int_distribution<int> k(-(1 << (bits - 1)) - 2, (1 << (bits - 1)) + 1);
+      const float special[] = {std::numeric_limits<float>::quiet_NaN(),
+                               std::numeric_limits<float>::infinity(),
+                               -std::numeric_limits<float>::infinity(),
+                               1e30f,
+                               -3e38f,
+                               std::numeric_limits<float>::denorm_min(),
+                               -0.0f,
+                               1.0f,
+                               -1.0f};
+      std::vector<std::vector<float>> planes(static_cast<std::size_t>(ch),
+                                             std::vector<float>(static_cast<std::size_t>(n)));
+      for (auto& plane : planes)
+        for (std::size_t i = 0; i < plane.size(); ++i) {
+          if (i % 97 < std::size(special))
+            plane[i] = special[i % 97];
+          else if (i % 3 == 0) // a half step: ties go to even
+            plane[i] = static_cast<float>((k(rng) + 0.5) / scale);
+          else
+            plane[i] = u(rng);
+        }
+      std::vector<const float*> cp;
+      for (const auto& plane : planes)
+        cp.push_back(plane.data());
+      HostBlock out = block_of(t, ch, n);
+      const std::int64_t clipped = kernels::cpu::interleave(cp.data(), n, bits, out);
+      std::int64_t want_clipped = 0;
+      const kernels::cpu::Quantizer quantize(bits);
+      for (std::int64_t i = 0; i < n; ++i)
+        for (int c = 0; c < ch; ++c) {
+          bool clip = false;
+          const std::int32_t want = static_cast<std::int32_t>(
+              static_cast<std::uint32_t>(
+                  quantize(planes[static_cast<std::size_t>(c)][static_cast<std::size_t>(i)], clip))
+              << shift);
+          want_clipped += clip ? 1 : 0;
+          const std::int32_t got = t == SampleType::i16
+                                       ? std::int32_t{out.as<std::int16_t>()[i * ch + c]}
+                                       : out.as<std::int32_t>()[i * ch + c];
+          ASSERT_EQ(got,
+                    t == SampleType::i16 ? std::int32_t{static_cast<std::int16_t>(want)} : want)
+              << bits << " bits, " << ch << " ch, frame " << i << " channel " << c;
+        }
+      EXPECT_EQ(clipped, want_clipped) << bits << " bits, " << ch << " ch";
+    }
+  }
+}
+
 TEST(CpuLayout, Pcm16And24RoundTripExactly) {
   for (int bits : {16, 24}) {
     const int ch = 3;
