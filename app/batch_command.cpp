@@ -253,7 +253,7 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
   batch
       ->add_option(
           "--files-per-device", f.files_per_device,
-          "CUDA: files in flight on each GPU (default: the CPU threads over the GPUs, at least 2)")
+          "CUDA: files in flight on each GPU (default: the CPU threads over the GPUs, 2 to 8)")
       ->check(CLI::Range(1, 256));
   batch
       ->add_option("--shard", f.shard,

@@ -179,9 +179,12 @@ struct BatchWorker {
 // `device_count` devices). Throws Error(config) for a device that does not exist.
 std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int device_count);
 
+// Auto files in flight per GPU at most (plan_batch_workers).
+inline constexpr int kAutoFilesPerDevice = 8;
+
 // The workers of a batch of `files` files. CUDA (devices non-empty):
 // files_per_device workers per device (0: ceil(cpu_threads / devices), at
-// least 2), interleaved (d0, d1, ..., d0, d1, ...) so
+// least 2, at most kAutoFilesPerDevice), interleaved (d0, d1, ..., d0, d1, ...) so
 // that fewer files than workers still spread over all devices; at most `files`
 // workers. CPU (devices empty): min(files, cpu_threads) workers with
 // max(1, cpu_threads / workers) threads each. Always at least one worker.
