@@ -1231,7 +1231,10 @@ private:
       return;
     }
     beside_ = false;
+    // A CPU batch never asks the driver: its start (1 s on a 4-GPU host) was
+    // most of a short CPU batch's time.
     use_devices(options_.device_count_override >= 0 ? options_.device_count_override
+                : kind_ == BackendKind::cpu         ? 0
                                                     : count_devices());
   }
 
