@@ -1269,6 +1269,10 @@ private:
     return [] { return static_cast<int>(list_devices().size()); };
   }
   [[nodiscard]] int count_devices() const { return device_counter()(); }
+  // The CPU threads the batch may use (execution.threads, 0 = every one).
+  [[nodiscard]] int cpu_threads() const {
+    return config_.execution.threads > 0 ? config_.execution.threads : hardware_threads();
+  }
 
   void use_devices(int device_count) {
     if (kind_ == BackendKind::cuda && device_count == 0)
@@ -1301,14 +1305,31 @@ private:
       const std::unique_ptr<Source> source = open_source(c.source);
       Plan p = make_plan(c, source->info(), 0);
       resolve_methods(p, "cpu");
-      estimate = cpu_seconds_estimate(p, 1);
+      estimate =
+          options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
     } catch (const std::exception&) {
       // A file that does not open fails in its worker; the GPUs run the batch.
     }
+    // The whole batch on every CPU thread, as if its files were all as long
+    // as the largest per byte.
+    double all_bytes = 0.0;
+    for (const std::size_t i : todo_)
+      all_bytes += static_cast<double>(items_[i].bytes);
+    const double batch_estimate = estimate * all_bytes /
+                                  static_cast<double>(std::max<std::uintmax_t>(1, largest->bytes)) /
+                                  static_cast<double>(std::max(1, cpu_threads()));
     if (trace_on())
       trace(("batch: the largest file should take the CPU ~" + fmt("%.3f", estimate) +
-             " s on one thread")
+             " s on one thread, the batch ~" + fmt("%.3f", batch_estimate) + " s on " +
+             std::to_string(cpu_threads()))
                 .c_str());
+    if (batch_cpu_alone_finishes(batch_estimate)) {
+      // Every core, no driver (its listing thread ends on its own).
+      beside_ = false;
+      cpu_alone_ = true;
+      use_devices(0);
+      return;
+    }
     if (batch_cpu_helps(estimate))
       return;
     beside_ = false;
@@ -1439,8 +1460,7 @@ private:
     }
     for (std::size_t k : batch_dispatch_order(todo_bytes))
       order_.push_back(todo_[k]);
-    const int cpu_budget =
-        config_.execution.threads > 0 ? config_.execution.threads : hardware_threads();
+    const int cpu_budget = cpu_threads();
     cpu_budget_ = cpu_budget;
     const int cpu_workers = beside_ ? std::min(cpu_budget, kCpuWorkersBesideGpus) : cpu_budget;
     if (!todo_.empty())
@@ -1465,7 +1485,10 @@ private:
         where += (i ? "," : "") + std::to_string(devices_[i]);
       where += " (" + std::to_string(summary_.workers.size()) + " file(s) in flight)";
     } else {
-      if (kind_ == BackendKind::automatic && !beside_)
+      if (cpu_alone_)
+        info("batch: the CPU should end these files before a GPU's start pays: using the CPU "
+             "backend");
+      else if (kind_ == BackendKind::automatic && !beside_)
         info(cuda_built() ? "batch: no CUDA device found, using the CPU backend"
                           : "batch: built without CUDA, using the CPU backend");
       const int per = summary_.workers.empty() ? 0 : summary_.workers.front().threads;
@@ -2118,6 +2141,7 @@ private:
   std::string backend_;
   DeviceStarts starts_;
   bool beside_ = false;     // backend auto: CPU workers while the GPUs start
+  bool cpu_alone_ = false;  // backend auto: the CPU ends the batch before a GPU would start
   bool cpu_yields_ = false; // the GPUs start: CPU workers take no new file (guarded)
   std::shared_ptr<GpuStart> gpu_start_;
   std::shared_future<int>

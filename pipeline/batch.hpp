@@ -132,6 +132,9 @@ struct BatchOptions {
   std::function<int()> count_devices;
   // With count_devices: makes a device's context (default start_devices).
   std::function<void(int)> start_device;
+  // Backend auto: a file's CPU seconds on one thread from its plan (default
+  // cpu_seconds_estimate). Tests inject what their fake runs cost.
+  std::function<double(const Plan&)> cpu_file_estimate;
   // The process ends right after the batch (the CLI, which leaves with
   // _Exit): the batch does not wait for a CUDA driver or context start still
   // under way when every file is done. Elsewhere (Python) it waits for it.

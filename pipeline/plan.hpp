@@ -54,6 +54,10 @@ void resolve_methods(Plan& plan, const std::string& backend,
 // its largest file): only files the CPU ends about when a GPU would have
 // started, so that none holds up the batch's end.
 [[nodiscard]] bool batch_cpu_helps(double cpu_file_s);
+// And whether its CPU alone should end the whole batch before CUDA could
+// start (cpu_finishes_before_cuda_starts for a batch): `cpu_batch_s` is the
+// largest file's estimate scaled by the batch's bytes over the CPU threads.
+[[nodiscard]] bool batch_cpu_alone_finishes(double cpu_batch_s);
 // And whether its first GPU, listed while the CPU workers did `done` of
 // `total` in `elapsed_s`, pays for the rest of its start (a context).
 [[nodiscard]] bool first_device_pays(double elapsed_s, double done, double total);

@@ -1108,6 +1108,7 @@ TEST_F(BatchBesideGpus, CpuWorkersRunWhileTheDevicesAreListedThenTheGpuTakesOver
   BatchOptions o;
   o.quiet = true;
   o.files_per_device = 2;
+  o.cpu_file_estimate = [](const Plan&) { return 0.06; }; // what a fake run costs
   // The devices are "listed" once the CPU has done four files.
   o.count_devices = [&] {
     for (int i = 0; i < 10000 && fake.calls.load() < 6; ++i)
@@ -1176,6 +1177,28 @@ TEST_F(BatchBesideGpus, ABatchTheCpuFinishesDoesNotWaitForTheDriver) {
   ASSERT_EQ(s.devices.size(), 1U);
   EXPECT_EQ(s.devices[0].device, -1);
   EXPECT_EQ(s.devices[0].files, kFiles);
+  for (const auto& [input, devs] : fake.devices_of)
+    EXPECT_TRUE(devs.empty()) << input;
+}
+
+// A batch whose files the CPU threads end before a GPU's start would pay
+// (40 files of ~0.1 ms on 2 threads) runs on the CPU alone: no device is
+// started however soon the driver lists one.
+TEST_F(BatchBesideGpus, ABatchTheCpuAloneEndsFirstStartsNoDevice) {
+  FakeRuns fake;
+  std::atomic<int> started{0};
+  BatchOptions o;
+  o.quiet = true;
+  o.count_devices = [] { return 2; };
+  o.start_device = [&](int) { ++started; };
+  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+  const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
+  EXPECT_EQ(s.ok, kFiles);
+  EXPECT_EQ(s.backend, "auto") << "the record says auto, whatever ran the files";
+  ASSERT_EQ(s.devices.size(), 1U);
+  EXPECT_EQ(s.devices[0].device, -1);
+  EXPECT_EQ(s.devices[0].workers, 2) << "every CPU thread";
+  EXPECT_EQ(started.load(), 0);
   for (const auto& [input, devs] : fake.devices_of)
     EXPECT_TRUE(devs.empty()) << input;
 }
@@ -1305,4 +1328,8 @@ TEST(BatchDevices, BesideTheCpuTheFirstGpuStartsWhenItsContextPays) {
   EXPECT_TRUE(sigstream::batch_cpu_helps(0.039));
   EXPECT_FALSE(sigstream::batch_cpu_helps(18.1));
   EXPECT_FALSE(sigstream::batch_cpu_helps(std::numeric_limits<double>::infinity()));
+  // 800 files of 0.039 s on 64 threads (0.49 s): the CPU alone; on 16 (1.95 s): not.
+  EXPECT_TRUE(sigstream::batch_cpu_alone_finishes(800 * 0.039 / 64));
+  EXPECT_FALSE(sigstream::batch_cpu_alone_finishes(800 * 0.039 / 16));
+  EXPECT_FALSE(sigstream::batch_cpu_alone_finishes(std::numeric_limits<double>::infinity()));
 }
