@@ -36,9 +36,11 @@ namespace {
 // stops every thread's page faults in the process for a moment. Kept freed
 // memory (no trimming) and heaps grown 64 MiB at a time: the CPU backend's
 // batch of 400 files on 16 cores 1.29 -> 1.15 s, sys time 3.3 -> 2.3 s
-// (bench/p11_malloc_ab.sh). The process ends after the batch, so what is
-// kept is its peak, not a leak. Only here: a library must not set this for
-// its host (a Python or Dask worker).
+// (bench/p11_malloc_ab.sh). Taking buffers up to 32 MiB from the heaps too
+// (M_MMAP_THRESHOLD) measured the same on 16 and 64 cores
+// (bench/p11_mmap_ab64.sh), so it is not set. The process ends after the
+// batch, so what is kept is its peak, not a leak. Only here: a library must
+// not set this for its host (a Python or Dask worker).
 void keep_freed_memory_for_the_batch() {
   mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
   mallopt(M_TOP_PAD, 64 << 20);
