@@ -1182,14 +1182,17 @@ TEST_F(BatchBesideGpus, ABatchTheCpuFinishesDoesNotWaitForTheDriver) {
 }
 
 // A batch whose files the CPU threads end before a GPU's start would pay
-// (40 files of ~0.1 ms on 2 threads) runs on the CPU alone: no device is
-// started however soon the driver lists one.
+// (40 files of ~0.1 ms on 2 threads) runs on the CPU alone: the driver is
+// not even asked for its devices.
 TEST_F(BatchBesideGpus, ABatchTheCpuAloneEndsFirstStartsNoDevice) {
   FakeRuns fake;
-  std::atomic<int> started{0};
+  std::atomic<int> started{0}, listed{0};
   BatchOptions o;
   o.quiet = true;
-  o.count_devices = [] { return 2; };
+  o.count_devices = [&] {
+    ++listed;
+    return 2;
+  };
   o.start_device = [&](int) { ++started; };
   o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
   const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
@@ -1199,6 +1202,7 @@ TEST_F(BatchBesideGpus, ABatchTheCpuAloneEndsFirstStartsNoDevice) {
   EXPECT_EQ(s.devices[0].device, -1);
   EXPECT_EQ(s.devices[0].workers, 2) << "every CPU thread";
   EXPECT_EQ(started.load(), 0);
+  EXPECT_EQ(listed.load(), 0) << "the driver is not asked";
   for (const auto& [input, devs] : fake.devices_of)
     EXPECT_TRUE(devs.empty()) << input;
 }
