@@ -54,18 +54,24 @@ interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
   constexpr std::int64_t kStep = 1024;
   constexpr int kMaxBlockChannels = 8;
   const Quantizer quantize(bits);
-  const double scale = quantize.scale, lo = quantize.lo, hi = quantize.hi;
-  auto quantize_block = [&](const float* src, std::int64_t m, std::int32_t* q) {
-    // Quantizer's rule written out with plain values (no flag through a
-    // reference) so that the compiler vectorises it.
+  // Quantizer's rule written out with plain values (no flag through a
+  // reference) so that the compiler vectorises it, in T = double, or, up to
+  // 16 bits, in float: the same integers at twice the vector width, since
+  // y * 2^(bits-1) is exact in both types (an overflow to Inf clamps as the
+  // huge double does), and below 2^22 adding and taking away 1.5 * 2^23
+  // rounds half to even as the double's 1.5 * 2^52 does.
+  auto quantize_block = [&]<typename T>(const float* src, std::int64_t m, std::int32_t* q,
+                                        T round) {
+    const auto scale = static_cast<T>(quantize.scale), lo = static_cast<T>(quantize.lo),
+               hi = static_cast<T>(quantize.hi);
     int clips = 0;
     for (std::int64_t i = 0; i < m; ++i) {
-      double v = static_cast<double>(src[i]) * scale;
+      T v = static_cast<T>(src[i]) * scale;
       const int nan = v != v;
-      v = nan ? 0.0 : v;
-      v = v < lo - 1.0 ? lo - 1.0 : v;
-      v = v > hi + 1.0 ? hi + 1.0 : v;
-      double r = (v + 0x1.8p52) - 0x1.8p52;
+      v = nan ? T(0) : v;
+      v = v < lo - T(1) ? lo - T(1) : v;
+      v = v > hi + T(1) ? hi + T(1) : v;
+      T r = (v + round) - round;
       clips += nan | (r < lo) | (r > hi);
       r = r < lo ? lo : r;
       r = r > hi ? hi : r;
@@ -75,30 +81,7 @@ interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
     }
     return clips;
   };
-  // Up to 16 bits the same rule in float32 gives the same integers at twice
-  // the vector width: y * 2^(bits-1) is exact in both types (an overflow to
-  // Inf clamps as the huge double does), and below 2^22 adding and taking
-  // away 1.5 * 2^23 rounds half to even as the double's 1.5 * 2^52 does.
   const bool narrow = bits <= 16;
-  const auto fscale = static_cast<float>(scale), flo = static_cast<float>(lo),
-             fhi = static_cast<float>(hi);
-  auto quantize_block_narrow = [&](const float* src, std::int64_t m, std::int32_t* q) {
-    int clips = 0;
-    for (std::int64_t i = 0; i < m; ++i) {
-      float v = src[i] * fscale;
-      const int nan = v != v;
-      v = nan ? 0.0f : v;
-      v = v < flo - 1.0f ? flo - 1.0f : v;
-      v = v > fhi + 1.0f ? fhi + 1.0f : v;
-      float r = (v + 0x1.8p23f) - 0x1.8p23f;
-      clips += nan | (r < flo) | (r > fhi);
-      r = r < flo ? flo : r;
-      r = r > fhi ? fhi : r;
-      q[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::int32_t>(r))
-                                       << shift);
-    }
-    return clips;
-  };
   std::int32_t q[kMaxBlockChannels][kStep];
   // Rows of `group` channels from q into p (frame stride ch); mono and stereo
   // written out so that the stores vectorise.
@@ -124,8 +107,8 @@ interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
     for (std::int64_t i0 = 0; i0 < n; i0 += kStep) {
       const std::int64_t m = n - i0 < kStep ? n - i0 : kStep;
       for (int c = 0; c < group; ++c)
-        clipped += narrow ? quantize_block_narrow(in[c0 + c] + i0, m, q[c])
-                          : quantize_block(in[c0 + c] + i0, m, q[c]);
+        clipped += narrow ? quantize_block(in[c0 + c] + i0, m, q[c], 0x1.8p23f)
+                          : quantize_block(in[c0 + c] + i0, m, q[c], 0x1.8p52);
       if (out.type == SampleType::i16)
         scatter(out.as<std::int16_t>() + i0 * ch + c0, group, m);
       else
