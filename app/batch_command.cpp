@@ -36,7 +36,9 @@ namespace {
 // stops every thread's page faults in the process for a moment. Kept freed
 // memory (no trimming) and heaps grown 64 MiB at a time: the CPU backend's
 // batch of 400 files on 16 cores 1.29 -> 1.15 s, sys time 3.3 -> 2.3 s
-// (bench/p11_malloc_ab.sh). Taking buffers up to 32 MiB from the heaps too
+// (bench/p11_malloc_ab.sh). Setting the trim threshold also turns off
+// glibc's sliding mmap threshold, so blocks of 128 KiB and more are mapped
+// and unmapped each time; taking those up to 32 MiB from the heaps instead
 // (M_MMAP_THRESHOLD) measured the same on 16 and 64 cores
 // (bench/p11_mmap_ab64.sh), so it is not set. The process ends after the
 // batch, so what is kept is its peak, not a leak. Only here: a library must

@@ -1181,6 +1181,7 @@ public:
     resolve_devices();
     start_contexts();
     plan();
+    choose_cpu_alone_or_list_devices();
     check_resume();
     sweep_temps();
     decide_cpu_beside_gpus();
@@ -1286,21 +1287,19 @@ private:
       backend_ = use_cuda_ ? "cuda" : "cpu";
   }
 
-  // Backend auto: the CPU alone where it should end the batch before a GPU's
-  // start pays (batch_cpu_alone_finishes: the driver is never asked; asking
-  // it beside the CPU workers cost them 0.1-0.2 s of a 0.5 s batch on a
-  // 4-GPU host). Else the devices are listed (on a thread of their own), and
-  // CPU workers take files while the GPUs start where a file is short for
-  // the CPU (batch_cpu_helps, on the largest file's plan); else the batch
-  // waits for the list and runs on the devices as under CUDA.
-  void decide_cpu_beside_gpus() {
-    if (!beside_ || todo_.empty())
+  // Backend auto, once the files are listed (before their resume check, so
+  // that a driver's start, where one is needed, overlaps it): the CPU alone
+  // where it should end the batch before a GPU's start pays
+  // (batch_cpu_alone_finishes: the driver is never asked; asking it beside
+  // the CPU workers cost them 0.1-0.2 s of a 0.5 s batch on a 4-GPU host).
+  // Else the devices are listed, on a thread of their own.
+  void choose_cpu_alone_or_list_devices() {
+    if (!beside_ || items_.empty())
       return;
-    double estimate = std::numeric_limits<double>::infinity();
-    const BatchItem* largest = &items_[todo_.front()];
-    for (const std::size_t i : todo_)
-      if (items_[i].bytes > largest->bytes)
-        largest = &items_[i];
+    const BatchItem* largest = &items_.front();
+    for (const BatchItem& item : items_)
+      if (item.bytes > largest->bytes)
+        largest = &item;
     try {
       Config c = config_;
       c.source.file = largest->input;
@@ -1308,23 +1307,24 @@ private:
       const std::unique_ptr<Source> source = open_source(c.source);
       Plan p = make_plan(c, source->info(), 0);
       resolve_methods(p, "cpu");
-      estimate =
+      file_estimate_ =
           options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
     } catch (const std::exception&) {
       // A file that does not open fails in its worker; the GPUs run the batch.
     }
-    // The whole batch on every CPU thread, as if its files were all as long
-    // as the largest per byte.
-    double all_bytes = 0.0;
-    for (const std::size_t i : todo_)
-      all_bytes += static_cast<double>(items_[i].bytes);
-    const double batch_estimate = estimate * all_bytes /
-                                  static_cast<double>(std::max<std::uintmax_t>(1, largest->bytes)) /
-                                  static_cast<double>(std::max(1, cpu_threads()));
+    // The whole list on every CPU thread, each file as long per byte as the
+    // largest (as long as it where a size is unknown: a FIFO's).
+    double files = 0.0;
+    for (const BatchItem& item : items_)
+      files += item.bytes > 0 && largest->bytes > 0
+                   ? static_cast<double>(item.bytes) / static_cast<double>(largest->bytes)
+                   : 1.0;
+    const double batch_estimate =
+        file_estimate_ * files / static_cast<double>(std::max(1, cpu_threads()));
     if (trace_on())
-      trace(("batch: the largest file should take the CPU ~" + fmt("%.3f", estimate) +
+      trace(("batch: the largest file should take the CPU ~" + fmt("%.3f", file_estimate_) +
              " s on one thread, the batch ~" + fmt("%.3f", batch_estimate) + " s on " +
-             std::to_string(cpu_threads()))
+             std::to_string(cpu_threads()) + " threads")
                 .c_str());
     if (batch_cpu_alone_finishes(batch_estimate)) {
       beside_ = false; // every core, no driver
@@ -1336,17 +1336,24 @@ private:
       beside_ = false;
       use_devices(count_devices());
       start_contexts();
-      return;
     }
-    if (batch_cpu_helps(estimate))
+  }
+
+  // Backend auto, the devices being listed: CPU workers take files while the
+  // GPUs start where a file is short for the CPU (batch_cpu_helps, on the
+  // largest file's plan); else the batch waits for the list and runs on the
+  // devices as under CUDA.
+  void decide_cpu_beside_gpus() {
+    if (!beside_ || todo_.empty() || batch_cpu_helps(file_estimate_))
       return;
     beside_ = false;
     use_devices(device_count_.get());
     start_contexts();
   }
 
-  // The devices' contexts are made while the inputs are listed and checked,
-  // one device at a time: the driver makes contexts one after another anyway
+  // The devices' contexts are made while the inputs are listed and checked
+  // (under auto: once decide_cpu_beside_gpus has chosen the GPUs), one
+  // device at a time: the driver makes contexts one after another anyway
   // (four at once took as long as four in a row on a 4-GPU host), and a
   // context in the making holds back the other devices' allocations. Device
   // k+1 is started once a worker of device k holds its lanes (its first
@@ -2148,8 +2155,10 @@ private:
   bool use_cuda_ = false;
   std::string backend_;
   DeviceStarts starts_;
-  bool beside_ = false;     // backend auto: CPU workers while the GPUs start
-  bool cpu_alone_ = false;  // backend auto: the CPU ends the batch before a GPU would start
+  bool beside_ = false;    // backend auto: CPU workers while the GPUs start
+  bool cpu_alone_ = false; // backend auto: the CPU ends the batch before a GPU would start
+  // Backend auto: the largest file's CPU seconds on one thread (infinite: unknown).
+  double file_estimate_ = std::numeric_limits<double>::infinity();
   bool cpu_yields_ = false; // the GPUs start: CPU workers take no new file (guarded)
   std::shared_ptr<GpuStart> gpu_start_;
   std::shared_future<int>

@@ -56,18 +56,21 @@
 //
 // Scheduling. CUDA: `files_per_device` workers per device listed in
 // execution.device (default: every device; default count: the CPU threads
-// over the devices), each running whole files on its device, so that
-// reading, writing and compute of different files overlap. A worker keeps
-// its backend (lanes, steps, device and pinned buffers) from file to file
-// while the files' plans fit it (RunOptions::kept_backend).
-// Backend auto with every device (no execution.device), where a file is
-// short for the CPU (its estimate on one thread under a CUDA start:
-// batch_cpu_helps): CPU workers (at most 16, at nice + 10) start on the
-// files at once while one thread
-// lists the devices (the driver's start: 0.1 s to 1 s) and makes device 0's
-// context, if the work left still pays for it (first_device_pays); the CPU
-// workers then take no new file (the cores become the GPUs' readers and
-// writers) and that device's workers join. The next devices start as under CUDA. Each file
+// over the devices, 2 to kAutoFilesPerDevice), each running whole files on
+// its device, so that reading, writing and compute of different files
+// overlap. A worker keeps its backend (lanes, steps, device and pinned
+// buffers) from file to file while the files' plans fit it
+// (RunOptions::kept_backend).
+// Backend auto with every device (no execution.device), where every CPU
+// thread should end the whole batch before a GPU's start pays
+// (batch_cpu_alone_finishes): the CPU backend alone, the driver never asked.
+// Else, where a file is short for the CPU (its estimate on one thread under
+// a CUDA start: batch_cpu_helps): CPU workers (at most 16, at nice + 10)
+// start on the files at once while one thread lists the devices (the
+// driver's start: 0.1 s to 1 s) and makes device 0's context, if the work
+// left still pays for it (first_device_pays); the CPU workers then take no
+// new file (the cores become the GPUs' readers and writers) and that
+// device's workers join. The next devices start as under CUDA. Each file
 // runs whole on one backend; its statistics say which.
 // CPU: the thread budget (execution.threads, 0 = hardware threads) is split
 // over min(files, budget) workers, each file's pipeline getting budget/workers

@@ -205,6 +205,17 @@ def _file_threads() -> int:
     return max(1, _cores() // nthreads)
 
 
+# At most this many files in flight a GPU by default, as the CLI's batch
+# (kAutoFilesPerDevice, pipeline/batch.hpp: more only added set-ups and
+# contention on the hosts measured, bench/RESULTS.md stop 40).
+AUTO_FILES_PER_GPU_MAX = 8
+
+
+def auto_files_per_gpu(cores: int, gpus: int) -> int:
+    """Files in flight per GPU by default: the cores over the GPUs (rounded up), 2 to 8."""
+    return min(AUTO_FILES_PER_GPU_MAX, max(2, -(-max(1, cores) // max(1, gpus))))
+
+
 def _cores() -> int:
     """The CPUs this process may run on (a Slurm or container allocation, not the whole machine)."""
     try:
@@ -661,7 +672,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--stats", metavar="FILE.json", help="the summary's path (default OUT_DIR/batch_summary.json)")
     p.add_argument("--files-per-device", type=int, default=0,
-                   help="local[:N]: files in flight per GPU worker (default: the CPU cores over the GPUs, at least 2)")
+                   help="local[:N]: files in flight per GPU worker (default: the CPU cores over the GPUs, 2 to 8)")
     p.add_argument("--files-per-task", type=int, default=1, help="files a Dask task runs")
     p.add_argument("--inputs-from", metavar="FILE", help="take the inputs from a list (- = standard input)")
     return p
@@ -738,9 +749,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             if gpus is not None:
                 per = args.files_per_device
-                if per == 0:  # as the CLI's own batch: the CPU cores over the GPUs, at least 2
-                    n = len(_visible_gpus()) if gpus == "all" else int(gpus)
-                    per = max(2, _cores() // max(1, n))
+                if per == 0:  # as the CLI's own batch: the CPU cores over the GPUs, 2 to 8
+                    n = max(1, len(_visible_gpus()) if gpus == "all" else int(gpus))
+                    per = auto_files_per_gpu(_cores(), n)
                 with_cluster = local_cluster(gpus, files_per_gpu=per)
                 client = Client(with_cluster)
             elif spec.endswith(".json"):

@@ -567,3 +567,16 @@ def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:
         local_cluster(gpus=-1)
     with pytest.raises(ValueError, match="files_per_gpu"):
         local_cluster(files_per_gpu=0)
+
+
+def test_auto_files_per_gpu_is_the_cores_over_the_gpus_from_2_to_8() -> None:
+    """`--scheduler local` keeps as many files in flight a GPU as the CLI's batch (pipeline/batch.hpp)."""
+    from sigstream.distributed import auto_files_per_gpu
+
+    assert auto_files_per_gpu(16, 1) == 8
+    assert auto_files_per_gpu(64, 1) == 8
+    assert auto_files_per_gpu(64, 4) == 8
+    assert auto_files_per_gpu(12, 2) == 6
+    assert auto_files_per_gpu(5, 2) == 3  # rounded up, as the CLI's
+    assert auto_files_per_gpu(2, 4) == 2
+    assert auto_files_per_gpu(1, 1) == 2

@@ -1162,17 +1162,24 @@ TEST_F(BatchBesideGpus, CpuWorkersRunWhileTheDevicesAreListedThenTheGpuTakesOver
 TEST_F(BatchBesideGpus, ABatchTheCpuFinishesDoesNotWaitForTheDriver) {
   FakeRuns fake;
   auto driver = std::make_shared<std::promise<void>>();
+  std::atomic<int> listed{0};
   BatchOptions o;
   o.quiet = true;
   o.detach_device_start = true;
+  // Files the CPU helps with, a batch too long for the CPU alone (40 x 0.06 s
+  // on 2 threads): the devices are listed beside the CPU workers.
+  o.cpu_file_estimate = [](const Plan&) { return 0.06; };
   // A driver that never comes up while the batch runs.
-  o.count_devices = [up = driver->get_future().share()] {
+  o.count_devices = [&listed, up = driver->get_future().share()] {
+    ++listed;
     up.wait();
     return 1;
   };
   o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
   const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
+  const int listed_before_the_driver_came_up = listed.load();
   driver->set_value(); // the left thread ends without touching the batch
+  EXPECT_EQ(listed_before_the_driver_came_up, 1) << "the devices were being listed";
   EXPECT_EQ(s.ok, kFiles);
   ASSERT_EQ(s.devices.size(), 1U);
   EXPECT_EQ(s.devices[0].device, -1);
@@ -1200,7 +1207,7 @@ TEST_F(BatchBesideGpus, ABatchTheCpuAloneEndsFirstStartsNoDevice) {
   EXPECT_EQ(s.backend, "auto") << "the record says auto, whatever ran the files";
   ASSERT_EQ(s.devices.size(), 1U);
   EXPECT_EQ(s.devices[0].device, -1);
-  EXPECT_EQ(s.devices[0].workers, 2) << "every CPU thread";
+  EXPECT_EQ(s.devices[0].workers, 2);
   EXPECT_EQ(started.load(), 0);
   EXPECT_EQ(listed.load(), 0) << "the driver is not asked";
   for (const auto& [input, devs] : fake.devices_of)
@@ -1209,14 +1216,41 @@ TEST_F(BatchBesideGpus, ABatchTheCpuAloneEndsFirstStartsNoDevice) {
 
 TEST_F(BatchBesideGpus, NoDeviceLeavesEveryFileToTheCpu) {
   FakeRuns fake;
+  std::atomic<int> listed{0};
   BatchOptions o;
   o.quiet = true;
-  o.count_devices = [] { return 0; };
+  o.cpu_file_estimate = [](const Plan&) { return 0.06; }; // not the CPU alone: list
+  o.count_devices = [&] {
+    ++listed;
+    return 0;
+  };
   o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
   const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
+  EXPECT_EQ(listed.load(), 1);
   EXPECT_EQ(s.ok, kFiles);
   ASSERT_EQ(s.devices.size(), 1U);
   EXPECT_EQ(s.devices[0].files, kFiles);
+}
+
+// `--backend cpu` never asks the driver (its start was most of a short CPU
+// batch on a 4-GPU host).
+TEST_F(BatchBesideGpus, ACpuBatchDoesNotAskTheDriver) {
+  FakeRuns fake;
+  std::atomic<int> listed{0};
+  BatchOptions o;
+  o.quiet = true;
+  o.backend = BackendKind::cpu;
+  o.count_devices = [&] {
+    ++listed;
+    return 2;
+  };
+  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+  const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
+  EXPECT_EQ(listed.load(), 0);
+  EXPECT_EQ(s.ok, kFiles);
+  EXPECT_EQ(s.backend, "cpu");
+  ASSERT_EQ(s.devices.size(), 1U);
+  EXPECT_EQ(s.devices[0].device, -1);
 }
 
 TEST_F(BatchBesideGpus, FilesTooLongForTheCpuGoToTheGpusOnly) {
