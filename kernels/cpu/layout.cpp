@@ -5,32 +5,59 @@
 
 namespace sigstream::kernels::cpu {
 
+namespace {
+
+// out[c][i] = p[i * ch + c] * scale, with `ch` a constant where it is 1 or
+// 2 (Ch > 0) so that the stride-2 loads vectorise as shuffles: with a
+// variable stride GCC loaded each sample on its own (5-8% of a 255-tap
+// stereo run). The same arithmetic every way.
+template <int Ch, typename T>
+[[gnu::always_inline]] inline void deinterleave_planes(const T* p, int ch, std::int64_t n,
+                                                       float scale, float* const* out) {
+  if constexpr (Ch == 1) {
+    for (std::int64_t i = 0; i < n; ++i)
+      out[0][i] = static_cast<float>(p[i]) * scale;
+  } else if constexpr (Ch == 2) {
+    float* a = out[0];
+    float* b = out[1];
+    for (std::int64_t i = 0; i < n; ++i) {
+      a[i] = static_cast<float>(p[2 * i]) * scale;
+      b[i] = static_cast<float>(p[2 * i + 1]) * scale;
+    }
+  } else {
+    for (int c = 0; c < ch; ++c)
+      for (std::int64_t i = 0; i < n; ++i)
+        out[c][i] = static_cast<float>(p[i * ch + c]) * scale;
+  }
+}
+
+template <typename T>
+[[gnu::always_inline]] inline void deinterleave_any(const T* p, int ch, std::int64_t n, float scale,
+                                                    float* const* out) {
+  if (ch == 1)
+    deinterleave_planes<1>(p, ch, n, scale, out);
+  else if (ch == 2)
+    deinterleave_planes<2>(p, ch, n, scale, out);
+  else
+    deinterleave_planes<0>(p, ch, n, scale, out);
+}
+
+} // namespace
+
 // Built for AVX-512, AVX2 and baseline x86-64 (the same arithmetic every way).
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void
 deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float* const* out) {
   const int ch = in.channels;
   switch (in.type) {
-    case SampleType::i16: {
-      const std::int16_t* p = in.as<std::int16_t>() + first * ch;
-      for (int c = 0; c < ch; ++c)
-        for (std::int64_t i = 0; i < n; ++i)
-          out[c][i] = static_cast<float>(p[i * ch + c]) * 0x1p-15f;
+    case SampleType::i16:
+      deinterleave_any(in.as<std::int16_t>() + first * ch, ch, n, 0x1p-15f, out);
       break;
-    }
-    case SampleType::i32: {
-      const std::int32_t* p = in.as<std::int32_t>() + first * ch;
-      for (int c = 0; c < ch; ++c)
-        for (std::int64_t i = 0; i < n; ++i)
-          out[c][i] = static_cast<float>(p[i * ch + c]) * 0x1p-31f;
+    case SampleType::i32:
+      deinterleave_any(in.as<std::int32_t>() + first * ch, ch, n, 0x1p-31f, out);
       break;
-    }
-    case SampleType::f32: {
-      const float* p = in.as<float>() + first * ch;
-      for (int c = 0; c < ch; ++c)
-        for (std::int64_t i = 0; i < n; ++i)
-          out[c][i] = p[i * ch + c];
+    case SampleType::f32:
+      deinterleave_any(in.as<float>() + first * ch, ch, n, 1.0f, out);
       break;
-    }
   }
 }
 

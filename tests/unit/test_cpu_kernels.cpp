@@ -136,6 +136,47 @@ HostBlock block_of(SampleType t, int ch, std::int64_t frames) {
   return h;
 }
 
+// deinterleave has its own loops for mono and stereo: every sample must be
+// the definition's (the container's value times 2^-15, 2^-31 or 1), for 1,
+// 2 and 3 channels, each sample type, an odd length from an odd first frame.
+TEST(CpuLayout, DeinterleaveIsTheDefinitionForEveryLayout) {
+  for (const SampleType t : {SampleType::i16, SampleType::i32, SampleType::f32}) {
+    for (const int ch : {1, 2, 3}) {
+      const std::int64_t total = 1031, first = 7, n = 1013;
+      HostBlock in = block_of(t, ch, total);
+      std::mt19937 rng(static_cast<unsigned>(ch * 31 + static_cast<int>(t)));
+      std::uniform_int_distribution<std::int32_t> u16(-32768, 32767);
+      std::uniform_int_distribution<std::int32_t> u32(std::numeric_limits<std::int32_t>::min(),
+                                                      std::numeric_limits<std::int32_t>::max());
+      std::uniform_real_distribution<float> uf(-2.0f, 2.0f);
+      for (std::int64_t i = 0; i < total * ch; ++i) {
+        if (t == SampleType::i16)
+          in.as<std::int16_t>()[i] = static_cast<std::int16_t>(u16(rng));
+        else if (t == SampleType::i32)
+          in.as<std::int32_t>()[i] = u32(rng);
+        else
+          in.as<float>()[i] = uf(rng);
+      }
+      std::vector<std::vector<float>> planes(static_cast<std::size_t>(ch),
+                                             std::vector<float>(static_cast<std::size_t>(n)));
+      std::vector<float*> p;
+      for (auto& v : planes)
+        p.push_back(v.data());
+      kernels::cpu::deinterleave(in, first, n, p.data());
+      for (std::int64_t i = 0; i < n; ++i)
+        for (int c = 0; c < ch; ++c) {
+          const std::int64_t k = (first + i) * ch + c;
+          const float want =
+              t == SampleType::i16   ? static_cast<float>(in.as<std::int16_t>()[k]) * 0x1p-15f
+              : t == SampleType::i32 ? static_cast<float>(in.as<std::int32_t>()[k]) * 0x1p-31f
+                                     : in.as<float>()[k];
+          ASSERT_EQ(planes[static_cast<std::size_t>(c)][static_cast<std::size_t>(i)], want)
+              << ch << " channels, frame " << i << ", channel " << c;
+        }
+    }
+  }
+}
+
 // interleave quantises in vector blocks (up to 16 bits in float32): every
 // sample must be the scalar Quantizer's value and the clip count its count,
 // for halves (ties to even), out-of-range, NaN, Inf, huge and subnormal values.
