@@ -9,6 +9,7 @@
 #include <fstream>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <span>
 
 #include "core/cleanup.hpp"
@@ -321,17 +322,11 @@ private:
     };
     const std::vector<const float*> src_const(src.begin(), src.end());
     std::vector<std::int64_t> ns(plan.stages.size(), 0);
-    // What a metrics block that ends the chain measured, to spare the
-    // output's measurement a second pass over the same frames.
-    struct Measured {
-      std::vector<const float*> y, x;
-      std::int64_t n = -1;
-      std::size_t slot = 0;
-      [[nodiscard]] bool same(const float* yc, const float* xc, std::int64_t frames,
-                              std::size_t c) const {
-        return n == frames && c < y.size() && y[c] == yc && x[c] == xc;
-      }
-    } last_measured;
+    // A metrics block that ends the chain and counts exactly this piece's
+    // output frames measured the output itself (the walk hands it those
+    // planes and, paired, the same source frames): its slot, whose metrics
+    // the output's are, instead of a second pass over the same frames.
+    std::optional<std::size_t> output_measured_by;
     const std::vector<const float*> cur = run_stages<float>(
         plan, steps_, start, frames, job.source_frames, src_const, s.work,
         [&](const PlannedStage& st, const std::vector<const float*>& y,
@@ -339,8 +334,8 @@ private:
           const auto slot = static_cast<std::size_t>(st.metrics_slot);
           for (std::size_t c = 0; c < y.size(); ++c)
             metrics[slot][c] = kernels::cpu::channel_metrics(y[c], x[c], n);
-          if (&st == &plan.stages.back()) // nothing after it can have changed y
-            last_measured = {y, x, n, slot};
+          if (&st == &plan.stages.back() && own_lo == start && n == frames)
+            output_measured_by = slot;
           if (!r.observed[slot].empty() && n > 0) {
             // This piece's frames at their place in the chunk's (pieces run at once).
             const std::int64_t at = own_lo - observed_lo(st, job);
@@ -369,12 +364,9 @@ private:
     const int out_ch = plan.output_channels;
     for (int c = 0; c < out_ch; ++c) {
       const auto cc = static_cast<std::size_t>(c);
-      // A metrics block at the end of the chain measured these very frames
-      // against the same source: its result, not a second pass.
       metrics[static_cast<std::size_t>(out_slot)][cc] =
-          last_measured.same(cur[cc], source_at(c), frames, cc)
-              ? metrics[last_measured.slot][cc]
-              : kernels::cpu::channel_metrics(cur[cc], source_at(c), frames);
+          output_measured_by ? metrics[*output_measured_by][cc]
+                             : kernels::cpu::channel_metrics(cur[cc], source_at(c), frames);
     }
 
     // The output block seen from this piece's first frame.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,6 +50,22 @@ void expect_same_loudness(const LoudnessReport& cpu, const LoudnessReport& gpu) 
   ASSERT_EQ(cpu.max_short_term_lufs.has_value(), gpu.max_short_term_lufs.has_value());
   if (cpu.max_short_term_lufs)
     EXPECT_NEAR(*gpu.max_short_term_lufs, *cpu.max_short_term_lufs, 1e-9);
+}
+
+// Runs `c` on the CPU, then on CUDA after `for_cuda`, into `dir`: the block's
+// loudness agrees (expect_same_loudness).
+void expect_cuda_measures_as_the_cpu(Config c, const test::TempDir& dir,
+                                     const std::function<void(Config&)>& for_cuda) {
+  c.origin = "test";
+  c.execution.backend = BackendKind::cpu;
+  c.sink.file = dir.file("cpu.wav");
+  const RunReport cpu = run_pipeline(c, RunOptions{});
+  c.execution.backend = BackendKind::cuda;
+  for_cuda(c);
+  c.sink.file = dir.file("cuda.wav");
+  const RunReport gpu = run_pipeline(c, RunOptions{});
+  ASSERT_TRUE(cpu.metrics.front().loudness && gpu.metrics.front().loudness);
+  expect_same_loudness(*cpu.metrics.front().loudness, *gpu.metrics.front().loudness);
 }
 
 struct Case {
@@ -120,18 +137,9 @@ TEST(LoudnessCudaChain, AfterARateChange) {
   test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 2,
                     programme(2, 48000, 48000 * 6 + 313, 7));
   Config c;
-  c.origin = "test";
   c.source.file = in;
   c.stages = {test::resample_stage("r", 2, 3), loudness_stage("m")};
-  c.execution.backend = BackendKind::cpu;
-  c.sink.file = dir.file("cpu.wav");
-  const RunReport cpu = run_pipeline(c, RunOptions{});
-  c.execution.backend = BackendKind::cuda;
-  c.execution.chunk_frames = 7919;
-  c.sink.file = dir.file("cuda.wav");
-  const RunReport gpu = run_pipeline(c, RunOptions{});
-  ASSERT_TRUE(cpu.metrics.front().loudness && gpu.metrics.front().loudness);
-  expect_same_loudness(*cpu.metrics.front().loudness, *gpu.metrics.front().loudness);
+  expect_cuda_measures_as_the_cpu(c, dir, [](Config& g) { g.execution.chunk_frames = 7919; });
 }
 
 // A full FIR after the block: the last chunk owns no frames of the block's
@@ -143,20 +151,11 @@ TEST(LoudnessCudaChain, ALaterStagesTailLeavesTheBlockNothingToAdd) {
   const std::string in = dir.file("in.wav");
   test::write_audio(in, SF_FORMAT_WAV | SF_FORMAT_FLOAT, 48000, 2, programme(2, 48000, 199900, 13));
   Config c;
-  c.origin = "test";
   c.source.file = in;
   c.stages = {loudness_stage("m"), test::fir_stage("f", test::random_taps_unit_energy(255, 7),
                                                    FirMode::full, FirMethod::direct)};
-  c.execution.backend = BackendKind::cpu;
   c.execution.chunk_frames = 100000;
-  c.sink.file = dir.file("cpu.wav");
-  const RunReport cpu = run_pipeline(c, RunOptions{});
-  c.execution.backend = BackendKind::cuda;
-  c.execution.streams = 3;
-  c.sink.file = dir.file("cuda.wav");
-  const RunReport gpu = run_pipeline(c, RunOptions{});
-  ASSERT_TRUE(cpu.metrics.front().loudness && gpu.metrics.front().loudness);
-  expect_same_loudness(*cpu.metrics.front().loudness, *gpu.metrics.front().loudness);
+  expect_cuda_measures_as_the_cpu(c, dir, [](Config& g) { g.execution.streams = 3; });
 }
 
 // normalize's first pass measures on the GPU: the CPU's gain, and the same

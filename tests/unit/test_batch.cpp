@@ -1086,6 +1086,18 @@ protected:
                             "\"], out_dir: " + (dir_.path() / "out").string() + "}\n",
                         "beside.yaml");
   }
+  // Quiet options whose files run as `fake`'s and whose driver lists
+  // `devices` at once, counting its calls in `listed`.
+  static BatchOptions listing(FakeRuns& fake, std::atomic<int>& listed, int devices) {
+    BatchOptions o;
+    o.quiet = true;
+    o.count_devices = [&listed, devices] {
+      ++listed;
+      return devices;
+    };
+    o.runner = [&fake](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
+    return o;
+  }
   static constexpr int kFiles = 40;
   TempDir dir_;
 };
@@ -1194,14 +1206,8 @@ TEST_F(BatchBesideGpus, ABatchTheCpuFinishesDoesNotWaitForTheDriver) {
 TEST_F(BatchBesideGpus, ABatchTheCpuAloneEndsFirstStartsNoDevice) {
   FakeRuns fake;
   std::atomic<int> started{0}, listed{0};
-  BatchOptions o;
-  o.quiet = true;
-  o.count_devices = [&] {
-    ++listed;
-    return 2;
-  };
+  BatchOptions o = listing(fake, listed, 2);
   o.start_device = [&](int) { ++started; };
-  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
   const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
   EXPECT_EQ(s.ok, kFiles);
   EXPECT_EQ(s.backend, "auto") << "the record says auto, whatever ran the files";
@@ -1217,14 +1223,8 @@ TEST_F(BatchBesideGpus, ABatchTheCpuAloneEndsFirstStartsNoDevice) {
 TEST_F(BatchBesideGpus, NoDeviceLeavesEveryFileToTheCpu) {
   FakeRuns fake;
   std::atomic<int> listed{0};
-  BatchOptions o;
-  o.quiet = true;
+  BatchOptions o = listing(fake, listed, 0);
   o.cpu_file_estimate = [](const Plan&) { return 0.06; }; // not the CPU alone: list
-  o.count_devices = [&] {
-    ++listed;
-    return 0;
-  };
-  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
   const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
   EXPECT_EQ(listed.load(), 1);
   EXPECT_EQ(s.ok, kFiles);
@@ -1237,14 +1237,8 @@ TEST_F(BatchBesideGpus, NoDeviceLeavesEveryFileToTheCpu) {
 TEST_F(BatchBesideGpus, ACpuBatchDoesNotAskTheDriver) {
   FakeRuns fake;
   std::atomic<int> listed{0};
-  BatchOptions o;
-  o.quiet = true;
+  BatchOptions o = listing(fake, listed, 2);
   o.backend = BackendKind::cpu;
-  o.count_devices = [&] {
-    ++listed;
-    return 2;
-  };
-  o.runner = [&](const Config& c, const RunOptions& ro) { return fake.run(c, ro); };
   const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
   EXPECT_EQ(listed.load(), 0);
   EXPECT_EQ(s.ok, kFiles);
