@@ -34,6 +34,7 @@
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "kernels/cpu/layout.hpp"
+#include "pipeline/backends/chain_walk.hpp"
 #include "pipeline/backends/cuda_backend.hpp"
 #include "pipeline/excerpt.hpp"
 #include "pipeline/io/atomic_file.hpp"
@@ -44,6 +45,7 @@
 #include "stages/fir/spec.hpp"
 #include "stages/metrics/metrics.hpp"
 #include "stages/registry.hpp"
+#include "stages/step_live.hpp"
 
 namespace sigstream {
 
@@ -116,11 +118,14 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
 }
 
 struct LiveChain {
+  const Plan* plan = nullptr;
+  // ops[j]: stage j's running operation (null for an observer of a chain
+  // made without them); bufs[j]: a step's output planes.
   std::vector<std::unique_ptr<LiveOp>> ops;
+  std::vector<Planes> bufs;
   // The observers among ops, in plan order, with their metrics slots.
   std::vector<std::pair<LiveObserver*, int>> metrics;
   std::unique_ptr<LiveObserver> output; // the metrics kind's, on the chain's output
-  std::vector<Planes> bufs;             // bufs[j] = output of op j
 };
 
 // `observers`: with the metrics stages and the output's metrics; without
@@ -128,53 +133,74 @@ struct LiveChain {
 // block keeps no source frames.
 LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = true) {
   LiveChain chain;
+  chain.plan = &plan;
+  chain.ops.resize(plan.stages.size());
+  chain.bufs.resize(plan.stages.size());
   // A stage's `phase`: the time the stages before it hold back, in its own input frames.
   const std::vector<double> rates = input_rates(plan);
   const std::vector<double> delay = delays_s(plan);
-  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    const PlannedStage& st = plan.stages[j];
-    const StageKind& kind = stage_kind(st.type);
-    if (kind.observer && !observers)
-      continue;
-    std::unique_ptr<LiveOp> op =
-        kind.live_op(st, LiveOpContext{.kernel = k.per_stage[j].get(),
-                                       .channels = st.channels_in,
-                                       .phase = std::llround(delay[j] * rates[j]),
-                                       .paired = plan.paired(j)});
-    if (kind.observer) {
-      auto* observer = dynamic_cast<LiveObserver*>(op.get());
-      if (observer == nullptr)
-        throw internal_error("stage '" + st.name + "': an observer's live op must measure");
-      chain.metrics.emplace_back(observer, st.metrics_slot);
-    }
-    chain.ops.push_back(std::move(op));
-    // Each op's output planes: as many as its stage's output channels.
-    chain.bufs.emplace_back(static_cast<std::size_t>(st.channels_out));
-  }
+  const auto context = [&](std::size_t j) {
+    return LiveOpContext{.kernel = k.per_stage[j].get(),
+                         .channels = plan.stages[j].channels_in,
+                         .phase = std::llround(delay[j] * rates[j]),
+                         .paired = plan.paired(j)};
+  };
+  walk_stages(
+      plan,
+      [&](std::size_t j, const PlannedStage& st) {
+        if (!observers)
+          return;
+        std::unique_ptr<LiveOp> op = stage_kind(st.type).live_op(st, context(j));
+        auto* observer = dynamic_cast<LiveObserver*>(op.get());
+        if (observer == nullptr)
+          throw internal_error("stage '" + st.name + "': an observer's live op must measure");
+        chain.metrics.emplace_back(observer, st.metrics_slot);
+        chain.ops[j] = std::move(op);
+      },
+      [&](std::size_t j, const PlannedStage& st) {
+        // The kind's own live op where it has one (fir's partitioned
+        // convolver), else its CPU step over the stage's history
+        // (stages/step_live.hpp).
+        const StageKind& kind = stage_kind(st.type);
+        chain.ops[j] =
+            kind.live_op != nullptr ? kind.live_op(st, context(j)) : make_step_live_op(st);
+        // Its output planes: as many as the stage's output channels.
+        chain.bufs[j].resize(static_cast<std::size_t>(st.channels_out));
+      });
   chain.output = make_metrics_live_observer(plan.output_channels,
                                             observers && plan.paired(plan.stages.size()));
   return chain;
 }
 
-// Runs one step: `in` (n frames, the source) through every op; `last` when
-// the source has ended. Returns the chain's output planes (`in` itself when
-// there are no stages: then n must be in[c].size()).
-const Planes& step(LiveChain& chain, const Planes& in, std::int64_t n, bool last) {
+// Runs one step, by the chain walk's rule (pipeline/backends/chain_walk.hpp):
+// `in` (n frames, the source) through every stage, an observer measuring its
+// input and passing it on, a step turning it into the next; `last` when the
+// source has ended. Returns the chain's output planes and sets `out_frames`
+// to their frames (`in` itself and n when no stage transforms).
+const Planes& step(LiveChain& chain, const Planes& in, std::int64_t n, bool last,
+                   std::int64_t& out_frames) {
   for (const auto& [m, slot] : chain.metrics)
     m->feed_source(in, n);
   chain.output->feed_source(in, n);
   const Planes* cur = &in;
   std::int64_t frames = n;
-  for (std::size_t j = 0; j < chain.ops.size(); ++j) {
-    Planes& out = chain.bufs[j];
-    for (auto& v : out)
-      v.clear();
-    chain.ops[j]->push(*cur, frames, out);
-    if (last)
-      chain.ops[j]->finish(out);
-    cur = &out;
-    frames = static_cast<std::int64_t>(out[0].size());
-  }
+  walk_stages(
+      *chain.plan,
+      [&](std::size_t j, const PlannedStage& /*st*/) {
+        if (chain.ops[j])
+          static_cast<LiveObserver&>(*chain.ops[j]).measure(*cur, frames);
+      },
+      [&](std::size_t j, const PlannedStage& /*st*/) {
+        Planes& out = chain.bufs[j];
+        for (auto& v : out)
+          v.clear();
+        chain.ops[j]->push(*cur, frames, out);
+        if (last)
+          chain.ops[j]->finish(out);
+        cur = &out;
+        frames = static_cast<std::int64_t>(out[0].size());
+      });
+  out_frames = frames;
   return *cur;
 }
 
@@ -385,7 +411,8 @@ private:
     std::pair<double, double> mean_max{0.0, 0.0};
     for (int i = 0; i < kWarm; ++i) {
       const auto t = Clock::now();
-      static_cast<void>(step(warm, zeros, block_, false));
+      std::int64_t frames = 0;
+      static_cast<void>(step(warm, zeros, block_, false, frames));
       const double ms = ms_since(t);
       if (i < kSkip)
         continue;
@@ -727,8 +754,8 @@ private:
       if (got > 0)
         kernels::cpu::deinterleave(in.data, 0, got, lane.src_ptrs.data());
       lane.consumed.store(b + 1, std::memory_order_release);
-      const Planes& y = step(lane.chain, lane.src, got, ended);
-      const auto n = lane.chain.ops.empty() ? got : static_cast<std::int64_t>(y[0].size());
+      std::int64_t n = 0;
+      const Planes& y = step(lane.chain, lane.src, got, ended, n);
       finish_block(lane, b, y, n, taken, Clock::now());
       if (lane.primary) {
         if (n > 0)

@@ -197,7 +197,9 @@ struct StageKind {
   // The CPU step of a planned stage of this kind (null for observers).
   std::unique_ptr<const CpuStageStep> (*cpu_step)(const PlannedStage& stage) = nullptr;
   // Live mode: the kernel to prepare (null: nothing to prepare), and the
-  // running operation (an observer's is a LiveObserver).
+  // running operation (an observer's is a LiveObserver). Null live_op: live
+  // mode runs the kind's cpu_step over the stage's history
+  // (stages/step_live.hpp), which most kinds want.
   std::unique_ptr<LiveKernel> (*live_kernel)(const PlannedStage& stage,
                                              const LiveContext& context) = nullptr;
   std::unique_ptr<LiveOp> (*live_op)(const PlannedStage& stage,

@@ -1,12 +1,17 @@
 #pragma once
-// One chunk's walk through a plan's stages (DESIGN §1b: one chain walker),
-// run by the CPU executor (cpu_chunk.hpp, in float and in the float64
-// reference) and the CUDA executor (cuda_backend.cu) alike. The walk holds
-// the geometry: the frames each signal of the chunk covers (Plan::windows),
-// for an observer (metrics) the frames it counts and whether the source
-// pairs with them, for a step the frames it writes and which of those lie
-// inside its signal (the executor zeroes the rest). The executor holds the
-// planes and runs the kernels, so both backends follow one rule by
+// One walk through a plan's stages (DESIGN §1b: one chain walker). Its rule,
+// walk_stages: the stages in plan order; an observer (metrics) reads its
+// input and passes it on unchanged, every other kind's step turns its input
+// into the next stage's. Every executor follows it: the chunk flow's CPU
+// executor (cpu_chunk.hpp, in float and in the float64 reference) and CUDA
+// executor (cuda_backend.cu) through walk_chunk, and live mode's lanes
+// (pipeline/live.cpp) block by block. walk_chunk adds a chunk's geometry: the
+// frames each signal of the chunk covers (Plan::windows), for an observer the
+// frames it counts and whether the source pairs with them, for a step the
+// frames it writes and which of those lie inside its signal (the executor
+// zeroes the rest). Live mode's steps follow the same geometry over their
+// inputs' history as frames come (stages/step_live.hpp). The executor holds
+// the planes and runs the kernels, so every backend follows one rule by
 // construction.
 #include <cstddef>
 #include <cstdint>
@@ -48,26 +53,38 @@ struct StepVisit {
   ValidRange valid;
 };
 
+// Calls observe(j, stage) or step(j, stage) for each stage j in order.
+template <typename Observe, typename Step>
+void walk_stages(const Plan& plan, Observe&& observe, Step&& step) {
+  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
+    const PlannedStage& st = plan.stages[j];
+    if (stage_kind(st.type).observer)
+      observe(j, st);
+    else
+      step(j, st);
+  }
+}
+
 // `w` = plan.windows(start, frames) of the chunk with output frames [start,
 // start + frames) of a source `source_frames` long (ChunkJob::source_frames).
 // Calls observe(ObserverVisit) or step(StepVisit) for each stage in order.
 template <typename Observe, typename Step>
 void walk_chunk(const Plan& plan, const std::vector<FrameWindow>& w, std::int64_t start,
                 std::int64_t frames, std::int64_t source_frames, Observe&& observe, Step&& step) {
-  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    const PlannedStage& st = plan.stages[j];
-    if (stage_kind(st.type).observer) {
-      const FrameWindow own = plan.owned(j, start, frames);
-      observe(ObserverVisit{j, st, own.lo - w[j].lo,
-                            frames_inside(own.lo, own.size(), plan.defined_in(j, source_frames)),
-                            own.lo, plan.paired(j), own.lo - w[0].lo, w[j + 1].lo - w[j].lo});
-      continue;
-    }
-    const std::int64_t first = w[j + 1].lo;
-    const std::int64_t length = w[j + 1].size();
-    step(StepVisit{j, st, w[j].lo, first, length,
-                   valid_range(first, length, plan.defined_out(j, source_frames))});
-  }
+  walk_stages(
+      plan,
+      [&](std::size_t j, const PlannedStage& st) {
+        const FrameWindow own = plan.owned(j, start, frames);
+        observe(ObserverVisit{j, st, own.lo - w[j].lo,
+                              frames_inside(own.lo, own.size(), plan.defined_in(j, source_frames)),
+                              own.lo, plan.paired(j), own.lo - w[0].lo, w[j + 1].lo - w[j].lo});
+      },
+      [&](std::size_t j, const PlannedStage& st) {
+        const std::int64_t first = w[j + 1].lo;
+        const std::int64_t length = w[j + 1].size();
+        step(StepVisit{j, st, w[j].lo, first, length,
+                       valid_range(first, length, plan.defined_out(j, source_frames))});
+      });
 }
 
 } // namespace sigstream

@@ -189,14 +189,15 @@ Resampler make_resampler(std::int64_t up, std::int64_t down, int half_taps_per_p
   if (up < 1 || down < 1)
     throw bad("up and down must be >= 1 (got " + std::to_string(up) + ", " + std::to_string(down) +
               ")");
-  if (half_taps_per_phase < 1 || half_taps_per_phase > 64)
-    throw bad("half_taps_per_phase must be in 1..64 (got " + std::to_string(half_taps_per_phase) +
-              ")");
-  const std::int64_t g = std::gcd(up, down);
+  if (half_taps_per_phase < 1 || half_taps_per_phase > kMaxHalfTapsPerPhase)
+    throw bad("half_taps_per_phase must be in 1.." + std::to_string(kMaxHalfTapsPerPhase) +
+              " (got " + std::to_string(half_taps_per_phase) + ")");
+  // The stage's rule (stages/resample): reduced, then within the limit.
+  const ReducedRatio ratio = reduce_ratio(up, down);
   Resampler r;
-  r.up = up / g;
-  r.down = down / g;
-  if (std::max(r.up, r.down) > kMaxResampleFactor)
+  r.up = ratio.up;
+  r.down = ratio.down;
+  if (!ratio.within_limit())
     throw bad("up/down reduce to " + std::to_string(r.up) + "/" + std::to_string(r.down) +
               ", above the limit of " + std::to_string(kMaxResampleFactor) +
               " (expected a ratio of smaller whole numbers)");

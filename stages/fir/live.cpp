@@ -1,6 +1,6 @@
-// The fir stage in live mode (SPEC §6, pipeline/live.hpp): a running
-// convolution with its own history, direct (the file path's kernel: the same
-// bits) or partitioned (uniform partitions with a frequency-domain delay
+// The fir stage in live mode (SPEC §6, pipeline/live.hpp): direct, the
+// file path's step over the stage's history (stages/step_live.hpp: the same
+// bits), or partitioned (uniform partitions with a frequency-domain delay
 // line, on the CPU or a GPU: stages/fir/block_convolver.hpp), so that a long
 // filter does not force long blocks.
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "stages/fir/fir.hpp"
 #include "stages/fir/per_channel.hpp"
 #include "stages/fir/spec.hpp"
+#include "stages/step_live.hpp"
 
 namespace sigstream {
 
@@ -55,37 +56,31 @@ private:
   std::vector<kernels::cpu::PartitionedFir::State> states_;
 };
 
-// A FIR stage as a running causal convolution yc[n] = sum h[k] x[n-k]:
-// causal emits yc[0..N), same yc[c..N+c) with c = (K-1)/2 (so it holds back
-// c frames), full yc[0..N+K-1). Direct: the kernel of the file path on the
-// history plus the new frames (same operations, same bits). Partitioned:
-// blocks of P frames; an input whose frames arrive off the block grid (after
-// a `same` stage) is primed with zeros so its blocks end where the steps do,
-// and as many outputs are dropped.
-class FirOp final : public LiveOp {
+// A FIR stage as a running causal convolution yc[n] = sum h[k] x[n-k] in
+// blocks of P frames: causal emits yc[0..N), same yc[c..N+c) with c =
+// (K-1)/2 (so it holds back c frames), full yc[0..N+K-1). An input whose
+// frames arrive off the block grid (after a `same` stage) is primed with
+// zeros so its blocks end where the steps do, and as many outputs are dropped.
+class PartitionedFirOp final : public LiveOp {
 public:
-  FirOp(const PlannedStage& st, int channels, BlockConvolver* partitioned, std::int64_t phase)
-      : taps_(st.as<FirPlan>().taps_f32), channels_(channels), fir_(partitioned) {
-    const auto k = static_cast<std::int64_t>(taps_.size());
+  PartitionedFirOp(const PlannedStage& st, int channels, BlockConvolver* partitioned,
+                   std::int64_t phase)
+      : channels_(channels), fir_(partitioned) {
+    const auto k = static_cast<std::int64_t>(st.as<FirPlan>().taps_f32.size());
     const std::int64_t c = st.as<FirPlan>().mode == FirMode::same ? (k - 1) / 2 : 0;
     drop_ = c;
     tail_ = st.as<FirPlan>().mode == FirMode::full ? k - 1 : c;
     extra_ = st.as<FirPlan>().mode == FirMode::full ? k - 1 : 0;
-    if (fir_ != nullptr) {
-      const std::int64_t p = fir_->block();
-      const std::int64_t prime = ((phase % p) + p) % p;
-      drop_ += prime;
-      fifo_.assign(static_cast<std::size_t>(channels),
-                   std::vector<float>(static_cast<std::size_t>(prime), 0.0f));
-      out_.assign(static_cast<std::size_t>(channels),
-                  std::vector<float>(static_cast<std::size_t>(p), 0.0f));
-      for (int c = 0; c < channels; ++c) {
-        x_ptrs_.push_back(nullptr);
-        y_ptrs_.push_back(out_[static_cast<std::size_t>(c)].data());
-      }
-    } else {
-      history_.assign(static_cast<std::size_t>(channels),
-                      std::vector<float>(static_cast<std::size_t>(k - 1), 0.0f));
+    const std::int64_t p = fir_->block();
+    const std::int64_t prime = ((phase % p) + p) % p;
+    drop_ += prime;
+    fifo_.assign(static_cast<std::size_t>(channels),
+                 std::vector<float>(static_cast<std::size_t>(prime), 0.0f));
+    out_.assign(static_cast<std::size_t>(channels),
+                std::vector<float>(static_cast<std::size_t>(p), 0.0f));
+    for (int c = 0; c < channels; ++c) {
+      x_ptrs_.push_back(nullptr);
+      y_ptrs_.push_back(out_[static_cast<std::size_t>(c)].data());
     }
   }
 
@@ -97,8 +92,8 @@ public:
   void finish(LivePlanes& out) override {
     limit_ = pushed_ + extra_;
     // Zeros after the end: the tail (full), the held-back frames (same), and
-    // for the partitioned kernel enough to complete the last block.
-    std::int64_t zeros = tail_ + (fir_ != nullptr ? fir_->block() : 0);
+    // enough to complete the last block.
+    std::int64_t zeros = tail_ + fir_->block();
     const std::int64_t step = 4096;
     LivePlanes z(static_cast<std::size_t>(channels_),
                  std::vector<float>(static_cast<std::size_t>(step), 0.0f));
@@ -111,20 +106,6 @@ public:
 
 private:
   void run(const LivePlanes& in, std::int64_t n, LivePlanes& out) {
-    const auto k = static_cast<std::int64_t>(taps_.size());
-    if (fir_ == nullptr) {
-      for (int c = 0; c < channels_; ++c) {
-        std::vector<float>& h = history_[static_cast<std::size_t>(c)];
-        buf_.assign(h.begin(), h.end());
-        append(buf_, in[static_cast<std::size_t>(c)].data(), n);
-        y_.resize(static_cast<std::size_t>(n));
-        kernels::cpu::fir_direct(buf_.data(), n, taps_.data(), static_cast<int>(k), y_.data());
-        std::copy(buf_.end() - static_cast<std::ptrdiff_t>(k - 1), buf_.end(), h.begin());
-        emit(c, y_.data(), n, out);
-      }
-      advance(n);
-      return;
-    }
     const std::int64_t p = fir_->block();
     for (int c = 0; c < channels_; ++c)
       append(fifo_[static_cast<std::size_t>(c)], in[static_cast<std::size_t>(c)].data(), n);
@@ -155,16 +136,14 @@ private:
     produced_ += n;
   }
 
-  std::vector<float> taps_;
   int channels_;
   BlockConvolver* fir_;
   std::int64_t drop_ = 0, tail_ = 0, extra_ = 0;
   std::int64_t pushed_ = 0, produced_ = 0, emitted_ = 0;
   std::int64_t limit_ = std::numeric_limits<std::int64_t>::max();
-  LivePlanes history_, fifo_, out_;
+  LivePlanes fifo_, out_;
   std::vector<const float*> x_ptrs_;
   std::vector<float*> y_ptrs_;
-  std::vector<float> buf_, y_;
 };
 
 } // namespace
@@ -207,8 +186,12 @@ std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& st, const LiveOpCon
   if (auto per_channel = make_fir_per_channel_live_op(where.kernel, where.phase))
     return per_channel;
   auto* k = dynamic_cast<FirLiveKernel*>(where.kernel);
-  return std::make_unique<FirOp>(st, where.channels, k != nullptr ? k->partitioned() : nullptr,
-                                 where.phase);
+  if (k != nullptr && k->partitioned() != nullptr)
+    return std::make_unique<PartitionedFirOp>(st, where.channels, k->partitioned(), where.phase);
+  // Direct: the file path's step (the same bits).
+  PlannedStage direct = st;
+  direct.as<FirPlan>().method = FirMethod::direct;
+  return make_step_live_op(direct);
 }
 
 } // namespace sigstream

@@ -32,20 +32,6 @@ private:
   double g_;
 };
 
-class GainOp final : public LiveOp {
-public:
-  explicit GainOp(double gain) : gain_(static_cast<float>(gain)) {}
-  void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
-    for (std::size_t c = 0; c < in.size(); ++c)
-      for (std::int64_t i = 0; i < n; ++i)
-        out[c].push_back(in[c][static_cast<std::size_t>(i)] * gain_);
-  }
-  void finish(LivePlanes& /*out*/) override {}
-
-private:
-  float gain_;
-};
-
 } // namespace
 
 void plan_gain(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
@@ -67,15 +53,6 @@ std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage
 
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(double linear) {
   return std::make_unique<const GainStep>(linear);
-}
-
-} // namespace sigstream
-
-namespace sigstream {
-
-std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage,
-                                          const LiveOpContext& /*where*/) {
-  return std::make_unique<GainOp>(stage.as<GainPlan>().gain);
 }
 
 } // namespace sigstream

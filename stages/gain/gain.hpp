@@ -15,6 +15,5 @@ std::unique_ptr<const CpuStageStep> make_gain_cpu_step(const PlannedStage& stage
 std::unique_ptr<const CpuStageStep> make_gain_cpu_step(double linear);
 StatFields gain_stats(const StageReport& stage);           // linear
 void gain_facts(const StageSpec& spec, std::ostream& out); // the linear factor
-std::unique_ptr<LiveOp> make_gain_live_op(const PlannedStage& stage, const LiveOpContext& where);
 
 } // namespace sigstream

@@ -311,26 +311,6 @@ private:
   std::int64_t frames_;
 };
 
-class IirOp final : public LiveOp {
-public:
-  IirOp(std::vector<Biquad> sections, int channels)
-      : sections_(std::move(sections)),
-        state_(static_cast<std::size_t>(channels), std::vector<double>(2 * sections_.size(), 0.0)) {
-  }
-  void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
-    for (std::size_t c = 0; c < in.size(); ++c) {
-      const std::size_t at = out[c].size();
-      out[c].resize(at + static_cast<std::size_t>(n));
-      kernels::cpu::sosfilt(sections_, state_[c], in[c].data(), out[c].data() + at, n);
-    }
-  }
-  void finish(LivePlanes& /*out*/) override {}
-
-private:
-  std::vector<Biquad> sections_;
-  std::vector<std::vector<double>> state_;
-};
-
 } // namespace
 
 void plan_iir(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
@@ -414,14 +394,6 @@ std::unique_ptr<const CpuStageStep> make_iir_cpu_step(const PlannedStage& stage)
   if (stage.as<IirPlan>().zero_phase)
     return std::make_unique<const ZeroPhaseStep>(stage);
   return std::make_unique<const IirStep>(stage);
-}
-
-std::unique_ptr<LiveOp> make_iir_live_op(const PlannedStage& stage, const LiveOpContext& where) {
-  if (stage.as<IirPlan>().zero_phase)
-    throw config_error("stage '" + stage.name +
-                       "' (iir): zero_phase filters forward and backward over the whole signal: "
-                       "not in live mode (files and batch only)");
-  return std::make_unique<IirOp>(stage.as<IirPlan>().sections, where.channels);
 }
 
 StatFields iir_stats(const StageReport& s) {

@@ -33,7 +33,6 @@ inline constexpr int kMaxIirSections = 64;
 // stability (stages/iir/iir.cpp). Throws Error(config) naming the stage.
 void plan_iir(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 std::unique_ptr<const CpuStageStep> make_iir_cpu_step(const PlannedStage& stage);
-std::unique_ptr<LiveOp> make_iir_live_op(const PlannedStage& stage, const LiveOpContext& where);
 StatFields iir_stats(const StageReport& stage); // how, sections, passes (2: zero phase)
 void iir_facts(const StageSpec& spec, std::ostream& out);
 std::vector<std::string> iir_files(const StageSpec& spec);

@@ -73,29 +73,6 @@ private:
   MixPlan plan_;
 };
 
-class MixOp final : public LiveOp {
-public:
-  explicit MixOp(const PlannedStage& stage) : step_(stage.as<MixPlan>()) {}
-  void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
-    x_.resize(in.size());
-    for (std::size_t j = 0; j < in.size(); ++j)
-      x_[j] = in[j].data();
-    y_.resize(out.size());
-    for (std::size_t c = 0; c < out.size(); ++c) {
-      const std::size_t at = out[c].size();
-      out[c].resize(at + static_cast<std::size_t>(n));
-      y_[c] = out[c].data() + at;
-    }
-    step_.run(x_, 0, y_, 0, n, nullptr);
-  }
-  void finish(LivePlanes& /*out*/) override {}
-
-private:
-  MixStep step_;
-  std::vector<const float*> x_;
-  std::vector<float*> y_;
-};
-
 } // namespace
 
 void plan_mix(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out) {
@@ -128,11 +105,6 @@ void plan_mix(const StageSpec& spec, const StagePlanContext& where, PlannedStage
 
 std::unique_ptr<const CpuStageStep> make_mix_cpu_step(const PlannedStage& stage) {
   return std::make_unique<const MixStep>(stage.as<MixPlan>());
-}
-
-std::unique_ptr<LiveOp> make_mix_live_op(const PlannedStage& stage,
-                                         const LiveOpContext& /*where*/) {
-  return std::make_unique<MixOp>(stage);
 }
 
 StatFields mix_stats(const StageReport& s) {

@@ -25,7 +25,6 @@ void plan_mix(const StageSpec& spec, const StagePlanContext& where, PlannedStage
 std::unique_ptr<const CpuStageStep> make_mix_cpu_step(const PlannedStage& stage);
 StatFields mix_stats(const StageReport& stage); // mix, channels_in, channels_out
 void mix_facts(const StageSpec& spec, std::ostream& out);
-std::unique_ptr<LiveOp> make_mix_live_op(const PlannedStage& stage, const LiveOpContext& where);
 
 // As the config and the statistics spell a preset ("mono", "5.1-stereo").
 [[nodiscard]] std::string_view to_string(MixPreset p);

@@ -46,78 +46,6 @@ private:
   kcpu::PolyphaseTaps taps_;
 };
 
-// Live mode: the same kernel over a history of the input. Output m needs
-// input frames up to floor((m·down + delay)/up); it is computed once they
-// have come (past the end of the input: zeros), so the bits are the file
-// path's.
-class ResampleOp final : public LiveOp {
-public:
-  ResampleOp(const PlannedStage& st, int channels)
-      : stage_(st), taps_(kcpu::make_polyphase(st.as<ResamplePlan>().taps, static_cast<int>(st.up),
-                                               static_cast<int>(st.down), st.lookahead)),
-        history_(static_cast<std::size_t>(channels)) {}
-  void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
-    for (std::size_t c = 0; c < history_.size(); ++c)
-      history_[c].insert(history_[c].end(), in[c].begin(), in[c].begin() + n);
-    received_ += n;
-    emit(received_, out);
-  }
-  void finish(LivePlanes& out) override {
-    const std::int64_t total = stage_.length_out(received_);
-    if (total <= next_)
-      return;
-    // Zeros after the end, as far as the last output reads.
-    const std::int64_t need =
-        kcpu::floor_div((total - 1) * stage_.down + stage_.lookahead, stage_.up) + 1;
-    for (auto& h : history_)
-      if (static_cast<std::int64_t>(h.size()) < need - base_)
-        h.resize(static_cast<std::size_t>(need - base_), 0.0f);
-    emit_until(total, out);
-  }
-
-private:
-  // The outputs whose inputs are all below `have`: output m reads up to
-  // floor((m·down + delay)/up).
-  void emit(std::int64_t have, LivePlanes& out) {
-    emit_until(kcpu::ceil_div(have * stage_.up - stage_.lookahead, stage_.down), out);
-  }
-  // Outputs [next_, end), from the history (which holds what they read).
-  void emit_until(std::int64_t end, LivePlanes& out) {
-    if (end <= next_)
-      return;
-    const std::int64_t n = end - next_;
-    // The history holds input frames [base_, base_ + size); frames before 0 are zeros.
-    const std::int64_t lo = kcpu::ceil_div(next_ * stage_.down - stage_.lookback, stage_.up);
-    if (lo < base_) { // the first outputs look before the signal: pad with zeros
-      for (auto& h : history_)
-        h.insert(h.begin(), static_cast<std::size_t>(base_ - lo), 0.0f);
-      base_ = lo;
-    }
-    for (std::size_t c = 0; c < history_.size(); ++c) {
-      const std::size_t at = out[c].size();
-      out[c].resize(at + static_cast<std::size_t>(n));
-      kcpu::resample_direct(history_[c].data(), base_, out[c].data() + at, next_, n, taps_);
-    }
-    next_ = end;
-    // Keep what the next output still needs.
-    const std::int64_t keep_from = kcpu::ceil_div(next_ * stage_.down - stage_.lookback, stage_.up);
-    if (keep_from > base_) {
-      const auto drop = static_cast<std::size_t>(
-          std::min<std::int64_t>(keep_from - base_, static_cast<std::int64_t>(history_[0].size())));
-      for (auto& h : history_)
-        h.erase(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(drop));
-      base_ += static_cast<std::int64_t>(drop);
-    }
-  }
-
-  const PlannedStage stage_; // a copy: the op may outlive the plan it was made from
-  kcpu::PolyphaseTaps taps_;
-  LivePlanes history_;
-  std::int64_t base_ = 0;     // input frame of history_[c][0]
-  std::int64_t received_ = 0; // input frames so far
-  std::int64_t next_ = 0;     // next output frame
-};
-
 } // namespace
 
 void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedStage& p) {
@@ -133,10 +61,10 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
     up = static_cast<std::int64_t>(*r.to_hz);
     down = static_cast<std::int64_t>(in);
   }
-  const std::int64_t g = std::gcd(up, down);
-  up /= g;
-  down /= g;
-  if (std::max(up, down) > kMaxResampleFactor)
+  const ReducedRatio ratio = reduce_ratio(up, down);
+  up = ratio.up;
+  down = ratio.down;
+  if (!ratio.within_limit())
     throw config_error(at + ": " + hz(where.sample_rate) + " Hz to " +
                        hz(where.sample_rate * static_cast<double>(up) / static_cast<double>(down)) +
                        " Hz is up " + std::to_string(up) + " / down " + std::to_string(down) +
@@ -178,6 +106,11 @@ void plan_resample(const StageSpec& s, const StagePlanContext& where, PlannedSta
   p.lookahead = (k - 1) / 2;
   p.lookback = k - 1 - p.lookahead;
   p.frames_out = p.length_out(where.frames_in);
+}
+
+ReducedRatio reduce_ratio(std::int64_t up, std::int64_t down) noexcept {
+  const std::int64_t g = std::gcd(up, down);
+  return {up / g, down / g};
 }
 
 std::vector<double> resample_filter(std::int64_t up, std::int64_t down, int half_taps_per_phase,
@@ -227,11 +160,6 @@ StatFields resample_stats(const StageReport& s) {
 
 std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& stage) {
   return std::make_unique<const ResampleStep>(stage);
-}
-
-std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage,
-                                              const LiveOpContext& where) {
-  return std::make_unique<ResampleOp>(stage, where.channels);
 }
 
 } // namespace sigstream

@@ -17,6 +17,22 @@ namespace sigstream {
 // The largest reduced up or down (K = 2·h·max + 1 taps stays below ~82k at h = 10).
 inline constexpr std::int64_t kMaxResampleFactor = 4096;
 
+// The longest half-length per phase (K = 2·h·max(up, down) + 1): longer sums
+// in float32 leave SPEC §3's 1e-5.
+inline constexpr int kMaxHalfTapsPerPhase = 64;
+
+// up/down in lowest terms, and whether they are within kMaxResampleFactor:
+// the one rule the stage (plan_resample) and Python's resample apply, each
+// in its own words (a stage's names its rates).
+struct ReducedRatio {
+  std::int64_t up = 1;
+  std::int64_t down = 1;
+  [[nodiscard]] bool within_limit() const noexcept {
+    return up <= kMaxResampleFactor && down <= kMaxResampleFactor;
+  }
+};
+[[nodiscard]] ReducedRatio reduce_ratio(std::int64_t up, std::int64_t down) noexcept;
+
 // Its YAML keys and their reader (schema.cpp; pipeline/config/stage_schema.hpp).
 [[nodiscard]] const StageSchema& resample_schema();
 
@@ -24,7 +40,7 @@ inline constexpr std::int64_t kMaxResampleFactor = 4096;
 // Throws Error(config) naming the stage for a ratio it cannot realise.
 void plan_resample(const StageSpec& spec, const StagePlanContext& where, PlannedStage& out);
 std::unique_ptr<const CpuStageStep> make_resample_cpu_step(const PlannedStage& stage);
-StatFields resample_stats(const StageReport& stage);
+StatFields resample_stats(const StageReport& stage); // up, down, sample_rate, taps, design
 // to_hz or up/down, the window and the taps per phase (a batch's fingerprint).
 void resample_facts(const StageSpec& spec, std::ostream& out);
 // The polyphase sum: ~K/up taps an output frame, at the direct kernel's rate.
@@ -35,10 +51,8 @@ std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage
 // resample_poly's filter for a reduced up/down: firwin(2·h·max(up, down) + 1,
 // 1/max(up, down) of Nyquist, window) times up, h = half_taps_per_phase;
 // {1} when up = down = 1. Throws the design's Error for a bad window.
-[[nodiscard]] std::vector<double>
-resample_filter(std::int64_t up, std::int64_t down, int half_taps_per_phase,
-                const WindowSpec& window); // up, down, sample_rate, taps, design
-std::unique_ptr<LiveOp> make_resample_live_op(const PlannedStage& stage,
-                                              const LiveOpContext& where);
+[[nodiscard]] std::vector<double> resample_filter(std::int64_t up, std::int64_t down,
+                                                  int half_taps_per_phase,
+                                                  const WindowSpec& window);
 
 } // namespace sigstream

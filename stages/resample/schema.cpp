@@ -36,7 +36,7 @@ constexpr Key kResampleKeys[] = {
         "in float32 leave SPEC §3's 1e-5).")
         .defaults("10")
         .at_least(1)
-        .at_most(64),
+        .at_most(kMaxHalfTapsPerPhase),
 };
 
 void read_resample(MapReader& r, const StageReadContext& where, StageSpec& out) {
