@@ -5,7 +5,10 @@
 #   bench:  the mix kernel against the copy floor (bench_gpu_mix), a 10-minute
 #           6 -> 2 down-mix end to end on both backends (bench/mix_e2e.py), and the
 #           FIR kernel table against CuPy/PyTorch (bench_gpu_fir + gpu_peers.py);
-#   live:   live latency after the refactor, CUDA 32 ch K = 65536 and CPU stereo K = 4095.
+#   live:   live latency after the refactor, CUDA 32 ch K = 65536 and CPU stereo K = 4095;
+#           where .gpu/bin/sigstream_old exists (an older build), it runs each case too,
+#           alternating with the new binary, so both are measured on the same lease.
+# MEMCHECK_FILTER / RACECHECK_FILTER override the sanitizers' test filters.
 # Run from the repository root after ../shared/tools/gpu-bundle has filled .gpu/; logs in $OUT.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
@@ -16,11 +19,11 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.tx
 if want checks; then
   .gpu/bin/sigstream_cuda_tests --gtest_brief=1 > "$OUT/tests.txt" 2>&1; echo "cuda tests: rc $?"
   tail -4 "$OUT/tests.txt"
-  timeout 240 compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/sigstream_cuda_tests \
-    --gtest_filter='*Mix*:CudaVsCpu*:*Spectrum*:*CudaStream*' > "$OUT/memcheck.txt" 2>&1
+  timeout ${MEMCHECK_TIMEOUT:-240} compute-sanitizer --tool memcheck --error-exitcode 9 .gpu/bin/sigstream_cuda_tests \
+    --gtest_filter="${MEMCHECK_FILTER:-*Mix*:CudaVsCpu*:*Spectrum*:*CudaStream*}" > "$OUT/memcheck.txt" 2>&1
   echo "memcheck: rc $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.txt" | head -5
-  timeout 150 compute-sanitizer --tool racecheck --error-exitcode 9 .gpu/bin/sigstream_cuda_tests \
-    --gtest_filter='*MixCuda*' > "$OUT/racecheck.txt" 2>&1
+  timeout ${RACECHECK_TIMEOUT:-150} compute-sanitizer --tool racecheck --error-exitcode 9 .gpu/bin/sigstream_cuda_tests \
+    --gtest_filter="${RACECHECK_FILTER:-*MixCuda*}" > "$OUT/racecheck.txt" 2>&1
   echo "racecheck: rc $?"; grep -E "ERROR SUMMARY|PASSED|FAILED|hazard" "$OUT/racecheck.txt" | head -5
 fi
 if want bench; then
@@ -33,9 +36,17 @@ if want bench; then
   fi
 fi
 if want live; then
-  PYTHONUNBUFFERED=1 python3 bench/live_latency.py --bin .gpu/bin/sigstream --channels 32 --taps 65536 \
-    --backend cuda --seconds ${LIVE_SECONDS:-60} --peers sigstream --busy-poll --redundant --harness-spin \
-    2>&1 | tee "$OUT/live_cuda.txt"
-  PYTHONUNBUFFERED=1 python3 bench/live_latency.py --bin .gpu/bin/sigstream --taps 4095 \
-    --seconds ${LIVE_SECONDS:-60} --peers sigstream 2>&1 | tee "$OUT/live_cpu.txt"
+  bins=(.gpu/bin/sigstream)
+  [[ -x .gpu/bin/sigstream_old ]] && bins+=(.gpu/bin/sigstream_old)
+  for bin in "${bins[@]}"; do
+    tag=$(basename "$bin")
+    PYTHONUNBUFFERED=1 python3 bench/live_latency.py --bin "$bin" --pacer .gpu/bin/bench_live_pace \
+      --channels 32 --taps 65536 --backend cuda --seconds ${LIVE_SECONDS:-60} --peers sigstream \
+      --busy-poll --redundant --harness-spin 2>&1 | tee "$OUT/live_cuda_$tag.txt"
+  done
+  for bin in "${bins[@]}"; do
+    tag=$(basename "$bin")
+    PYTHONUNBUFFERED=1 python3 bench/live_latency.py --bin "$bin" --pacer .gpu/bin/bench_live_pace \
+      --taps 4095 --seconds ${LIVE_SECONDS:-60} --peers sigstream 2>&1 | tee "$OUT/live_cpu_$tag.txt"
+  done
 fi

@@ -1,7 +1,7 @@
 // Live mode (see live.hpp): the chain of live ops (stages, metrics, warm-up)
 // and LiveRun, one run as an object with small methods (placement, outputs
 // and the thread's scheduling, the lanes with their input ring and write
-// turn, the accounting, the latency report). Over 600 lines (~960) and one
+// turn, the accounting, the latency report). Over 600 lines (~980) and one
 // file on purpose: the chain exists only for LiveRun, and LiveRun's methods
 // share its state (the ring, the turns, the counts) as members.
 #include "pipeline/live.hpp"
