@@ -119,6 +119,7 @@ LiveKernels make_live_kernels(const Plan& plan, std::int64_t block, int device) 
 
 struct LiveChain {
   const Plan* plan = nullptr;
+  std::vector<bool> observers; // observer_stages(*plan)
   // ops[j]: stage j's running operation (null for an observer of a chain
   // made without them); bufs[j]: a step's output planes.
   std::vector<std::unique_ptr<LiveOp>> ops;
@@ -134,6 +135,7 @@ struct LiveChain {
 LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = true) {
   LiveChain chain;
   chain.plan = &plan;
+  chain.observers = observer_stages(plan);
   chain.ops.resize(plan.stages.size());
   chain.bufs.resize(plan.stages.size());
   // A stage's `phase`: the time the stages before it hold back, in its own input frames.
@@ -146,7 +148,7 @@ LiveChain make_chain(const Plan& plan, const LiveKernels& k, bool observers = tr
                          .paired = plan.paired(j)};
   };
   walk_stages(
-      plan,
+      plan, chain.observers,
       [&](std::size_t j, const PlannedStage& st) {
         if (!observers)
           return;
@@ -185,7 +187,7 @@ const Planes& step(LiveChain& chain, const Planes& in, std::int64_t n, bool last
   const Planes* cur = &in;
   std::int64_t frames = n;
   walk_stages(
-      *chain.plan,
+      *chain.plan, chain.observers,
       [&](std::size_t j, const PlannedStage& /*st*/) {
         if (chain.ops[j])
           static_cast<LiveObserver&>(*chain.ops[j]).measure(*cur, frames);

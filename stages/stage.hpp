@@ -147,15 +147,24 @@ struct LiveOpContext {
   bool paired = false;
 };
 
-// An observer's live op (metrics) passes its frames on and measures them:
-// the engine hands it the source frames of each step (kept where it pairs
-// with them) and takes the step's metrics after the chain has run.
+// An observer's live op (metrics) measures the frames that pass it: live
+// mode's walk (pipeline/live.cpp, by chain_walk.hpp's rule) hands it its
+// input planes with measure() and passes them on itself, hands it the source
+// frames of each step (kept where it pairs with them) and takes the step's
+// metrics after the chain has run. As a LiveOp it passes its input on too.
 class LiveObserver : public LiveOp {
 public:
   // The source's n new frames of this step, in[c][0..n).
   virtual void feed_source(const LivePlanes& in, std::int64_t n) = 0;
-  // Measures in[c][0..n) without passing the frames on (the chain's output).
+  // Measures in[c][0..n) (its input in the chain, or the chain's output).
   virtual void measure(const LivePlanes& in, std::int64_t n) = 0;
+  // As an op: measures the frames and appends them to out unchanged.
+  void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) final {
+    measure(in, n);
+    for (std::size_t c = 0; c < in.size(); ++c)
+      out[c].insert(out[c].end(), in[c].begin(), in[c].begin() + n);
+  }
+  void finish(LivePlanes& /*out*/) final {}
   // This step's metrics per channel, then resets; returns the frames it saw
   // (0 when none).
   virtual std::int64_t take(std::vector<ChannelMetrics>& out) = 0;

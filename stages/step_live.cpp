@@ -1,6 +1,7 @@
 #include "stages/step_live.hpp"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -19,9 +20,26 @@ public:
       : stage_(stage), step_(make_step(stage_)), scratch_(step_->make_scratch()),
         history_(static_cast<std::size_t>(stage_.channels_in)),
         x_(static_cast<std::size_t>(stage_.channels_in)),
-        y_(static_cast<std::size_t>(stage_.channels_out)) {}
+        y_(static_cast<std::size_t>(stage_.channels_out)),
+        // Output frame m reads input frame m alone (gain, mix, iir): each
+        // block runs in place, with no history.
+        frame_by_frame_(stage_.lookback == 0 && stage_.lookahead == 0 && stage_.up == 1 &&
+                        stage_.down == 1 && stage_.extra == 0) {}
+  // The step refers to stage_: the op stays where it was made.
+  StepLiveOp(const StepLiveOp&) = delete;
+  StepLiveOp& operator=(const StepLiveOp&) = delete;
 
   void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
+    if (frame_by_frame_) {
+      if (n <= 0)
+        return;
+      for (std::size_t c = 0; c < x_.size(); ++c)
+        x_[c] = in[c].data();
+      run(received_, n, out);
+      received_ += n;
+      next_ = received_;
+      return;
+    }
     for (std::size_t c = 0; c < history_.size(); ++c)
       history_[c].insert(history_[c].end(), in[c].begin(), in[c].begin() + n);
     received_ += n;
@@ -45,11 +63,33 @@ public:
 private:
   static std::unique_ptr<const CpuStageStep> make_step(const PlannedStage& stage) {
     const StageKind& kind = stage_kind(stage.type);
+    const std::string what = "stage '" + stage.name + "' (" + std::string(kind.type.name()) + ")";
+    // The plan refuses these in live mode first (with the config's file and
+    // line); a step that needs the whole signal, or calls of a least length,
+    // cannot run block by block with the file path's bits.
+    if (stage.whole_signal)
+      throw config_error(what + " needs the whole signal at once: not in live mode");
     if (kind.cpu_step == nullptr)
-      throw internal_error("stage '" + stage.name + "' (" + std::string(kind.type.name()) +
-                           "): no CPU step to run live");
-    return kind.cpu_step(stage);
+      throw internal_error(what + ": no CPU step to run live");
+    std::unique_ptr<const CpuStageStep> step = kind.cpu_step(stage);
+    if (step->min_frames_per_call() > 0)
+      throw internal_error(what + ": its CPU step wants calls of " +
+                           std::to_string(step->min_frames_per_call()) +
+                           " frames or more, which live blocks are not");
+    return step;
   }
+
+  // Output frames [first, first + n) from the inputs x_ (x_[c][0] is input
+  // frame x_first), appended to out.
+  void run_into(std::int64_t x_first, std::int64_t first, std::int64_t n, LivePlanes& out) {
+    for (std::size_t c = 0; c < y_.size(); ++c) {
+      const std::size_t at = out[c].size();
+      out[c].resize(at + static_cast<std::size_t>(n));
+      y_[c] = out[c].data() + at;
+    }
+    step_->run(x_, x_first, y_, first, n, scratch_.get());
+  }
+  void run(std::int64_t first, std::int64_t n, LivePlanes& out) { run_into(first, first, n, out); }
 
   // Outputs [next_, end), from the history (which holds what they read).
   void emit_until(std::int64_t end, LivePlanes& out) {
@@ -65,12 +105,7 @@ private:
     }
     for (std::size_t c = 0; c < history_.size(); ++c)
       x_[c] = history_[c].data();
-    for (std::size_t c = 0; c < y_.size(); ++c) {
-      const std::size_t at = out[c].size();
-      out[c].resize(at + static_cast<std::size_t>(n));
-      y_[c] = out[c].data() + at;
-    }
-    step_->run(x_, base_, y_, next_, n, scratch_.get());
+    run_into(base_, next_, n, out);
     next_ = end;
     // Keep what the next output still needs.
     const std::int64_t keep_from = stage_.input_window({next_, next_ + 1}).lo;
@@ -92,6 +127,7 @@ private:
   std::int64_t base_ = 0;     // input frame of history_[c][0]
   std::int64_t received_ = 0; // input frames so far
   std::int64_t next_ = 0;     // next output frame
+  const bool frame_by_frame_;
 };
 
 } // namespace

@@ -15,6 +15,7 @@
 // construction.
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "pipeline/backends/chunk_math.hpp"
@@ -53,16 +54,33 @@ struct StepVisit {
   ValidRange valid;
 };
 
-// Calls observe(j, stage) or step(j, stage) for each stage j in order.
+// Which of the plan's stages observe (their kinds' StageKind::observer):
+// looked up once for an executor that walks the chain often (live mode, a
+// block a millisecond).
+inline std::vector<bool> observer_stages(const Plan& plan) {
+  std::vector<bool> out;
+  out.reserve(plan.stages.size());
+  for (const PlannedStage& st : plan.stages)
+    out.push_back(stage_kind(st.type).observer);
+  return out;
+}
+
+// Calls observe(j, stage) or step(j, stage) for each stage j in order;
+// `observers` = observer_stages(plan).
+template <typename Observe, typename Step>
+void walk_stages(const Plan& plan, const std::vector<bool>& observers, Observe&& observe,
+                 Step&& step) {
+  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
+    if (observers[j])
+      observe(j, plan.stages[j]);
+    else
+      step(j, plan.stages[j]);
+  }
+}
 template <typename Observe, typename Step>
 void walk_stages(const Plan& plan, Observe&& observe, Step&& step) {
-  for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    const PlannedStage& st = plan.stages[j];
-    if (stage_kind(st.type).observer)
-      observe(j, st);
-    else
-      step(j, st);
-  }
+  walk_stages(plan, observer_stages(plan), std::forward<Observe>(observe),
+              std::forward<Step>(step));
 }
 
 // `w` = plan.windows(start, frames) of the chunk with output frames [start,

@@ -1,6 +1,7 @@
 // The iir kind: its sections (RBJ biquads designed here, inline or from a
 // file), the stability check, the CPU step that carries the state from one
-// call to the next, the live op, and its statistics.
+// call to the next (which live mode runs too: stages/step_live.hpp), and its
+// statistics.
 #include "stages/iir/iir.hpp"
 
 #include <algorithm>

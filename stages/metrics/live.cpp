@@ -1,8 +1,8 @@
-// The metrics kind in live mode (SPEC §6): an observer op that measures each
-// block it sees (core/channel_metrics.hpp's block, and the Welch sums of a
-// spectrum) and passes the block on. LiveRun also makes one for the chain's
-// output (make_metrics_live_observer), so every measurement of a live run is
-// this kind's.
+// The metrics kind in live mode (SPEC §6): an observer that measures each
+// block it is handed (core/channel_metrics.hpp's block, the Welch sums of a
+// spectrum, the loudness meter); live mode's walk passes the block on. LiveRun
+// also makes one for the chain's output (make_metrics_live_observer), so every
+// measurement of a live run is this kind's.
 #include <algorithm>
 #include <cstddef>
 #include <memory>
@@ -71,12 +71,6 @@ public:
     history_.assign(static_cast<std::size_t>(channels), {});
     sums_.power.assign(static_cast<std::size_t>(channels * welch_->bins()), 0.0);
   }
-  void push(const LivePlanes& in, std::int64_t n, LivePlanes& out) override {
-    measure(in, n);
-    for (std::size_t c = 0; c < in.size(); ++c)
-      append(out[c], in[c].data(), n);
-  }
-  void finish(LivePlanes& /*out*/) override {}
   void feed_source(const LivePlanes& src, std::int64_t n) override {
     if (paired_)
       source_.feed(src, n);

@@ -20,9 +20,11 @@ namespace sigstream {
 namespace {
 
 // 3 channels of 16 kHz noise (odd length), then every kind that runs live by
-// its step: gain, iir (state across blocks), mix (3 -> 2, then a select),
-// resample both ways, fir direct in same and full mode; metrics between
-// them, paired with the source before the mix and not after it.
+// its step: gain, a down-sampler by 5/2 first (its history trimmed past what
+// a block brings), iir (state across blocks), mix (3 -> 2, then a select),
+// resample both ways, fir direct in same, full and causal mode (the last one
+// a response per channel); metrics between them, paired with the source
+// before the rate change and not after it.
 std::string chain_yaml() {
   return R"(version: 1
 source: {synth: {sample_rate: 16000, frames: 20011, channels: 3,
@@ -30,6 +32,8 @@ source: {synth: {sample_rate: 16000, frames: 20011, channels: 3,
   noise: {kind: uniform, amplitude: 0.2, seed: 7}}}
 stages:
   - {type: gain, name: g, db: -2.5}
+  - {type: metrics, name: source_side}
+  - {type: resample, name: d5, up: 2, down: 5}
   - {type: iir, name: hp, design: {kind: highpass, cutoff_hz: 120, order: 4}}
   - {type: metrics, name: before_mix}
   - {type: mix, name: mx, matrix: [[0.5, 0.25, 0.25], [0, 0.7, 0.3]]}
@@ -39,6 +43,7 @@ stages:
   - {type: resample, name: down, to_hz: 16000}
   - {type: mix, name: swap, select: [1, 0]}
   - {type: fir, name: full, taps: [0.3, 0.5, 0.2, -0.1], mode: full, method: direct}
+  - {type: fir, name: pc, taps: [[0.2, 0.5, 0.3], [1.0, -0.4]], method: direct}
 sink: {format: float}
 execution: {backend: cpu, chunk_frames: 4099}
 )";
@@ -82,7 +87,7 @@ TEST(StepLiveOp, EveryKindRunByItsStepGivesTheFilesBytesAtAnyBlock) {
   test::TempDir dir;
   const Outcome file = run(dir, "file", 0);
   ASSERT_GT(file.audio.size(), 44u);
-  ASSERT_EQ(file.report.metrics.size(), 3u); // before_mix, mid, output
+  ASSERT_EQ(file.report.metrics.size(), 4u); // source_side, before_mix, mid, output
   EXPECT_TRUE(file.report.metrics[0].paired);
   EXPECT_FALSE(file.report.metrics[1].paired);
   // 1 frame (1/16 ms at 16 kHz), 13 frames, 160 frames, 4000 frames.
