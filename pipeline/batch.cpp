@@ -323,7 +323,7 @@ std::string batch_stats_json(const RunReport& report, const std::string& fingerp
   j[kBatchKey] = {{kFingerprintKey, fingerprint}};
   if (files)
     j[kBatchKey]["commit"] = commit_record_json(*files);
-  return j.dump(2) + "\n";
+  return stats_text(j, report);
 }
 
 struct ResumeCheck {

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <variant>
 
+#include "core/error.hpp"
 #include "core/version.hpp"
 #include "stages/registry.hpp"
 
@@ -59,6 +60,50 @@ std::string csv_field(const std::string& s) {
   for (char c : s)
     q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
+}
+
+// The excerpt's samples (SPEC §8) are most of a statistics file: 2 x 40 ms of
+// every channel. Written by the JSON library they cost a double's shortest
+// form (after a float's round trip through text) and a line each; written
+// here, each is the float's shortest decimal form (the same digits), a
+// channel to a line. The value holds these strings in their place (the
+// first character keeps them from being anything a report could hold).
+constexpr const char* kSourcePlaceholder = "\x01excerpt source";
+constexpr const char* kOutputPlaceholder = "\x01excerpt output";
+
+void put_samples(std::string& text, const char* placeholder,
+                 const std::vector<std::vector<float>>& planes) {
+  // As dump(2) writes the placeholder: quoted, the control character
+  // escaped, under the top-level key (no name or path a report holds can
+  // put text there).
+  const std::string quoted = nlohmann::ordered_json(placeholder).dump();
+  const std::size_t key = text.find("\n  \"excerpt\": {");
+  const std::size_t at = key == std::string::npos ? key : text.find(quoted, key);
+  if (at == std::string::npos)
+    throw internal_error("statistics: the excerpt's place was not found in the text");
+  std::string a = "[";
+  for (std::size_t c = 0; c < planes.size(); ++c) {
+    a += c == 0 ? "[" : ", [";
+    for (std::size_t i = 0; i < planes[c].size(); ++i) {
+      if (i > 0)
+        a += ", ";
+      const float v = planes[c][i];
+      if (!std::isfinite(v)) { // JSON has no NaN or Inf: null, as the library writes them
+        a += "null";
+        continue;
+      }
+      if (v == 0.0f && std::signbit(v)) { // "-0" would read back as the integer 0
+        a += "-0.0";
+        continue;
+      }
+      char buf[32];
+      const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
+      a.append(buf, end);
+    }
+    a += "]";
+  }
+  a += "]";
+  text.replace(at, quoted.size(), a);
 }
 
 } // namespace
@@ -128,26 +173,13 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
   j["timing"] = {
       {"wall_s", r.wall_s}, {"setup_s", r.setup_s}, {"frames_per_s", fps}, {"stages_ms", stage_ms}};
   if (r.excerpt) {
-    // Each float as the double of its shortest decimal form, so the JSON
-    // prints ~9 digits a sample rather than a float widened to 17.
-    auto part = [](std::int64_t start, double rate, const std::vector<std::vector<float>>& planes) {
-      json channels = json::array();
-      for (const auto& plane : planes) {
-        json a = json::array();
-        for (const float v : plane) {
-          char buf[32];
-          const auto end = std::to_chars(buf, buf + sizeof buf, v).ptr;
-          double d = 0.0;
-          std::from_chars(buf, end, d);
-          a.push_back(d);
-        }
-        channels.push_back(std::move(a));
-      }
-      return json{{"start_frame", start}, {"sample_rate", rate}, {"channels", std::move(channels)}};
+    // The samples are written into the text by stats_text (a placeholder here).
+    auto part = [](std::int64_t start, double rate, const char* placeholder) {
+      return json{{"start_frame", start}, {"sample_rate", rate}, {"channels", placeholder}};
     };
     j["excerpt"] = {
-        {"source", part(r.excerpt->source_start, r.excerpt->source_rate, r.excerpt->source)},
-        {"output", part(r.excerpt->output_start, r.excerpt->output_rate, r.excerpt->output)}};
+        {"source", part(r.excerpt->source_start, r.excerpt->source_rate, kSourcePlaceholder)},
+        {"output", part(r.excerpt->output_start, r.excerpt->output_rate, kOutputPlaceholder)}};
   }
   if (r.latency)
     j["latency_ms"] = {{"target", r.latency->target},
@@ -176,8 +208,17 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
   return j;
 }
 
+std::string stats_text(const nlohmann::ordered_json& value, const RunReport& r) {
+  std::string text = value.dump(2);
+  if (r.excerpt) {
+    put_samples(text, kSourcePlaceholder, r.excerpt->source);
+    put_samples(text, kOutputPlaceholder, r.excerpt->output);
+  }
+  return text + "\n";
+}
+
 std::string stats_json(const RunReport& r) {
-  return stats_json_value(r).dump(2) + "\n";
+  return stats_text(stats_json_value(r), r);
 }
 
 std::string stats_csv_header() {

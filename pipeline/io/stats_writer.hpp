@@ -8,9 +8,11 @@
 
 namespace sigstream {
 
-// The statistics as a JSON value (for callers that add to it, like batch) and
-// as the text written to stats.json.
+// The statistics as a JSON value (for callers that add to it, like batch;
+// the excerpt's samples are placeholders in it) and as the text written to
+// stats.json: stats_text writes such a value with the report's samples put in.
 nlohmann::ordered_json stats_json_value(const RunReport& report);
+std::string stats_text(const nlohmann::ordered_json& value, const RunReport& report);
 std::string stats_json(const RunReport& report);
 std::string stats_csv(const RunReport& report);
 // The CSV's header line, and the rows of one chunk of one metrics block (for
