@@ -6,8 +6,8 @@
 #           6 -> 2 down-mix end to end on both backends (bench/mix_e2e.py), and the
 #           FIR kernel table against CuPy/PyTorch (bench_gpu_fir + gpu_peers.py);
 #   live:   live latency after the refactor, CUDA 32 ch K = 65536 and CPU stereo K = 4095;
-#           where .gpu/bin/sigstream_old exists (an older build), it runs each case too,
-#           alternating with the new binary, so both are measured on the same lease.
+#           where .gpu/bin/sigstream_old exists (an older build), each case runs with the
+#           new binary, then the old one, so both are measured on the same lease.
 # MEMCHECK_FILTER / RACECHECK_FILTER override the sanitizers' test filters.
 # Run from the repository root after ../shared/tools/gpu-bundle has filled .gpu/; logs in $OUT.
 set -uo pipefail

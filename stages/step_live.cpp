@@ -21,8 +21,8 @@ public:
         history_(static_cast<std::size_t>(stage_.channels_in)),
         x_(static_cast<std::size_t>(stage_.channels_in)),
         y_(static_cast<std::size_t>(stage_.channels_out)),
-        // Output frame m reads input frame m alone (gain, mix, iir): each
-        // block runs in place, with no history.
+        // Output frame m reads input frame m alone (gain, mix, iir): the step
+        // reads each block as it comes, with no history.
         frame_by_frame_(stage_.lookback == 0 && stage_.lookahead == 0 && stage_.up == 1 &&
                         stage_.down == 1 && stage_.extra == 0) {}
   // The step refers to stage_: the op stays where it was made.

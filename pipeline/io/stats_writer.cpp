@@ -65,9 +65,10 @@ std::string csv_field(const std::string& s) {
 // The excerpt's samples (SPEC §8) are most of a statistics file: 2 x 40 ms of
 // every channel. Written by the JSON library they cost a double's shortest
 // form (after a float's round trip through text) and a line each; written
-// here, each is the float's shortest decimal form (the same digits), a
-// channel to a line. The value holds these strings in their place (the
-// first character keeps them from being anything a report could hold).
+// here, each is the float's shortest decimal form (the same digits), the
+// channels' arrays on one line. The value holds these strings in their
+// place; put_samples finds them under the top-level "excerpt" key, after
+// every name and path a report holds and before any key a caller adds.
 constexpr const char* kSourcePlaceholder = "\x01excerpt source";
 constexpr const char* kOutputPlaceholder = "\x01excerpt output";
 

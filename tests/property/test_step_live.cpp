@@ -20,8 +20,8 @@ namespace sigstream {
 namespace {
 
 // 3 channels of 16 kHz noise (odd length), then every kind that runs live by
-// its step: gain, a down-sampler by 5/2 first (its history trimmed past what
-// a block brings), iir (state across blocks), mix (3 -> 2, then a select),
+// its step: gain, a down-sampler by 5/2 (the first resampler; its history
+// trimmed past what a block brings), iir (state across blocks), mix (3 -> 2, then a select),
 // resample both ways, fir direct in same, full and causal mode (the last one
 // a response per channel); metrics between them, paired with the source
 // before the rate change and not after it.
