@@ -962,24 +962,26 @@ std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int de
   return out;
 }
 
+int auto_files_per_device(int cpu_threads, int devices) {
+  // The CPU threads spread over the GPUs (a file's reading and writing cost
+  // the CPU several times what its computing costs the GPU), at least 2 and
+  // at most kAutoFilesPerDevice a GPU: beyond 8, more files in flight only
+  // added set-ups and contention (4 x H100, 64 cores, 200 files: 255 taps
+  // 1.62 s at 8 a GPU vs 2.07 s at 64 on one GPU, 1.60 vs 1.63 s on four;
+  // the 65,536-tap config 3.04 vs 3.31 s on one GPU, 2.36 vs 3.39 s on two;
+  // 1 x H100, 16 cores: 8 and 16 alike in wall, bench/RESULTS.md stop 41).
+  const int d = std::max(1, devices);
+  return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, kAutoFilesPerDevice);
+}
+
 std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int files_per_device,
                                             int cpu_threads, std::size_t files) {
   std::vector<BatchWorker> out;
   const std::size_t cap = std::max<std::size_t>(1, files);
   if (!devices.empty()) {
-    // Auto: the CPU threads spread over the GPUs (a file's reading and
-    // writing cost the CPU several times what its computing costs the GPU),
-    // at least 2 and at most kAutoFilesPerDevice a GPU: beyond 8, more files
-    // in flight only added set-ups and contention (4 x H100, 64 cores, 200
-    // files: 255 taps 1.62 s at 8 a GPU vs 2.07 s at 64 on one GPU, 1.60 vs
-    // 1.63 s on four; the 65,536-tap config 3.04 vs 3.31 s on one GPU, 2.36
-    // vs 3.39 s on two; 1 x H100, 16 cores: 8 and 16 alike).
-    const int per =
-        files_per_device > 0
-            ? files_per_device
-            : std::clamp((std::max(1, cpu_threads) + static_cast<int>(devices.size()) - 1) /
-                             static_cast<int>(devices.size()),
-                         2, kAutoFilesPerDevice);
+    const int per = files_per_device > 0
+                        ? files_per_device
+                        : auto_files_per_device(cpu_threads, static_cast<int>(devices.size()));
     for (int slot = 0; slot < per; ++slot)
       for (int d : devices)
         if (out.size() < cap)

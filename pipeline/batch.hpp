@@ -188,6 +188,11 @@ std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int de
 // Auto files in flight per GPU at most (plan_batch_workers).
 inline constexpr int kAutoFilesPerDevice = 8;
 
+// Files in flight per GPU by default: the CPU threads over the devices
+// (rounded up), 2 to kAutoFilesPerDevice. The CLI's batch and Python's local
+// Dask cluster (sigstream.distributed) both take it.
+[[nodiscard]] int auto_files_per_device(int cpu_threads, int devices);
+
 // The workers of a batch of `files` files. CUDA (devices non-empty):
 // files_per_device workers per device (0: ceil(cpu_threads / devices), at
 // least 2, at most kAutoFilesPerDevice), interleaved (d0, d1, ..., d0, d1, ...) so

@@ -16,8 +16,8 @@ namespace {
 
 class StepLiveOp final : public LiveOp {
 public:
-  explicit StepLiveOp(const PlannedStage& stage)
-      : stage_(stage), step_(make_step(stage_)), scratch_(step_->make_scratch()),
+  explicit StepLiveOp(PlannedStage stage)
+      : stage_(std::move(stage)), step_(make_step(stage_)), scratch_(step_->make_scratch()),
         history_(static_cast<std::size_t>(stage_.channels_in)),
         x_(static_cast<std::size_t>(stage_.channels_in)),
         y_(static_cast<std::size_t>(stage_.channels_out)),
@@ -132,8 +132,8 @@ private:
 
 } // namespace
 
-std::unique_ptr<LiveOp> make_step_live_op(const PlannedStage& stage) {
-  return std::make_unique<StepLiveOp>(stage);
+std::unique_ptr<LiveOp> make_step_live_op(PlannedStage stage) {
+  return std::make_unique<StepLiveOp>(std::move(stage));
 }
 
 } // namespace sigstream

@@ -11,14 +11,13 @@
 // observes (metrics).
 #include <memory>
 
+#include "model/plan.hpp"
 #include "stages/stage.hpp"
 
 namespace sigstream {
 
-struct PlannedStage;
-
-// The live op of `stage` by its kind's CPU step, made from the op's own copy
-// of the stage (the op may outlive the plan).
-[[nodiscard]] std::unique_ptr<LiveOp> make_step_live_op(const PlannedStage& stage);
+// The live op of `stage` by its kind's CPU step; the op keeps the stage (it
+// may outlive the plan): pass a copy, or move one made for it.
+[[nodiscard]] std::unique_ptr<LiveOp> make_step_live_op(PlannedStage stage);
 
 } // namespace sigstream

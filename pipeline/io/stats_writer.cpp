@@ -82,7 +82,12 @@ void put_samples(std::string& text, const char* placeholder,
   const std::size_t at = key == std::string::npos ? key : text.find(quoted, key);
   if (at == std::string::npos)
     throw internal_error("statistics: the excerpt's place was not found in the text");
-  std::string a = "[";
+  std::size_t samples = 0;
+  for (const auto& p : planes)
+    samples += p.size();
+  std::string a;
+  a.reserve(17 * samples + 4 * planes.size() + 2); // "-1.17549435e-38, " at most
+  a += "[";
   for (std::size_t c = 0; c < planes.size(); ++c) {
     a += c == 0 ? "[" : ", [";
     for (std::size_t i = 0; i < planes[c].size(); ++i) {

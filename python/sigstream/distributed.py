@@ -205,15 +205,13 @@ def _file_threads() -> int:
     return max(1, _cores() // nthreads)
 
 
-# At most this many files in flight a GPU by default, as the CLI's batch
-# (kAutoFilesPerDevice, pipeline/batch.hpp: more only added set-ups and
-# contention on the hosts measured, bench/RESULTS.md stop 40).
-AUTO_FILES_PER_GPU_MAX = 8
-
-
 def auto_files_per_gpu(cores: int, gpus: int) -> int:
-    """Files in flight per GPU by default: the cores over the GPUs (rounded up), 2 to 8."""
-    return min(AUTO_FILES_PER_GPU_MAX, max(2, -(-max(1, cores) // max(1, gpus))))
+    """Files in flight per GPU by default: the cores over the GPUs (rounded up), 2 to 8.
+
+    The CLI's own rule (auto_files_per_device, pipeline/batch.hpp), so that a
+    local Dask cluster runs as many files a GPU as ``sigstream batch`` does.
+    """
+    return int(_core.auto_files_per_device(int(cores), int(gpus)))
 
 
 def _cores() -> int:

@@ -191,7 +191,7 @@ std::unique_ptr<LiveOp> make_fir_live_op(const PlannedStage& st, const LiveOpCon
   // Direct: the file path's step (the same bits).
   PlannedStage direct = st;
   direct.as<FirPlan>().method = FirMethod::direct;
-  return make_step_live_op(direct);
+  return make_step_live_op(std::move(direct));
 }
 
 } // namespace sigstream
