@@ -1,5 +1,6 @@
 #include "core/trace.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,9 +27,13 @@ bool trace_on() noexcept {
 void trace(const char* what) noexcept {
   if (!g_on)
     return;
+  // Each thread's number in the order of its first line, so that concurrent
+  // workers' timelines can be told apart ("t3").
+  static std::atomic<int> threads{0};
+  thread_local const int self = threads.fetch_add(1, std::memory_order_relaxed);
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - g_t0).count();
-  std::fprintf(stderr, "sigstream: trace %9.3f ms  %s\n", ms, what);
+  std::fprintf(stderr, "sigstream: trace %9.3f ms t%-3d %s\n", ms, self, what);
 }
 
 } // namespace sigstream

@@ -963,15 +963,22 @@ std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int de
 }
 
 int auto_files_per_device(int cpu_threads, int devices) {
-  // The CPU threads spread over the GPUs (a file's reading and writing cost
-  // the CPU several times what its computing costs the GPU), at least 2 and
-  // at most kAutoFilesPerDevice a GPU: beyond 8, more files in flight only
-  // added set-ups and contention (4 x H100, 64 cores, 200 files: 255 taps
-  // 1.62 s at 8 a GPU vs 2.07 s at 64 on one GPU, 1.60 vs 1.63 s on four;
-  // the 65,536-tap config 3.04 vs 3.31 s on one GPU, 2.36 vs 3.39 s on two;
-  // 1 x H100, 16 cores: 8 and 16 alike in wall, bench/RESULTS.md stop 41).
+  // The CPU threads over the GPUs (rounded up), at least 2 a GPU, at most
+  // kAutoFilesOneGpu on a batch's only GPU and kAutoFilesPerDevice a GPU on
+  // several. A file's reading and writing cost the CPU several times what its
+  // computing costs the GPU, and a file's host work is serial, so one GPU's
+  // rate grows with its files in flight until the host saturates. Measured
+  // (bench/RESULTS.md, stop 42): 1 x H100, 16 cores, 800 files of the 255-tap
+  // config: 0.97-1.01 s at 16 against 1.06-1.36 s at 8 and 1.34-1.41 s at 32
+  // (more workers pin more memory, ~0.65 ms a MiB, and set up longer); the
+  // GPU-bound config alike at 8 and 16. 4 x H100, 64 cores, 600 files of the
+  // GPU-bound config, after the driver's start: 8 a GPU 2.37-2.53 s, 16 a GPU
+  // 2.86 s (the later devices' contexts and lanes come slower beside more
+  // busy workers), 4 a GPU 2.61-2.71 s (97 files/s a GPU against 136: too few
+  // to keep a GPU busy); the 255-tap config 1.79 s at 4, 2.07-2.21 at 8.
   const int d = std::max(1, devices);
-  return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, kAutoFilesPerDevice);
+  const int most = d == 1 ? kAutoFilesOneGpu : kAutoFilesPerDevice;
+  return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, most);
 }
 
 std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int files_per_device,

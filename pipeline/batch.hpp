@@ -55,8 +55,8 @@
 // committed a second time. A bad file is a failed entry of the summary.
 //
 // Scheduling. CUDA: `files_per_device` workers per device listed in
-// execution.device (default: every device; default count: the CPU threads
-// over the devices, 2 to kAutoFilesPerDevice), each running whole files on
+// execution.device (default: every device; default count:
+// auto_files_per_device), each running whole files on
 // its device, so that reading, writing and compute of different files
 // overlap. A worker keeps its backend (lanes, steps, device and pinned
 // buffers) from file to file while the files' plans fit it
@@ -185,17 +185,20 @@ struct BatchWorker {
 // `device_count` devices). Throws Error(config) for a device that does not exist.
 std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int device_count);
 
-// Auto files in flight per GPU at most (plan_batch_workers).
+// Auto files in flight at most (plan_batch_workers): on a batch's only GPU,
+// and a GPU on several.
+inline constexpr int kAutoFilesOneGpu = 16;
 inline constexpr int kAutoFilesPerDevice = 8;
 
 // Files in flight per GPU by default: the CPU threads over the devices
-// (rounded up), 2 to kAutoFilesPerDevice. The CLI's batch and Python's local
-// Dask cluster (sigstream.distributed) both take it.
+// (rounded up), at least 2, at most kAutoFilesOneGpu on one device and
+// kAutoFilesPerDevice a device on several. The CLI's batch and Python's
+// local Dask cluster (sigstream.distributed) both take it.
 [[nodiscard]] int auto_files_per_device(int cpu_threads, int devices);
 
 // The workers of a batch of `files` files. CUDA (devices non-empty):
-// files_per_device workers per device (0: ceil(cpu_threads / devices), at
-// least 2, at most kAutoFilesPerDevice), interleaved (d0, d1, ..., d0, d1, ...) so
+// files_per_device workers per device (0: auto_files_per_device), interleaved
+// (d0, d1, ..., d0, d1, ...) so
 // that fewer files than workers still spread over all devices; at most `files`
 // workers. CPU (devices empty): min(files, cpu_threads) workers with
 // max(1, cpu_threads / workers) threads each. Always at least one worker.

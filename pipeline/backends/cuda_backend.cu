@@ -526,9 +526,17 @@ private:
         }
       }
     }
-    // Output blocks for the lanes and for results the caller still holds.
+    // Output blocks for the lanes and for results the caller still holds,
+    // but no more than the plan has chunks (a 30 s file has 2): pinning costs
+    // the host ~0.65 ms a MiB now and ~0.2 at exit (1 x H100 host,
+    // bench/RESULTS.md stop 42), and a batch pins this for every file in
+    // flight. A longer file later gets its further blocks as it needs them.
+    const int warm_blocks =
+        p.num_chunks > 0
+            ? static_cast<int>(std::min<std::int64_t>(options_.streams + 4, p.num_chunks))
+            : options_.streams + 4;
     std::vector<HostBlock> warm;
-    for (int i = 0; i < options_.streams + 4; ++i)
+    for (int i = 0; i < warm_blocks; ++i)
       warm.push_back(make_block(p.output_type, p.output_channels, max_chunk_));
   }
 

@@ -206,7 +206,7 @@ def _file_threads() -> int:
 
 
 def auto_files_per_gpu(cores: int, gpus: int) -> int:
-    """Files in flight per GPU by default: the cores over the GPUs (rounded up), 2 to 8.
+    """Files in flight per GPU by default: the cores over the GPUs (rounded up), 2 to 16 on one GPU, to 8 on several.
 
     The CLI's own rule (auto_files_per_device, pipeline/batch.hpp), so that a
     local Dask cluster runs as many files a GPU as ``sigstream batch`` does.
@@ -670,7 +670,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--stats", metavar="FILE.json", help="the summary's path (default OUT_DIR/batch_summary.json)")
     p.add_argument("--files-per-device", type=int, default=0,
-                   help="local[:N]: files in flight per GPU worker (default: the CPU cores over the GPUs, 2 to 8)")
+                   help="local[:N]: files in flight per GPU worker "
+                        "(default: the CPU cores over the GPUs, 2 to 16 on one GPU, to 8 on several)")
     p.add_argument("--files-per-task", type=int, default=1, help="files a Dask task runs")
     p.add_argument("--inputs-from", metavar="FILE", help="take the inputs from a list (- = standard input)")
     return p
@@ -747,7 +748,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         try:
             if gpus is not None:
                 per = args.files_per_device
-                if per == 0:  # as the CLI's own batch: the CPU cores over the GPUs, 2 to 8
+                if per == 0:  # as the CLI's own batch (auto_files_per_device)
                     n = max(1, len(_visible_gpus()) if gpus == "all" else int(gpus))
                     per = auto_files_per_gpu(_cores(), n)
                 with_cluster = local_cluster(gpus, files_per_gpu=per)
