@@ -3,9 +3,9 @@
 # (default 800) files, `sigstream batch --backend cuda` of each binary in BINS
 # (default: .gpu/bin/sigstream_prev and .gpu/bin/sigstream) at each of PER
 # (default "8 16") files per GPU, alternating, RUNS (3) rounds, process wall;
-# then a trace of the last binary at each PER: the first, median and last
-# commit and the rate after the first. The one-process-per-core floor in the
-# same run. Logs to $OUT.
+# then a trace of each binary at each PER: the first and last lanes, the first, median and last commit, the rate after the
+# first, the trace's exit line and the process's end. The one-process-per-core
+# floor in the same run. Logs to $OUT.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -27,9 +27,13 @@ for r in $(seq ${RUNS:-3}); do
   done
 done
 for f in ${PER:-8 16}; do
-  rm -rf /tmp/po && mkdir /tmp/po
-  SIGSTREAM_TRACE=1 $last batch $C --quiet --no-progress --out-dir /tmp/po --backend cuda --files-per-device $f > "$OUT/trace_$f.txt" 2>&1
-  t=$OUT/trace_$f.txt
-  echo "== trace $(basename $last), $f per GPU: driver at $(grep -m1 "driver initialised" "$t" | awk "{print \$3}") ms; commits first/median/last (ms): $(grep 'outputs committed' "$t" | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END{printf "%s %s %s, after the first %.0f files/s", a[1], a[int(NR/2)], a[NR], (NR-1)*1000/(a[NR]-a[1])}')"
-  grep "batch profile" "$t"
+  for b in $BINS; do
+    rm -rf /tmp/po && mkdir /tmp/po
+    t=$OUT/trace_$(basename $b)_$f.txt
+    t0=$(date +%s%N)
+    SIGSTREAM_TRACE=1 $b batch $C --quiet --no-progress --out-dir /tmp/po --backend cuda --files-per-device $f > "$t" 2>&1
+    w=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "== trace $(basename $b), $f per GPU: driver at $(grep -m1 "driver initialised" "$t" | awk "{print \$3}") ms; lanes first/last $(grep 'lanes allocated' "$t" | awk '{print $3}' | sort -n | sed -n '1p;$p' | tr '\n' ' ')ms; commits first/median/last (ms): $(grep 'outputs committed' "$t" | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END{printf "%s %s %s, after the first %.0f files/s", a[1], a[int(NR/2)], a[NR], (NR-1)*1000/(a[NR]-a[1])}'); exit line $(grep ' exit$' "$t" | awk '{print $3}') ms, process $w ms"
+    grep "batch profile" "$t" | cut -c1-240
+  done
 done
