@@ -8,8 +8,9 @@
 # 16 a GPU and of auto: the driver, the first lanes, the first and last
 # commit, the trace's last line and the process's end. (3) perf of the CUDA
 # batch at 16 a GPU (on-CPU, by library and symbol; CPUs used). (4) The
-# GPU-bound config (GPU_FILES, default 200) traced at 8 a GPU: each worker's
-# set-up (thread, start, end). perf travels in .gpu. Logs to $OUT.
+# GPU-bound config (GPU_FILES, default 200) traced with the default files a
+# GPU: each worker's set-up (thread, start, end). perf travels in .gpu. Logs
+# to $OUT.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -63,7 +64,7 @@ $P report -i /tmp/on.data --stdio --no-children --sort sym --percent-limit 2 -g 
 grep -E "^ +[0-9]" "$OUT/perf_dso.txt" | head -12
 grep -E "^ +[0-9]" "$OUT/perf_flat.txt" | head -40
 
-echo "== (4) GPU-bound config, ${GPU_FILES:-200} files, 8 a GPU"
+echo "== (4) GPU-bound config, ${GPU_FILES:-200} files, default files a GPU"
 python3 bench/batch_bench.py --bin "$S" --floor .gpu/bin/bench_cpu_io_floor --backend cuda --files "${GPU_FILES:-200}" \
   --work /tmp/bb_gpu --config gpu --skip-loop --runs 1 2>&1 | tail -5
 rm -rf /tmp/po && mkdir /tmp/po

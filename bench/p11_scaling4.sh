@@ -31,14 +31,14 @@ G=/tmp/bb_gpu/batch_bench.yaml
 BINS=${BINS:-.gpu/bin/sigstream}
 for r in $(seq ${ROUNDS:-2}); do
   for set in ${SETS:-0 0,1 $all}; do
-   for S in $BINS; do
+   for B in $BINS; do
     rm -rf /tmp/po && mkdir /tmp/po
-    t=$OUT/trace_gpu_$(basename $S)_${set//,/_}_$r.txt
+    t=$OUT/trace_gpu_$(basename $B)_${set//,/_}_$r.txt
     t0=$(date +%s%N)
-    SIGSTREAM_TRACE=1 $S batch $G --quiet --no-progress --out-dir /tmp/po --backend cuda --set "execution.device=[$set]" \
+    SIGSTREAM_TRACE=1 $B batch $G --quiet --no-progress --out-dir /tmp/po --backend cuda --set "execution.device=[$set]" \
       > /dev/null 2> "$t"
     w=$(ms $t0)
-    echo "-- $(basename $S), GPUs $set, round $r: process $w ms; driver $(grep -m1 'driver initialised' "$t" | awk '{print $3}') ms; $(grep 'outputs committed' "$t" | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END{lo=int(NR/10); hi=int(9*NR/10); printf "commits first %s, 10%% %s, 90%% %s, last %s ms; steady %.1f files/s", a[1], a[lo], a[hi], a[NR], (hi-lo)*1000/(a[hi]-a[lo])}')"
+    echo "-- $(basename $B), GPUs $set, round $r: process $w ms; driver $(grep -m1 'driver initialised' "$t" | awk '{print $3}') ms; $(grep 'outputs committed' "$t" | awk '{print $3}' | sort -n | awk '{a[NR]=$1} END{lo=int(NR/10); hi=int(9*NR/10); printf "commits first %s, 10%% %s, 90%% %s, last %s ms; steady %.1f files/s", a[1], a[lo], a[hi], a[NR], (hi-lo)*1000/(a[hi]-a[lo])}')"
     grep -E "batch: device .* (starts|stays idle)|holds its lanes" "$t" | awk '{printf "   %s %s\n", $3, substr($0, index($0,$6))}' | head -8
     python3 -c "
 import json
@@ -56,11 +56,11 @@ python3 bench/batch_bench.py --bin "$S" --floor .gpu/bin/bench_cpu_io_floor --fi
 C=/tmp/bb_io/batch_bench.yaml
 for r in 1 2; do
   for mode in "" "--backend cuda --set execution.device=[0]" "--backend cuda"; do
-    for S in $BINS; do
+    for B in $BINS; do
       rm -rf /tmp/po && mkdir /tmp/po
       t0=$(date +%s%N)
-      $S batch $C --quiet --no-progress --out-dir /tmp/po $mode >/dev/null 2>&1 || echo failed
-      echo "round $r, $(basename $S) ${mode:-(auto)}: $(ms $t0) ms"
+      $B batch $C --quiet --no-progress --out-dir /tmp/po $mode >/dev/null 2>&1 || echo failed
+      echo "round $r, $(basename $B) ${mode:-(auto)}: $(ms $t0) ms"
     done
   done
 done

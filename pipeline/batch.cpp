@@ -968,14 +968,18 @@ int auto_files_per_device(int cpu_threads, int devices) {
   // several. A file's reading and writing cost the CPU several times what its
   // computing costs the GPU, and a file's host work is serial, so one GPU's
   // rate grows with its files in flight until the host saturates. Measured
-  // (bench/RESULTS.md, stop 42): 1 x H100, 16 cores, 800 files of the 255-tap
-  // config: 0.97-1.01 s at 16 against 1.06-1.36 s at 8 and 1.34-1.41 s at 32
-  // (more workers pin more memory, ~0.65 ms a MiB, and set up longer); the
-  // GPU-bound config alike at 8 and 16. 4 x H100, 64 cores, 600 files of the
-  // GPU-bound config, after the driver's start: 8 a GPU 2.37-2.53 s, 16 a GPU
-  // 2.86 s (the later devices' contexts and lanes come slower beside more
-  // busy workers), 4 a GPU 2.61-2.71 s (97 files/s a GPU against 136: too few
-  // to keep a GPU busy); the 255-tap config 1.79 s at 4, 2.07-2.21 at 8.
+  // (bench/RESULTS.md, stop 42), the io config (255 taps), 800 files: one
+  // H100 host, 16 cores, 1.07-1.19 s at 16 a GPU against 1.13-1.81 s at 8
+  // and 1.34-1.41 s at 32 (more workers pin more memory, ~0.65 ms a MiB, and
+  // set up longer); GPU 0 of a 4 x H100 host 1.82-2.06 s at 16 against
+  // 1.87-2.30 s at 8. The GPU-bound config on one GPU: 2-2.5% slower at 16.
+  // On four GPUs the GPU-bound config after the driver's start: 2.29-2.58 s
+  // at 8 a GPU, 2.86-3.16 s at 16 (the later devices' contexts and lanes
+  // come slower beside more busy workers) and 2.61-2.71 s at 4 (97 files/s
+  // a GPU against 136: too few to keep one busy). (Those two ran with two
+  // scheduling variants not kept; at 8 a GPU the variants took 2.55-2.57 s
+  // where this code took 2.45-2.47 s in the same call.)
+  // "Only GPU" counts the batch's devices, not those that start.
   const int d = std::max(1, devices);
   const int most = d == 1 ? kAutoFilesOneGpu : kAutoFilesPerDevice;
   return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, most);

@@ -14,8 +14,9 @@
 //   interleave/quantize -> D2H -> done event.
 // retire() waits on the oldest chunk's done event only: no device-wide sync,
 // no CUDA allocation in the chunk loop (pinned output blocks come from the
-// process-wide pinned cache, warmed in prepare(); it only grows if the caller
-// holds many results).
+// process-wide pinned cache, warmed in prepare() for as many chunks as the
+// plan has, up to the lanes + 4; it grows only if the caller holds many
+// results or a kept backend gets a file of more chunks).
 #include "pipeline/backends/cuda_backend.hpp"
 
 #include <cuda_runtime.h>
@@ -530,11 +531,10 @@ private:
     // but no more than the plan has chunks (a 30 s file has 2): pinning costs
     // the host ~0.65 ms a MiB now and ~0.2 at exit (1 x H100 host,
     // bench/RESULTS.md stop 42), and a batch pins this for every file in
-    // flight. A longer file later gets its further blocks as it needs them.
-    const int warm_blocks =
-        p.num_chunks > 0
-            ? static_cast<int>(std::min<std::int64_t>(options_.streams + 4, p.num_chunks))
-            : options_.streams + 4;
+    // flight. A longer file later gets its further blocks as it needs them;
+    // a source of unknown length is planned as very long (all the blocks).
+    const auto warm_blocks =
+        static_cast<int>(std::min<std::int64_t>(options_.streams + 4, p.num_chunks));
     std::vector<HostBlock> warm;
     for (int i = 0; i < warm_blocks; ++i)
       warm.push_back(make_block(p.output_type, p.output_channels, max_chunk_));
