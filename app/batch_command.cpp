@@ -257,8 +257,7 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
   batch
       ->add_option(
           "--files-per-device", f.files_per_device,
-          "CUDA: files in flight on each GPU (default: the CPU threads over the GPUs, at least 2, "
-          "at most 16 on a batch's only GPU and 8 a GPU on several)")
+          "CUDA: files in flight on each GPU (default: the CPU threads over the GPUs, 2 to 16)")
       ->check(CLI::Range(1, 256));
   batch
       ->add_option("--shard", f.shard,

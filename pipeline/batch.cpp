@@ -963,26 +963,24 @@ std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int de
 }
 
 int auto_files_per_device(int cpu_threads, int devices) {
-  // The CPU threads over the GPUs (rounded up), at least 2 a GPU, at most
-  // kAutoFilesOneGpu on a batch's only GPU and kAutoFilesPerDevice a GPU on
-  // several. A file's reading and writing cost the CPU several times what its
-  // computing costs the GPU, and a file's host work is serial, so one GPU's
-  // rate grows with its files in flight until the host saturates. Measured
-  // (bench/RESULTS.md, stop 42), the io config (255 taps), 800 files: one
-  // H100 host, 16 cores, 1.07-1.19 s at 16 a GPU against 1.13-1.81 s at 8
-  // and 1.34-1.41 s at 32 (more workers pin more memory, ~0.65 ms a MiB, and
-  // set up longer); GPU 0 of a 4 x H100 host 1.82-2.06 s at 16 against
-  // 1.87-2.30 s at 8. The GPU-bound config on one GPU: 2-2.5% slower at 16.
-  // On four GPUs the GPU-bound config after the driver's start: 2.29-2.58 s
-  // at 8 a GPU, 2.86-3.16 s at 16 (the later devices' contexts and lanes
-  // come slower beside more busy workers) and 2.61-2.71 s at 4 (97 files/s
-  // a GPU against 136: too few to keep one busy). (Those two ran with two
-  // scheduling variants not kept; at 8 a GPU the variants took 2.55-2.57 s
-  // where this code took 2.45-2.47 s in the same call.)
-  // "Only GPU" counts the batch's devices, not those that start.
+  // The CPU threads over the GPUs (rounded up), at least 2 and at most
+  // kAutoFilesPerDevice a GPU. A file's reading and writing cost the CPU
+  // several times what its computing costs the GPU, and a file's host work is
+  // serial, so a GPU's rate grows with its files in flight until the host
+  // saturates. Measured (bench/RESULTS.md, stop 42), the io config (255
+  // taps), 800 files: one H100 host, 16 cores, 1.07-1.19 s at 16 a GPU
+  // against 1.13-1.81 s at 8 and 1.34-1.41 s at 32 (more workers pin more
+  // memory, ~0.65 ms a MiB, and set up longer); a 4 x H100 host, 64 cores,
+  // GPU 0 alone 1.82-2.06 s at 16 against 1.87-2.30 s at 8, all four
+  // 1.72-1.79 s at 16 against 2.08-2.15 s at 8 (at 8, four GPUs were slower
+  // than one at 16). The GPU-bound config: on one GPU 2-2.5% slower at 16; on
+  // four, its files/s with every device running is the same (4.0x one
+  // GPU's), but the later devices start ~0.4 s later (their contexts come
+  // slower beside more busy workers, a wave of files takes longer), 2.86 s
+  // against 2.55 s after the driver's start (with a scheduling variant not
+  // kept, in both); stop 40: 16 a GPU 2.26-2.36 s, 8 a GPU 2.11-2.33 s.
   const int d = std::max(1, devices);
-  const int most = d == 1 ? kAutoFilesOneGpu : kAutoFilesPerDevice;
-  return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, most);
+  return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, kAutoFilesPerDevice);
 }
 
 std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int files_per_device,

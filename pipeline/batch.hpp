@@ -185,15 +185,12 @@ struct BatchWorker {
 // `device_count` devices). Throws Error(config) for a device that does not exist.
 std::vector<int> resolve_batch_devices(const std::vector<int>& requested, int device_count);
 
-// Auto files in flight at most (plan_batch_workers): on a batch's only GPU,
-// and a GPU on several.
-inline constexpr int kAutoFilesOneGpu = 16;
-inline constexpr int kAutoFilesPerDevice = 8;
+// Auto files in flight per GPU at most (plan_batch_workers).
+inline constexpr int kAutoFilesPerDevice = 16;
 
 // Files in flight per GPU by default: the CPU threads over the devices
-// (rounded up), at least 2, at most kAutoFilesOneGpu on one device and
-// kAutoFilesPerDevice a device on several. The CLI's batch and Python's
-// local Dask cluster (sigstream.distributed) both take it.
+// (rounded up), 2 to kAutoFilesPerDevice. The CLI's batch and Python's local
+// Dask cluster (sigstream.distributed) both take it.
 [[nodiscard]] int auto_files_per_device(int cpu_threads, int devices);
 
 // The workers of a batch of `files` files. CUDA (devices non-empty):

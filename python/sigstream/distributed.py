@@ -206,7 +206,7 @@ def _file_threads() -> int:
 
 
 def auto_files_per_gpu(cores: int, gpus: int) -> int:
-    """Files in flight per GPU by default: the cores over the GPUs (rounded up), 2 to 16 on one GPU, to 8 on several.
+    """Files in flight per GPU by default: the cores over the GPUs (rounded up), 2 to 16.
 
     The CLI's own rule (auto_files_per_device, pipeline/batch.hpp), so that a
     local Dask cluster runs as many files a GPU as ``sigstream batch`` does.
@@ -671,7 +671,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--stats", metavar="FILE.json", help="the summary's path (default OUT_DIR/batch_summary.json)")
     p.add_argument("--files-per-device", type=int, default=0,
                    help="local[:N]: files in flight per GPU worker "
-                        "(default: the CPU cores over the GPUs, 2 to 16 on one GPU, to 8 on several)")
+                        "(default: the CPU cores over the GPUs, 2 to 16)")
     p.add_argument("--files-per-task", type=int, default=1, help="files a Dask task runs")
     p.add_argument("--inputs-from", metavar="FILE", help="take the inputs from a list (- = standard input)")
     return p

@@ -569,14 +569,14 @@ def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:
         local_cluster(files_per_gpu=0)
 
 
-def test_auto_files_per_gpu_is_the_cores_over_the_gpus_from_2_to_16_or_8() -> None:
+def test_auto_files_per_gpu_is_the_cores_over_the_gpus_from_2_to_16() -> None:
     """`--scheduler local` keeps as many files in flight a GPU as the CLI's batch (pipeline/batch.hpp)."""
     from sigstream.distributed import auto_files_per_gpu
 
-    assert auto_files_per_gpu(16, 1) == 16  # one GPU: at most 16
-    assert auto_files_per_gpu(64, 1) == 16
-    assert auto_files_per_gpu(64, 4) == 8  # several: at most 8 a GPU
-    assert auto_files_per_gpu(64, 2) == 8
+    assert auto_files_per_gpu(16, 1) == 16
+    assert auto_files_per_gpu(64, 1) == 16  # at most 16
+    assert auto_files_per_gpu(64, 4) == 16
+    assert auto_files_per_gpu(64, 8) == 8
     assert auto_files_per_gpu(12, 2) == 6
     assert auto_files_per_gpu(5, 2) == 3  # rounded up, as the CLI's
     assert auto_files_per_gpu(2, 4) == 2

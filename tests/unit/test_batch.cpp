@@ -894,19 +894,19 @@ TEST(BatchScheduling, WorkersPerDeviceAreInterleavedAndCapped) {
             (std::vector<int>{0, 1})); // few files: spread
   EXPECT_EQ(devices_of(plan_batch_workers({2, 5}, 3, 8, 100)),
             (std::vector<int>{2, 5, 2, 5, 2, 5}));
-  // Auto (0): the CPU threads over the GPUs, at least 2 a GPU, at most 16 on
-  // one GPU and 8 a GPU on several, at most a worker a file.
+  // Auto (0): the CPU threads over the GPUs, at least 2 and at most 16 a GPU,
+  // at most a worker a file.
   EXPECT_EQ(plan_batch_workers({0}, 0, 8, 10).size(), 8U);
   EXPECT_EQ(devices_of(plan_batch_workers({0, 1}, 0, 5, 100)),
             (std::vector<int>{0, 1, 0, 1, 0, 1}));
   EXPECT_EQ(plan_batch_workers({0, 1, 2, 3}, 0, 4, 100).size(), 8U);
   EXPECT_EQ(plan_batch_workers({0}, 0, 64, 3).size(), 3U);
   EXPECT_EQ(plan_batch_workers({0}, 0, 16, 100).size(), 16U);
-  EXPECT_EQ(plan_batch_workers({0}, 0, 64, 100).size(), 16U);           // capped
-  EXPECT_EQ(plan_batch_workers({0, 1, 2, 3}, 0, 64, 1000).size(), 32U); // 8 a GPU
-  EXPECT_EQ(plan_batch_workers({0, 1}, 0, 64, 1000).size(), 16U);       // 8 a GPU
-  EXPECT_EQ(plan_batch_workers({0, 1}, 0, 12, 100).size(), 12U);        // 6 a GPU
-  EXPECT_EQ(plan_batch_workers({0}, 12, 64, 100).size(), 12U);          // asked for: not capped
+  EXPECT_EQ(plan_batch_workers({0}, 0, 64, 100).size(), 16U);            // capped
+  EXPECT_EQ(plan_batch_workers({0, 1, 2, 3}, 0, 64, 1000).size(), 64U);  // 16 a GPU
+  EXPECT_EQ(plan_batch_workers({0, 1, 2, 3}, 0, 128, 1000).size(), 64U); // capped
+  EXPECT_EQ(plan_batch_workers({0, 1}, 0, 12, 100).size(), 12U);         // 6 a GPU
+  EXPECT_EQ(plan_batch_workers({0}, 12, 64, 100).size(), 12U);           // asked for: not capped
 
   // CPU: the thread budget split over the workers.
   auto cpu = plan_batch_workers({}, 2, 16, 3);
