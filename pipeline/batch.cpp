@@ -971,14 +971,15 @@ int auto_files_per_device(int cpu_threads, int devices) {
   // taps), 800 files: one H100 host, 16 cores, 1.07-1.19 s at 16 a GPU
   // against 1.13-1.81 s at 8 and 1.34-1.41 s at 32 (more workers pin more
   // memory, ~0.65 ms a MiB, and set up longer); a 4 x H100 host, 64 cores,
-  // GPU 0 alone 1.82-2.06 s at 16 against 1.87-2.30 s at 8, all four
-  // 1.72-1.79 s at 16 against 2.08-2.15 s at 8 (at 8, four GPUs were slower
-  // than one at 16). The GPU-bound config: on one GPU 2-2.5% slower at 16; on
-  // four, its files/s with every device running is the same (4.0x one
-  // GPU's), but the later devices start ~0.4 s later (their contexts come
-  // slower beside more busy workers, a wave of files takes longer), 2.86 s
-  // against 2.55 s after the driver's start (with a scheduling variant not
-  // kept, in both); stop 40: 16 a GPU 2.26-2.36 s, 8 a GPU 2.11-2.33 s.
+  // in one call: GPU 0 alone 1.82-1.89 s at 16 against 1.87-2.20 s at 8, all
+  // four 1.72-1.79 s at 16 against 2.08-2.15 s at 8 (at 8, four GPUs were
+  // slower than one at 16 in later calls too). The GPU-bound config: on one
+  // GPU 2-2.7% slower at 16; on four, its files/s with every device running
+  // is the same (4.0x one GPU's), but its last device holds its lanes ~0.35 s
+  // later (contexts come slower beside more busy workers, a wave of files
+  // takes longer): 2.86 s against 2.55-2.57 s after the driver's start, with
+  // the same scheduling variant (not kept) in both; stop 40: 16 a GPU
+  // 2.26-2.36 s, 8 a GPU 2.11-2.33 s.
   const int d = std::max(1, devices);
   return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, kAutoFilesPerDevice);
 }
