@@ -65,22 +65,32 @@ inline std::vector<bool> observer_stages(const Plan& plan) {
   return out;
 }
 
-// Calls observe(j, stage) or step(j, stage) for each stage j in order;
-// `observers` = observer_stages(plan).
-template <typename Observe, typename Step>
-void walk_stages(const Plan& plan, const std::vector<bool>& observers, Observe&& observe,
-                 Step&& step) {
+// Calls observe(j, stage) or step(j, stage) for each stage j in order, as
+// is_observer(j) says.
+template <typename IsObserver, typename Observe, typename Step>
+void walk_stages_by(const Plan& plan, IsObserver&& is_observer, Observe&& observe, Step&& step) {
   for (std::size_t j = 0; j < plan.stages.size(); ++j) {
-    if (observers[j])
+    if (is_observer(j))
       observe(j, plan.stages[j]);
     else
       step(j, plan.stages[j]);
   }
 }
+// With the roles looked up once (`observers` = observer_stages(plan)).
+template <typename Observe, typename Step>
+void walk_stages(const Plan& plan, const std::vector<bool>& observers, Observe&& observe,
+                 Step&& step) {
+  walk_stages_by(
+      plan, [&](std::size_t j) { return static_cast<bool>(observers[j]); },
+      std::forward<Observe>(observe), std::forward<Step>(step));
+}
+// With each stage's role looked up as it comes (a walk now and then: a
+// chunk), so that no walk allocates.
 template <typename Observe, typename Step>
 void walk_stages(const Plan& plan, Observe&& observe, Step&& step) {
-  walk_stages(plan, observer_stages(plan), std::forward<Observe>(observe),
-              std::forward<Step>(step));
+  walk_stages_by(
+      plan, [&](std::size_t j) { return stage_kind(plan.stages[j].type).observer; },
+      std::forward<Observe>(observe), std::forward<Step>(step));
 }
 
 // `w` = plan.windows(start, frames) of the chunk with output frames [start,
