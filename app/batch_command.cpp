@@ -339,6 +339,8 @@ int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const 
   // The process leaves with _Exit right after (app/main.cpp): a CUDA start
   // still in the driver when the CPU has done every file is not waited for.
   bo.detach_device_start = true;
+  // This process is the batch's: the driver sees only the GPUs it will use.
+  bo.narrow_visible_devices = true;
   bo.progress = !c.quiet && !c.no_progress;
   bo.quiet = c.quiet;
   bo.verify = c.verify;

@@ -13,6 +13,7 @@
 
 #include "core/error.hpp"
 #include "pipeline/config.hpp"
+#include "pipeline/visible_devices.hpp"
 #include "stages/fir/spec.hpp"
 #include "stages/iir/spec.hpp"
 
@@ -309,6 +310,7 @@ int run_filter_command(const FilterCommandFlags& f, const CommonFlags& common) {
     c.stages[fir_index].flag = "--taps-file " + f.filter.taps_file;
   if (!common.plot.empty())
     check_figure_name(common.plot, "--plot");
+  see_only_devices_used(c, false); // one GPU: the driver starts faster seeing only it
   return finish(run_pipeline(c, run_options(common)), common, c.stats.json);
 }
 

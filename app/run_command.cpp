@@ -3,6 +3,7 @@
 #include "app/run_command.hpp"
 
 #include "pipeline/config.hpp"
+#include "pipeline/visible_devices.hpp"
 
 namespace sigstream::app {
 
@@ -47,6 +48,7 @@ int run_config(const std::string& path, std::vector<std::string> sets, FlagOverr
   }
   if (!common.plot.empty())
     check_figure_name(common.plot, "--plot");
+  see_only_devices_used(config, false); // one GPU: the driver starts faster seeing only it
   return finish(run_pipeline(config, run_options(common)), common, config.stats.json);
 }
 

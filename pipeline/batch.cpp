@@ -11,6 +11,7 @@
 
 #include "pipeline/plan.hpp"
 #include "pipeline/resource_limits.hpp"
+#include "pipeline/visible_devices.hpp"
 #include "stages/registry.hpp"
 
 #include <fnmatch.h>
@@ -1193,6 +1194,7 @@ public:
     resolve_devices();
     start_contexts();
     plan();
+    use_devices_after_estimate();
     choose_cpu_alone_or_list_devices();
     check_resume();
     sweep_temps();
@@ -1245,9 +1247,77 @@ private:
     }
     // A CPU batch never asks the driver: its start (1 s on a 4-GPU host) was
     // most of a short CPU batch's time.
+    if (kind_ != BackendKind::cpu && options_.device_count_override < 0 &&
+        options_.narrow_visible_devices) {
+      if (!config_.execution.devices.empty())
+        let_the_driver_see_through(
+            *std::max_element(config_.execution.devices.begin(), config_.execution.devices.end()));
+      else if (kind_ == BackendKind::cuda) {
+        // How many GPUs the driver should see depends on the files: asked
+        // once they are listed (use_devices_after_estimate).
+        backend_ = "cuda";
+        driver_after_estimate_ = true;
+        return;
+      }
+    }
     use_devices(options_.device_count_override >= 0 ? options_.device_count_override
                 : kind_ == BackendKind::cpu         ? 0
                                                     : count_devices());
+  }
+
+  // The largest file's CPU seconds on one thread (file_estimate_: infinity
+  // where it cannot be told) and the whole list's, scaled from it by bytes.
+  double estimate_cpu_seconds() {
+    const BatchItem* largest = &items_.front();
+    for (const BatchItem& item : items_)
+      if (item.bytes > largest->bytes)
+        largest = &item;
+    try {
+      Config c = config_;
+      c.source.file = largest->input;
+      c.source.synth.reset();
+      const std::unique_ptr<Source> source = open_source(c.source);
+      Plan p = make_plan(c, source->info(), 0);
+      resolve_methods(p, "cpu");
+      file_estimate_ =
+          options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
+    } catch (const std::exception&) {
+      // A file that does not open fails in its worker; the GPUs run the batch.
+    }
+    // The whole list on every CPU thread, each file as long per byte as the
+    // largest (as long as it where a size is unknown: a FIFO's).
+    double files = 0.0;
+    for (const BatchItem& item : items_)
+      files += item.bytes > 0 && largest->bytes > 0
+                   ? static_cast<double>(item.bytes) / static_cast<double>(largest->bytes)
+                   : 1.0;
+    return file_estimate_ * files / static_cast<double>(std::max(1, cpu_threads()));
+  }
+
+  // The default device list with narrow_visible_devices: light files (what
+  // the CPU would do in under 0.6 s each) are bound by the host's reading
+  // and writing, and the driver sees GPU 0 alone. Measured (4 x H100, 64
+  // cores, 30 s stereo files, 255 taps + metrics, bench/p11_visible_policy.sh):
+  // 800 files on GPU 0 1.08-1.59 s, on 0,1 1.37-1.49 s, on all four
+  // 1.93-1.97 s; 2,400 files 2.37-2.84 / 2.52-2.55 / 3.37-3.47 s. Heavier
+  // files keep every GPU (65,536 taps: 300 files took 2.8-2.9 s on one
+  // GPU and 2.2-2.3 s on two).
+  void narrow_to_one_gpu_for_light_files() {
+    if (batch_cpu_helps(file_estimate_))
+      let_the_driver_see_through(0);
+  }
+
+  // CUDA with the default device list and narrow_visible_devices: the
+  // driver starts once the files are listed and the largest is estimated.
+  void use_devices_after_estimate() {
+    if (!driver_after_estimate_)
+      return;
+    if (!items_.empty()) {
+      static_cast<void>(estimate_cpu_seconds());
+      narrow_to_one_gpu_for_light_files();
+    }
+    use_devices(count_devices());
+    start_contexts();
   }
 
   // The driver's start (0.1 s to 1 s) begins now, on a thread of its own
@@ -1308,31 +1378,7 @@ private:
   void choose_cpu_alone_or_list_devices() {
     if (!beside_ || items_.empty())
       return;
-    const BatchItem* largest = &items_.front();
-    for (const BatchItem& item : items_)
-      if (item.bytes > largest->bytes)
-        largest = &item;
-    try {
-      Config c = config_;
-      c.source.file = largest->input;
-      c.source.synth.reset();
-      const std::unique_ptr<Source> source = open_source(c.source);
-      Plan p = make_plan(c, source->info(), 0);
-      resolve_methods(p, "cpu");
-      file_estimate_ =
-          options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
-    } catch (const std::exception&) {
-      // A file that does not open fails in its worker; the GPUs run the batch.
-    }
-    // The whole list on every CPU thread, each file as long per byte as the
-    // largest (as long as it where a size is unknown: a FIFO's).
-    double files = 0.0;
-    for (const BatchItem& item : items_)
-      files += item.bytes > 0 && largest->bytes > 0
-                   ? static_cast<double>(item.bytes) / static_cast<double>(largest->bytes)
-                   : 1.0;
-    const double batch_estimate =
-        file_estimate_ * files / static_cast<double>(std::max(1, cpu_threads()));
+    const double batch_estimate = estimate_cpu_seconds();
     if (trace_on())
       trace(("batch: the largest file should take the CPU ~" + fmt("%.3f", file_estimate_) +
              " s on one thread, the batch ~" + fmt("%.3f", batch_estimate) + " s on " +
@@ -1344,7 +1390,9 @@ private:
       use_devices(0);
       return;
     }
-    if (!list_devices_early()) { // no thread to spare: list them here
+    if (options_.narrow_visible_devices)
+      narrow_to_one_gpu_for_light_files(); // before the driver's thread starts
+    if (!list_devices_early()) {           // no thread to spare: list them here
       beside_ = false;
       use_devices(count_devices());
       start_contexts();
@@ -2169,6 +2217,7 @@ private:
   DeviceStarts starts_;
   bool beside_ = false;    // backend auto: CPU workers while the GPUs start
   bool cpu_alone_ = false; // backend auto: the CPU ends the batch before a GPU would start
+  bool driver_after_estimate_ = false; // narrow_visible_devices: the driver waits for the list
   // Backend auto: the largest file's CPU seconds on one thread (infinite: unknown).
   double file_estimate_ = std::numeric_limits<double>::infinity();
   bool cpu_yields_ = false; // the GPUs start: CPU workers take no new file (guarded)

@@ -142,6 +142,15 @@ struct BatchOptions {
   // _Exit): the batch does not wait for a CUDA driver or context start still
   // under way when every file is done. Elsewhere (Python) it waits for it.
   bool detach_device_start = false;
+  // The process is the batch's own (the CLI): before the CUDA driver starts,
+  // the batch cuts CUDA_VISIBLE_DEVICES to the GPUs it can use
+  // (pipeline/visible_devices.hpp), since the driver's start grows with every
+  // GPU it sees: execution.device's up to the highest, and for the default
+  // (every GPU) GPU 0 alone where the files are light work (under 0.6 s of
+  // one CPU core each, batch_cpu_helps), which the host's reading and
+  // writing bound, not the GPUs. Elsewhere (Python, where the process may
+  // hold other CUDA users) the environment is left alone.
+  bool narrow_visible_devices = false;
   // Lines for the user (no trailing newline). Failures are logged even when quiet.
   std::function<void(const std::string&)> log;
   // Runs one file; default run_pipeline. Tests inject a fake to exercise the

@@ -12,6 +12,10 @@ and an output pipe closed mid-decode leaves no child.
 .m4a outputs are AAC encoded by the same child (--quality sets the bit rate),
 equal to the WAV run within AAC's noise, committed whole or not at all (an
 encoder that fails, SIGINT during the encode).
+The decode child also shows which GPUs sigstream's CUDA driver was left to
+see: a filter's one device and a batch's execution.device list cut
+CUDA_VISIBLE_DEVICES to the entries up to the highest index (issue P11),
+--backend cpu and a batch on every GPU leave it as it was.
 Every case skips where ffmpeg is not installed.
 
 Usage: python3 test_ffmpeg_cli.py PATH_TO_sigstream
@@ -333,5 +337,43 @@ def standard_input_and_a_closed_output():
         " and ".join(names), err.strip().splitlines()[-1][:100])
 
 
+def driver_sees_only_the_devices_used():
+    """A wrapper that records CUDA_VISIBLE_DEVICES as the decode child got it: what sigstream set
+    before its driver started (the child inherits the environment)."""
+    need_ffmpeg()
+    write_pcm16("vis.wav", programme(1.5, 21))
+    ffmpeg("-i", "vis.wav", "-c:a", "aac", "vis.m4a")
+    os.makedirs("visin", exist_ok=True)
+    shutil.copy("vis.m4a", "visin/a.m4a")
+    with open("env-ffmpeg", "w") as f:
+        f.write("#!/bin/sh\necho \"${CUDA_VISIBLE_DEVICES-unset}\" >> seen.txt\nexec ffmpeg \"$@\"\n")
+    os.chmod("env-ffmpeg", 0o755)
+    base = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
+    base["SIGSTREAM_FFMPEG"] = os.path.abspath("env-ffmpeg")
+    with open("vis.yaml", "w") as f:
+        f.write("version: 1\nstages: [{type: gain, db: -2}]\nbatch: {out_dir: visout}\n")
+    cases = [
+        (["filter", "vis.m4a", "o1.wav", "--lowpass", "3000"], {}, "0"),
+        (["filter", "vis.m4a", "o2.wav", "--lowpass", "3000"], {"CUDA_VISIBLE_DEVICES": "3,1,2"}, "3"),
+        (["filter", "vis.m4a", "o3.wav", "--lowpass", "3000", "--backend", "cpu"],
+         {"CUDA_VISIBLE_DEVICES": "3,1,2"}, "3,1,2"),
+        (["filter", "vis.m4a", "o4.wav", "--lowpass", "3000", "--backend", "cpu"], {}, "unset"),
+        (["batch", "vis.yaml", "visin", "--force", "--set", "execution.device=[1]"], {}, "0,1"),
+        (["batch", "vis.yaml", "visin", "--force", "--set", "execution.device=[0]"],
+         {"CUDA_VISIBLE_DEVICES": "GPU-aa,GPU-bb"}, "GPU-aa"),
+        (["batch", "vis.yaml", "visin", "--force"], {"CUDA_VISIBLE_DEVICES": "2,0"}, "2,0"),
+        (["batch", "vis.yaml", "visin", "--force"], {}, "unset"),
+    ]
+    for args, extra, want in cases:
+        if os.path.exists("seen.txt"):
+            os.remove("seen.txt")
+        p = sh(args, env=dict(base, **extra))
+        assert p.returncode == 0, (args, p.returncode, p.stderr)
+        seen = open("seen.txt").read().split()
+        assert seen and all(v == want for v in seen), (args, extra, seen, want)
+    return "%d commands: the decode child saw the variable cut to the devices used" % len(cases)
+
+
 run_cases([fixtures_give_ffmpegs_samples, batch_walk_and_normalize, corrupt_and_missing,
-           sigint_leaves_no_child, m4a_outputs, standard_input_and_a_closed_output], BIN, "sigstream-ffmpeg-")
+           sigint_leaves_no_child, m4a_outputs, standard_input_and_a_closed_output,
+           driver_sees_only_the_devices_used], BIN, "sigstream-ffmpeg-")

@@ -14,12 +14,14 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -1270,6 +1272,63 @@ TEST_F(BatchBesideGpus, FilesTooLongForTheCpuGoToTheGpusOnly) {
     ASSERT_EQ(devs.size(), 1U) << input << " ran on the CPU";
   ASSERT_EQ(s.devices.size(), 2U);
   EXPECT_EQ(s.devices[0].device, 0);
+}
+
+// With narrow_visible_devices (the CLI's batch) CUDA_VISIBLE_DEVICES is cut
+// before the driver is asked: to GPU 0 for light files under auto and CUDA,
+// to execution.device's highest where the list is given; left as it was for
+// heavy files on every GPU, for the CPU backend, and without the option
+// (Python). A given variable keeps its own entries.
+TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheNamedOnes) {
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
+  struct Case {
+    const char* what;
+    std::optional<BackendKind> backend;
+    std::vector<int> devices;
+    double file_s;
+    bool narrow;
+    const char* start; // CUDA_VISIBLE_DEVICES before (nullptr: unset)
+    const char* want;  // after (nullptr: unset)
+  };
+  const std::vector<Case> cases = {
+      {"auto, light", std::nullopt, {}, 0.06, true, nullptr, "0"},
+      {"auto, light, given", std::nullopt, {}, 0.06, true, "5,4,6", "5"},
+      {"auto, heavy", std::nullopt, {}, 5.0, true, "5,4,6", "5,4,6"},
+      {"cuda, light", BackendKind::cuda, {}, 0.06, true, "5,4,6", "5"},
+      {"cuda, heavy", BackendKind::cuda, {}, 5.0, true, nullptr, nullptr},
+      {"cuda, named", BackendKind::cuda, {1, 0}, 5.0, true, "5,4,6", "5,4"},
+      {"auto, named", std::nullopt, {1}, 0.06, true, nullptr, "0,1"},
+      {"cpu", BackendKind::cpu, {1}, 0.06, true, "5,4,6", "5,4,6"},
+      {"not the process's own", std::nullopt, {}, 0.06, false, "5,4,6", "5,4,6"},
+  };
+  for (const Case& k : cases) {
+    if (k.start != nullptr)
+      ::setenv("CUDA_VISIBLE_DEVICES", k.start, 1);
+    else
+      ::unsetenv("CUDA_VISIBLE_DEVICES");
+    FakeRuns fake;
+    std::atomic<int> listed{0};
+    BatchOptions o = listing(fake, listed, 2);
+    o.backend = k.backend;
+    o.force = true;
+    o.narrow_visible_devices = k.narrow;
+    o.cpu_file_estimate = [f = k.file_s](const Plan&) { return f; };
+    Config c = config("{type: gain, name: g, db: -3}");
+    c.execution.devices = k.devices;
+    const BatchSummary s = run_batch(c, o);
+    EXPECT_EQ(s.ok, kFiles) << k.what;
+    const char* now = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (k.want == nullptr)
+      EXPECT_EQ(now, nullptr) << k.what << ": " << now;
+    else
+      EXPECT_STREQ(now, k.want) << k.what;
+  }
+  if (saved)
+    ::setenv("CUDA_VISIBLE_DEVICES", saved->c_str(), 1);
+  else
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
 TEST(BatchDevicesNone, CudaWithoutADeviceIsAnErrorAndAutoFallsBackToTheCpu) {

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# P11 (stop 43) on a multi-GPU lease, the final build: the CUDA tests (every
+# GPU of the lease, so the multi-GPU ones run), then OLD (default
+# .gpu/bin/sigstream_old: the driver sees every GPU) against NEW
+# (.gpu/bin/sigstream), alternating, ROUNDS (default 2), process wall, with
+# their defaults (no execution.device): `filter` of one file; the io config
+# (IO_FILES=800) under --backend cuda and auto; the GPU-bound config
+# (GPU_FILES=300) under --backend cuda; and one traced NEW run of each batch
+# (what the driver saw, its start). Logs to $OUT.
+set -uo pipefail
+export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+NEW=${NEW:-.gpu/bin/sigstream}; OLD=${OLD:-.gpu/bin/sigstream_old}
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+nvidia-smi --query-gpu=index,name --format=csv,noheader | head -1; echo "GPUs: $(nvidia-smi -L | wc -l), cores: $(nproc)"
+if [ "${CHECKS:-1}" = 1 ]; then
+  t0=$(date +%s%N); .gpu/bin/sigstream_cuda_tests --gtest_brief=1 > "$OUT/cuda_tests.txt" 2>&1
+  echo "cuda tests rc $? ($(ms $t0) ms)"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED" "$OUT/cuda_tests.txt" | tail -6
+fi
+python3 bench/batch_bench.py --bin "$PWD/$NEW" --floor .gpu/bin/bench_cpu_io_floor --files "${IO_FILES:-800}" \
+  --work /tmp/bb_io --config io --skip-loop --runs 2 2>&1 | grep -E "inputs:|io floor x"
+python3 bench/batch_bench.py --bin "$PWD/$NEW" --floor .gpu/bin/bench_cpu_io_floor --backend cuda \
+  --files "${GPU_FILES:-300}" --work /tmp/bb_gpu --config gpu --skip-loop --runs 1 2>&1 | grep -E "inputs:"
+C=/tmp/bb_io/batch_bench.yaml; G=/tmp/bb_gpu/batch_bench.yaml
+one=$(ls /tmp/bb_io/in_*/* | head -1)
+timed() {
+  local label=$1; shift; rm -rf /tmp/po && mkdir /tmp/po
+  local t0=$(date +%s%N); "$@" >/dev/null 2>/tmp/err.txt || { echo "failed: $label"; tail -2 /tmp/err.txt; }
+  echo "$label: $(ms $t0) ms"
+}
+for r in $(seq ${ROUNDS:-2}); do
+  echo "== round $r"
+  for b in $OLD $NEW; do timed "filter, $(basename $b)" $b filter "$one" /tmp/po/o.wav --lowpass 3000 --quiet; done
+  for mode in cuda auto; do
+    for b in $OLD $NEW; do timed "io $mode, $(basename $b)" $b batch $C --quiet --no-progress --out-dir /tmp/po --backend $mode; done
+  done
+  for b in $OLD $NEW; do timed "gpu-bound cuda, $(basename $b)" $b batch $G --quiet --no-progress --out-dir /tmp/po --backend cuda; done
+done
+for spec in "io cuda $C" "io auto $C" "gpu cuda $G"; do
+  set -- $spec; rm -rf /tmp/po && mkdir /tmp/po
+  SIGSTREAM_TRACE=1 $NEW batch $3 --quiet --no-progress --out-dir /tmp/po --backend $2 > /dev/null 2> "$OUT/trace_$1_$2.txt"
+  echo "trace $1 $2: $(grep -E 'driver sees|driver initialised' "$OUT/trace_$1_$2.txt" | head -2 | awk '{printf "%s ms %s; ", $3, substr($0, index($0,$6))}')files per device: $(python3 -c "
+import json; s=json.load(open('/tmp/po/batch_summary.json')); print(', '.join(f'{d[\"device\"]}: {d[\"files\"]}' for d in s['devices']))")"
+done
