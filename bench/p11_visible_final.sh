@@ -3,7 +3,7 @@
 # GPU of the lease, so the multi-GPU ones run), then OLD (default
 # .gpu/bin/sigstream_old: the driver sees every GPU) against NEW
 # (.gpu/bin/sigstream), alternating, ROUNDS (default 2), process wall, with
-# their defaults (no execution.device): `filter` of one file; the io config
+# their defaults (no execution.device): `filter --backend cuda` of one file; the io config
 # (IO_FILES=800) under --backend cuda and auto; the GPU-bound config
 # (GPU_FILES=300) under --backend cuda; and one traced NEW run of each batch
 # (what the driver saw, its start). Logs to $OUT.
@@ -30,7 +30,7 @@ timed() {
 }
 for r in $(seq ${ROUNDS:-2}); do
   echo "== round $r"
-  for b in $OLD $NEW; do timed "filter, $(basename $b)" $b filter "$one" /tmp/po/o.wav --lowpass 3000 --quiet; done
+  for b in $OLD $NEW; do timed "filter --backend cuda, $(basename $b)" $b filter "$one" /tmp/po/o.wav --lowpass 3000 --backend cuda --quiet; done
   for mode in cuda auto; do
     for b in $OLD $NEW; do timed "io $mode, $(basename $b)" $b batch $C --quiet --no-progress --out-dir /tmp/po --backend $mode; done
   done

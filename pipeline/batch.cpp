@@ -1252,7 +1252,8 @@ private:
       if (!config_.execution.devices.empty())
         let_the_driver_see_through(
             *std::max_element(config_.execution.devices.begin(), config_.execution.devices.end()));
-      else if (kind_ == BackendKind::cuda) {
+      else if (kind_ == BackendKind::cuda && (options_.count_devices != nullptr ||
+                                              (cuda_built() && fs::exists("/dev/nvidiactl")))) {
         // How many GPUs the driver should see depends on the files: asked
         // once they are listed (use_devices_after_estimate).
         backend_ = "cuda";
@@ -1301,9 +1302,11 @@ private:
   // 800 files on GPU 0 1.08-1.59 s, on 0,1 1.37-1.49 s, on all four
   // 1.93-1.97 s; 2,400 files 2.37-2.84 / 2.52-2.55 / 3.37-3.47 s. Heavier
   // files keep every GPU (65,536 taps: 300 files took 2.8-2.9 s on one
-  // GPU and 2.2-2.3 s on two).
+  // GPU and 2.2-2.3 s on two). "Light" is the largest file's estimate.
+  // Not for a shard: shards started side by side on one host without a GPU
+  // each would all land on GPU 0.
   void narrow_to_one_gpu_for_light_files() {
-    if (batch_cpu_helps(file_estimate_))
+    if (batch_cpu_helps(file_estimate_) && !options_.shard)
       let_the_driver_see_through(0);
   }
 

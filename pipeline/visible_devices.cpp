@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "core/trace.hpp"
 
@@ -14,20 +15,30 @@ std::optional<std::string> visible_devices_through(const char* current, int high
     return std::nullopt;
   std::string out;
   if (current == nullptr) {
+    // A device past any host's count (a typo such as 100000) is left to the
+    // driver's "does not exist": no list that long is built.
+    if (highest >= kMostDevicesNarrowed)
+      return std::nullopt;
     for (int d = 0; d <= highest; ++d)
       out += (d > 0 ? "," : "") + std::to_string(d);
     return out;
   }
   // The entries as given (indices, GPU-/MIG- UUIDs); the first highest + 1
-  // of them name the same devices at the same indices.
+  // of them name the same devices at the same indices. A list with an empty
+  // or a repeated entry among those is left as it is: how the driver reads
+  // it is not ours to guess.
   const std::string_view s(current);
-  if (s.empty())
-    return std::nullopt; // sees none: the driver's message stays the one to give
+  std::vector<std::string_view> kept;
   std::size_t at = 0;
-  for (int kept = 0; kept <= highest; ++kept) {
+  while (static_cast<int>(kept.size()) <= highest) {
     const std::size_t comma = s.find(',', at);
     if (comma == std::string_view::npos)
       return std::nullopt; // no more entries than the command may use
+    const std::string_view entry = s.substr(at, comma - at);
+    if (entry.find_first_not_of(" \t") == std::string_view::npos ||
+        std::find(kept.begin(), kept.end(), entry) != kept.end())
+      return std::nullopt;
+    kept.push_back(entry);
     at = comma + 1;
   }
   return std::string(s.substr(0, at - 1));

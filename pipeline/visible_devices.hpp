@@ -19,6 +19,9 @@
 
 namespace sigstream {
 
+// Unset, the variable is narrowed for devices 0..highest only below this.
+inline constexpr int kMostDevicesNarrowed = 64;
+
 // What CUDA_VISIBLE_DEVICES should become so that the driver sees only the
 // GPUs 0..highest of those it sees now (`current`: the variable's value,
 // nullptr where it is unset), or nullopt where it already sees no more.

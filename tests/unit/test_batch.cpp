@@ -1311,6 +1311,14 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheNamedOnes) {
     FakeRuns fake;
     std::atomic<int> listed{0};
     BatchOptions o = listing(fake, listed, 2);
+    // What the driver would have seen, taken as it is asked.
+    std::optional<std::string> asked_with;
+    o.count_devices = [&] {
+      ++listed;
+      if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
+        asked_with = v;
+      return 2;
+    };
     o.backend = k.backend;
     o.force = true;
     o.narrow_visible_devices = k.narrow;
@@ -1320,10 +1328,31 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheNamedOnes) {
     const BatchSummary s = run_batch(c, o);
     EXPECT_EQ(s.ok, kFiles) << k.what;
     const char* now = std::getenv("CUDA_VISIBLE_DEVICES");
-    if (k.want == nullptr)
+    if (k.want == nullptr) {
       EXPECT_EQ(now, nullptr) << k.what << ": " << now;
-    else
+      EXPECT_EQ(asked_with, std::nullopt) << k.what;
+    } else {
       EXPECT_STREQ(now, k.want) << k.what;
+      if (k.backend != BackendKind::cpu) {
+        EXPECT_EQ(listed.load(), 1) << k.what;
+        EXPECT_EQ(asked_with, std::optional<std::string>(k.want)) << k.what;
+      }
+    }
+  }
+  // A shard of light files keeps every GPU (shards side by side on one host
+  // would all land on GPU 0).
+  ::setenv("CUDA_VISIBLE_DEVICES", "5,4,6", 1);
+  {
+    FakeRuns fake;
+    std::atomic<int> listed{0};
+    BatchOptions o = listing(fake, listed, 2);
+    o.force = true;
+    o.narrow_visible_devices = true;
+    o.cpu_file_estimate = [](const Plan&) { return 0.06; };
+    o.shard = BatchShard{0, 2};
+    const BatchSummary s = run_batch(config("{type: gain, name: g, db: -3}"), o);
+    EXPECT_EQ(s.ok, kFiles / 2);
+    EXPECT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "5,4,6");
   }
   if (saved)
     ::setenv("CUDA_VISIBLE_DEVICES", saved->c_str(), 1);

@@ -17,7 +17,8 @@ namespace {
 
 Config config_with(const std::string& execution) {
   return parse_config("version: 1\nsource: {file: in.wav}\nstages: [{type: gain, db: -3}]\n"
-                      "execution: {" + execution + "}\n",
+                      "execution: {" +
+                          execution + "}\n",
                       "test");
 }
 
@@ -44,6 +45,19 @@ TEST(VisibleDevices, NeverMoreThanWereVisible) {
   EXPECT_EQ(visible_devices_through("", 0), std::nullopt);
 }
 
+TEST(VisibleDevices, WhatItCannotReadSafelyIsLeftAlone) {
+  // An empty or repeated entry among those kept: how the driver reads it is its own.
+  EXPECT_EQ(visible_devices_through(",0,1", 0), std::nullopt);
+  EXPECT_EQ(visible_devices_through("0, ,1,2", 1), std::nullopt);
+  EXPECT_EQ(visible_devices_through("0,0,1", 1), std::nullopt);
+  EXPECT_EQ(visible_devices_through("0,1,", 1), "0,1");
+  EXPECT_EQ(visible_devices_through("0,1,,2", 0), "0");
+  // A device past any host (a typo) builds no list: the driver's message says so.
+  EXPECT_EQ(visible_devices_through(nullptr, kMostDevicesNarrowed - 1)->size(), 181U);
+  EXPECT_EQ(visible_devices_through(nullptr, kMostDevicesNarrowed), std::nullopt);
+  EXPECT_EQ(visible_devices_through(nullptr, 2147483647), std::nullopt);
+}
+
 TEST(VisibleDevices, TheDevicesACommandCanUse) {
   // A run or filter uses one GPU: execution.device's first, 0 by default.
   EXPECT_EQ(highest_device_used(config_with("backend: auto"), false), 0);
@@ -59,7 +73,8 @@ TEST(VisibleDevices, TheDevicesACommandCanUse) {
 
 TEST(VisibleDevices, SetsTheVariableOnlyWhereItNarrowsIt) {
   const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
-  const std::optional<std::string> saved = before ? std::optional<std::string>(before) : std::nullopt;
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
   ::setenv("CUDA_VISIBLE_DEVICES", "1,0,2", 1);
   EXPECT_EQ(see_only_devices_used(config_with("backend: cuda"), true), std::nullopt);
   EXPECT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "1,0,2");
