@@ -7,10 +7,9 @@
 # rounds, process wall, and one trace each (lanes, commits, exit). The
 # one-process-per-core floor in the same run. Logs to $OUT.
 set -uo pipefail
-export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+. bench/p11_lib.sh
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 T=.gpu/bin/sigstream_cuda_tests
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 nvidia-smi --query-gpu=name --format=csv,noheader; echo "cores: $(nproc)"
 if [ "${CHECKS:-1}" = 1 ]; then
   t0=$(date +%s%N); $T --gtest_brief=1 > "$OUT/cuda_tests.txt" 2>&1; echo "cuda tests rc $? ($(ms $t0) ms)"
@@ -33,10 +32,7 @@ C=/tmp/bb_io/batch_bench.yaml
 for r in $(seq ${ROUNDS:-3}); do
   for mode in "--backend cuda" ""; do
     for b in $BINS; do
-      rm -rf /tmp/po && mkdir /tmp/po
-      t0=$(date +%s%N)
-      $b batch $C --quiet --no-progress --out-dir /tmp/po $mode >/dev/null 2>&1 || echo failed
-      echo "round $r, $(basename $b) ${mode:-(auto)}: $(ms $t0) ms"
+      timed "round $r, $(basename $b) ${mode:-(auto)}" $b batch $C --quiet --no-progress --out-dir /tmp/po $mode
     done
   done
 done

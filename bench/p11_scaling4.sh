@@ -14,10 +14,9 @@
 #     GPU, alternating, two rounds, process wall.
 # Logs to $OUT.
 set -uo pipefail
-export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+. bench/p11_lib.sh
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 S=$PWD/.gpu/bin/sigstream
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 nvidia-smi --query-gpu=index,name,persistence_mode --format=csv,noheader; echo "cores: $(nproc)"
 all=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
 for d in 0 "$all"; do
@@ -57,10 +56,7 @@ C=/tmp/bb_io/batch_bench.yaml
 for r in 1 2; do
   for mode in "" "--backend cuda --set execution.device=[0]" "--backend cuda"; do
     for B in $BINS; do
-      rm -rf /tmp/po && mkdir /tmp/po
-      t0=$(date +%s%N)
-      $B batch $C --quiet --no-progress --out-dir /tmp/po $mode >/dev/null 2>&1 || echo failed
-      echo "round $r, $(basename $B) ${mode:-(auto)}: $(ms $t0) ms"
+      timed "round $r, $(basename $B) ${mode:-(auto)}" $B batch $C --quiet --no-progress --out-dir /tmp/po $mode
     done
   done
 done

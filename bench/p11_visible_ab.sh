@@ -14,25 +14,14 @@
 #       GPU at once, each seeing only its GPU, against one seeing all.
 # The floor (one process per core) from batch_bench. Logs to stdout.
 set -uo pipefail
-export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+. bench/p11_lib.sh
 NEW=${NEW:-.gpu/bin/sigstream}; OLD=${OLD:-.gpu/bin/sigstream_old}
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 nvidia-smi --query-gpu=index,name,persistence_mode --format=csv,noheader; echo "cores: $(nproc)"
 n=$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)
-python3 bench/batch_bench.py --bin "$PWD/$NEW" --floor .gpu/bin/bench_cpu_io_floor --files "${IO_FILES:-800}" \
-  --work /tmp/bb_io --config io --skip-loop --runs 2 2>&1 | grep -E "inputs:|io floor x"
-python3 bench/batch_bench.py --bin "$PWD/$NEW" --floor .gpu/bin/bench_cpu_io_floor --backend cuda \
-  --files "${GPU_FILES:-300}" --work /tmp/bb_gpu --config gpu --skip-loop --runs 1 2>&1 | grep -E "inputs:"
-C=/tmp/bb_io/batch_bench.yaml; G=/tmp/bb_gpu/batch_bench.yaml
-one=$(ls /tmp/bb_io/in_*/* | head -1)
-timed() { # label, command...
-  local label=$1; shift; rm -rf /tmp/po && mkdir /tmp/po
-  local t0=$(date +%s%N); "$@" >/dev/null 2>/tmp/err.txt || { echo "failed: $label"; tail -2 /tmp/err.txt; }
-  echo "$label: $(ms $t0) ms"
-}
+make_inputs "$NEW" "${IO_FILES:-800}" "${GPU_FILES:-300}"
 for r in $(seq ${ROUNDS:-3}); do
   echo "== round $r"
-  for b in $OLD $NEW; do timed "filter, $(basename $b)" $b filter "$one" /tmp/po/o.wav --lowpass 3000 --backend cuda --quiet; done
+  for b in $OLD $NEW; do timed "filter, $(basename $b)" $b filter "$ONE" /tmp/po/o.wav --lowpass 3000 --backend cuda --quiet; done
   for b in $OLD $NEW; do timed "io [0], $(basename $b)" $b batch $C --quiet --no-progress --out-dir /tmp/po --backend cuda --set "execution.device=[0]"; done
   timed "io all $n GPUs, $(basename $NEW)" $NEW batch $C --quiet --no-progress --out-dir /tmp/po --backend cuda
   timed "io auto, $(basename $NEW)" $NEW batch $C --quiet --no-progress --out-dir /tmp/po

@@ -8,29 +8,18 @@
 # (GPU_FILES=300) under --backend cuda; and one traced NEW run of each batch
 # (what the driver saw, its start). Logs to $OUT.
 set -uo pipefail
-export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+. bench/p11_lib.sh
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 NEW=${NEW:-.gpu/bin/sigstream}; OLD=${OLD:-.gpu/bin/sigstream_old}
-ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 nvidia-smi --query-gpu=index,name --format=csv,noheader | head -1; echo "GPUs: $(nvidia-smi -L | wc -l), cores: $(nproc)"
 if [ "${CHECKS:-1}" = 1 ]; then
   t0=$(date +%s%N); .gpu/bin/sigstream_cuda_tests --gtest_brief=1 > "$OUT/cuda_tests.txt" 2>&1
   echo "cuda tests rc $? ($(ms $t0) ms)"; grep -E "^\[  (PASSED|FAILED|SKIPPED)|FAILED" "$OUT/cuda_tests.txt" | tail -6
 fi
-python3 bench/batch_bench.py --bin "$PWD/$NEW" --floor .gpu/bin/bench_cpu_io_floor --files "${IO_FILES:-800}" \
-  --work /tmp/bb_io --config io --skip-loop --runs 2 2>&1 | grep -E "inputs:|io floor x"
-python3 bench/batch_bench.py --bin "$PWD/$NEW" --floor .gpu/bin/bench_cpu_io_floor --backend cuda \
-  --files "${GPU_FILES:-300}" --work /tmp/bb_gpu --config gpu --skip-loop --runs 1 2>&1 | grep -E "inputs:"
-C=/tmp/bb_io/batch_bench.yaml; G=/tmp/bb_gpu/batch_bench.yaml
-one=$(ls /tmp/bb_io/in_*/* | head -1)
-timed() {
-  local label=$1; shift; rm -rf /tmp/po && mkdir /tmp/po
-  local t0=$(date +%s%N); "$@" >/dev/null 2>/tmp/err.txt || { echo "failed: $label"; tail -2 /tmp/err.txt; }
-  echo "$label: $(ms $t0) ms"
-}
+make_inputs "$NEW" "${IO_FILES:-800}" "${GPU_FILES:-300}"
 for r in $(seq ${ROUNDS:-2}); do
   echo "== round $r"
-  for b in $OLD $NEW; do timed "filter --backend cuda, $(basename $b)" $b filter "$one" /tmp/po/o.wav --lowpass 3000 --backend cuda --quiet; done
+  for b in $OLD $NEW; do timed "filter --backend cuda, $(basename $b)" $b filter "$ONE" /tmp/po/o.wav --lowpass 3000 --backend cuda --quiet; done
   for mode in cuda auto; do
     for b in $OLD $NEW; do timed "io $mode, $(basename $b)" $b batch $C --quiet --no-progress --out-dir /tmp/po --backend $mode; done
   done

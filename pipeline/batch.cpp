@@ -1239,21 +1239,15 @@ private:
     // CPU alone and the devices listed beside the CPU workers, not before
     // the first file. Such a batch's record says "auto" whatever ran each file.
     beside_ = kind_ == BackendKind::automatic && options_.device_count_override < 0 &&
-              config_.execution.devices.empty() &&
-              (options_.count_devices != nullptr || (cuda_built() && fs::exists("/dev/nvidiactl")));
+              config_.execution.devices.empty() && driver_may_exist();
     if (beside_) {
       backend_ = "auto";
       return;
     }
-    // A CPU batch never asks the driver: its start (1 s on a 4-GPU host) was
-    // most of a short CPU batch's time.
-    if (kind_ != BackendKind::cpu && options_.device_count_override < 0 &&
-        options_.narrow_visible_devices) {
-      if (!config_.execution.devices.empty())
-        let_the_driver_see_through(
-            *std::max_element(config_.execution.devices.begin(), config_.execution.devices.end()));
-      else if (kind_ == BackendKind::cuda && (options_.count_devices != nullptr ||
-                                              (cuda_built() && fs::exists("/dev/nvidiactl")))) {
+    if (options_.device_count_override < 0 && options_.narrow_visible_devices) {
+      if (const auto highest = highest_device_used(config_.execution.devices, kind_, true))
+        let_the_driver_see_through(*highest);
+      else if (kind_ == BackendKind::cuda && driver_may_exist()) {
         // How many GPUs the driver should see depends on the files: asked
         // once they are listed (use_devices_after_estimate).
         backend_ = "cuda";
@@ -1261,9 +1255,17 @@ private:
         return;
       }
     }
+    // A CPU batch never asks the driver: its start (1 s on a 4-GPU host) was
+    // most of a short CPU batch's time.
     use_devices(options_.device_count_override >= 0 ? options_.device_count_override
                 : kind_ == BackendKind::cpu         ? 0
                                                     : count_devices());
+  }
+
+  // Whether asking the driver can find a GPU: an injected counter (tests), or
+  // a CUDA build on a machine with the NVIDIA driver.
+  [[nodiscard]] bool driver_may_exist() const {
+    return options_.count_devices != nullptr || (cuda_built() && fs::exists("/dev/nvidiactl"));
   }
 
   // The largest file's CPU seconds on one thread (file_estimate_: infinity

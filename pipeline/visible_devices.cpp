@@ -44,15 +44,19 @@ std::optional<std::string> visible_devices_through(const char* current, int high
   return std::string(s.substr(0, at - 1));
 }
 
-std::optional<int> highest_device_used(const Config& config, bool batch) {
-  const ExecutionSpec& e = config.execution;
-  if (e.backend == BackendKind::cpu)
+std::optional<int> highest_device_used(const std::vector<int>& devices, BackendKind kind,
+                                       bool batch) {
+  if (kind == BackendKind::cpu)
     return std::nullopt;
   if (!batch)
-    return e.devices.empty() ? 0 : e.devices.front();
-  if (e.devices.empty())
+    return devices.empty() ? 0 : devices.front();
+  if (devices.empty())
     return std::nullopt;
-  return *std::max_element(e.devices.begin(), e.devices.end());
+  return *std::max_element(devices.begin(), devices.end());
+}
+
+std::optional<int> highest_device_used(const Config& config, bool batch) {
+  return highest_device_used(config.execution.devices, config.execution.backend, batch);
 }
 
 std::optional<std::string> let_the_driver_see_through(int highest) {

@@ -14,6 +14,7 @@
 // command's own: the CLI, never the Python module.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "pipeline/config.hpp"
 
@@ -31,6 +32,10 @@ inline constexpr int kMostDevicesNarrowed = 64;
 // 0 by default) or batch (its execution.device list; empty = every GPU)
 // can use, or nullopt where it may use any GPU or none (backend cpu).
 [[nodiscard]] std::optional<int> highest_device_used(const Config& config, bool batch);
+// The same for `devices` (execution.device) under backend `kind`, for a
+// caller that resolved the backend itself (a batch's --backend, a CPU-only stage).
+[[nodiscard]] std::optional<int> highest_device_used(const std::vector<int>& devices,
+                                                     BackendKind kind, bool batch);
 
 // Cuts CUDA_VISIBLE_DEVICES to the GPUs 0..highest (visible_devices_through)
 // and says so in the trace. Call it before any CUDA call and while no other

@@ -1,0 +1,24 @@
+# Sourced by the P11 device scripts (bench/p11_*.sh): the bundle's libraries,
+# a millisecond clock and a timed run, and the io / GPU-bound inputs.
+export LD_LIBRARY_PATH=$PWD/.gpu/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# Milliseconds since $1 (a `date +%s%N`).
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+# timed LABEL COMMAND...: runs COMMAND into an emptied /tmp/po, prints "LABEL: N ms"
+# (and its last error lines when it fails).
+timed() {
+  local label=$1; shift; rm -rf /tmp/po && mkdir /tmp/po
+  local t0; t0=$(date +%s%N)
+  "$@" >/dev/null 2>/tmp/err.txt || { echo "failed: $label"; tail -2 /tmp/err.txt; }
+  echo "$label: $(ms "$t0") ms"
+}
+# make_inputs BIN IO_FILES GPU_FILES: the io config's inputs (and its floor,
+# printed) in /tmp/bb_io and the GPU-bound config's in /tmp/bb_gpu; sets C
+# and G (their configs) and ONE (an io input).
+make_inputs() {
+  python3 bench/batch_bench.py --bin "$PWD/$1" --floor .gpu/bin/bench_cpu_io_floor --files "$2" \
+    --work /tmp/bb_io --config io --skip-loop --runs 2 2>&1 | grep -E "inputs:|io floor x"
+  python3 bench/batch_bench.py --bin "$PWD/$1" --floor .gpu/bin/bench_cpu_io_floor --backend cuda \
+    --files "$3" --work /tmp/bb_gpu --config gpu --skip-loop --runs 1 2>&1 | grep -E "inputs:"
+  C=/tmp/bb_io/batch_bench.yaml; G=/tmp/bb_gpu/batch_bench.yaml
+  ONE=$(ls /tmp/bb_io/in_*/* | head -1)
+}
