@@ -1641,7 +1641,7 @@ private:
   }
 
   void run_one(std::size_t idx, const BatchWorker& w, std::unique_ptr<Backend>& kept,
-               std::function<void()> backend_ready) {
+               RunThreads& threads, std::function<void()> backend_ready) {
     BatchFileResult& r = summary_.files[idx];
     if (!options_.force && committed_meanwhile(r, deps_, options_.verify, fingerprint_)) {
       say("batch: " + r.item.input +
@@ -1659,6 +1659,7 @@ private:
     // The worker's backend goes from file to file (its lanes, steps and
     // buffers made once), as long as the files' plans fit it.
     ro.kept_backend = &kept;
+    ro.threads = &threads;
     ro.backend_ready = std::move(backend_ready);
     r.device = w.device;
     const auto f0 = std::chrono::steady_clock::now();
@@ -1669,8 +1670,11 @@ private:
       // The old record goes first and the new one comes last: in between (a
       // kill after the pipeline replaced the audio of a run made with another
       // config) the file is incomplete, never up to date with that record.
-      std::error_code ec;
-      fs::remove(r.item.stats_json, ec);
+      // (Looked for first: an unlink locks the folder even for a name that
+      // is not there, and a fresh batch's files have none.)
+      std::error_code ec, absent;
+      if (fs::exists(fs::symlink_status(r.item.stats_json, absent)))
+        fs::remove(r.item.stats_json, ec);
       if (ec)
         throw Error(ErrorKind::io,
                     r.item.stats_json + ": cannot remove the previous statistics: " + ec.message());
@@ -1798,6 +1802,9 @@ private:
     // or Python worker runs a batch call per file), else made by the first file.
     std::unique_ptr<Backend> kept =
         ready && w.device >= 0 ? idle_backends().take(w.device) : nullptr;
+    // Its files' readers and writers, on threads made once (by this thread:
+    // they run at its priority).
+    RunThreads threads;
     bool first = true, said_ready = false, gpu_took_over = false;
     while (ready) {
       std::size_t idx = 0;
@@ -1824,7 +1831,7 @@ private:
           if (d >= 0 && beside_ && trace_on())
             trace(("batch: a worker of device " + std::to_string(d) + " holds its lanes").c_str());
         };
-      run_one(idx, w, kept, ready_once);
+      run_one(idx, w, kept, threads, ready_once);
       if (ready_once)
         ready_once();
       if (!(beside_ && w.device < 0)) // the GPUs' rate is their own

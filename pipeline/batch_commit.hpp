@@ -20,7 +20,11 @@
 // Anything else (the audio not committed, replaced since, another config, a
 // live writer, another host) is left to the normal path: the file is redone
 // and the dead writer's temporaries removed. Kills before the audio commit
-// commit nothing; after it, each output is committed once in all.
+// commit nothing; after it, each output is committed once in all. The
+// folder is listed for a dead writer's temporaries only where the first
+// output a commit puts in place (the audio, else the CSV) is at its path:
+// without it nothing was committed, and the file is redone (a pending
+// statistics-only commit too).
 #include <functional>
 #include <optional>
 

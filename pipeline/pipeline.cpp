@@ -428,7 +428,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   std::atomic<std::int64_t> source_frames{plan.length_known ? plan.source_frames : kUnknownFrames};
   using Clock = std::chrono::steady_clock;
   Clock::duration read_time{}, write_time{};
-  std::thread reader([&] {
+  auto read_chunks = [&] {
     try {
       ChunkReader chunks(*source, plan, pool);
       for (std::int64_t c = 0;; ++c) {
@@ -449,10 +449,10 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     } catch (...) {
       fail(std::current_exception());
     }
-  });
+  };
 
   Progress progress(plan.length_known ? plan.output_frames : 0, plan.output_rate, options.progress);
-  std::thread writer([&] {
+  auto write_chunks = [&] {
     try {
       // Each metrics slot's stage (the output's: past the last stage).
       std::vector<std::size_t> slot_stage(plan.metric_names.size(), plan.stages.size());
@@ -541,7 +541,18 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     } catch (...) {
       fail(std::current_exception());
     }
-  });
+  };
+  // On the caller's kept threads (a batch worker's), else on threads of
+  // their own. Where the writer cannot start, the reader is stopped (fail)
+  // before it is waited for.
+  JoinedTask reader(options.threads ? &options.threads->reader : nullptr, read_chunks);
+  std::optional<JoinedTask> writer;
+  try {
+    writer.emplace(options.threads ? &options.threads->writer : nullptr, write_chunks);
+  } catch (...) {
+    fail(std::current_exception());
+    throw;
+  }
 
   try {
     int in_flight = 0;
@@ -574,7 +585,7 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
     fail(std::current_exception());
   }
   reader.join();
-  writer.join();
+  writer->join();
   progress.finish();
   if (error)
     std::rethrow_exception(error);

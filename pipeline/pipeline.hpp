@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/task_thread.hpp"
 #include "model/report.hpp"
 #include "pipeline/backends/backend.hpp"
 #include "pipeline/config.hpp"
@@ -23,6 +24,11 @@ struct RunReport;
 struct CommitFiles {
   std::optional<FileIdentity> output; // the audio output
   std::optional<FileIdentity> csv;    // stats.csv
+};
+
+// A batch worker's reader and writer threads, kept from file to file.
+struct RunThreads {
+  TaskThread reader, writer;
 };
 
 struct RunOptions {
@@ -42,6 +48,9 @@ struct RunOptions {
   // its own, and leaves its backend here when it ends well (on an error the
   // backend goes, and this is empty). nullptr: the run's backend is its own.
   std::unique_ptr<Backend>* kept_backend = nullptr;
+  // Threads kept from one run to the next (a batch worker's) for the run's
+  // reader and writer; nullptr: the run makes its own (core/task_thread.hpp).
+  RunThreads* threads = nullptr;
   // Called with the finished report after every output is written and
   // finished (the audio's header too) and before any is committed, with the
   // identities of the audio and CSV files about to be committed (nullopt

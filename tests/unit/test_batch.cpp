@@ -642,6 +642,44 @@ TEST_F(Batch, APendingRecordOfAnotherAudioFileOrConfigIsNotTaken) {
   }
 }
 
+TEST_F(Batch, APendingRecordWithNothingCommittedBeforeItIsRedone) {
+  // Statistics alone (no audio, no CSV): the JSON is the file's only commit,
+  // so a dead writer's pending JSON committed nothing; the file is redone
+  // (its commit then happens once) and the temporary swept. So is a pending
+  // record whose audio never reached its path.
+  for (const bool audio : {false, true}) {
+    SCOPED_TRACE(audio ? "the audio not committed" : "statistics alone");
+    fs::remove_all(out());
+    Config c = tree_config();
+    if (!audio) {
+      c.sink.file.reset();
+      c.stats.csv.reset();
+    }
+    ASSERT_EQ(run_batch(c, quiet_options()).ok, 4);
+    const std::string stats = read_bytes(out() / "a_mono8k.json");
+    const fs::path pending = make_pending(out(), test::dead_pid(), false);
+    if (audio)
+      fs::remove(out() / "a_mono8k.wav");
+    std::vector<std::string> lines;
+    BatchOptions o = quiet_options();
+    o.quiet = false;
+    o.log = [&](const std::string& l) { lines.push_back(l); };
+    const BatchSummary s = run_batch(c, o);
+    EXPECT_EQ(status_of(s, "a_mono8k.wav"), BatchStatus::ok) << "redone";
+    EXPECT_EQ(s.skipped, 3);
+    EXPECT_FALSE(fs::exists(pending));
+    EXPECT_FALSE(has_temp_files(out()));
+    EXPECT_EQ(fs::exists(out() / "a_mono8k.wav"), audio);
+    EXPECT_FALSE(fs::exists(out() / "a_mono8k.csv") && !audio);
+    ASSERT_TRUE(fs::exists(out() / "a_mono8k.json"));
+    EXPECT_EQ(json::parse(read_bytes(out() / "a_mono8k.json"))["batch"]["config_fingerprint"],
+              json::parse(stats)["batch"]["config_fingerprint"]);
+    EXPECT_FALSE(std::any_of(lines.begin(), lines.end(), [](const std::string& l) {
+      return l.find("completed the commits") != std::string::npos;
+    }));
+  }
+}
+
 TEST_F(Batch, AWorkerCompletesACommitLeftPendingSinceTheBatchStarted) {
   // One worker, largest file first: while it runs the first file, a_mono8k
   // (last in its order) is committed by "another process" that is then killed
