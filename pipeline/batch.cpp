@@ -1510,12 +1510,14 @@ private:
 
   // Every file's targets, skipped ones included: a killed run with another
   // config may have been rewriting a file that this config finds up to date.
-  void sweep_temps() const {
+  void sweep_temps() {
     std::vector<std::string> targets = {summary_.summary_json, summary_.summary_csv};
     for (const BatchItem& it : items_)
       for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv})
         targets.push_back(*p);
     const TempSweep sweep = remove_stale_temps(targets);
+    // The files' own writers need not list their folders again.
+    swept_.emplace(targets);
     if (sweep.removed > 0)
       info("batch: removed " + std::to_string(sweep.removed) +
            " temporary file(s) left by a killed run");
@@ -2227,7 +2229,8 @@ private:
   bool use_cuda_ = false;
   std::string backend_;
   DeviceStarts starts_;
-  bool beside_ = false;    // backend auto: CPU workers while the GPUs start
+  std::optional<SweptTargets> swept_; // the targets sweep_temps swept, while the batch runs
+  bool beside_ = false;               // backend auto: CPU workers while the GPUs start
   bool cpu_alone_ = false; // backend auto: the CPU ends the batch before a GPU would start
   bool driver_after_estimate_ = false; // narrow_visible_devices: the driver waits for the list
   // Backend auto: the largest file's CPU seconds on one thread (infinite: unknown).

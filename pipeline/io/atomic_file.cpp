@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
@@ -185,7 +186,8 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   // No O_TMPFILE on this file system: a hidden named file, which a killed
   // run leaves behind; the next run writing this target on this host removes
   // it (only it: the temporaries of live writers and other hosts stay).
-  remove_stale_temps({path_});
+  if (!swept_by_a_running_batch(path_))
+    remove_stale_temps({path_});
   std::vector<char> buf(pattern_.begin(), pattern_.end());
   buf.push_back('\0');
   fd_ = ::mkstemp(buf.data());
@@ -409,6 +411,36 @@ bool temp_writer_dead(const std::string& temp_path) {
   if (::lstat(temp_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
     return false;
   return local_writer_dead(parts->pid, seconds_of(st.st_mtim));
+}
+
+namespace {
+std::mutex g_swept_mutex;
+std::map<std::string, int>& swept_targets() {
+  static std::map<std::string, int> swept; // target -> SweptTargets holding it
+  return swept;
+}
+} // namespace
+
+SweptTargets::SweptTargets(const std::vector<std::string>& targets) {
+  for (const std::string& t : targets)
+    if (!t.empty())
+      targets_.push_back(t);
+  std::lock_guard lock(g_swept_mutex);
+  for (const std::string& t : targets_)
+    ++swept_targets()[t];
+}
+
+SweptTargets::~SweptTargets() {
+  std::lock_guard lock(g_swept_mutex);
+  auto& swept = swept_targets();
+  for (const std::string& t : targets_)
+    if (const auto it = swept.find(t); it != swept.end() && --it->second == 0)
+      swept.erase(it);
+}
+
+bool swept_by_a_running_batch(const std::string& target) {
+  std::lock_guard lock(g_swept_mutex);
+  return swept_targets().count(target) > 0;
 }
 
 TempSweep remove_stale_temps(const std::vector<std::string>& targets) {

@@ -300,5 +300,25 @@ TEST_F(StaleTemps, OnlyTheTargetsTemporariesAreConsidered) {
   EXPECT_EQ(s.removed, 1);
 }
 
+TEST(SweptTargets, HeldWhileABatchRunsCountedForEachHolder) {
+  const std::string a = "/some/out/a.wav", b = "/some/out/b.json";
+  EXPECT_FALSE(swept_by_a_running_batch(a));
+  {
+    const SweptTargets first({a, b, ""});
+    EXPECT_TRUE(swept_by_a_running_batch(a));
+    EXPECT_TRUE(swept_by_a_running_batch(b));
+    EXPECT_FALSE(swept_by_a_running_batch("")) << "no target: never swept";
+    EXPECT_FALSE(swept_by_a_running_batch("/some/out/c.wav"));
+    EXPECT_FALSE(swept_by_a_running_batch("/some/out/./a.wav")) << "the same string only";
+    {
+      const SweptTargets second({a}); // another batch of this process on the same target
+      EXPECT_TRUE(swept_by_a_running_batch(a));
+    }
+    EXPECT_TRUE(swept_by_a_running_batch(a)) << "the first batch still runs";
+  }
+  EXPECT_FALSE(swept_by_a_running_batch(a));
+  EXPECT_FALSE(swept_by_a_running_batch(b));
+}
+
 } // namespace
 } // namespace sigstream
