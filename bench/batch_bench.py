@@ -55,7 +55,8 @@ ap.add_argument("--config", default="io", choices=("io", "gpu"),
 ap.add_argument("--devices", default="",
                 help="semicolon list of GPU sets for extra batch rows, e.g. '0;0,1;0,1,2,3' (execution.device)")
 ap.add_argument("--floor", default="", help="the bench_cpu_io_floor binary (default: found beside --bin)")
-ap.add_argument("--skip-loop", action="store_true", help="leave out the per-file `sigstream filter` rows (loop and xP; slow)")
+ap.add_argument("--skip-loop", action="store_true", help="leave out the per-file `sigstream filter` rows (loop and xP) and the one-process "
+                     "floor loop (slow)")
 args = ap.parse_args()
 
 sig = os.path.abspath(args.bin)
@@ -205,7 +206,7 @@ if not args.skip_loop and args.config == "io":
 if args.jobs > 1 and not args.skip_loop and args.config == "io":
     rows.append((f"filter x{args.jobs}", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_par"),
                                                                  args.jobs), os.path.join(work, "out_par"))))
-if have_floor:
+if have_floor and not args.skip_loop:
     rows.append(("io floor loop", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"), 1),
                                         os.path.join(work, "out_floor"))))
     if args.jobs > 1:
