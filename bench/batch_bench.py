@@ -206,9 +206,10 @@ if not args.skip_loop and args.config == "io":
 if args.jobs > 1 and not args.skip_loop and args.config == "io":
     rows.append((f"filter x{args.jobs}", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_par"),
                                                                  args.jobs), os.path.join(work, "out_par"))))
-if have_floor and not args.skip_loop:
-    rows.append(("io floor loop", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"), 1),
-                                        os.path.join(work, "out_floor"))))
+if have_floor:
+    if not args.skip_loop:
+        rows.append(("io floor loop", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"), 1),
+                                            os.path.join(work, "out_floor"))))
     if args.jobs > 1:
         rows.append((f"io floor x{args.jobs}", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"),
                                                                        args.jobs), os.path.join(work, "out_floor"))))
