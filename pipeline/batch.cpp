@@ -980,7 +980,11 @@ int auto_files_per_device(int cpu_threads, int devices) {
   // later (contexts come slower beside more busy workers, a wave of files
   // takes longer): 2.86 s against 2.55-2.57 s after the driver's start, with
   // the same scheduling variant (not kept) in both; stop 40: 16 a GPU
-  // 2.26-2.36 s, 8 a GPU 2.11-2.33 s.
+  // 2.26-2.36 s, 8 a GPU 2.11-2.33 s. Stop 44, one GPU of a 32-core host,
+  // once a file's check no longer listed the output folder: 16 a GPU
+  // 1.00-1.14 s for 800 files and 1.68-1.89 s for 2,400, against 1.18-1.28
+  // and 1.81-1.94 s at 32, 1.33-1.45 and 2.11-2.16 s at 48 (the cap had
+  // looked too low only while that listing's lock held the workers back).
   const int d = std::max(1, devices);
   return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, kAutoFilesPerDevice);
 }
