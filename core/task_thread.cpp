@@ -17,16 +17,22 @@ TaskThread::~TaskThread() {
 }
 
 void TaskThread::start(std::function<void()> task) {
+  if (!try_start(task))
+    throw std::logic_error("TaskThread::start: the previous task was not waited for");
+}
+
+bool TaskThread::try_start(std::function<void()>& task) {
   {
     std::lock_guard lock(mutex_);
     if (busy_)
-      throw std::logic_error("TaskThread::start: the previous task was not waited for");
+      return false;
     if (!thread_.joinable())
       thread_ = std::thread([this] { loop(); }); // may throw: nothing was given yet
     task_ = std::move(task);
     busy_ = true;
   }
   cv_.notify_all();
+  return true;
 }
 
 void TaskThread::wait() {
@@ -52,10 +58,10 @@ void TaskThread::loop() {
 }
 
 JoinedTask::JoinedTask(TaskThread* kept, std::function<void()> task) : kept_(kept) {
-  if (kept_ != nullptr)
-    kept_->start(std::move(task));
-  else
-    own_ = std::thread(std::move(task));
+  if (kept_ != nullptr && kept_->try_start(task))
+    return;
+  kept_ = nullptr;
+  own_ = std::thread(std::move(task));
 }
 
 void JoinedTask::join() {

@@ -25,7 +25,11 @@ public:
   // std::system_error where no thread can be made, and std::logic_error
   // while the previous task has not been waited for.
   void start(std::function<void()> task);
-  // Waits until the task given to start() has returned (at once if none runs).
+  // As start(), but false (and `task` left as it was) while a task is given
+  // and not yet waited for.
+  [[nodiscard]] bool try_start(std::function<void()>& task);
+  // Waits until the task given to start() has returned (at once if none
+  // runs); what the task captured is gone by then.
   void wait();
 
 private:
@@ -38,8 +42,10 @@ private:
   bool stop_ = false;
 };
 
-// One task on a kept thread when there is one, else on a thread of its own;
-// waited for by join() or, at the latest, when it goes.
+// One task on a kept thread when there is one and it is free, else on a
+// thread of its own (a caller running two runs at once on one RunThreads
+// gets a second thread, not an error); waited for by join() or, at the
+// latest, when it goes.
 class JoinedTask {
 public:
   JoinedTask(TaskThread* kept, std::function<void()> task);

@@ -1677,9 +1677,11 @@ private:
       // kill after the pipeline replaced the audio of a run made with another
       // config) the file is incomplete, never up to date with that record.
       // (Looked for first: an unlink locks the folder even for a name that
-      // is not there, and a fresh batch's files have none.)
-      std::error_code ec, absent;
-      if (fs::exists(fs::symlink_status(r.item.stats_json, absent)))
+      // is not there, and a fresh batch's files have none. A look that
+      // fails otherwise leaves the remove to say why.)
+      std::error_code ec, look;
+      const fs::file_status old = fs::symlink_status(r.item.stats_json, look);
+      if (fs::exists(old) || (look && look != std::errc::no_such_file_or_directory))
         fs::remove(r.item.stats_json, ec);
       if (ec)
         throw Error(ErrorKind::io,

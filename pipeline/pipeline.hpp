@@ -49,7 +49,9 @@ struct RunOptions {
   // backend goes, and this is empty). nullptr: the run's backend is its own.
   std::unique_ptr<Backend>* kept_backend = nullptr;
   // Threads kept from one run to the next (a batch worker's) for the run's
-  // reader and writer; nullptr: the run makes its own (core/task_thread.hpp).
+  // reader and writer, one run at a time (a second run while one is on them
+  // gets threads of its own); nullptr: the run makes its own
+  // (core/task_thread.hpp).
   RunThreads* threads = nullptr;
   // Called with the finished report after every output is written and
   // finished (the audio's header too) and before any is committed, with the

@@ -414,10 +414,16 @@ bool temp_writer_dead(const std::string& temp_path) {
 }
 
 namespace {
-std::mutex g_swept_mutex;
-std::map<std::string, int>& swept_targets() {
-  static std::map<std::string, int> swept; // target -> SweptTargets holding it
-  return swept;
+// Target -> the SweptTargets holding it. Made once and never destroyed: a
+// batch on a thread the process does not join (a Python daemon thread) may
+// still let go of its targets while static objects are destroyed at exit.
+struct Swept {
+  std::mutex mutex;
+  std::map<std::string, int> count;
+};
+Swept& swept() {
+  static Swept* const s = new Swept;
+  return *s;
 }
 } // namespace
 
@@ -425,22 +431,24 @@ SweptTargets::SweptTargets(const std::vector<std::string>& targets) {
   for (const std::string& t : targets)
     if (!t.empty())
       targets_.push_back(t);
-  std::lock_guard lock(g_swept_mutex);
+  Swept& s = swept();
+  std::lock_guard lock(s.mutex);
   for (const std::string& t : targets_)
-    ++swept_targets()[t];
+    ++s.count[t];
 }
 
 SweptTargets::~SweptTargets() {
-  std::lock_guard lock(g_swept_mutex);
-  auto& swept = swept_targets();
+  Swept& s = swept();
+  std::lock_guard lock(s.mutex);
   for (const std::string& t : targets_)
-    if (const auto it = swept.find(t); it != swept.end() && --it->second == 0)
-      swept.erase(it);
+    if (const auto it = s.count.find(t); it != s.count.end() && --it->second == 0)
+      s.count.erase(it);
 }
 
 bool swept_by_a_running_batch(const std::string& target) {
-  std::lock_guard lock(g_swept_mutex);
-  return swept_targets().count(target) > 0;
+  Swept& s = swept();
+  std::lock_guard lock(s.mutex);
+  return s.count.count(target) > 0;
 }
 
 TempSweep remove_stale_temps(const std::vector<std::string>& targets) {

@@ -18,6 +18,8 @@ output goes through a named temporary ".NAME.sigstream-HOST-PID-XXXXXX").
   killed there: the next batch completes that file's commits; across both
   runs (commit log of tests/faults/commit_shim.cpp) each of its outputs was
   committed once, no temporary is left, the outputs are a clean run's.
+- A fresh batch of 40 files lists its output folder a fixed number of times,
+  not once a file (the shim's listing log), with and without O_TMPFILE.
 
 Usage: python3 test_atomic_commits.py PATH_TO_sigstream   (SIGSTREAM_FAULT_SHIM: tests/faults' shim)
 """
@@ -341,9 +343,59 @@ def test_killed_between_commits_the_retry_completes_them():
     return "; ".join(outcomes)
 
 
+def test_a_batch_lists_its_output_folder_a_few_times_not_once_a_file():
+    """Before each file's work a batch checks for a commit a dead writer left pending. That check
+    listed the whole output folder for every file (work growing with the square of the files,
+    and a folder lock every worker waited on: stop 44 measured a third of a long batch's rate on
+    32 cores), and without O_TMPFILE each output's writer swept the folder again. Now a fresh
+    batch lists its output folder a fixed number of times, however many files it writes there
+    (the commit shim logs every opendir/fdopendir)."""
+    if not COMMIT_SHIM or not os.path.exists(COMMIT_SHIM):
+        raise Skip("no commit shim (SIGSTREAM_COMMIT_SHIM)")
+    import shutil
+
+    files = 40
+    os.makedirs("many", exist_ok=True)
+    make_input("many/f00.wav", 0.2, seed=11)
+    for i in range(1, files):
+        shutil.copy("many/f00.wav", "many/f%02d.wav" % i)
+    open("m.yaml", "w").write(BATCH % {"taps": 31, "threads": 2} + "stats: {json: x.json, csv: x.csv}\n")
+    modes = [("O_TMPFILE", [])]
+    if SHIM and os.path.exists(SHIM):
+        modes.append(("no O_TMPFILE", [SHIM]))
+    seen = []
+    for mode, preload in modes:
+        out = os.path.abspath("listed_%d" % len(preload))
+        log = os.path.abspath("lists_%d.log" % len(preload))
+        env = dict(os.environ)
+        env["LD_PRELOAD"] = ":".join(preload + [COMMIT_SHIM])
+        env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
+        env["SIGSTREAM_LIST_LOG"] = log
+        if preload:
+            env["SIGSTREAM_FAULT_NO_TMPFILE"] = "1"
+        counts = []
+        # Fresh (the folder appears with the first output), then forced over the outputs there.
+        for extra in ([], ["--force"]):
+            if os.path.exists(log):
+                os.remove(log)
+            r = sh(["batch", "m.yaml", "many", "--out-dir", out, "-q"] + extra, env=env)
+            assert r.returncode == 0, r.stderr
+            assert len([f for f in os.listdir(out) if f.endswith(".flac")]) == files, os.listdir(out)
+            assert temps(out) == [], temps(out)
+            lines = [l.rstrip("\n").split("\t") for l in open(log)] if os.path.exists(log) else []
+            assert all(len(l) == 3 and l[1] == "list" for l in lines), lines[:3]
+            counts.append(len([l for l in lines if os.path.realpath(l[2]) == os.path.realpath(out)]))
+        # Fresh: nothing to sweep yet, no listing a file. Forced: the sweep at the start (which
+        # shows that the shim sees the listings), and again none a file.
+        assert counts[0] <= 2 and 1 <= counts[1] <= 2, (mode, counts, "listings for", files, "files")
+        seen.append("%s: %d and %d listing(s) of the output folder for %d files" % (mode, *counts, files))
+    return "; ".join(seen)
+
+
 if __name__ == "__main__":
     run_cases([test_shim_takes_o_tmpfile_away, test_two_filters_race_on_one_output, test_two_forced_batches_race,
                test_a_file_committed_meanwhile_is_skipped,
                test_killed_batch_leaves_temps_the_next_removes_but_not_another_hosts,
-               test_killed_between_commits_the_retry_completes_them],
+               test_killed_between_commits_the_retry_completes_them,
+               test_a_batch_lists_its_output_folder_a_few_times_not_once_a_file],
               BIN, "sigstream-commits-")

@@ -17,6 +17,13 @@
 //                                 the file it was working on. The test kills
 //                                 it from outside at that known point.
 //
+//   SIGSTREAM_LIST_LOG=FILE       appends "PID<TAB>list<TAB>FOLDER\n" to FILE
+//                                 for each folder opened to be listed
+//                                 (opendir, fdopendir: what std::filesystem's
+//                                 directory_iterator calls), so that a test
+//                                 can count a batch's listings of its output
+//                                 folder
+//
 // Every call goes on to the C library; the shim only watches.
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -30,12 +37,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dirent.h>
+
 #include <cstdlib>
 
 namespace {
 
 struct Settings {
   const char* log = nullptr;
+  const char* list_log = nullptr;
   const char* stall_path = nullptr;
   const char* stall_mark = nullptr;
   bool stall_on_open = false;
@@ -50,6 +60,7 @@ const Settings& settings() {
   static const Settings s = [] {
     Settings v;
     v.log = env("SIGSTREAM_COMMIT_LOG");
+    v.list_log = env("SIGSTREAM_LIST_LOG");
     v.stall_path = env("SIGSTREAM_STALL_PATH");
     v.stall_mark = env("SIGSTREAM_STALL_MARK");
     const char* on = env("SIGSTREAM_STALL_ON");
@@ -104,23 +115,47 @@ void maybe_stall(const char* path) {
     pause();
 }
 
-void committed(const char* call, const char* newpath) {
-  const Settings& s = settings();
-  if (s.log != nullptr && newpath != nullptr) {
-    const int saved = errno;
-    const int fd = raw_open(s.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd >= 0) {
-      char line[4096 + 64];
-      const int n =
-          snprintf(line, sizeof line, "%d\t%s\t%s\n", static_cast<int>(getpid()), call, newpath);
-      if (n > 0 && static_cast<size_t>(n) < sizeof line)
-        write_fully(fd, line, static_cast<size_t>(n));
-      ::close(fd);
-    }
-    errno = saved;
+// Appends "PID<TAB>CALL<TAB>PATH\n" to the log `file` (errno kept).
+void log_line(const char* file, const char* call, const char* path) {
+  if (file == nullptr || path == nullptr)
+    return;
+  const int saved = errno;
+  const int fd = raw_open(file, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    char line[4096 + 64];
+    const int n =
+        snprintf(line, sizeof line, "%d\t%s\t%s\n", static_cast<int>(getpid()), call, path);
+    if (n > 0 && static_cast<size_t>(n) < sizeof line)
+      write_fully(fd, line, static_cast<size_t>(n));
+    ::close(fd);
   }
+  errno = saved;
+}
+
+void committed(const char* call, const char* newpath) {
+  log_line(settings().log, call, newpath);
   if (!settings().stall_on_open)
     maybe_stall(newpath);
+}
+
+// A folder opened for listing (its path from the descriptor where that is all there is).
+void listed(const char* path, int fd) {
+  const char* file = settings().list_log;
+  if (file == nullptr)
+    return;
+  char resolved[4096];
+  if (path == nullptr) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    const int saved = errno;
+    const ssize_t n = readlink(link, resolved, sizeof resolved - 1);
+    errno = saved;
+    if (n <= 0)
+      return;
+    resolved[n] = '\0';
+    path = resolved;
+  }
+  log_line(file, "list", path);
 }
 
 void opened(const char* path, int flags) {
@@ -206,6 +241,22 @@ int openat(int dirfd, const char* path, int flags, ...) {
   static auto real = next<int (*)(int, const char*, int, ...)>("openat");
   opened(path, flags);
   return real(dirfd, path, flags, mode);
+}
+
+DIR* opendir(const char* path) {
+  static auto real = next<DIR* (*)(const char*)>("opendir");
+  DIR* d = real(path);
+  if (d != nullptr)
+    listed(path, -1);
+  return d;
+}
+
+DIR* fdopendir(int fd) {
+  static auto real = next<DIR* (*)(int)>("fdopendir");
+  DIR* d = real(fd);
+  if (d != nullptr)
+    listed(nullptr, fd);
+  return d;
 }
 
 } // extern "C"

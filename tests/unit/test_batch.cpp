@@ -680,6 +680,37 @@ TEST_F(Batch, APendingRecordWithNothingCommittedBeforeItIsRedone) {
   }
 }
 
+TEST_F(Batch, WithoutAudioTheCsvIsTheFirstCommit) {
+  // No sink: the CSV is the first output a commit puts in place. Committed
+  // (killed before the JSON), the pending record is completed; still a
+  // temporary, nothing was committed and the file is redone.
+  for (const bool csv_committed : {true, false}) {
+    SCOPED_TRACE(csv_committed ? "the CSV committed" : "the CSV still a temporary");
+    fs::remove_all(out());
+    Config c = tree_config();
+    c.sink.file.reset();
+    ASSERT_EQ(run_batch(c, quiet_options()).ok, 4);
+    ASSERT_FALSE(fs::exists(out() / "a_mono8k.wav"));
+    const Ident csv = ident(out() / "a_mono8k.csv");
+    make_pending(out(), test::dead_pid(), !csv_committed);
+    std::vector<std::string> lines;
+    BatchOptions o = quiet_options();
+    o.quiet = false;
+    o.log = [&](const std::string& l) { lines.push_back(l); };
+    const BatchSummary s = run_batch(c, o);
+    EXPECT_EQ(status_of(s, "a_mono8k.wav"), csv_committed ? BatchStatus::skipped : BatchStatus::ok);
+    EXPECT_EQ(ident(out() / "a_mono8k.csv") == csv, csv_committed)
+        << "completed: the committed CSV stays; redone: a new one";
+    EXPECT_TRUE(fs::exists(out() / "a_mono8k.json"));
+    EXPECT_FALSE(has_temp_files(out()));
+    EXPECT_EQ(std::any_of(lines.begin(), lines.end(),
+                          [](const std::string& l) {
+                            return l.find("completed the commits of 1 file") != std::string::npos;
+                          }),
+              csv_committed);
+  }
+}
+
 TEST_F(Batch, AWorkerCompletesACommitLeftPendingSinceTheBatchStarted) {
   // One worker, largest file first: while it runs the first file, a_mono8k
   // (last in its order) is committed by "another process" that is then killed

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -41,16 +43,34 @@ TEST(TaskThread, RunsEachTaskOnOneThreadAndWaitsForIt) {
 }
 
 TEST(TaskThread, AStartBeforeTheWaitIsRefusedAndTheTaskStillRuns) {
-  std::atomic<bool> release{false}, ran_second{false};
+  std::atomic<bool> release{false}, ran_first{false}, ran_second{false};
   TaskThread t;
   t.start([&] {
     while (!release.load())
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ran_first = true;
   });
   EXPECT_THROW(t.start([&] { ran_second = true; }), std::logic_error);
+  std::function<void()> second = [&] { ran_second = true; };
+  EXPECT_FALSE(t.try_start(second));
+  ASSERT_TRUE(second) << "a refused task is left to the caller";
   release = true;
   t.wait();
+  EXPECT_TRUE(ran_first.load());
   EXPECT_FALSE(ran_second.load());
+  EXPECT_TRUE(t.try_start(second));
+  t.wait();
+  EXPECT_TRUE(ran_second.load());
+}
+
+TEST(TaskThread, WhatATaskCapturedIsGoneWhenTheWaitReturns) {
+  // A run's reader captures its queues and source by reference: the caller
+  // destroys them right after the wait.
+  auto held = std::make_shared<int>(7);
+  TaskThread t;
+  t.start([held] { EXPECT_EQ(*held, 7); });
+  t.wait();
+  EXPECT_EQ(held.use_count(), 1);
 }
 
 TEST(TaskThread, ItsGoingWaitsForTheTaskRunning) {
@@ -98,6 +118,27 @@ TEST(JoinedTask, RunsOnTheKeptThreadOrOnItsOwn) {
   EXPECT_NE(own, first);
   EXPECT_NE(own, std::thread::id());
   EXPECT_NE(own, std::this_thread::get_id());
+}
+
+TEST(JoinedTask, TakesAThreadOfItsOwnWhileTheKeptOneIsBusy) {
+  // Two runs at once on one RunThreads (a caller's own runner): the second
+  // gets threads of its own rather than an error or a wait.
+  TaskThread kept;
+  std::atomic<bool> release{false};
+  std::thread::id busy_on, second_on;
+  JoinedTask a(&kept, [&] {
+    busy_on = std::this_thread::get_id();
+    while (!release.load())
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  });
+  {
+    JoinedTask b(&kept, [&] { second_on = std::this_thread::get_id(); });
+    b.join();
+  }
+  release = true;
+  a.join();
+  EXPECT_NE(second_on, std::thread::id());
+  EXPECT_NE(second_on, busy_on);
 }
 
 } // namespace
