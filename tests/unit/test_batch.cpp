@@ -1,7 +1,7 @@
 // `sigstream batch` (pipeline/batch.hpp): input expansion and mirrored output
 // names, per-file statistics, the summary, keep_going, resume, and the
 // scheduler's device assignment with an injected device count (no GPU needed).
-// Over 600 lines (~1460): the scheduler, resume and exactly-once tests share
+// Over 600 lines (~1530): the scheduler, resume and exactly-once tests share
 // the fixture that writes inputs and a config and the injected runners; the
 // exactly-once completion tests are the part to move to a file of their own
 // (with the fixture in tests/support) when this grows again.
