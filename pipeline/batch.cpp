@@ -1519,9 +1519,12 @@ private:
     for (const BatchItem& it : items_)
       for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv})
         targets.push_back(*p);
-    const TempSweep sweep = remove_stale_temps(targets);
-    // The files' own writers need not list their folders again.
+    // The files' own writers need not list their folders again (where the
+    // caller sweeps, neither does the batch).
     swept_.emplace(targets);
+    if (!options_.sweep_temps)
+      return;
+    const TempSweep sweep = remove_stale_temps(targets);
     if (sweep.removed > 0)
       info("batch: removed " + std::to_string(sweep.removed) +
            " temporary file(s) left by a killed run");

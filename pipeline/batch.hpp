@@ -160,6 +160,12 @@ struct BatchOptions {
       items; // explicit inputs and outputs: used instead of expanding inputs when non-empty
   std::optional<BatchShard> shard; // run only this shard's files (pipeline/batch_shard.hpp)
   bool write_summary = true; // false: return the summary without writing files (Python/Dask tasks)
+  // false: the batch does not sweep its targets' folders for stale
+  // temporaries at its start, nor do its files' writers; its caller does (a
+  // distributed batch's driver, once on each worker at its end: a task's own
+  // sweep listed the output folder once a task). A pending commit is still
+  // completed before the file's work.
+  bool sweep_temps = true;
 };
 
 // Expands inputs and computes output paths (see the header comment). Throws

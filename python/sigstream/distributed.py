@@ -36,7 +36,10 @@ task forces only files whose statistics are still those it noted, so a retry
 does not redo a file that the first attempt of this same batch committed. A
 file that fails is a "failed" entry of the summary, never a retried task; a
 task whose worker died on every try (``KilledWorker``) makes its files failed
-entries too.
+entries too. Once the tasks are done, each worker removes the temporary files
+of its host's dead writers beside the batch's outputs (what a worker killed
+mid-file leaves on a file system without O_TMPFILE), once a worker rather
+than once a task.
 """
 
 from __future__ import annotations
@@ -281,12 +284,33 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
         groups = [g for g in groups if g[0]]
     texts = [
         _core.batch_items(job.yaml, job.origin, overrides, json.dumps(g), job.out_dir, force, job.verify, 1,
-                          job.config_path, True)
+                          job.config_path, True, False)
         for g, force in groups
     ]
     text = texts[0] if len(texts) == 1 else _core.merge_summaries(texts, job.out_dir, None, None)
     text = _host_numbering(text)
     return {"summary": text, "worker": _worker_facts(text)}
+
+
+def _sweep_on_worker(targets: list[str]) -> tuple[int, int, int]:
+    """On each worker once a batch's tasks are done: the temporaries of this host's dead writers
+    beside the batch's targets (a task killed mid-file leaves them where the file system has no
+    O_TMPFILE). Done once a worker, not by each task: a task's sweep listed the output folder, once
+    a task. Returns (removed, of other hosts, of live writers)."""
+    removed, other_hosts, live = _core.sweep_temps(targets)
+    return int(removed), int(other_hosts), int(live)
+
+
+def _sweep_workers(client: Client, absolute: list[dict[str, Any]]) -> int:
+    """_sweep_on_worker on every worker; how many temporaries they removed (0 where none answered)."""
+    targets = [str(p) for a in absolute for p in (a.get("output"), a.get("stats_json"), a.get("stats_csv")) if p]
+    if not targets:
+        return 0
+    try:
+        swept = client.run(_sweep_on_worker, targets)
+    except Exception:  # noqa: BLE001 - no worker left to ask: the next run's sweep removes them
+        return 0
+    return sum(int(v[0]) for v in swept.values())
 
 
 def _worker_check() -> dict[str, Any]:
@@ -600,6 +624,10 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     rest = [i for t in tasks[submitted:] for i in t]
     if rest:
         lost(rest, "not_run", None)
+    if not interrupted:  # else tasks may still run: the next run sweeps
+        removed = _sweep_workers(client, absolute)
+        if removed:
+            display.say(f"batch: removed {removed} temporary file(s) left by a killed run")
 
     wall = time.monotonic() - t0
     worker_list = [{"device": w.get("device", "cpu"), "threads": w.get("threads", 1), "host": w.get("host"),

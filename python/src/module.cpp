@@ -25,6 +25,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -466,7 +467,7 @@ std::string batch_items_run(const std::string& yaml, const std::string& origin,
                             const std::vector<std::string>& overrides,
                             const std::string& items_json, const std::string& out_dir, bool force,
                             bool verify, int files_per_device, const std::string& config_path,
-                            bool quiet) {
+                            bool quiet, bool sweep) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   BatchOptions bo = batch_options(force, verify, quiet, config_path, logger(quiet));
   bo.items = items_of(items_json);
@@ -474,8 +475,18 @@ std::string batch_items_run(const std::string& yaml, const std::string& origin,
   bo.keep_going = true;
   bo.files_per_device = files_per_device;
   bo.write_summary = false;
+  bo.sweep_temps = sweep;
   const auto [summary, fingerprint] = run_batch_released(config, bo);
   return batch_summary_json(summary, fingerprint);
+}
+
+// Removes the temporaries of dead writers of this host beside these targets
+// (remove_stale_temps): a distributed batch's driver runs it on every worker
+// once its tasks are done. (removed, of other hosts, of live writers).
+std::tuple<int, int, int> sweep_temps(const std::vector<std::string>& targets) {
+  nb::gil_scoped_release release;
+  const TempSweep s = remove_stale_temps(targets);
+  return {s.removed, s.other_hosts, s.live};
 }
 
 // The C++ merge of task summaries (batch_shard.hpp), then what a distributed
@@ -627,7 +638,10 @@ NB_MODULE(_core, m) {
   m.def("batch_plan", &batch_plan, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a,
         "list_text"_a.none(), "list_origin"_a, "out_dir"_a.none(), "quiet"_a);
   m.def("batch_items", &batch_items_run, "yaml"_a, "origin"_a, "overrides"_a, "items_json"_a,
-        "out_dir"_a, "force"_a, "verify"_a, "files_per_device"_a, "config_path"_a, "quiet"_a);
+        "out_dir"_a, "force"_a, "verify"_a, "files_per_device"_a, "config_path"_a, "quiet"_a,
+        "sweep"_a = true);
+  m.def("sweep_temps", &sweep_temps, "targets"_a);
+  m.def("temp_host_tag", [] { return temp_host_tag(); }); // this host in temporary names
   m.def("merge_summaries", &merge_summaries, "texts"_a, "out_dir"_a, "wall_s"_a.none(),
         "workers_json"_a.none());
   m.def("write_summary", &write_summary, "summary_json"_a, "path"_a);

@@ -343,6 +343,42 @@ def test_retry_of_a_committed_file_is_a_skip(tmp_path: Path, job: Path, shim: st
     assert temporaries(out) == []
 
 
+def test_each_worker_sweeps_once_at_the_end_not_each_task(tmp_path: Path, job: Path, shim: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dead writer of this host left a temporary beside one of the batch's outputs (what a worker
+    killed mid-file leaves where there is no O_TMPFILE): once the tasks are done each worker removes
+    such files, and a live writer's and another host's stay. The output folder is listed once a
+    worker (the commit shim's listing log), not once a task, as when each task swept it."""
+    out = tmp_path / "dask"
+    out.mkdir()
+    ref = cli_reference(job, tmp_path / "ref")
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    tag = sigstream._core.temp_host_tag()
+    dead = out / f".f03.wav.sigstream-{tag}-{gone.pid}-Ab1234"
+    live = out / f".f05.csv.sigstream-{tag}-{os.getpid()}-Cd5678"
+    other = out / ".f04.json.sigstream-elsewhere-4242-Ef9012"
+    for t in (dead, live, other):
+        t.write_text("left behind")
+    listed = tmp_path / "listed.log"
+    preload(monkeypatch, shim, tmp_path / "commits.log")
+    monkeypatch.setenv("SIGSTREAM_LIST_LOG", str(listed))
+    cluster, client = cluster_client()
+    try:
+        summary = sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True)
+    finally:
+        client.close()
+        cluster.close()
+    assert summary["exit_code"] == 0 and summary["counts"]["ok"] == FILES
+    assert outputs(out) == outputs(tmp_path / "ref")
+    assert per_file(summary, out, status=False) == per_file(ref, tmp_path / "ref", status=False)
+    assert not dead.exists(), "a dead writer's temporary is removed"
+    assert live.exists() and other.exists(), "a live writer's and another host's stay"
+    lines = [line.rstrip("\n").split("\t") for line in listed.read_text().splitlines()] if listed.exists() else []
+    of_out = [line for line in lines if len(line) == 3 and os.path.realpath(line[2]) == os.path.realpath(out)]
+    assert 1 <= len(of_out) <= 2, f"{len(of_out)} listings of the output folder by 2 workers for {FILES} files"
+
+
 def test_driver_killed_then_rerun_skips_finished_files(tmp_path: Path, job: Path, shim: str,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "dask"
