@@ -25,8 +25,9 @@
 //     kOldTempAge ago (an old run still at work would have written it since).
 // Where O_TMPFILE is missing, each AtomicFile sweeps beside its own target
 // before it makes its temporary, and `sigstream batch` beside all of its
-// targets at start; while a batch runs, an AtomicFile of this process for
-// one of those targets does not sweep again (SweptTargets).
+// targets at start (a Dask batch: each worker once, at its end); while a
+// batch runs, an AtomicFile of this process for one of those targets does
+// not sweep again (SweptTargets).
 // An unnamed temporary can be given its hidden name before commit()
 // (name_temporary()): `sigstream batch` does so for its statistics record and
 // CSV right before a file's commits, so that what a worker killed between its

@@ -37,9 +37,10 @@ does not redo a file that the first attempt of this same batch committed. A
 file that fails is a "failed" entry of the summary, never a retried task; a
 task whose worker died on every try (``KilledWorker``) makes its files failed
 entries too. Once the tasks are done, each worker removes the temporary files
-of its host's dead writers beside the batch's outputs (what a worker killed
-mid-file leaves on a file system without O_TMPFILE), once a worker rather
-than once a task.
+of its host's dead writers beside the outputs of the files whose tasks
+returned (what a worker killed mid-file leaves on a file system without
+O_TMPFILE), once a worker rather than once a task; a file whose task failed
+keeps a dead worker's pending commit for the next run to complete.
 """
 
 from __future__ import annotations
@@ -292,25 +293,31 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
     return {"summary": text, "worker": _worker_facts(text)}
 
 
-def _sweep_on_worker(targets: list[str]) -> tuple[int, int, int]:
+async def _sweep_on_worker(targets: list[str]) -> tuple[int, int, int]:
     """On each worker once a batch's tasks are done: the temporaries of this host's dead writers
-    beside the batch's targets (a task killed mid-file leaves them where the file system has no
-    O_TMPFILE). Done once a worker, not by each task: a task's sweep listed the output folder, once
-    a task. Returns (removed, of other hosts, of live writers)."""
-    removed, other_hosts, live = _core.sweep_temps(targets)
+    beside the targets of the files whose tasks returned (a task killed mid-file leaves them where
+    the file system has no O_TMPFILE). Done once a worker, not by each task: a task's sweep listed
+    the output folder, once a task. Off the worker's event loop (a listing of a large folder on NFS
+    would hold up its heartbeats). Returns (removed, of other hosts, of live writers)."""
+    import asyncio
+
+    removed, other_hosts, live = await asyncio.to_thread(_core.sweep_temps, targets)
     return int(removed), int(other_hosts), int(live)
 
 
-def _sweep_workers(client: Client, absolute: list[dict[str, Any]]) -> int:
-    """_sweep_on_worker on every worker; how many temporaries they removed (0 where none answered)."""
-    targets = [str(p) for a in absolute for p in (a.get("output"), a.get("stats_json"), a.get("stats_csv")) if p]
+def _sweep_workers(client: Client, finished: list[dict[str, Any]]) -> int:
+    """_sweep_on_worker on every worker, over the files whose tasks returned: only their tasks
+    completed a dead writer's pending commit first (check_resume); a file whose task failed or
+    never ran keeps such a record for the next run to complete. How many temporaries the workers
+    that answered removed."""
+    targets = [str(p) for a in finished for p in (a.get("output"), a.get("stats_json"), a.get("stats_csv")) if p]
     if not targets:
         return 0
     try:
-        swept = client.run(_sweep_on_worker, targets)
+        swept = client.run(_sweep_on_worker, targets, on_error="return")
     except Exception:  # noqa: BLE001 - no worker left to ask: the next run's sweep removes them
         return 0
-    return sum(int(v[0]) for v in swept.values())
+    return sum(int(v[0]) for v in swept.values() if isinstance(v, tuple))
 
 
 def _worker_check() -> dict[str, Any]:
@@ -535,6 +542,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     from distributed import as_completed
 
     texts: list[str] = []
+    finished: list[int] = []  # the files whose tasks returned (their pending commits were completed)
     workers: dict[str, dict[str, Any]] = {}
     pending: dict[Any, int] = {}  # future -> task index
     submitted = 0
@@ -585,6 +593,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
                 if not keep:
                     stopped = True
             else:
+                finished.extend(idx)
                 summary = json.loads(outcome["summary"])
                 w = outcome["worker"]
                 workers.setdefault(w.get("address") or f"{w['host']}:{w['pid']}", w)
@@ -625,9 +634,14 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     if rest:
         lost(rest, "not_run", None)
     if not interrupted:  # else tasks may still run: the next run sweeps
-        removed = _sweep_workers(client, absolute)
-        if removed:
-            display.say(f"batch: removed {removed} temporary file(s) left by a killed run")
+        try:
+            removed = _sweep_workers(client, [absolute[i] for i in finished])
+            if removed:
+                display.say(f"batch: removed {removed} temporary file(s) left by a killed run")
+        except KeyboardInterrupt:  # every file is done: the summary is still written
+            interrupted = True
+            display.say("batch: interrupted while the workers removed dead writers' temporaries: the next run "
+                        "removes them", True)
 
     wall = time.monotonic() - t0
     worker_list = [{"device": w.get("device", "cpu"), "threads": w.get("threads", 1), "host": w.get("host"),

@@ -379,6 +379,45 @@ def test_each_worker_sweeps_once_at_the_end_not_each_task(tmp_path: Path, job: P
     assert 1 <= len(of_out) <= 2, f"{len(of_out)} listings of the output folder by 2 workers for {FILES} files"
 
 
+def test_a_failed_tasks_pending_commit_is_kept_for_the_next_run(tmp_path: Path, job: Path, shim: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task's only try is killed between its file's commits (the audio and the CSV committed, the
+    statistics JSON still a hidden record): the file is a failed entry, and the workers' sweep at
+    the end leaves that record, since no task of this batch completed it. The next run completes
+    it: each output is committed once over both runs."""
+    import dask
+
+    out = tmp_path / "dask"
+    log, mark = tmp_path / "commits.log", tmp_path / "stall.pid"
+    preload(monkeypatch, shim, log, stall="f03.csv", on="commit", mark=mark)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster, client = cluster_client()
+        try:
+            killed: list[int] = []
+            killer = kill_worker_when_stalled(client, mark, killed)
+            summary = sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True)
+            killer.join(5)
+        finally:
+            client.close()
+            cluster.close()
+    assert len(killed) == 1 and committed_by(log, "f03.wav") == {killed[0]}
+    got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
+    assert got["f03.wav"] == "failed" and summary["exit_code"] == 1, got
+    assert [p for p in out.iterdir() if p.name.startswith(".f03.json.sigstream-")], "the pending record was swept"
+
+    env = clean_env()
+    env["LD_PRELOAD"] = shim
+    env["SIGSTREAM_COMMIT_LOG"] = str(log)
+    again = subprocess.run([cli(), "batch", str(job), *inputs_of(job), "--out-dir", str(out), "--no-progress"],
+                           env=env, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "completed the commits of 1 file(s)" in again.stderr, again.stderr
+    counted = commits(log, out)
+    every = {f"f{i:02d}{ext}" for i in range(FILES) for ext in (".wav", ".json", ".csv")}
+    assert {k: v for k, v in counted.items() if k in every} == {name: 1 for name in every}
+    assert temporaries(out) == []
+
+
 def test_driver_killed_then_rerun_skips_finished_files(tmp_path: Path, job: Path, shim: str,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "dask"
