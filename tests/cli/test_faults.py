@@ -280,8 +280,12 @@ def test_signals_during_batch():
         out = "bout_%s" % sig.name
         delay = RNG.uniform(0.1, clean * 0.8)
         code, err = signal_run(["batch", "b.yaml", "in", "--out-dir", out, "-q"], out, sig, delay)
-        assert code in ((-9,) if sig == signal.SIGKILL else (130,)), (sig, code, err)
+        # 0 where the batch ended before the signal came (the clean run, measured once, may have
+        # been slowed by the tests beside it): then every file is there.
+        assert code in ((-9,) if sig == signal.SIGKILL else (130,)) + (0,), (sig, code, err)
         done = [f for f in visible(out) if f.endswith(".flac")]
+        if code == 0:
+            assert len(done) == 6, (sig, delay, done)
         for f in done:  # what is there is whole
             assert sha(os.path.join(out, f)) == want[f], f
         assert not [f for f in visible(out) if ".sigstream-" in f], visible(out)
