@@ -116,6 +116,18 @@ def no_tmpfile_env():
     return env
 
 
+def shim_env(preload, **extra):
+    """This environment with the commit shim preloaded after `preload` (the fault shim, or
+    nothing), the fault shim taking O_TMPFILE away where it is there, and `extra` set."""
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = ":".join(preload + [COMMIT_SHIM])
+    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
+    if preload:
+        env["SIGSTREAM_FAULT_NO_TMPFILE"] = "1"
+    env.update(extra)
+    return env
+
+
 def sh(args, env=None, timeout=120):
     return subprocess.run([BIN, *args], env=env, capture_output=True, timeout=timeout)
 
@@ -307,12 +319,7 @@ def test_killed_between_commits_the_retry_completes_them():
     for mode, preload in modes:
         for stop_at in ("a.flac", "a.csv"):
             out, log, mark = "out_%d_%s" % (len(preload), stop_at), os.path.abspath("commits_%d_%s.log" % (len(preload), stop_at)), os.path.abspath("mark_%d_%s" % (len(preload), stop_at))
-            env = dict(os.environ)
-            env["LD_PRELOAD"] = ":".join(preload + [COMMIT_SHIM])
-            env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
-            env["SIGSTREAM_COMMIT_LOG"] = log
-            if preload:
-                env["SIGSTREAM_FAULT_NO_TMPFILE"] = "1"
+            env = shim_env(preload, SIGSTREAM_COMMIT_LOG=log)
             stall = dict(env, SIGSTREAM_STALL_PATH=stop_at, SIGSTREAM_STALL_ON="commit", SIGSTREAM_STALL_MARK=mark)
             p = start(["batch", "b.yaml", "in", "--out-dir", out, "-q"], stall)
             wait_for(lambda: os.path.exists(mark) and open(mark).read().strip(), "the batch to stop at " + stop_at, 60)
@@ -367,12 +374,7 @@ def test_a_batch_lists_its_output_folder_a_few_times_not_once_a_file():
     for mode, preload in modes:
         out = os.path.abspath("listed_%d" % len(preload))
         log = os.path.abspath("lists_%d.log" % len(preload))
-        env = dict(os.environ)
-        env["LD_PRELOAD"] = ":".join(preload + [COMMIT_SHIM])
-        env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0").lstrip(":")
-        env["SIGSTREAM_LIST_LOG"] = log
-        if preload:
-            env["SIGSTREAM_FAULT_NO_TMPFILE"] = "1"
+        env = shim_env(preload, SIGSTREAM_LIST_LOG=log)
         counts = []
         # Fresh (the folder appears with the first output), then forced over the outputs there.
         for extra in ([], ["--force"]):
