@@ -1521,10 +1521,10 @@ private:
         targets.push_back(*p);
     // The files' own writers need not list their folders again (where the
     // caller sweeps, neither does the batch).
-    swept_.emplace(targets);
+    swept_.emplace(std::move(targets));
     if (!options_.sweep_temps)
       return;
-    const TempSweep sweep = remove_stale_temps(targets);
+    const TempSweep sweep = remove_stale_temps(swept_->targets());
     if (sweep.removed > 0)
       info("batch: removed " + std::to_string(sweep.removed) +
            " temporary file(s) left by a killed run");

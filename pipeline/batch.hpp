@@ -50,9 +50,10 @@
 // then removed: only those of dead writers on this host (remove_stale_temps,
 // atomic_file.hpp); the log counts those of other hosts and of live writers,
 // left alone. (Not where sweep_temps is false: a Dask task's batch, whose
-// driver has each worker sweep once at the end.) Unless `force`, a worker checks a file again
-// (completion included) just before running it: one that another process committed since the batch
-// started (an engine's retry, a shard run twice) is skipped, not committed a second time. A bad
+// driver has each worker sweep once at the end.) Unless `force`, a worker
+// checks a file again (completion included) just before running it: one
+// that another process committed since the batch started (an engine's
+// retry, a shard run twice) is skipped, not committed a second time. A bad
 // file is a failed entry of the summary.
 //
 // Scheduling. CUDA: `files_per_device` workers per device listed in

@@ -427,10 +427,8 @@ Swept& swept() {
 }
 } // namespace
 
-SweptTargets::SweptTargets(const std::vector<std::string>& targets) {
-  for (const std::string& t : targets)
-    if (!t.empty())
-      targets_.push_back(t);
+SweptTargets::SweptTargets(std::vector<std::string> targets) : targets_(std::move(targets)) {
+  std::erase(targets_, std::string());
   Swept& s = swept();
   std::lock_guard lock(s.mutex);
   for (const std::string& t : targets_)

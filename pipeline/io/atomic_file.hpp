@@ -119,10 +119,12 @@ TempSweep remove_stale_temps(const std::vector<std::string>& targets);
 // next run's to sweep.
 class SweptTargets {
 public:
-  explicit SweptTargets(const std::vector<std::string>& targets);
+  explicit SweptTargets(std::vector<std::string> targets);
   ~SweptTargets();
   SweptTargets(const SweptTargets&) = delete;
   SweptTargets& operator=(const SweptTargets&) = delete;
+  // The targets held (empty ones left out): what the batch sweeps.
+  [[nodiscard]] const std::vector<std::string>& targets() const noexcept { return targets_; }
 
 private:
   std::vector<std::string> targets_;

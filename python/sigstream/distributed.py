@@ -293,16 +293,16 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
     return {"summary": text, "worker": _worker_facts(text)}
 
 
-async def _sweep_on_worker(targets: list[str]) -> tuple[int, int, int]:
+async def _sweep_on_worker(targets: list[str]) -> int:
     """On each worker once a batch's tasks are done: the temporaries of this host's dead writers
     beside the targets of the files whose tasks returned (a task killed mid-file leaves them where
     the file system has no O_TMPFILE). Done once a worker, not by each task: a task's sweep listed
     the output folder, once a task. Off the worker's event loop (a listing of a large folder on NFS
-    would hold up its heartbeats). Returns (removed, of other hosts, of live writers)."""
+    would hold up its heartbeats). Returns how many it removed."""
     import asyncio
 
-    removed, other_hosts, live = await asyncio.to_thread(_core.sweep_temps, targets)
-    return int(removed), int(other_hosts), int(live)
+    removed, _other_hosts, _live = await asyncio.to_thread(_core.sweep_temps, targets)
+    return int(removed)
 
 
 def _sweep_workers(client: Client, finished: list[dict[str, Any]]) -> int:
@@ -317,7 +317,7 @@ def _sweep_workers(client: Client, finished: list[dict[str, Any]]) -> int:
         swept = client.run(_sweep_on_worker, targets, on_error="return")
     except Exception:  # noqa: BLE001 - no worker left to ask: the next run's sweep removes them
         return 0
-    return sum(int(v[0]) for v in swept.values() if isinstance(v, tuple))
+    return sum(v for v in swept.values() if isinstance(v, int))  # an exception where a worker failed
 
 
 def _worker_check() -> dict[str, Any]:

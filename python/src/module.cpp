@@ -3,7 +3,7 @@
 // stride along a row) and already allocated for the output, on the device
 // the Python layer checked; this file turns them into array_ops calls with
 // the GIL released, and sigstream::Error into the Python exception classes
-// the package registers (set_error_types). Over 600 lines (~635), it stays one
+// the package registers (set_error_types). Over 600 lines (~650), it stays one
 // file on purpose: every `_core` function goes through the device dispatch
 // and the row views defined here (where, compute, DeviceGuard, rows_of);
 // the host sosfilt has its own file (iir_binding.cpp), the work is in
