@@ -17,5 +17,5 @@ for n in 200 800; do
       echo "$n files, $be: $(( ($(date +%s%N) - t0) / 1000000 )) ms"
     done
   done
-  grep -E "the batch ~" "$OUT/t_auto.txt" | head -1
+  grep -E "batch: " "$OUT/t_auto.txt" | head -4
 done
