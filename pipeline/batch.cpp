@@ -282,21 +282,6 @@ std::string mirrored_subdir(const std::string& input, const fs::path& base) {
   return rel.string();
 }
 
-fs::path common_parent(const std::vector<fs::path>& dirs) {
-  if (dirs.empty())
-    return {};
-  fs::path common = dirs.front();
-  for (const fs::path& d : dirs) {
-    fs::path next;
-    auto a = common.begin();
-    auto b = d.begin();
-    for (; a != common.end() && b != d.end() && *a == *b; ++a, ++b)
-      next /= *a;
-    common = next;
-  }
-  return common;
-}
-
 // ---------------------------------------------------------------------------
 // Resume
 
@@ -831,13 +816,10 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
       log("batch: warning: '" + p + "' matched no audio files");
   }
 
-  // Plain paths mirror their folders below the deepest folder common to them all.
-  std::vector<fs::path> literal_dirs;
-  for (const Found& f : found)
-    if (f.literal)
-      literal_dirs.push_back(fs::absolute(fs::path(f.path)).lexically_normal().parent_path());
-  const fs::path literal_base = common_parent(literal_dirs);
-
+  // A plain path's outputs go straight into out_dir (out_dir/<stem>...),
+  // whatever else the batch holds: where they go must not change when a file
+  // from another folder joins the batch (the resume check would miss every
+  // output made before). Globs and folders mirror their subfolders.
   std::set<fs::path> seen;
   std::vector<BatchItem> items;
   for (const Found& f : found) {
@@ -845,7 +827,8 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
       continue;
     BatchItem it;
     it.input = f.path;
-    it.subdir = mirrored_subdir(f.path, f.literal ? literal_base : f.base);
+    if (!f.literal)
+      it.subdir = mirrored_subdir(f.path, f.base);
     items.push_back(std::move(it));
   }
   if (items.empty()) {
@@ -859,15 +842,10 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
 }
 
 std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths) {
-  std::vector<fs::path> dirs;
-  for (const std::string& p : paths)
-    dirs.push_back(fs::absolute(fs::path(p)).lexically_normal().parent_path());
-  const fs::path base = common_parent(dirs);
   std::vector<BatchItem> items;
   for (const std::string& p : paths) {
     BatchItem it;
     it.input = p;
-    it.subdir = mirrored_subdir(p, base);
     items.push_back(std::move(it));
   }
   return items;
@@ -927,7 +905,9 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
       auto [pos, fresh] = claimed.emplace(c, "'" + it.input + "'");
       if (!fresh)
         problems.push_back("'" + it.input + "' and " + pos->second + " both map to '" + *p +
-                           "' (rename one, or run them in separate batches)");
+                           "' (a file named on its own goes straight into out_dir: give their "
+                           "folder or a quoted glob instead, whose subfolders are mirrored; or "
+                           "rename one, or run them in separate batches)");
     }
   }
   if (!problems.empty()) {

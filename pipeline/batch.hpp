@@ -14,8 +14,9 @@
 //
 // Outputs. out_dir/<subfolder>/<input stem><sink extension>, where <subfolder>
 // mirrors the input's folder relative to the glob's fixed prefix (the folders
-// before the first wildcard), the folder input itself, or, for plain paths, the
-// deepest folder common to all plain paths. Statistics go next to each output:
+// before the first wildcard) or the folder input itself; a plain path has
+// none (its outputs do not move when other files join the batch, so resume
+// finds them). Statistics go next to each output:
 // <stem>.json always, <stem>.csv when the config has stats.csv. Without
 // sink.file only the statistics are written. The batch summary is
 // out_dir/batch_summary.json and .csv (or BatchOptions::summary_json; a
@@ -178,8 +179,8 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
                                            const std::string& out_dir,
                                            const std::function<void(const std::string&)>& log = {});
 
-// Items for plain file paths, taken as they are (no glob, no folder walk),
-// mirrored below the deepest folder common to them all, like plain path inputs.
+// Items for plain file paths, taken as they are (no glob, no folder walk):
+// their outputs go straight into out_dir, like plain path inputs.
 std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths);
 
 // Completes a list of items into a batch's list: repeats of one file dropped

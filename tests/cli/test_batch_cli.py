@@ -349,12 +349,19 @@ def command_line_inputs_out_dir_and_resume():
     write_wav("y/two.wav", 4800, seed=2)
     write_wav("y/three.wav", 4800, seed=3)
     write_text("cfg.yaml", config_text([]))
-    # Plain paths from several folders mirror below their common folder.
+    # Plain paths from several folders go straight into out_dir, and stay there when a file of
+    # another folder joins (a second run skips them).
     p = run(["batch", "cfg.yaml", "x/one.wav", "y/two.wav", "--out-dir", "o1", "--no-progress"])
     expect_rc(p, 0)
     got = {f for f in outputs("o1") if f.endswith(".wav")}
-    if got != {"x/one.wav", "y/two.wav"}:
+    if got != {"one.wav", "two.wav"}:
         raise AssertionError("plain paths: outputs %r" % sorted(got))
+    write_wav("z/four.wav", 4800, seed=4)
+    p = run(["batch", "cfg.yaml", "x/one.wav", "y/two.wav", "z/four.wav", "--out-dir", "o1", "--no-progress"])
+    expect_rc(p, 0)
+    got = {f for f in outputs("o1") if f.endswith(".wav")}
+    if got != {"one.wav", "two.wav", "four.wav"} or summary("o1")["counts"]["skipped"] != 2:
+        raise AssertionError("a file joining: outputs %r, counts %r" % (sorted(got), summary("o1")["counts"]))
     # A glob (quoted: sigstream expands it) mirrors below its fixed prefix, y/.
     p = run(["batch", "cfg.yaml", "x/one.wav", "y/*.wav", "--out-dir", "o2", "--no-progress"])
     expect_rc(p, 0)

@@ -881,7 +881,7 @@ TEST_F(Batch, GlobsMirrorBelowTheirFixedPrefix) {
   EXPECT_EQ(fs::path(sub[0].output), out() / "sub/c_three48.wav");
 }
 
-TEST_F(Batch, CommandLineFilesMirrorBelowTheirCommonFolderAndAreNotTakenTwice) {
+TEST_F(Batch, CommandLineFilesGoStraightIntoOutDirAndAreNotTakenTwice) {
   const Config cfg = config("[]");
   const std::vector<BatchItem> items =
       collect_batch_items(cfg,
@@ -890,13 +890,64 @@ TEST_F(Batch, CommandLineFilesMirrorBelowTheirCommonFolderAndAreNotTakenTwice) {
                           out().string());
   ASSERT_EQ(items.size(), 2U);
   EXPECT_EQ(fs::path(items[0].output), out() / "a_mono8k.wav");
-  EXPECT_EQ(fs::path(items[1].output), out() / "sub/d_stereo48.wav");
+  EXPECT_EQ(fs::path(items[1].output), out() / "d_stereo48.wav");
 
   // Config globs plus command-line files; the same file twice is one item.
   const std::vector<BatchItem> both =
       collect_batch_items(config("[\"" + in().string() + "/sub/*.wav\"]"),
                           {(in() / "sub/d_stereo48.wav").string()}, out().string());
   EXPECT_EQ(both.size(), 1U);
+}
+
+// Where a named file's outputs go does not depend on the other files: one from
+// another folder joining the batch leaves the first outputs where they were,
+// and the second run skips them (it had redone every file, into subfolders of
+// their new common folder, leaving the first outputs behind).
+TEST_F(Batch, ANamedFileKeepsItsOutputsWhenAFileFromElsewhereJoins) {
+  const fs::path other = in().parent_path() / "elsewhere";
+  fs::create_directories(other);
+  test::write_audio((other / "z_joins.wav").string(), SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1,
+                    test::random_samples(301, 77, 0.5f, 16));
+  const std::vector<std::string> first_files = {(in() / "a_mono8k.wav").string(),
+                                                (in() / "sub/d_stereo48.wav").string()};
+  BatchOptions o = quiet_options();
+  o.extra_inputs = first_files;
+  const BatchSummary first = run_batch(config("[]"), o);
+  EXPECT_EQ(first.ok, 2);
+  EXPECT_TRUE(fs::exists(out() / "a_mono8k.wav"));
+  EXPECT_TRUE(fs::exists(out() / "d_stereo48.wav"));
+  std::vector<std::string> more = first_files;
+  more.push_back((other / "z_joins.wav").string());
+  o.extra_inputs = more;
+  const BatchSummary second = run_batch(config("[]"), o);
+  EXPECT_EQ(second.ok, 1);
+  EXPECT_EQ(second.skipped, 2) << "the first two files' outputs were not found again";
+  EXPECT_TRUE(fs::exists(out() / "z_joins.wav"));
+  std::size_t audio = 0;
+  for (const auto& e : fs::recursive_directory_iterator(out()))
+    audio += e.path().extension() == ".wav" ? 1 : 0;
+  EXPECT_EQ(audio, 3U) << "outputs made twice, under two layouts";
+}
+
+TEST_F(Batch, NamedFilesOfOneStemCollideWithAHintToGiveTheirFolder) {
+  test::write_audio((in() / "sub" / "a_mono8k.wav").string(), SF_FORMAT_WAV | SF_FORMAT_PCM_16,
+                    8000, 1, test::random_samples(211, 78, 0.5f, 16));
+  try {
+    (void)collect_batch_items(
+        config("[]"), {(in() / "a_mono8k.wav").string(), (in() / "sub/a_mono8k.wav").string()},
+        out().string());
+    ADD_FAILURE() << "no error for two named files of one stem";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::config);
+    EXPECT_NE(std::string(e.what()).find("quoted glob"), std::string::npos) << e.what();
+  }
+  // Their folder, given instead, mirrors the subfolder: no collision.
+  const std::vector<BatchItem> walked =
+      collect_batch_items(config("[]"), {in().string()}, out().string());
+  std::set<std::string> outputs;
+  for (const BatchItem& it : walked)
+    EXPECT_TRUE(outputs.insert(it.output).second) << it.output;
+  EXPECT_EQ(outputs.count((out() / "sub" / "a_mono8k.wav").string()), 1U);
 }
 
 TEST_F(Batch, OutputsInsideTheInputTreeAreNeverInputs) {

@@ -247,13 +247,13 @@ TEST(BatchShard, InputListsReadBack) {
   EXPECT_EQ(items[0].output, "res/one.flac");
   EXPECT_EQ(items[0].stats_json, "res/one.json");
   EXPECT_EQ(items[0].stats_csv, "res/one.csv");
-  // Plain paths mirror below their common folder, like plain path inputs.
-  EXPECT_EQ(items[1].output, (fs::path("out") / "b" / "two.flac").string());
-  EXPECT_EQ(items[2].stats_json, (fs::path("out") / "c" / "three.json").string());
+  // Plain paths go straight into out_dir, like plain path inputs.
+  EXPECT_EQ(items[1].output, (fs::path("out") / "two.flac").string());
+  EXPECT_EQ(items[2].stats_json, (fs::path("out") / "three.json").string());
   // The printed list reads back to the same items.
   const std::string printed = batch_input_list(items);
   EXPECT_EQ(printed,
-            "a/one.wav\tres/one.flac\nb/two.wav\tout/b/two.flac\nc/three.wav\tout/c/three.flac\n");
+            "a/one.wav\tres/one.flac\nb/two.wav\tout/two.flac\nc/three.wav\tout/three.flac\n");
   const std::vector<BatchItem> again =
       finish_batch_items(cfg, read_batch_input_list(cfg, printed, "L2"), "elsewhere");
   ASSERT_EQ(again.size(), items.size());
