@@ -349,9 +349,12 @@ int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const 
   bo.shard = shard;
   // Always set: --quiet still reports failed files.
   bo.log = [](const std::string& m) { std::cerr << "sigstream: " << m << "\n"; };
-  if (!f.inputs_from.empty())
-    bo.items = read_batch_input_list(config, read_list(f.inputs_from),
-                                     f.inputs_from == "-" ? "<standard input>" : f.inputs_from);
+  if (!f.inputs_from.empty()) {
+    const std::string origin = f.inputs_from == "-" ? "<standard input>" : f.inputs_from;
+    bo.items = read_batch_input_list(config, read_list(f.inputs_from), origin);
+    if (!f.out_dir.empty())
+      check_list_outputs_in(bo.items, f.out_dir, origin);
+  }
 
   if (f.list_inputs) {
     auto warn = [&](const std::string& m) {

@@ -526,6 +526,24 @@ std::vector<BatchItem> read_batch_input_list(const Config& config, const std::st
   return items;
 }
 
+void check_list_outputs_in(const std::vector<BatchItem>& items, const std::string& out_dir,
+                           const std::string& origin) {
+  const fs::path dir = canonical_of(out_dir);
+  for (const BatchItem& it : items) {
+    if (it.stats_json.empty())
+      continue; // a line with the input alone: its outputs go into out_dir
+    const std::string& path = it.output.empty() ? it.stats_json : it.output;
+    const fs::path rel = canonical_of(path).lexically_relative(dir);
+    if (rel.empty() || *rel.begin() == "..")
+      throw config_error("batch: " + origin + " puts the outputs of '" + it.input + "' at '" +
+                         path + "', outside --out-dir '" + out_dir +
+                         "' (a list from --list-inputs fixes every output path): leave --out-dir "
+                         "out, give the list's folder, or list again with --list-inputs "
+                         "--out-dir " +
+                         out_dir);
+  }
+}
+
 std::vector<BatchItem> batch_items(const Config& config, const BatchOptions& options,
                                    const std::string& out_dir,
                                    const std::function<void(const std::string&)>& log) {

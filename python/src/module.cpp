@@ -409,8 +409,11 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   BatchOptions bo;
   bo.extra_inputs = inputs;
-  if (list_text)
+  if (list_text) {
     bo.items = read_batch_input_list(config, *list_text, list_origin);
+    if (out_dir)
+      check_list_outputs_in(bo.items, *out_dir, list_origin);
+  }
   const std::string dir = out_dir.value_or(config.batch.out_dir);
   const std::vector<BatchItem> items = [&] {
     const auto log = logger(quiet);
