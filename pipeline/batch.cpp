@@ -1439,6 +1439,10 @@ private:
   // The list (expanded, or options.items), this shard's part of it; the
   // fingerprint and the files whose changes make outputs out of date.
   void plan() {
+    // Said once, before any file: each file's outputs would fail on it.
+    std::error_code ec;
+    if (fs::exists(out_dir_, ec) && !fs::is_directory(out_dir_, ec))
+      throw config_error("batch: out_dir '" + out_dir_ + "' is a file, not a folder");
     BatchPlan plan = plan_batch(config_, options_, out_dir_, backend_,
                                 [this](const std::string& m) { info(m); });
     items_ = std::move(plan.items);

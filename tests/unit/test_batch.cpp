@@ -984,6 +984,20 @@ TEST_F(Batch, CollidingOrSelfOverwritingOutputsAreConfigErrors) {
   }
 }
 
+TEST_F(Batch, AnOutDirThatIsAFileIsOneConfigErrorBeforeAnyFile) {
+  const fs::path file = in().parent_path() / "a_file";
+  std::ofstream(file) << "not a folder";
+  Config cfg = tree_config();
+  cfg.batch.out_dir = file.string();
+  try {
+    (void)run_batch(cfg, quiet_options());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::config);
+    EXPECT_NE(std::string(e.what()).find("is a file, not a folder"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(Batch, NoInputsIsAConfigError) {
   std::vector<std::string> warnings;
   BatchOptions o;

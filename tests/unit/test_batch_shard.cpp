@@ -236,8 +236,8 @@ Config list_config(bool sink, bool csv) {
 // --out-dir). A list under the folder, and lines with the input alone, pass.
 TEST(BatchShard, AListsOutputsOutsideOutDirAreRefused) {
   const Config cfg = list_config(true, false);
-  const std::vector<BatchItem> fixed =
-      read_batch_input_list(cfg, "a/one.wav\tout/batch/one.wav\nb/two.wav\tout/batch/two.wav\n", "L");
+  const std::vector<BatchItem> fixed = read_batch_input_list(
+      cfg, "a/one.wav\tout/batch/one.wav\nb/two.wav\tout/batch/two.wav\n", "L");
   try {
     check_list_outputs_in(fixed, "out/other", "L");
     ADD_FAILURE() << "no error";
