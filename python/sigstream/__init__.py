@@ -68,6 +68,17 @@ def __dir__() -> list[str]:
     """The public API only (PEP 562): not the modules and helpers this package uses."""
     return sorted([*__all__, "__version__", "distributed"])
 
+
+def __getattr__(name: str) -> Any:
+    """``sigstream.distributed`` after a plain ``import sigstream`` (PEP 562), as SPEC §10 writes
+    ``sigstream.distributed.local_cluster(...)``: imported on first use (Dask itself only where a
+    function of it needs Dask)."""
+    if name == "distributed":
+        import importlib
+
+        return importlib.import_module(f"{__name__}.distributed")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 ArrayLike = Any  # numpy.ndarray, cupy.ndarray, torch.Tensor, or a sequence of numbers
 PathOrConfig = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 

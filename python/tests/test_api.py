@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 
 import sigstream
 
@@ -43,6 +44,20 @@ def test_distributed_all() -> None:
     import sigstream.distributed as d
 
     assert "local_cluster" in d.__all__ and all(hasattr(d, n) for n in d.__all__)
+
+
+def test_distributed_after_a_plain_import() -> None:
+    # A fresh interpreter: this one may have imported sigstream.distributed already.
+    code = ("import sigstream\n"
+            "assert callable(sigstream.distributed.local_cluster)\n"
+            "try:\n"
+            "    sigstream.no_such_name\n"
+            "except AttributeError as e:\n"
+            "    assert 'no_such_name' in str(e)\n"
+            "else:\n"
+            "    raise SystemExit('no AttributeError')\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
 
 
 def test_build_info_and_the_fused_engine() -> None:
