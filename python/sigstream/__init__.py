@@ -531,7 +531,7 @@ def batch(
     backend: str | None = None,
     progress: bool = True,
     summary_path: str | os.PathLike[str] | None = None,
-    files_per_task: int = 1,
+    files_per_task: int | None = None,
 ) -> dict[str, Any]:
     """Run a batch config over many files (``sigstream batch``) and return its summary as a dict.
 
@@ -546,7 +546,8 @@ def batch(
 
     client: a ``distributed.Client``. Without one the batch runs in this
     process. With one, its files go to the Dask workers as tasks of
-    ``files_per_task`` files (see ``sigstream.distributed``: the driver moves
+    ``files_per_task`` files (None: about four tasks a worker thread, 1 to 64
+    files each; see ``sigstream.distributed``: the driver moves
     paths and summaries, never samples; a task retried after its worker died
     skips what its first attempt committed, with force too), and one progress
     line is drawn on stderr when it is a terminal (not with quiet or
@@ -578,7 +579,7 @@ def batch(
             backend,
             progress=bool(progress),
             summary_path=None if summary_path is None else os.fspath(summary_path),
-            files_per_task=int(files_per_task),
+            files_per_task=None if files_per_task is None else int(files_per_task),
         )
     if backend is not None:
         sets.append(f"execution.backend={backend}")

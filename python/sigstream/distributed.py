@@ -13,8 +13,10 @@ types; the CLI entry (``main``) is the part to split off when it grows.
 
 How a batch runs there. The driver (the process calling ``batch``) plans the
 batch once, as ``sigstream batch`` does (inputs expanded and sorted, every
-output path fixed), and submits one task per file (``files_per_task``) to the
-workers, largest files first, a bounded number at a time. A task runs the
+output path fixed), and submits tasks of ``files_per_task`` files (by default
+about four tasks a worker thread, at most 64 files a task:
+:func:`auto_files_per_task`) to the workers, largest files first, a bounded
+number at a time. A task runs the
 C++ batch over its files in the worker process, where ``sigstream._core``
 stays loaded: a worker keeps its CUDA context, its pinned buffers and its
 plans from file to file. The task returns the files' summary entries; the
@@ -207,6 +209,19 @@ def _file_threads() -> int:
     except (ImportError, ValueError, AttributeError):
         pass
     return max(1, _cores() // nthreads)
+
+
+def auto_files_per_task(files: int, threads: int) -> int:
+    """Files a task runs by default: about four tasks a worker thread, 1 to 64 files each.
+
+    A task costs its worker and the driver a few milliseconds whatever it runs (the task's
+    round trip, the config parsed and the batch set up again), more than a light file's whole
+    work: 400 files of 3 s on 2 CPU workers took 2.55-3.16 s at one file a task and 1.22-1.29 s
+    at 50 (bench/RESULTS.md, stop 45). Four tasks a thread keep the threads busy to the end
+    (tasks are handed out largest files first); at most 64 files, as a task a dead worker's
+    retry runs again (skipping what it committed) and the progress bar moves a task at a time.
+    """
+    return max(1, min(64, -(-int(files) // (4 * max(1, int(threads))))))
 
 
 def auto_files_per_gpu(cores: int, gpus: int) -> int:
@@ -497,7 +512,7 @@ def run_batch_on_client(
     backend: Optional[str],
     progress: bool = True,
     summary_path: Optional[str] = None,
-    files_per_task: int = 1,
+    files_per_task: Optional[int] = None,
     stream: Optional[TextIO] = None,
 ) -> dict[str, Any]:
     """The distributed batch behind ``sigstream.batch(client=...)`` (see the module's docstring)."""
@@ -506,11 +521,12 @@ def run_batch_on_client(
 
 
 def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, quiet: bool, progress: bool,
-                 summary_path: Optional[str], files_per_task: int, stream: Optional[TextIO]) -> dict[str, Any]:
+                 summary_path: Optional[str], files_per_task: Optional[int],
+                 stream: Optional[TextIO]) -> dict[str, Any]:
     t0 = time.monotonic()
     out = stream if stream is not None else sys.stderr
-    if int(files_per_task) < 1:
-        raise ValueError(f"files_per_task must be >= 1 (got {files_per_task})")
+    if files_per_task is not None and int(files_per_task) < 1:
+        raise ValueError(f"files_per_task must be >= 1, or None to choose (got {files_per_task})")
     plan = planned.plan
     items: list[dict[str, Any]] = plan["items"]
     given_out_dir: str = plan["out_dir"]
@@ -530,7 +546,8 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
 
     # Tasks, largest files first (as the CLI hands files out), files_per_task each.
     order = sorted(range(len(items)), key=lambda i: -int(items[i]["bytes"]))
-    tasks = [order[k:k + files_per_task] for k in range(0, len(order), files_per_task)]
+    per = int(files_per_task) if files_per_task is not None else auto_files_per_task(len(items), _threads_of(client))
+    tasks = [order[k:k + per] for k in range(0, len(order), per)]
     absolute = [_absolute(it) for it in items]
     noted = [_identity(a["stats_json"]) for a in absolute] if force else None
     by_input = {a["input"]: i for i, a in enumerate(absolute)}
@@ -714,7 +731,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--files-per-device", type=int, default=0,
                    help="local[:N]: files in flight per GPU worker "
                         "(default: the CPU cores over the GPUs, 2 to 16)")
-    p.add_argument("--files-per-task", type=int, default=1, help="files a Dask task runs")
+    p.add_argument("--files-per-task", type=int, default=0,
+                   help="files a Dask task runs (default 0: about four tasks a worker thread, 1 to 64 files each)")
     p.add_argument("--inputs-from", metavar="FILE", help="take the inputs from a list (- = standard input)")
     return p
 
@@ -780,8 +798,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             raise _UsageError(f"--scheduler '{spec}': no such scheduler file (dask scheduler --scheduler-file "
                               "FILE.json writes it)")
         text, origin = _config_text(args.config)
-        if args.files_per_task < 1 or args.files_per_device < 0:
-            raise _UsageError("--files-per-task must be 1 or more, --files-per-device 0 (auto) or more")
+        if args.files_per_task < 0 or args.files_per_device < 0:
+            raise _UsageError("--files-per-task and --files-per-device must be 0 (auto) or more")
         # Planned before any cluster: a bad config or input list fails at once.
         planned = _plan(text, origin, args.config, args.sets, args.inputs, args.out_dir, args.keep_going,
                         args.backend, args.quiet, list_text,
@@ -810,7 +828,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 1
         try:
             summary = _run_planned(client, planned, args.force, args.verify, args.quiet, not args.no_progress,
-                                   args.stats, args.files_per_task, None)
+                                   args.stats, args.files_per_task or None, None)
             return int(summary.get("exit_code", 0))
         finally:
             client.close()

@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 import sigstream
+from sigstream.distributed import auto_files_per_task
 from conftest import REPO, cli_path
 
 distributed = pytest.importorskip("distributed", reason="Dask is the `dask` extra: pip install '.[dask]'")
@@ -255,7 +256,9 @@ def test_outputs_and_summary_equal_the_cli_batch(tmp_path: Path, job: Path, clie
     assert written == summary
     assert len((tmp_path / "dask" / "batch_summary.csv").read_text().splitlines()) == FILES + 2
     assert summary["config_fingerprint"] == ref["config_fingerprint"]
-    assert summary["tasks"] == FILES + 1
+    # Tasks of several files by default: about four a worker thread.
+    per = auto_files_per_task(FILES + 1, sum(client.nthreads().values()))
+    assert per > 1 and summary["tasks"] == -(-(FILES + 1) // per)
     assert {w["address"] for w in summary["workers"]} <= set(client.nthreads())
     assert summary["wall_s"] > 0 and summary["files_per_s"] == pytest.approx(FILES / summary["wall_s"])
 
@@ -648,6 +651,16 @@ def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:
         local_cluster(gpus=-1)
     with pytest.raises(ValueError, match="files_per_gpu"):
         local_cluster(files_per_gpu=0)
+
+
+def test_auto_files_per_task_is_about_four_tasks_a_thread_from_1_to_64() -> None:
+    assert auto_files_per_task(13, 2) == 2  # ceil(13 / 8)
+    assert auto_files_per_task(400, 2) == 50
+    assert auto_files_per_task(800, 64) == 4
+    assert auto_files_per_task(100_000, 64) == 64  # at most 64
+    assert auto_files_per_task(3, 16) == 1  # at least 1
+    assert auto_files_per_task(0, 4) == 1
+    assert auto_files_per_task(10, 0) == 3  # no thread known yet: as one
 
 
 def test_auto_files_per_gpu_is_the_cores_over_the_gpus_from_2_to_16() -> None:
