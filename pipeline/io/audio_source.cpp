@@ -604,6 +604,11 @@ std::unique_ptr<Source> open_audio_file(const std::string& path,
   try {
     return std::make_unique<AudioFileSource>(path, raw);
   } catch (const NotSndfileFormat&) {
+    // Said as it is, not as FFmpeg's "Invalid data" (and without its start).
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(path, ec) && std::filesystem::file_size(path, ec) == 0 &&
+        !ec)
+      throw io_error(path + ": empty file (0 bytes), not audio");
     // AAC/M4A, MP4, WebM, ...: FFmpeg decodes it (pipeline/io/ffmpeg_source.hpp).
     return open_ffmpeg_source(path);
   } catch (const NotSndfileStream& e) {

@@ -208,6 +208,17 @@ def corrupt_and_missing():
     q = sh(["filter", "good.m4a", "out.wav", "--lowpass", "3000", "--backend", "cpu"], env=env)
     expect_rc(q, 1)
     expect_in("good.m4a: not a format libsndfile reads; install ffmpeg", q.stderr)
+    # Named .wav but not audio: said as such, without FFmpeg's "Invalid data" alone; an empty file
+    # is said to be empty (FFmpeg is not started for it).
+    open("text.wav", "w").write("a text file, not a WAV\n")
+    open("empty.wav", "wb").close()
+    t = sh(["filter", "text.wav", "o1.wav", "--lowpass", "3000", "--backend", "cpu"])
+    expect_rc(t, 1)
+    expect_in("text.wav: not an audio file that libsndfile or ffmpeg reads (ffmpeg: exit status", t.stderr)
+    e = sh(["filter", "empty.wav", "o2.wav", "--lowpass", "3000", "--backend", "cpu"])
+    expect_rc(e, 1)
+    expect_in("empty.wav: empty file (0 bytes), not audio", e.stderr)
+    assert not [f for f in os.listdir(".") if f.startswith("o1") or f.startswith("o2")], os.listdir(".")
     return "corrupt: %s" % p.stderr.strip().splitlines()[-1][:160]
 
 
