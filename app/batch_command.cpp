@@ -352,8 +352,9 @@ int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const 
   if (!f.inputs_from.empty()) {
     const std::string origin = f.inputs_from == "-" ? "<standard input>" : f.inputs_from;
     bo.items = read_batch_input_list(config, read_list(f.inputs_from), origin);
-    if (!f.out_dir.empty())
-      check_list_outputs_in(bo.items, f.out_dir, origin);
+    if (!f.out_dir.empty() && !c.quiet)
+      if (const auto w = list_outputs_outside(bo.items, f.out_dir, origin))
+        std::cerr << "sigstream: " << *w << "\n";
   }
 
   if (f.list_inputs) {

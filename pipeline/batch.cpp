@@ -841,6 +841,26 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
   return finish_batch_items(config, std::move(items), out_dir);
 }
 
+void check_out_dir(const std::string& out_dir) {
+  std::error_code ec;
+  fs::path p = fs::absolute(fs::path(out_dir), ec).lexically_normal();
+  while (!p.empty()) {
+    const fs::file_status st = fs::status(p, ec); // not_found where a part above is a file
+    if (fs::exists(st)) {
+      if (!fs::is_directory(st))
+        throw config_error("batch: out_dir '" + out_dir + "': " +
+                           (fs::path(out_dir).lexically_normal() == p.lexically_normal()
+                                ? std::string("it")
+                                : "'" + p.string() + "'") +
+                           " is a file, not a folder");
+      return;
+    }
+    if (p == p.root_path() || p.parent_path() == p)
+      return;
+    p = p.parent_path();
+  }
+}
+
 std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths) {
   std::vector<BatchItem> items;
   for (const std::string& p : paths) {
@@ -904,17 +924,18 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
       }
       auto [pos, fresh] = claimed.emplace(c, "'" + it.input + "'");
       if (!fresh)
-        problems.push_back("'" + it.input + "' and " + pos->second + " both map to '" + *p +
-                           "' (a file named on its own goes straight into out_dir: give their "
-                           "folder or a quoted glob instead, whose subfolders are mirrored; or "
-                           "rename one, or run them in separate batches)");
+        problems.push_back("'" + it.input + "' and " + pos->second + " both map to '" + *p + "'");
     }
   }
   if (!problems.empty()) {
     std::string m = "batch: outputs collide:";
     for (const auto& p : problems)
       m += "\n  " + p;
-    throw config_error(m);
+    throw config_error(m + "\n(a file named on its own, or on a line of its own in a list, goes "
+                           "straight into out_dir, and a folder's or a glob's files keep their "
+                           "subfolders: give such files' folder or a quoted glob, or list "
+                           "'input<TAB>output' lines, rename one, or run them in separate "
+                           "batches)");
   }
   return items;
 }
@@ -1439,10 +1460,6 @@ private:
   // The list (expanded, or options.items), this shard's part of it; the
   // fingerprint and the files whose changes make outputs out of date.
   void plan() {
-    // Said once, before any file: each file's outputs would fail on it.
-    std::error_code ec;
-    if (fs::exists(out_dir_, ec) && !fs::is_directory(out_dir_, ec))
-      throw config_error("batch: out_dir '" + out_dir_ + "' is a file, not a folder");
     BatchPlan plan = plan_batch(config_, options_, out_dir_, backend_,
                                 [this](const std::string& m) { info(m); });
     items_ = std::move(plan.items);

@@ -179,6 +179,10 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
                                            const std::string& out_dir,
                                            const std::function<void(const std::string&)>& log = {});
 
+// Throws Error(config) where out_dir, or the nearest part of it that exists,
+// is a file: said once, before any file (each file's outputs would fail).
+void check_out_dir(const std::string& out_dir);
+
 // Items for plain file paths, taken as they are (no glob, no folder walk):
 // their outputs go straight into out_dir, like plain path inputs.
 std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths);

@@ -526,27 +526,37 @@ std::vector<BatchItem> read_batch_input_list(const Config& config, const std::st
   return items;
 }
 
-void check_list_outputs_in(const std::vector<BatchItem>& items, const std::string& out_dir,
-                           const std::string& origin) {
+std::optional<std::string> list_outputs_outside(const std::vector<BatchItem>& items,
+                                                const std::string& out_dir,
+                                                const std::string& origin) {
   const fs::path dir = canonical_of(out_dir);
+  std::size_t outside = 0;
+  const BatchItem* first = nullptr;
   for (const BatchItem& it : items) {
     if (it.stats_json.empty())
       continue; // a line with the input alone: its outputs go into out_dir
     const std::string& path = it.output.empty() ? it.stats_json : it.output;
     const fs::path rel = canonical_of(path).lexically_relative(dir);
-    if (rel.empty() || *rel.begin() == "..")
-      throw config_error("batch: " + origin + " puts the outputs of '" + it.input + "' at '" +
-                         path + "', outside --out-dir '" + out_dir +
-                         "' (a list from --list-inputs fixes every output path): leave --out-dir "
-                         "out, give the list's folder, or list again with --list-inputs "
-                         "--out-dir " +
-                         out_dir);
+    if (rel.empty() || *rel.begin() == "..") {
+      ++outside;
+      first = first != nullptr ? first : &it;
+    }
   }
+  if (first == nullptr)
+    return std::nullopt;
+  const std::string& path = first->output.empty() ? first->stats_json : first->output;
+  return "batch: warning: " + origin + " puts the outputs of " + std::to_string(outside) +
+         " file(s) outside --out-dir '" + out_dir + "' (first '" + first->input + "' at '" + path +
+         "'): a line 'input<TAB>output', as --list-inputs prints, fixes its outputs, and only "
+         "the summary goes to --out-dir. To write into --out-dir, take the list's inputs alone: "
+         "cut -f1 " +
+         origin + " | sigstream batch CONFIG --inputs-from - --out-dir " + out_dir;
 }
 
 std::vector<BatchItem> batch_items(const Config& config, const BatchOptions& options,
                                    const std::string& out_dir,
                                    const std::function<void(const std::string&)>& log) {
+  check_out_dir(out_dir);
   if (!options.items.empty())
     return finish_batch_items(config, options.items, out_dir);
   return collect_batch_items(config, options.extra_inputs, out_dir, log);

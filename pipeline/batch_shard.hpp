@@ -79,12 +79,13 @@ std::string batch_input_list(const std::vector<BatchItem>& items);
 std::vector<BatchItem> read_batch_input_list(const Config& config, const std::string& text,
                                              const std::string& origin);
 
-// Where the command line names an output folder too (--out-dir): throws
-// Error(config) when a line of the list `origin` puts its outputs outside it
-// (a list made by --list-inputs fixes every output's path, so the folder
-// would hold only the summary). Lines with the input alone go into it.
-void check_list_outputs_in(const std::vector<BatchItem>& items, const std::string& out_dir,
-                           const std::string& origin);
+// Where the command line names an output folder too (--out-dir): a warning
+// when lines of the list `origin` put their outputs outside it (a list made
+// by --list-inputs fixes every output's path, so the folder gets only the
+// summary). Lines with the input alone go into it.
+std::optional<std::string> list_outputs_outside(const std::vector<BatchItem>& items,
+                                                const std::string& out_dir,
+                                                const std::string& origin);
 
 // ---------------------------------------------------------------------------
 // Planning a run (used by run_batch)

@@ -189,12 +189,12 @@ private:
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
       return;
     // Nothing decoded: what libsndfile did not know, FFmpeg did not either.
-    if (position_ == 0)
+    if (position_ == 0 && WIFEXITED(status))
       throw io_error(path_ + ": not an audio file that libsndfile or ffmpeg reads (ffmpeg: " +
                      ffmpeg_failure(status, child_.messages()) + ")");
     throw io_error(path_ + ": ffmpeg cannot decode it (" +
-                   ffmpeg_failure(status, child_.messages()) + ") after frame " +
-                   std::to_string(position_));
+                   ffmpeg_failure(status, child_.messages()) + ")" +
+                   (position_ > 0 ? " after frame " + std::to_string(position_) : ""));
   }
 
   // The WAV header FFmpeg writes to a pipe: RIFF/WAVE, "fmt " (float, 32

@@ -14,8 +14,8 @@ types; the CLI entry (``main``) is the part to split off when it grows.
 How a batch runs there. The driver (the process calling ``batch``) plans the
 batch once, as ``sigstream batch`` does (inputs expanded and sorted, every
 output path fixed), and submits tasks of ``files_per_task`` files (by default
-about four tasks a worker thread, at most 64 files a task:
-:func:`auto_files_per_task`) to the workers, largest files first, a bounded
+each at most a fourth of a worker thread's share of the files and bytes left,
+1 to 64 files: ``_TaskQueue``) to the workers, largest files first, a bounded
 number at a time. A task runs the
 C++ batch over its files in the worker process, where ``sigstream._core``
 stays loaded: a worker keeps its CUDA context, its pinned buffers and its
@@ -37,8 +37,8 @@ notes each file's statistics JSON (inode, mtime, size) when it plans, and a
 task forces only files whose statistics are still those it noted, so a retry
 does not redo a file that the first attempt of this same batch committed. A
 file that fails is a "failed" entry of the summary, never a retried task; a
-task whose worker died on every try (``KilledWorker``) makes its files failed
-entries too. Once the tasks are done, each worker removes the temporary files
+task of one file whose worker died on every try (``KilledWorker``) makes it a
+failed entry too; a task of several that fails runs its files again one a task. Once the tasks are done, each worker removes the temporary files
 of its host's dead writers beside the outputs of the files whose tasks
 returned (what a worker killed mid-file leaves on a file system without
 O_TMPFILE), once a worker rather than once a task; a file whose task failed
@@ -48,6 +48,7 @@ keeps a dead worker's pending commit for the next run to complete.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import logging
 import os
@@ -212,16 +213,63 @@ def _file_threads() -> int:
 
 
 def auto_files_per_task(files: int, threads: int) -> int:
-    """Files a task runs by default: about four tasks a worker thread, 1 to 64 files each.
+    """The most files a task takes by default: a fourth of a worker thread's share of the files
+    left (so about four tasks a thread), 1 to 64.
 
-    A task costs its worker and the driver a few milliseconds whatever it runs (the task's
-    round trip, the config parsed and the batch set up again), more than a light file's whole
-    work: 400 files of 3 s on 2 CPU workers took 2.55-3.16 s at one file a task and 1.22-1.29 s
-    at 50 (bench/RESULTS.md, stop 45). Four tasks a thread keep the threads busy to the end
-    (tasks are handed out largest files first); at most 64 files, as a task a dead worker's
-    retry runs again (skipping what it committed) and the progress bar moves a task at a time.
+    A task costs its worker and the driver a few milliseconds whatever it runs (the task's round
+    trip, the config parsed and the batch set up again), more than a light file's whole work: 400
+    files of 3 s on 2 CPU workers took 2.88-2.89 s at one file a task and 1.46-1.49 s in tasks of
+    several (bench/RESULTS.md, stop 45). At most 64: a dead worker's retry runs its task again
+    (skipping what it committed), and the progress bar moves a task at a time.
     """
     return max(1, min(64, -(-int(files) // (4 * max(1, int(threads))))))
+
+
+class _TaskQueue:
+    """The files not yet sent, largest first, cut into tasks as they are sent.
+
+    With files_per_task N, N files a task. By default each task takes at most a fourth of a
+    worker thread's share of what is left, in files (:func:`auto_files_per_task`) and in bytes:
+    tasks shrink towards the end of the batch and a long file goes alone, so the threads end
+    together whatever the files' sizes, and threads that join later still find work. The files
+    of a task that failed come back one a task (:meth:`again`), before the rest: only a file that
+    kills its worker on every try becomes a failed entry, not the files beside it in its task.
+    """
+
+    def __init__(self, sizes: Sequence[int], files_per_task: Optional[int]) -> None:
+        self._sizes = list(sizes)
+        self._per = files_per_task
+        self._order = collections.deque(sorted(range(len(self._sizes)), key=lambda i: -self._sizes[i]))
+        self._bytes = sum(self._sizes)
+        self._singles: collections.deque[int] = collections.deque()
+
+    def __bool__(self) -> bool:
+        return bool(self._order or self._singles)
+
+    def take(self, threads: int) -> list[int]:
+        """The next task's files (non-empty; call only while the queue is not empty)."""
+        if self._singles:
+            return [self._singles.popleft()]
+        most = self._per if self._per is not None else auto_files_per_task(len(self._order), threads)
+        cap = None if self._per is not None else self._bytes / (4 * max(1, threads))
+        task: list[int] = []
+        got = 0
+        while self._order and len(task) < most:
+            size = self._sizes[self._order[0]]
+            if task and cap is not None and got + size > cap:
+                break
+            task.append(self._order.popleft())
+            got += size
+        self._bytes -= got
+        return task
+
+    def again(self, files: Sequence[int]) -> None:
+        """Files of a failed task: each in a task of its own, next."""
+        self._singles.extend(files)
+
+    def left(self) -> list[int]:
+        """The files never sent."""
+        return [*self._singles, *self._order]
 
 
 def auto_files_per_gpu(cores: int, gpus: int) -> int:
@@ -544,16 +592,15 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
                out_dir=os.path.abspath(given_out_dir), config_path=os.path.abspath(config_path) if config_path else "",
                verify=bool(verify), threads=int(plan.get("threads", 0)))
 
-    # Tasks, largest files first (as the CLI hands files out), files_per_task each.
-    order = sorted(range(len(items)), key=lambda i: -int(items[i]["bytes"]))
-    per = int(files_per_task) if files_per_task is not None else auto_files_per_task(len(items), _threads_of(client))
-    tasks = [order[k:k + per] for k in range(0, len(order), per)]
+    # Files largest first (as the CLI hands them out), cut into tasks as they are sent (_next_task).
+    queue = _TaskQueue([int(it["bytes"]) for it in items], files_per_task)
+    tasks: list[list[int]] = []  # every task sent, by number
     absolute = [_absolute(it) for it in items]
     noted = [_identity(a["stats_json"]) for a in absolute] if force else None
     by_input = {a["input"]: i for i, a in enumerate(absolute)}
     batch_id = uuid.uuid4().hex[:12]
     workers_now = len(client.nthreads())
-    display.say(f"batch: {len(items)} file{'s' if len(items) != 1 else ''} in {len(tasks)} task(s) on a Dask cluster "
+    display.say(f"batch: {len(items)} file{'s' if len(items) != 1 else ''} on a Dask cluster "
                 f"({workers_now} worker(s), {_threads_of(client)} thread(s), backend {resolved}) -> {given_out_dir}")
 
     from distributed import as_completed
@@ -575,8 +622,9 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         if now - window_at > 1.0:  # workers may join or leave: a few tasks per thread in flight
             window = max(4, 2 * _threads_of(client) + 2)
             window_at = now
-        while submitted < len(tasks) and len(pending) < window and not stopped:
-            idx = tasks[submitted]
+        while queue and len(pending) < window and not stopped:
+            idx = queue.take(_threads_of(client))
+            tasks.append(idx)
             fut = client.submit(_task, job, [absolute[i] for i in idx],
                                 None if noted is None else [noted[i] for i in idx],
                                 key=f"sigstream-batch-{batch_id}-{submitted}", pure=False)
@@ -598,6 +646,14 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
             try:
                 outcome = fut.result()
             except Exception as e:  # noqa: BLE001 - whatever a task raised becomes its files' error entries
+                if len(idx) > 1 and not stopped:
+                    # One of its files may have killed its worker on every try: each file runs again in a
+                    # task of its own (a file the first tries committed is then skipped), so that only
+                    # such a file is a failed entry, not the files beside it.
+                    queue.again(idx)
+                    display.update(done_files, done_bytes, failures, len(pending))
+                    submit_more()
+                    continue
                 why = f"{type(e).__name__}: {e}"
                 if type(e).__name__ == "KilledWorker":
                     why = f"its Dask worker died on every try ({e})"
@@ -647,7 +703,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         client.cancel(list(pending))
         pending.clear()
     display.finish()
-    rest = [i for t in tasks[submitted:] for i in t]
+    rest = queue.left()
     if rest:
         lost(rest, "not_run", None)
     if not interrupted:  # else tasks may still run: the next run sweeps

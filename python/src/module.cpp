@@ -411,8 +411,9 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
   bo.extra_inputs = inputs;
   if (list_text) {
     bo.items = read_batch_input_list(config, *list_text, list_origin);
-    if (out_dir)
-      check_list_outputs_in(bo.items, *out_dir, list_origin);
+    if (out_dir && !quiet)
+      if (const auto w = list_outputs_outside(bo.items, *out_dir, list_origin))
+        logger(quiet)(*w);
   }
   const std::string dir = out_dir.value_or(config.batch.out_dir);
   const std::vector<BatchItem> items = [&] {

@@ -256,9 +256,8 @@ def test_outputs_and_summary_equal_the_cli_batch(tmp_path: Path, job: Path, clie
     assert written == summary
     assert len((tmp_path / "dask" / "batch_summary.csv").read_text().splitlines()) == FILES + 2
     assert summary["config_fingerprint"] == ref["config_fingerprint"]
-    # Tasks of several files by default: about four a worker thread.
-    per = auto_files_per_task(FILES + 1, sum(client.nthreads().values()))
-    assert per > 1 and summary["tasks"] == -(-(FILES + 1) // per)
+    # A file a task: 9 files of which 8 alike are not more than four tasks for each of 2 threads.
+    assert summary["tasks"] == FILES + 1
     assert {w["address"] for w in summary["workers"]} <= set(client.nthreads())
     assert summary["wall_s"] > 0 and summary["files_per_s"] == pytest.approx(FILES / summary["wall_s"])
 
@@ -386,6 +385,73 @@ def test_each_worker_sweeps_once_at_the_end_not_each_task(tmp_path: Path, job: P
     lines = [line.rstrip("\n").split("\t") for line in listed.read_text().splitlines()] if listed.exists() else []
     of_out = [line for line in lines if len(line) == 3 and os.path.realpath(line[2]) == os.path.realpath(out)]
     assert 1 <= len(of_out) <= 2, f"{len(of_out)} listings of the output folder by 2 workers for {FILES} files"
+
+
+def test_a_task_of_several_files_whose_worker_died_runs_them_again_one_a_task(tmp_path: Path, job: Path, shim: str,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """One task holds every file, and its worker is killed at f03 with Dask allowing no retry: the
+    task's files run again one a task (had they become failed entries, the task's one bad file would
+    fail every file beside it, on every run). Every file is done, each output committed once. (A
+    file killing its worker on every try then fails alone; not killed twice here, as tasks queued
+    on a killed worker die with it under allowed-failures 0.)"""
+    import dask
+
+    out = tmp_path / "dask"
+    ref = cli_reference(job, tmp_path / "ref")
+    log, mark = tmp_path / "commits.log", tmp_path / "stall.pid"
+    preload(monkeypatch, shim, log, stall="f03.wav", on="open", mark=mark)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster, client = cluster_client()
+        try:
+            killed: list[int] = []
+            killer = kill_worker_when_stalled(client, mark, killed)
+            summary = sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True,
+                                      files_per_task=FILES)
+            killer.join(5)
+        finally:
+            client.close()
+            cluster.close()
+    assert len(killed) == 1, killed
+    got = statuses_after_kill(summary, log, killed[0])
+    assert got["f03.wav"] == "ok" and summary["exit_code"] == 0, got
+    assert summary["tasks"] == FILES, summary["tasks"]  # the summaries merged: the files one a task
+    assert outputs(out) == outputs(tmp_path / "ref")
+    counted = commits(log, out)
+    every = {f"f{i:02d}{ext}" for i in range(FILES) for ext in (".wav", ".json", ".csv")}
+    assert {k: v for k, v in counted.items() if k in every} == {name: 1 for name in every}
+    assert temporaries(out) == []
+
+
+def test_an_out_dir_that_is_a_file_is_a_config_error_before_any_task(tmp_path: Path, job: Path, client: Any) -> None:
+    (tmp_path / "afile").write_text("not a folder")
+    for out in (tmp_path / "afile", tmp_path / "afile" / "sub"):
+        with pytest.raises(sigstream.ConfigError, match="is a file, not a folder"):
+            sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True)
+    assert (tmp_path / "afile").read_text() == "not a folder"
+
+
+def test_tasks_are_cut_by_files_and_bytes_left_and_a_failed_tasks_files_come_back_alone() -> None:
+    from sigstream.distributed import _TaskQueue
+
+    # Equal files, 2 threads: a fourth of a thread's share of what is left, shrinking to 1.
+    q = _TaskQueue([10] * 40, None)
+    sizes = []
+    while q:
+        sizes.append(len(q.take(2)))
+    assert sum(sizes) == 40 and sizes[0] == 5 and sizes[-1] == 1 and sizes == sorted(sizes, reverse=True), sizes
+    # A long file goes alone; the short ones after it share tasks, none over a fourth of a
+    # thread's share of the bytes left.
+    q = _TaskQueue([1000] + [1] * 100, None)
+    first = q.take(1)
+    assert first == [0]
+    second = q.take(1)
+    assert 1 < len(second) <= 25
+    # A fixed count; a failed task's files come back one a task, first; left() is what was never sent.
+    q = _TaskQueue([5, 4, 3, 2, 1], 2)
+    assert q.take(8) == [0, 1]
+    q.again([0, 1])
+    assert q.take(8) == [0] and q.take(8) == [1] and q.take(8) == [2, 3]
+    assert q.left() == [4]
 
 
 def test_a_failed_tasks_pending_commit_is_kept_for_the_next_run(tmp_path: Path, job: Path, shim: str,
@@ -653,7 +719,7 @@ def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:
         local_cluster(files_per_gpu=0)
 
 
-def test_auto_files_per_task_is_about_four_tasks_a_thread_from_1_to_64() -> None:
+def test_auto_files_per_task_is_a_fourth_of_a_threads_share_from_1_to_64() -> None:
     assert auto_files_per_task(13, 2) == 2  # ceil(13 / 8)
     assert auto_files_per_task(400, 2) == 50
     assert auto_files_per_task(800, 64) == 4

@@ -326,7 +326,9 @@ def list_inputs_then_inputs_from_round_trip():
     if load("o2/batch_summary.json")["counts"]["ok"] != 3:
         raise AssertionError("stdin list: %s" % describe(p))
     write_text("explicit.txt", "%s\telse/where/first.wav\n" % lines[0].split("\t")[0])
-    expect_rc(run(["batch", "cfg.yaml", "--inputs-from", "explicit.txt", "--out-dir", "o3", "--no-progress"]), 0)
+    p = run(["batch", "cfg.yaml", "--inputs-from", "explicit.txt", "--out-dir", "o3", "--no-progress"])
+    expect_rc(p, 0)
+    expect_in("outside --out-dir 'o3'", p.stderr)
     first = os.path.relpath(lines[0].split("\t")[1], "out")
     if read("else/where/first.wav") != read(os.path.join("plain", first)):
         raise AssertionError("explicit output differs from the plain batch's")

@@ -987,15 +987,23 @@ TEST_F(Batch, CollidingOrSelfOverwritingOutputsAreConfigErrors) {
 TEST_F(Batch, AnOutDirThatIsAFileIsOneConfigErrorBeforeAnyFile) {
   const fs::path file = in().parent_path() / "a_file";
   std::ofstream(file) << "not a folder";
-  Config cfg = tree_config();
-  cfg.batch.out_dir = file.string();
-  try {
-    (void)run_batch(cfg, quiet_options());
-    ADD_FAILURE() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::config);
-    EXPECT_NE(std::string(e.what()).find("is a file, not a folder"), std::string::npos) << e.what();
+  // The file itself, with a trailing separator, or a folder below it.
+  for (const std::string& dir :
+       {file.string(), file.string() + "/", (file / "sub" / "deeper").string()}) {
+    Config cfg = tree_config();
+    cfg.batch.out_dir = dir;
+    try {
+      (void)run_batch(cfg, quiet_options());
+      ADD_FAILURE() << "no error for " << dir;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::config);
+      EXPECT_NE(std::string(e.what()).find("is a file, not a folder"), std::string::npos)
+          << e.what();
+    }
   }
+  // A folder still to make, below one that exists, is fine.
+  EXPECT_NO_THROW(check_out_dir((in().parent_path() / "new" / "deeper").string()));
+  EXPECT_FALSE(fs::exists(in().parent_path() / "new")) << "the check made a folder";
 }
 
 TEST_F(Batch, NoInputsIsAConfigError) {
