@@ -4,12 +4,14 @@
 worker killed with SIGKILL halfway through a batch.
 
 Usage: bench/dask_gpu.py CONFIG.yaml [--gpus 1,2,4] [--files-per-gpu N] [--kill]
-                         [--out-dir DIR]
+                         [--files-per-task 1,auto] [--runs 3] [--out-dir DIR]
 
 CONFIG is a batch config (bench/batch_bench.py writes one: batch_bench.yaml in
 its --work folder). Each row times `sigstream.batch(CONFIG, client=...,
-force=True)` on a cluster already started (the cluster's start is printed
-apart); files/s counts the files the summary says ok. --kill (instead of the
+force=True, files_per_task=...)` on a cluster already started and warmed by
+one batch (the cluster's start is printed apart), --runs times per
+--files-per-task value, alternating; files/s counts the files the summary
+says ok. --files-per-gpu 0 is the CLI's rule (auto_files_per_gpu). --kill (instead of the
 rows) runs a batch on the largest --gpus count into a fresh folder and kills one worker's process once
 half the files are done; it then checks that every file is ok in the
 summary, that each output was committed once (the commit log of
@@ -31,16 +33,17 @@ from typing import Any
 import sigstream
 import yaml
 from distributed import Client
-from sigstream.distributed import local_cluster
+from sigstream.distributed import auto_files_per_gpu, local_cluster
 
 
 BACKEND = "cuda"
 
 
-def run_batch(client: Client, config: str, out_dir: str | None) -> tuple[float, dict[str, Any]]:
+def run_batch(client: Client, config: str, out_dir: str | None,
+              files_per_task: int | None = None) -> tuple[float, dict[str, Any]]:
     t0 = time.monotonic()
     summary = sigstream.batch(config, client=client, force=True, quiet=True, progress=False, backend=BACKEND,
-                              out_dir=out_dir)
+                              out_dir=out_dir, files_per_task=files_per_task)
     return time.monotonic() - t0, summary
 
 
@@ -98,6 +101,8 @@ def main() -> int:
     ap.add_argument("--gpus", default="1,2,4")
     ap.add_argument("--files-per-gpu", type=int, default=0, help="threads per GPU worker (0: CPU cores / GPUs)")
     ap.add_argument("--kill", action="store_true")
+    ap.add_argument("--files-per-task", default="auto", help="comma list of files a task (auto: sigstream's rule)")
+    ap.add_argument("--runs", type=int, default=3, help="timed batches per --files-per-task value")
     ap.add_argument("--out-dir", default=None)
     ap.add_argument("--backend", default="cuda", choices=("cuda", "cpu"), help="cpu: CPU workers (a check without a GPU)")
     args = ap.parse_args()
@@ -110,7 +115,7 @@ def main() -> int:
     for n in [] if args.kill else [int(g) for g in args.gpus.split(",")]:
         if visible is not None and n > visible:
             continue
-        per = args.files_per_gpu or max(2, (os.cpu_count() or 2) // n)
+        per = args.files_per_gpu or auto_files_per_gpu(os.cpu_count() or 2, n)
         t0 = time.monotonic()
         try:
             cluster = local_cluster(gpus=n, files_per_gpu=per)
@@ -121,14 +126,18 @@ def main() -> int:
             client.wait_for_workers(n)
             start = time.monotonic() - t0
             run_batch(client, args.config, args.out_dir)  # warm: each worker's CUDA context and caches
-            took, summary = run_batch(client, args.config, args.out_dir)
-        ok = summary["counts"]["ok"]
-        rows.append((n, per, start, took, ok))
-        print(f"dask, {n} GPU worker(s) x {per} files: cluster start {start:.2f} s, batch {took:.2f} s, "
-              f"{ok} ok, {ok / took:.1f} files/s", flush=True)
+            print(f"dask, {n} GPU worker(s) x {per} files: cluster start {start:.2f} s", flush=True)
+            for r in range(args.runs):
+                for fpt in args.files_per_task.split(","):
+                    took, summary = run_batch(client, args.config, args.out_dir,
+                                              None if fpt == "auto" else int(fpt))
+                    ok = summary["counts"]["ok"]
+                    rows.append((n, per, start, took, ok))
+                    print(f"  round {r + 1}, files a task {fpt} ({summary['tasks']} tasks): batch {took:.2f} s, "
+                          f"{ok} ok, {ok / took:.1f} files/s", flush=True)
     if args.kill:
         n = max(int(g) for g in args.gpus.split(","))
-        per = args.files_per_gpu or max(2, (os.cpu_count() or 2) // n)
+        per = args.files_per_gpu or auto_files_per_gpu(os.cpu_count() or 2, n)
         rc = kill_halfway(args.config, n, per, (args.out_dir or "/tmp/dask_kill") + "_kill")
     return rc
 

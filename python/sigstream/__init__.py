@@ -546,8 +546,8 @@ def batch(
 
     client: a ``distributed.Client``. Without one the batch runs in this
     process. With one, its files go to the Dask workers as tasks of
-    ``files_per_task`` files (None: each at most a fourth of a worker thread's
-    share of the files and bytes left, 1 to 64 files; see ``sigstream.distributed``: the driver moves
+    ``files_per_task`` files (None: each at most a worker thread's share of the
+    files and bytes left, 1 to 64 files; see ``sigstream.distributed``: the driver moves
     paths and summaries, never samples; a task retried after its worker died
     skips what its first attempt committed, with force too), and one progress
     line is drawn on stderr when it is a terminal (not with quiet or

@@ -14,8 +14,8 @@ types; the CLI entry (``main``) is the part to split off when it grows.
 How a batch runs there. The driver (the process calling ``batch``) plans the
 batch once, as ``sigstream batch`` does (inputs expanded and sorted, every
 output path fixed), and submits tasks of ``files_per_task`` files (by default
-each at most a fourth of a worker thread's share of the files and bytes left,
-1 to 64 files: ``_TaskQueue``) to the workers, largest files first, a bounded
+each at most a worker thread's share of the files and bytes left, 1 to 64
+files: ``_TaskQueue``) to the workers, largest files first, a bounded
 number at a time. A task runs the
 C++ batch over its files in the worker process, where ``sigstream._core``
 stays loaded: a worker keeps its CUDA context, its pinned buffers and its
@@ -213,23 +213,25 @@ def _file_threads() -> int:
 
 
 def auto_files_per_task(files: int, threads: int) -> int:
-    """The most files a task takes by default: a fourth of a worker thread's share of the files
-    left (so about four tasks a thread), 1 to 64.
+    """The most files a task takes by default: a worker thread's share of the files left (guided
+    self-scheduling: tasks shrink as the batch goes), 1 to 64.
 
     A task costs its worker and the driver a few milliseconds whatever it runs (the task's round
     trip, the config parsed and the batch set up again), more than a light file's whole work: 400
     files of 3 s on 2 CPU workers took 2.88-2.89 s at one file a task and 1.46-1.49 s in tasks of
-    several (bench/RESULTS.md, stop 45). At most 64: a dead worker's retry runs its task again
+    several; on 4 x H100, 800 light files over one GPU worker of 16 threads, 4.85-5.39 s against
+    1.66-1.77 s (bench/RESULTS.md, stop 45). A task costs the driver too, one after another, so
+    the fewer the better while every thread has one and they end together. At most 64: a dead worker's retry runs its task again
     (skipping what it committed), and the progress bar moves a task at a time.
     """
-    return max(1, min(64, -(-int(files) // (4 * max(1, int(threads))))))
+    return max(1, min(64, -(-int(files) // max(1, int(threads)))))
 
 
 class _TaskQueue:
     """The files not yet sent, largest first, cut into tasks as they are sent.
 
-    With files_per_task N, N files a task. By default each task takes at most a fourth of a
-    worker thread's share of what is left, in files (:func:`auto_files_per_task`) and in bytes:
+    With files_per_task N, N files a task. By default each task takes at most a worker thread's
+    share of what is left, in files (:func:`auto_files_per_task`) and in bytes:
     tasks shrink towards the end of the batch and a long file goes alone, so the threads end
     together whatever the files' sizes, and threads that join later still find work. The files
     of a task that failed come back one a task (:meth:`again`), before the rest: only a file that
@@ -251,7 +253,7 @@ class _TaskQueue:
         if self._singles:
             return [self._singles.popleft()]
         most = self._per if self._per is not None else auto_files_per_task(len(self._order), threads)
-        cap = None if self._per is not None else self._bytes / (4 * max(1, threads))
+        cap = None if self._per is not None else self._bytes / max(1, threads)
         task: list[int] = []
         got = 0
         while self._order and len(task) < most:
@@ -614,16 +616,21 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     stopped = interrupted = False
     window_at = 0.0
     window = 4
+    threads = 1
     ac = as_completed()
 
     def submit_more() -> None:
-        nonlocal submitted, window, window_at
+        nonlocal submitted, window, window_at, threads
         now = time.monotonic()
-        if now - window_at > 1.0:  # workers may join or leave: a few tasks per thread in flight
-            window = max(4, 2 * _threads_of(client) + 2)
+        # Workers may join or leave: a few tasks per thread in flight, and tasks cut for the
+        # threads there are. Asked of the scheduler once a second, not for each task (a round
+        # trip: the driver handles one task after another).
+        if now - window_at > 1.0:
+            threads = max(1, _threads_of(client))
+            window = max(4, 2 * threads + 2)
             window_at = now
         while queue and len(pending) < window and not stopped:
-            idx = queue.take(_threads_of(client))
+            idx = queue.take(threads)
             tasks.append(idx)
             fut = client.submit(_task, job, [absolute[i] for i in idx],
                                 None if noted is None else [noted[i] for i in idx],

@@ -256,8 +256,8 @@ def test_outputs_and_summary_equal_the_cli_batch(tmp_path: Path, job: Path, clie
     assert written == summary
     assert len((tmp_path / "dask" / "batch_summary.csv").read_text().splitlines()) == FILES + 2
     assert summary["config_fingerprint"] == ref["config_fingerprint"]
-    # A file a task: 9 files of which 8 alike are not more than four tasks for each of 2 threads.
-    assert summary["tasks"] == FILES + 1
+    # Tasks of several files by default, shrinking to one.
+    assert 1 < summary["tasks"] < FILES + 1
     assert {w["address"] for w in summary["workers"]} <= set(client.nthreads())
     assert summary["wall_s"] > 0 and summary["files_per_s"] == pytest.approx(FILES / summary["wall_s"])
 
@@ -387,6 +387,26 @@ def test_each_worker_sweeps_once_at_the_end_not_each_task(tmp_path: Path, job: P
     assert 1 <= len(of_out) <= 2, f"{len(of_out)} listings of the output folder by 2 workers for {FILES} files"
 
 
+def batch_killed_once(monkeypatch: pytest.MonkeyPatch, shim: str, job: Path, out: Path, log: Path, mark: Path,
+                      stall: str, on: str, **kw: Any) -> tuple[dict[str, Any], list[int]]:
+    """The batch on a fresh 2-worker cluster that Dask allows no retry (allowed-failures 0), the
+    worker the shim stops at `stall` SIGKILLed once; the summary and the killed pids."""
+    import dask
+
+    preload(monkeypatch, shim, log, stall=stall, on=on, mark=mark)
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster, client = cluster_client()
+        try:
+            killed: list[int] = []
+            killer = kill_worker_when_stalled(client, mark, killed)
+            summary = sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True, **kw)
+            killer.join(5)
+        finally:
+            client.close()
+            cluster.close()
+    return summary, killed
+
+
 def test_a_task_of_several_files_whose_worker_died_runs_them_again_one_a_task(tmp_path: Path, job: Path, shim: str,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """One task holds every file, and its worker is killed at f03 with Dask allowing no retry: the
@@ -394,23 +414,11 @@ def test_a_task_of_several_files_whose_worker_died_runs_them_again_one_a_task(tm
     fail every file beside it, on every run). Every file is done, each output committed once. (A
     file killing its worker on every try then fails alone; not killed twice here, as tasks queued
     on a killed worker die with it under allowed-failures 0.)"""
-    import dask
-
     out = tmp_path / "dask"
-    ref = cli_reference(job, tmp_path / "ref")
+    cli_reference(job, tmp_path / "ref")
     log, mark = tmp_path / "commits.log", tmp_path / "stall.pid"
-    preload(monkeypatch, shim, log, stall="f03.wav", on="open", mark=mark)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cluster, client = cluster_client()
-        try:
-            killed: list[int] = []
-            killer = kill_worker_when_stalled(client, mark, killed)
-            summary = sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True,
-                                      files_per_task=FILES)
-            killer.join(5)
-        finally:
-            client.close()
-            cluster.close()
+    summary, killed = batch_killed_once(monkeypatch, shim, job, out, log, mark, "f03.wav", "open",
+                                        files_per_task=FILES)
     assert len(killed) == 1, killed
     got = statuses_after_kill(summary, log, killed[0])
     assert got["f03.wav"] == "ok" and summary["exit_code"] == 0, got
@@ -433,19 +441,19 @@ def test_an_out_dir_that_is_a_file_is_a_config_error_before_any_task(tmp_path: P
 def test_tasks_are_cut_by_files_and_bytes_left_and_a_failed_tasks_files_come_back_alone() -> None:
     from sigstream.distributed import _TaskQueue
 
-    # Equal files, 2 threads: a fourth of a thread's share of what is left, shrinking to 1.
+    # Equal files, 2 threads: a thread's share of what is left, shrinking to 1.
     q = _TaskQueue([10] * 40, None)
     sizes = []
     while q:
         sizes.append(len(q.take(2)))
-    assert sum(sizes) == 40 and sizes[0] == 5 and sizes[-1] == 1 and sizes == sorted(sizes, reverse=True), sizes
-    # A long file goes alone; the short ones after it share tasks, none over a fourth of a
-    # thread's share of the bytes left.
+    assert sum(sizes) == 40 and sizes[0] == 20 and sizes[-1] == 1 and sizes == sorted(sizes, reverse=True), sizes
+    # A long file goes alone; the short ones after it share tasks, none over a thread's share of
+    # the bytes left.
     q = _TaskQueue([1000] + [1] * 100, None)
-    first = q.take(1)
+    first = q.take(4)
     assert first == [0]
-    second = q.take(1)
-    assert 1 < len(second) <= 25
+    second = q.take(4)
+    assert len(second) == 25
     # A fixed count; a failed task's files come back one a task, first; left() is what was never sent.
     q = _TaskQueue([5, 4, 3, 2, 1], 2)
     assert q.take(8) == [0, 1]
@@ -460,21 +468,9 @@ def test_a_failed_tasks_pending_commit_is_kept_for_the_next_run(tmp_path: Path, 
     statistics JSON still a hidden record): the file is a failed entry, and the workers' sweep at
     the end leaves that record, since no task of this batch completed it. The next run completes
     it: each output is committed once over both runs."""
-    import dask
-
     out = tmp_path / "dask"
     log, mark = tmp_path / "commits.log", tmp_path / "stall.pid"
-    preload(monkeypatch, shim, log, stall="f03.csv", on="commit", mark=mark)
-    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
-        cluster, client = cluster_client()
-        try:
-            killed: list[int] = []
-            killer = kill_worker_when_stalled(client, mark, killed)
-            summary = sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True)
-            killer.join(5)
-        finally:
-            client.close()
-            cluster.close()
+    summary, killed = batch_killed_once(monkeypatch, shim, job, out, log, mark, "f03.csv", "commit")
     assert len(killed) == 1 and committed_by(log, "f03.wav") == {killed[0]}
     got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
     assert got["f03.wav"] == "failed" and summary["exit_code"] == 1, got
@@ -719,14 +715,13 @@ def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:
         local_cluster(files_per_gpu=0)
 
 
-def test_auto_files_per_task_is_a_fourth_of_a_threads_share_from_1_to_64() -> None:
-    assert auto_files_per_task(13, 2) == 2  # ceil(13 / 8)
-    assert auto_files_per_task(400, 2) == 50
-    assert auto_files_per_task(800, 64) == 4
-    assert auto_files_per_task(100_000, 64) == 64  # at most 64
+def test_auto_files_per_task_is_a_threads_share_from_1_to_64() -> None:
+    assert auto_files_per_task(13, 2) == 7  # ceil(13 / 2)
+    assert auto_files_per_task(400, 2) == 64  # at most 64
+    assert auto_files_per_task(800, 64) == 13
     assert auto_files_per_task(3, 16) == 1  # at least 1
     assert auto_files_per_task(0, 4) == 1
-    assert auto_files_per_task(10, 0) == 3  # no thread known yet: as one
+    assert auto_files_per_task(10, 0) == 10  # no thread known yet: as one
 
 
 def test_auto_files_per_gpu_is_the_cores_over_the_gpus_from_2_to_16() -> None:
