@@ -370,17 +370,6 @@ async def _sweep_on_worker(targets: list[str]) -> int:
     return int(removed)
 
 
-def _outcome(future: Any, result: Any) -> dict[str, Any]:
-    """A task's result as ``as_completed(with_results=True, raise_errors=False)`` hands it over:
-    its value, or what it raised, raised again."""
-    if future.status == "error":
-        raise result[1]  # (type, exception, traceback)
-    if isinstance(result, BaseException):  # cancelled
-        raise result
-    out: dict[str, Any] = result
-    return out
-
-
 def _sweep_workers(client: Client, finished: list[dict[str, Any]]) -> int:
     """_sweep_on_worker on every worker, over the files whose tasks returned: only their tasks
     completed a dead writer's pending commit first (check_resume); a file whose task failed or
@@ -628,10 +617,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     window_at = 0.0
     window = 4
     threads = 1
-    # Results gathered by the client's event loop as tasks end, many at once: gathering each in
-    # this thread (fut.result()) was a round trip a task, one after another (4.8 ms of a 2-core
-    # machine's driver a task, most of a batch of light files).
-    ac = as_completed(with_results=True, raise_errors=False)
+    ac = as_completed()
 
     def submit_more() -> None:
         nonlocal submitted, window, window_at, threads
@@ -661,11 +647,11 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
 
     try:
         submit_more()
-        for fut, result in ac:
+        for fut in ac:
             t = pending.pop(fut)
             idx = tasks[t]
             try:
-                outcome = _outcome(fut, result)
+                outcome = fut.result()
             except Exception as e:  # noqa: BLE001 - whatever a task raised becomes its files' error entries
                 if len(idx) > 1 and not stopped:
                     # One of its files may have killed its worker on every try: each file runs again in a
