@@ -470,9 +470,10 @@ void fill_from_report(BatchFileResult& r, const RunReport& rep) {
   r.rel_l2_error = rep.verification.rel_l2_error;
 }
 
-// For a file that failed after it was opened (a truncated file, a bad stage
-// for its rate): what its header says, so that its summary entry still gives
-// rate, channels and frames. A file that does not open leaves them unknown.
+// For a file that failed (a truncated file, a bad stage for its rate): what
+// its header says, so that its summary entry still gives rate, channels and
+// frames. A truncated WAV does not open as a source: libsndfile's reading of
+// its header gives them. A file whose header does not read leaves them unknown.
 void fill_from_header(BatchFileResult& r) {
   try {
     const std::unique_ptr<Source> source = open_audio_file(r.item.input);
@@ -481,6 +482,12 @@ void fill_from_header(BatchFileResult& r) {
     r.frames = source->info().frames;
     r.input_format = source->format_name();
   } catch (const std::exception&) {
+    if (const std::optional<AudioHeader> h = read_audio_header(r.item.input)) {
+      r.sample_rate = h->sample_rate;
+      r.channels = h->channels;
+      r.frames = h->frames;
+      r.input_format = h->format;
+    }
   }
 }
 

@@ -599,6 +599,20 @@ private:
 
 } // namespace
 
+std::optional<AudioHeader> read_audio_header(const std::string& path) {
+  SF_INFO info{};
+  const std::unique_ptr<SNDFILE, int (*)(SNDFILE*)> f(sf_open(path.c_str(), SFM_READ, &info),
+                                                      sf_close);
+  if (!f || info.samplerate <= 0 || info.channels <= 0)
+    return std::nullopt;
+  AudioHeader h;
+  h.sample_rate = info.samplerate;
+  h.channels = info.channels;
+  h.frames = info.frames == SF_COUNT_MAX ? 0 : info.frames;
+  h.format = sndfile_format_name(info.format);
+  return h;
+}
+
 std::unique_ptr<Source> open_audio_file(const std::string& path,
                                         const std::optional<RawSpec>& raw) {
   try {

@@ -60,6 +60,18 @@ std::unique_ptr<Source> prefetch_stream(std::unique_ptr<Source> source, std::int
 // Describes a libsndfile format code: "wav pcm16", "flac pcm24", "ogg vorbis".
 std::string sndfile_format_name(int format);
 
+// What a file's header says where libsndfile reads it, even where the file is
+// damaged past it (a truncated WAV, which open_audio_file refuses): for a
+// failed file's report. frames: what libsndfile finds the file holds.
+// nullopt where libsndfile cannot open it.
+struct AudioHeader {
+  double sample_rate = 0.0;
+  int channels = 0;
+  std::int64_t frames = 0;
+  std::string format; // sndfile_format_name
+};
+std::optional<AudioHeader> read_audio_header(const std::string& path);
+
 // Whether a file of this libsndfile format stores its samples exactly as this
 // machine's int16 (16-bit PCM in a little-endian container such as WAV, on a
 // little-endian host): then its data bytes are read and written as they are

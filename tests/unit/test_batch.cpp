@@ -984,6 +984,28 @@ TEST_F(Batch, CollidingOrSelfOverwritingOutputsAreConfigErrors) {
   }
 }
 
+// A truncated WAV fails (it does not open as a source), and its entry still
+// gives what its header says, as a truncated FLAC's does.
+TEST_F(Batch, ATruncatedWavsEntryGivesItsRateChannelsAndFrames) {
+  const fs::path cut = in().parent_path() / "cut" / "short.wav";
+  fs::create_directories(cut.parent_path());
+  test::write_audio(cut.string(), SF_FORMAT_WAV | SF_FORMAT_PCM_16, 22050, 3,
+                    test::random_samples(3 * 9001, 81, 0.5f, 16));
+  fs::resize_file(cut, fs::file_size(cut) / 2);
+  BatchOptions o = quiet_options();
+  o.extra_inputs = {cut.string()};
+  const BatchSummary s = run_batch(config("[]"), o);
+  ASSERT_EQ(s.files.size(), 1U);
+  const BatchFileResult& r = s.files[0];
+  EXPECT_EQ(r.status, BatchStatus::failed);
+  EXPECT_NE(r.error.find("truncated"), std::string::npos) << r.error;
+  EXPECT_EQ(r.sample_rate, 22050.0);
+  EXPECT_EQ(r.channels, 3);
+  EXPECT_GT(r.frames, 0);
+  EXPECT_LT(r.frames, 9001) << "what the file holds";
+  EXPECT_EQ(r.input_format, "wav pcm16");
+}
+
 TEST_F(Batch, AnOutDirThatIsAFileIsOneConfigErrorBeforeAnyFile) {
   const fs::path file = in().parent_path() / "a_file";
   std::ofstream(file) << "not a folder";
