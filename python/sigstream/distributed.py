@@ -187,6 +187,7 @@ class _Job:
     config_path: str  # absolute, "" for a dict config (the resume check's dependency)
     verify: bool
     threads: int  # the config's execution.threads (0: the task chooses)
+    keep_going: bool = True  # False: a task stops at its first failed file (its others: not run)
 
 
 def _identity(path: str) -> Identity:
@@ -348,11 +349,15 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
         still = [n is not None and _identity(it["stats_json"]) == tuple(n) for it, n in zip(items, noted)]
         groups = [([it for it, s in zip(items, still) if s], True), ([it for it, s in zip(items, still) if not s], False)]
         groups = [g for g in groups if g[0]]
-    texts = [
-        _core.batch_items(job.yaml, job.origin, overrides, json.dumps(g), job.out_dir, force, job.verify, 1,
-                          job.config_path, True, False)
-        for g, force in groups
-    ]
+    texts: list[str] = []
+    for g, force in groups:
+        if texts and not job.keep_going and any(f["status"] == "failed" for f in json.loads(texts[-1])["files"]):
+            fingerprint = json.loads(texts[-1])["config_fingerprint"]
+            files = [{"file": it["input"], "status": "not_run", "error": None, "bytes": 0} for it in g]
+            texts.append(_entries_summary(fingerprint, files, stopped=True))
+            continue
+        texts.append(_core.batch_items(job.yaml, job.origin, overrides, json.dumps(g), job.out_dir, force, job.verify,
+                                       1, job.config_path, True, False, job.keep_going))
     text = texts[0] if len(texts) == 1 else _core.merge_summaries(texts, job.out_dir, None, None)
     text = _host_numbering(text)
     return {"summary": text, "worker": _worker_facts(text)}
@@ -592,7 +597,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     fingerprint: str = plan["config_fingerprint"][resolved]
     job = _Job(yaml=config_text, origin=origin, overrides=(*overrides, f"execution.backend={resolved}"),
                out_dir=os.path.abspath(given_out_dir), config_path=os.path.abspath(config_path) if config_path else "",
-               verify=bool(verify), threads=int(plan.get("threads", 0)))
+               verify=bool(verify), threads=int(plan.get("threads", 0)), keep_going=bool(keep))
 
     # Files largest first (as the CLI hands them out), cut into tasks as they are sent (_next_task).
     queue = _TaskQueue([int(it["bytes"]) for it in items], files_per_task)

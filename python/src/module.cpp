@@ -465,18 +465,20 @@ std::vector<BatchItem> items_of(const std::string& items_json) {
 }
 
 // Runs the batch over exactly these items (a task of a distributed batch):
-// every file, keep going, no summary file; the summary JSON comes back. A bad
-// file is a "failed" entry in it; a bad config raises ConfigError.
+// every file (keep_going false: up to the first failed one, the files not
+// started are "not_run" entries, as under --stop-on-error), no summary file;
+// the summary JSON comes back. A bad file is a "failed" entry in it; a bad
+// config raises ConfigError.
 std::string batch_items_run(const std::string& yaml, const std::string& origin,
                             const std::vector<std::string>& overrides,
                             const std::string& items_json, const std::string& out_dir, bool force,
                             bool verify, int files_per_device, const std::string& config_path,
-                            bool quiet, bool sweep) {
+                            bool quiet, bool sweep, bool keep_going) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   BatchOptions bo = batch_options(force, verify, quiet, config_path, logger(quiet));
   bo.items = items_of(items_json);
   bo.out_dir = out_dir;
-  bo.keep_going = true;
+  bo.keep_going = keep_going;
   bo.files_per_device = files_per_device;
   bo.write_summary = false;
   bo.sweep_temps = sweep;
@@ -643,7 +645,7 @@ NB_MODULE(_core, m) {
         "list_text"_a.none(), "list_origin"_a, "out_dir"_a.none(), "quiet"_a);
   m.def("batch_items", &batch_items_run, "yaml"_a, "origin"_a, "overrides"_a, "items_json"_a,
         "out_dir"_a, "force"_a, "verify"_a, "files_per_device"_a, "config_path"_a, "quiet"_a,
-        "sweep"_a = true);
+        "sweep"_a = true, "keep_going"_a = true);
   m.def("sweep_temps", &sweep_temps, "targets"_a);
   m.def("temp_host_tag", [] { return temp_host_tag(); }); // this host in temporary names
   m.def("merge_summaries", &merge_summaries, "texts"_a, "out_dir"_a, "wall_s"_a.none(),

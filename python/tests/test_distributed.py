@@ -283,6 +283,14 @@ def test_stop_on_error_and_tasks_of_several_files(tmp_path: Path, job: Path, cli
             assert f["output"] is None and f["stats"] is None and f["error"] is None
             assert not (tmp_path / "stop" / Path(f["file"]).name).exists()
 
+    # One task of every file: the task too stops at its first failed file (the largest, run first),
+    # as the CLI's batch does; it had run every other file of its task.
+    one = sigstream.batch(job, inputs_of(job), out_dir=tmp_path / "one", client=client, quiet=True,
+                          keep_going=False, files_per_task=FILES + 13)
+    c = one["counts"]
+    assert c["failed"] == 1 and c["not_run"] >= 1 and c["ok"] + c["not_run"] == FILES + 12, c
+    assert one["stopped_at_failure"] is True and one["exit_code"] == 1
+
     ref = cli_reference(job, tmp_path / "ref")
     grouped = sigstream.batch(job, inputs_of(job), out_dir=tmp_path / "grouped", client=client, quiet=True,
                               files_per_task=8)
