@@ -38,9 +38,9 @@ task forces only files whose statistics are still those it noted, so a retry
 does not redo a file that the first attempt of this same batch committed. A
 file that fails is a "failed" entry of the summary, never a retried task; a
 task of one file whose worker died on every try (``KilledWorker``) makes it a
-failed entry too; a task of several that fails runs its files again one a task. Once the tasks are done, each worker removes the temporary files
-of its host's dead writers beside the outputs of the files whose tasks
-returned (what a worker killed mid-file leaves on a file system without
+failed entry too; a task of several that fails runs its files again one a
+task. Once the tasks are done, each worker removes the temporary files of its
+host's dead writers beside the outputs of the files whose tasks returned (what a worker killed mid-file leaves on a file system without
 O_TMPFILE), once a worker rather than once a task; a file whose task failed
 keeps a dead worker's pending commit for the next run to complete.
 """
@@ -222,8 +222,9 @@ def auto_files_per_task(files: int, threads: int) -> int:
     files of 3 s on 2 CPU workers took 2.88-2.89 s at one file a task and 1.46-1.49 s in tasks of
     several; on 4 x H100, 800 light files over one GPU worker of 16 threads, 4.85-5.39 s against
     1.66-1.77 s (bench/RESULTS.md, stop 45). A task costs the driver too, one after another, so
-    the fewer the better while every thread has one and they end together. At most 64: a dead worker's retry runs its task again
-    (skipping what it committed), and the progress bar moves a task at a time.
+    the fewer the better while every thread has one and they end together. At most 64: a dead
+    worker's retry runs its task again (skipping what it committed), and the progress bar moves a
+    task at a time.
     """
     return max(1, min(64, -(-int(files) // max(1, int(threads)))))
 
@@ -351,10 +352,10 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
         groups = [g for g in groups if g[0]]
     texts: list[str] = []
     for g, force in groups:
-        if texts and not job.keep_going and any(f["status"] == "failed" for f in json.loads(texts[-1])["files"]):
-            fingerprint = json.loads(texts[-1])["config_fingerprint"]
+        last = json.loads(texts[-1]) if texts and not job.keep_going else None
+        if last is not None and any(f["status"] == "failed" for f in last["files"]):
             files = [{"file": it["input"], "status": "not_run", "error": None, "bytes": 0} for it in g]
-            texts.append(_entries_summary(fingerprint, files, stopped=True))
+            texts.append(_entries_summary(last["config_fingerprint"], files, stopped=True))
             continue
         texts.append(_core.batch_items(job.yaml, job.origin, overrides, json.dumps(g), job.out_dir, force, job.verify,
                                        1, job.config_path, True, False, job.keep_going))
@@ -599,7 +600,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
                out_dir=os.path.abspath(given_out_dir), config_path=os.path.abspath(config_path) if config_path else "",
                verify=bool(verify), threads=int(plan.get("threads", 0)), keep_going=bool(keep))
 
-    # Files largest first (as the CLI hands them out), cut into tasks as they are sent (_next_task).
+    # Files largest first (as the CLI hands them out), cut into tasks as they are sent (_TaskQueue.take).
     queue = _TaskQueue([int(it["bytes"]) for it in items], files_per_task)
     tasks: list[list[int]] = []  # every task sent, by number
     absolute = [_absolute(it) for it in items]
@@ -616,7 +617,6 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     finished: list[int] = []  # the files whose tasks returned (their pending commits were completed)
     workers: dict[str, dict[str, Any]] = {}
     pending: dict[Any, int] = {}  # future -> task index
-    submitted = 0
     done_files = done_bytes = failures = 0
     stopped = interrupted = False
     window_at = 0.0
@@ -625,7 +625,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     ac = as_completed()
 
     def submit_more() -> None:
-        nonlocal submitted, window, window_at, threads
+        nonlocal window, window_at, threads
         now = time.monotonic()
         # Workers may join or leave: a few tasks per thread in flight, and tasks cut for the
         # threads there are. Asked of the scheduler once a second, not for each task (a round
@@ -636,13 +636,13 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
             window_at = now
         while queue and len(pending) < window and not stopped:
             idx = queue.take(threads)
+            number = len(tasks)
             tasks.append(idx)
             fut = client.submit(_task, job, [absolute[i] for i in idx],
                                 None if noted is None else [noted[i] for i in idx],
-                                key=f"sigstream-batch-{batch_id}-{submitted}", pure=False)
-            pending[fut] = submitted
+                                key=f"sigstream-batch-{batch_id}-{number}", pure=False)
+            pending[fut] = number
             ac.add(fut)
-            submitted += 1
 
     def lost(idx: list[int], status: str, why: Optional[str]) -> None:
         files = [{"file": items[i]["input"], "status": status, "error": f"{items[i]['input']}: {why}" if why else None,
@@ -800,7 +800,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="local[:N]: files in flight per GPU worker "
                         "(default: the CPU cores over the GPUs, 2 to 16)")
     p.add_argument("--files-per-task", type=int, default=0,
-                   help="files a Dask task runs (default 0: about four tasks a worker thread, 1 to 64 files each)")
+                   help="files a Dask task runs (default 0: a worker thread's share of the files left, 1 to 64)")
     p.add_argument("--inputs-from", metavar="FILE", help="take the inputs from a list (- = standard input)")
     return p
 

@@ -409,15 +409,15 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   BatchOptions bo;
   bo.extra_inputs = inputs;
+  const auto log = logger(quiet); // null where quiet
   if (list_text) {
     bo.items = read_batch_input_list(config, *list_text, list_origin);
-    if (out_dir && !quiet)
+    if (out_dir && log)
       if (const auto w = list_outputs_outside(bo.items, *out_dir, list_origin))
-        logger(quiet)(*w);
+        log(*w);
   }
   const std::string dir = out_dir.value_or(config.batch.out_dir);
   const std::vector<BatchItem> items = [&] {
-    const auto log = logger(quiet);
     nb::gil_scoped_release release;
     return batch_items(config, bo, dir, log);
   }();
