@@ -819,7 +819,16 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
                        "batch.inputs of " +
                        config.origin);
   for (const std::string& p : patterns) {
-    if (ex.pattern(p) == 0 && log)
+    if (ex.pattern(p) != 0 || !log)
+      continue;
+    std::error_code ec;
+    if (fs::is_directory(expand_tilde(p), ec) && is_under(canonical_of(expand_tilde(p)), out_canon))
+      log("batch: warning: '" + p + "' is the out_dir '" + out_dir +
+          "' or inside it, and a batch never searches its out_dir for inputs (they would be its "
+          "own "
+          "outputs): give another --out-dir, such as '" +
+          (fs::path(p) / "filtered").lexically_normal().string() + "'");
+    else
       log("batch: warning: '" + p + "' matched no audio files");
   }
 

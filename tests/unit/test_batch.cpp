@@ -1044,6 +1044,28 @@ TEST_F(Batch, NoInputsIsAConfigError) {
   EXPECT_NE(warnings[0].find("matched no audio files"), std::string::npos) << warnings[0];
 }
 
+TEST_F(Batch, AnInputFolderThatIsTheOutDirIsNamedAsSuch) {
+  // `sigstream batch cfg in --out-dir in`: out_dir is never searched (its files would be the
+  // batch's own outputs); the warning says that, and what to give instead.
+  std::vector<std::string> warnings;
+  BatchOptions o;
+  o.log = [&](const std::string& m) { warnings.push_back(m); };
+  Config cfg = config("[\"" + in().string() + "\"]");
+  cfg.batch.out_dir = in().string();
+  EXPECT_THROW((void)run_batch(cfg, o), Error);
+  ASSERT_EQ(warnings.size(), 1U);
+  EXPECT_NE(warnings[0].find("is the out_dir"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find((in() / "filtered").string()), std::string::npos) << warnings[0];
+  // The suggested out_dir works: the folder's files are found, the suggestion skipped.
+  warnings.clear();
+  cfg.batch.out_dir = (in() / "filtered").string();
+  const BatchSummary s = run_batch(cfg, o);
+  EXPECT_GT(s.ok, 0);
+  EXPECT_EQ(s.failed, 1); // the fixture's bad.wav
+  for (const auto& w : warnings)
+    EXPECT_EQ(w.find("out_dir"), std::string::npos) << w;
+}
+
 // ----------------------------------------------------------------- scheduling
 
 TEST(BatchScheduling, WorkersPerDeviceAreInterleavedAndCapped) {
