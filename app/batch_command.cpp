@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -81,6 +82,12 @@ int run_merge(const BatchFlags& f, const std::vector<std::string>& sets, const B
               << "); no merged summary written. Rerun those shards: --array=" << list
               << " (Slurm task ids of an array --array=0-" << r.shard_count - 1
               << "), or --shard I/" << r.shard_count << " for each I\n";
+    std::error_code ec;
+    const std::filesystem::path earlier = std::filesystem::path(f.merge_dir) / "batch_summary.json";
+    if (std::filesystem::exists(earlier, ec))
+      std::cerr
+          << "sigstream: batch --merge: " << earlier.string()
+          << " is an earlier merge's, left as it was: it does not cover the shards run since\n";
     std::cout << "--array=" << list << "\n";
     return 1;
   }

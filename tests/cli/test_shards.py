@@ -240,6 +240,14 @@ def merge_guards_missing_mixed_n_changed_inputs_or_config():
     expect_rc(run(["batch", "--merge", "a", "--quiet"]), 0)
     if load("a/batch_summary.json")["counts"]["total"] != 6:
         raise AssertionError("merged counts %r" % load("a/batch_summary.json")["counts"])
+    # A later merge with a shard missing leaves the earlier merged summary, and says so.
+    before = load("a/batch_summary.json")
+    os.remove("a/batch_summary.2-of-4.json")
+    p = run(["batch", "--merge", "a"])
+    expect_rc(p, 1)
+    expect_in("is an earlier merge's, left as it was", p.stderr)
+    if load("a/batch_summary.json") != before:
+        raise AssertionError("the earlier merged summary changed")
 
     # Mixed N.
     expect_rc(run(["batch", "cfg.yaml", "--shard", "0/2", "--out-dir", "b", "--no-progress"]), 0)
