@@ -300,13 +300,17 @@ std::optional<fs::file_time_type> mtime(const std::string& p) {
 // describe a later run that was killed before it got to this file.
 constexpr const char* kBatchKey = "batch";
 constexpr const char* kFingerprintKey = "config_fingerprint";
+constexpr const char* kInputKey = "input";
 
 // The file's statistics (SPEC §4) plus that record, and the identities of the
 // audio and CSV files being committed with it (pipeline/batch_commit.hpp).
 std::string batch_stats_json(const RunReport& report, const std::string& fingerprint,
                              const std::optional<CommitFiles>& files) {
   json j = stats_json_value(report);
-  j[kBatchKey] = {{kFingerprintKey, fingerprint}};
+  // The input as the resume check finds it again from any working folder
+  // (the statistics' input.path is as the user gave it, maybe relative).
+  j[kBatchKey] = {{kFingerprintKey, fingerprint},
+                  {kInputKey, canonical_of(report.input_path).string()}};
   if (files)
     j[kBatchKey]["commit"] = commit_record_json(*files);
   return stats_text(j, report);
@@ -339,7 +343,11 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   json j = json::parse(f, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("input") || !j["input"].is_object())
     return {};
-  const json& path = j["input"]["path"];
+  // Whose statistics these are: the record's absolute input (statistics made
+  // before it had one: input.path, relative to the folder that batch ran in).
+  const json record = j.value(kBatchKey, json());
+  const json& path =
+      record.is_object() && record.contains(kInputKey) ? record[kInputKey] : j["input"]["path"];
   if (!path.is_string() || canonical_of(path.get<std::string>()) != canonical_of(item.input))
     return {};
   const json& v = j.value("verification", json());
@@ -348,7 +356,6 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   if (verify && !v.is_object())
     return {};
   // No record (statistics from `sigstream run` or an older sigstream) counts as another config.
-  const json record = j.value(kBatchKey, json());
   const bool same = record.is_object() && record.contains(kFingerprintKey) &&
                     record[kFingerprintKey].is_string() &&
                     record[kFingerprintKey].get<std::string>() == fingerprint;

@@ -82,9 +82,9 @@ def config_text(inputs, out_dir="out", taps=255, keep_going=True, threads=0, sin
                                        "true" if keep_going else "false", extra)
 
 
-def run(args, timeout=TIMEOUT):
+def run(args, timeout=TIMEOUT, cwd=None):
     return subprocess.run([BIN] + list(args), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout)
+                          stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout, cwd=cwd)
 
 
 def temp_files(root):
@@ -382,6 +382,12 @@ def command_line_inputs_out_dir_and_resume():
         raise AssertionError("--force counts %r" % summary("o2")["counts"])
     if p.stderr.strip():
         raise AssertionError("--quiet printed %r" % p.stderr)
+    # The same batch from another working folder (relative paths spelled from there) finds its
+    # files up to date: the statistics' record holds each input's absolute path.
+    p = run(["batch", "../cfg.yaml", "one.wav", "../y/*.wav", "--out-dir", "../o2", "--no-progress"], cwd="x")
+    expect_rc(p, 0)
+    if summary("o2")["counts"]["skipped"] != 3:
+        raise AssertionError("from another folder: counts %r" % summary("o2")["counts"])
 
 
 @case
