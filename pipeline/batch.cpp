@@ -1778,6 +1778,14 @@ private:
     profile_.files += 1;
   }
 
+  // A distributed batch's driver asked this one to stop (under mutex_, with
+  // files left to hand out).
+  bool asked_to_stop() {
+    if (!asked_stop_ && options_.stop_requested && options_.stop_requested())
+      asked_stop_ = true;
+    return asked_stop_;
+  }
+
   // Whether a worker of this device has anything to do once its context is
   // up: false when the other devices took every file meanwhile.
   bool device_ready(int device) {
@@ -1787,7 +1795,7 @@ private:
     const std::shared_future<void> ready = up->second; // this thread's own copy
     while (ready.wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
       std::lock_guard lock(mutex_);
-      if (stop_ || interrupted() || next_ >= order_.size())
+      if (stop_ || interrupted() || next_ >= order_.size() || asked_to_stop())
         return false;
     }
     // A device not worth its start keeps its workers out: a context made by
@@ -1845,7 +1853,7 @@ private:
       std::size_t idx = 0;
       {
         std::lock_guard lock(mutex_);
-        if (stop_ || interrupted() || next_ >= order_.size())
+        if (stop_ || interrupted() || next_ >= order_.size() || asked_to_stop())
           break;
         // A CPU worker beside the GPUs leaves the files to them once they start.
         if (w.device < 0 && cpu_yields_) {
@@ -2082,7 +2090,7 @@ private:
              std::to_string(order_.size()) + " files done on the CPU: the GPUs " +
              (pays ? "start" : "stay idle"))
                 .c_str());
-    if (!pays || stop_ || interrupted() || next_ >= order_.size())
+    if (!pays || stop_ || interrupted() || next_ >= order_.size() || asked_to_stop())
       return {};
     const std::vector<int> devices = resolve_batch_devices({}, n);
     for (const int d : devices) {
@@ -2168,7 +2176,7 @@ private:
   // The counts by status and by device.
   void tally() {
     BatchSummary& summary = summary_;
-    summary.interrupted = interrupted() || file_interrupted_;
+    summary.interrupted = interrupted() || file_interrupted_ || asked_stop_;
     summary.skipped = 0; // counted again: a worker may have found a file committed meanwhile
     for (const BatchFileResult& r : summary.files) {
       switch (r.status) {
@@ -2300,6 +2308,7 @@ private:
   int running_ = 0, finished_workers_ = 0, failures_ = 0;
   bool stop_ = false;
   bool file_interrupted_ = false;
+  bool asked_stop_ = false; // options_.stop_requested said so, with files left (under mutex_)
 };
 
 } // namespace

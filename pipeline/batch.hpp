@@ -154,6 +154,11 @@ struct BatchOptions {
   // writing bound, not the GPUs. Elsewhere (Python, where the process may
   // hold other CUDA users) the environment is left alone.
   bool narrow_visible_devices = false;
+  // The driver of a distributed batch asked this task's batch to stop (a
+  // Ctrl-C there; python/sigstream/distributed.py): polled before each file
+  // is handed out, as a signal is. The files in flight finish, the others
+  // are not_run entries and the summary says interrupted. Default: never.
+  std::function<bool()> stop_requested;
   // Lines for the user (no trailing newline). Failures are logged even when quiet.
   std::function<void(const std::string&)> log;
   // Runs one file; default run_pipeline. Tests inject a fake to exercise the

@@ -552,8 +552,12 @@ def batch(
     skips what its first attempt committed, with force too), and one progress
     line is drawn on stderr when it is a terminal (not with quiet or
     progress=False). The inputs and out_dir must be on a file system the
-    workers share. Ctrl-C cancels the tasks, writes the summary of what was
-    done and raises KeyboardInterrupt (re-running resumes).
+    workers share. Ctrl-C stops handing out files: the workers' tasks of the
+    batch start no further file, each finishes the one it runs (the driver
+    waits up to ``sigstream.distributed.STOP_GRACE_S``, 10 s, for them; a
+    second Ctrl-C stops waiting), then the summary of what was done is
+    written (finished files ok, the others not_run, those still running
+    interrupted) and KeyboardInterrupt raised (re-running resumes).
     """
     text, origin = _config_text(config)
     sets = [str(o) for o in overrides]

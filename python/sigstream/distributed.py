@@ -2,7 +2,7 @@
 :func:`local_cluster`, and ``python -m sigstream.distributed`` behind
 ``sigstream batch --scheduler``.
 
-Over 600 lines (~780) and one module on purpose: the cluster, the worker's task,
+Over 600 lines (~1,010) and one module on purpose: the cluster, the worker's task,
 the driver and ``python -m sigstream.distributed`` share the job and summary
 types; the CLI entry (``main``) is the part to split off when it grows.
 
@@ -43,6 +43,14 @@ task. Once the tasks are done, each worker removes the temporary files of its
 host's dead writers beside the outputs of the files whose tasks returned (what a worker killed mid-file leaves on a file system without
 O_TMPFILE), once a worker rather than once a task; a file whose task failed
 keeps a dead worker's pending commit for the next run to complete.
+
+Interrupts. Ctrl-C (or SIGTERM to ``python -m sigstream.distributed``) stops
+the driver handing out tasks and has every worker stop this batch's tasks
+(``_stop_on_worker``): a task starts no further file and returns once the file
+it runs is done, its other files ``not_run`` entries. The driver waits up to
+``STOP_GRACE_S`` for the tasks out, so the summary it writes says which files
+were done; a task still running then has its files ``interrupted``. A signal
+never lands while the driver takes a task's result (``_SignalGate``).
 """
 
 from __future__ import annotations
@@ -53,6 +61,7 @@ import json
 import logging
 import os
 import signal
+import threading
 import socket
 import sys
 import time
@@ -126,7 +135,9 @@ def local_cluster(
     ``silence_logs`` says otherwise).
 
     Use it as a context manager, or close it: ``with local_cluster() as c,
-    Client(c) as client: ...``.
+    Client(c) as client: ...``; in a script, under ``if __name__ ==
+    "__main__":`` (each worker process imports the script again, as with any
+    Dask ``LocalCluster`` of processes).
     """
     _require_distributed()
     from distributed import Nanny, Scheduler, SpecCluster
@@ -188,6 +199,7 @@ class _Job:
     verify: bool
     threads: int  # the config's execution.threads (0: the task chooses)
     keep_going: bool = True  # False: a task stops at its first failed file (its others: not run)
+    batch_id: str = ""  # what the driver's stop names (_stop_on_worker); "" never stops
 
 
 def _identity(path: str) -> Identity:
@@ -358,10 +370,59 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
             texts.append(_entries_summary(last["config_fingerprint"], files, stopped=True))
             continue
         texts.append(_core.batch_items(job.yaml, job.origin, overrides, json.dumps(g), job.out_dir, force, job.verify,
-                                       1, job.config_path, True, False, job.keep_going))
+                                       1, job.config_path, True, False, job.keep_going, job.batch_id))
     text = texts[0] if len(texts) == 1 else _core.merge_summaries(texts, job.out_dir, None, None)
     text = _host_numbering(text)
     return {"summary": text, "worker": _worker_facts(text)}
+
+
+def _stop_on_worker(batch_id: str) -> None:
+    """On each worker when the driver is interrupted: this batch's tasks hand out no further file
+    (the one each runs finishes; the rest of its files are not_run entries, and a task that starts
+    later returns at once)."""
+    _core.stop_batch(batch_id)
+
+
+class _SignalGate:
+    """While a batch's driver runs in the main thread: SIGINT (and SIGTERM where ``main`` set it to
+    stop the batch) raise KeyboardInterrupt only while the driver waits for the next task to end;
+    one that comes while the driver takes a task's result is counted and acted on right after, so
+    that no result is ever half taken (its files' entries lost). Leaves the handlers as it found
+    them, except that after a signal ``main``'s become SIG_IGN, as _on_sigterm leaves them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.waiting = False
+        self._saved: dict[int, Any] = {}
+
+    def __enter__(self) -> "_SignalGate":
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                handler = signal.getsignal(sig)
+                if handler is signal.default_int_handler or handler is _on_sigterm:
+                    self._saved[sig] = handler
+                    signal.signal(sig, self._on_signal)
+        return self
+
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.count += 1
+        if self.waiting and self.count == 1:
+            self.waiting = False
+            raise KeyboardInterrupt
+
+    def another_stops_waiting(self) -> bool:
+        """A second Ctrl-C given to a Python program (not to ``main``, where Slurm and the CLI
+        may both send one) ends the wait for the workers' tasks."""
+        return self.count >= 2 and self._saved.get(signal.SIGINT) is signal.default_int_handler
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, handler in self._saved.items():
+            signal.signal(sig, signal.SIG_IGN if handler is _on_sigterm and self.count else handler)
+
+
+# How long an interrupted driver waits for the tasks running on the workers to return (each
+# finishes the file it runs): their finished files are then ok entries, not interrupted ones.
+STOP_GRACE_S = 10.0
 
 
 async def _sweep_on_worker(targets: list[str]) -> int:
@@ -596,9 +657,10 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         client.wait_for_workers(1)
     resolved = _resolve_backend(client, plan["backend"], display)
     fingerprint: str = plan["config_fingerprint"][resolved]
+    batch_id = uuid.uuid4().hex[:12]
     job = _Job(yaml=config_text, origin=origin, overrides=(*overrides, f"execution.backend={resolved}"),
                out_dir=os.path.abspath(given_out_dir), config_path=os.path.abspath(config_path) if config_path else "",
-               verify=bool(verify), threads=int(plan.get("threads", 0)), keep_going=bool(keep))
+               verify=bool(verify), threads=int(plan.get("threads", 0)), keep_going=bool(keep), batch_id=batch_id)
 
     # Files largest first (as the CLI hands them out), cut into tasks as they are sent (_TaskQueue.take).
     queue = _TaskQueue([int(it["bytes"]) for it in items], files_per_task)
@@ -606,7 +668,6 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     absolute = [_absolute(it) for it in items]
     noted = [_identity(a["stats_json"]) for a in absolute] if force else None
     by_input = {a["input"]: i for i, a in enumerate(absolute)}
-    batch_id = uuid.uuid4().hex[:12]
     workers_now = len(client.nthreads())
     display.say(f"batch: {len(items)} file{'s' if len(items) != 1 else ''} on a Dask cluster "
                 f"({workers_now} worker(s), {_threads_of(client)} thread(s), backend {resolved}) -> {given_out_dir}")
@@ -618,6 +679,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     workers: dict[str, dict[str, Any]] = {}
     pending: dict[Any, int] = {}  # future -> task index
     done_files = done_bytes = failures = 0
+    returned = 0  # tasks whose summaries came back (the summary's "tasks")
     stopped = interrupted = False
     window_at = 0.0
     window = 4
@@ -634,7 +696,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
             threads = max(1, _threads_of(client))
             window = max(4, 2 * threads + 2)
             window_at = now
-        while queue and len(pending) < window and not stopped:
+        while queue and len(pending) < window and not stopped and not interrupted:
             idx = queue.take(threads)
             number = len(tasks)
             tasks.append(idx)
@@ -650,70 +712,107 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         texts.append(_entries_summary(fingerprint, files, interrupted=status == "interrupted",
                                       stopped=status == "not_run" and stopped))
 
-    try:
-        submit_more()
-        for fut in ac:
-            t = pending.pop(fut)
-            idx = tasks[t]
-            try:
-                outcome = fut.result()
-            except Exception as e:  # noqa: BLE001 - whatever a task raised becomes its files' error entries
-                if len(idx) > 1 and not stopped:
-                    # One of its files may have killed its worker on every try: each file runs again in a
-                    # task of its own (a file the first tries committed is then skipped), so that only
-                    # such a file is a failed entry, not the files beside it.
-                    queue.again(idx)
-                    display.update(done_files, done_bytes, failures, len(pending))
-                    submit_more()
-                    continue
-                why = f"{type(e).__name__}: {e}"
-                if type(e).__name__ == "KilledWorker":
-                    why = f"its Dask worker died on every try ({e})"
-                for k, i in enumerate(idx):
-                    display.say(f"[{done_files + k + 1}/{len(items)}] failed {items[i]['input']}: the task running it "
-                                f"failed: {why}", True)
-                lost(idx, "failed", f"the task running it failed: {why}")
-                failures += len(idx)
-                done_files += len(idx)
+    def take(fut: Any) -> None:
+        """A task that ended: its summary's entries, or its files again one a task, or failed."""
+        nonlocal done_files, done_bytes, failures, stopped, returned
+        idx = tasks[pending.pop(fut)]
+        try:
+            outcome = fut.result()
+        except Exception as e:  # noqa: BLE001 - whatever a task raised becomes its files' error entries
+            if interrupted:
+                lost(idx, "interrupted", "the batch was interrupted and the task running this file failed meanwhile "
+                     f"({type(e).__name__}: {e}); a re-run skips it if a worker completed it")
+                return
+            if len(idx) > 1 and not stopped:
+                # One of its files may have killed its worker on every try: each file runs again in a
+                # task of its own (a file the first tries committed is then skipped), so that only
+                # such a file is a failed entry, not the files beside it.
+                queue.again(idx)
+                return
+            why = f"{type(e).__name__}: {e}"
+            if type(e).__name__ == "KilledWorker":
+                why = f"its Dask worker died on every try ({e})"
+            for k, i in enumerate(idx):
+                display.say(f"[{done_files + k + 1}/{len(items)}] failed {items[i]['input']}: the task running it "
+                            f"failed: {why}", True)
+            lost(idx, "failed", f"the task running it failed: {why}")
+            failures += len(idx)
+            done_files += len(idx)
+            if not keep:
+                stopped = True
+            return
+        finished.extend(idx)
+        returned += 1
+        summary = json.loads(outcome["summary"])
+        w = outcome["worker"]
+        workers.setdefault(w.get("address") or f"{w['host']}:{w['pid']}", w)
+        for f in summary["files"]:
+            at = by_input.get(f["file"])
+            if at is None:
+                continue
+            given, a = items[at], absolute[at]
+            f["file"] = given["input"]
+            if f.get("output"):
+                f["output"] = given["output"]
+            if f.get("stats"):
+                f["stats"] = given["stats_json"]
+            if f.get("error"):
+                f["error"] = f["error"].replace(a["input"], given["input"])
+            if f["status"] in ("not_run", "interrupted"):
+                continue
+            done_files += 1
+            done_bytes += int(given["bytes"])
+            if f["status"] == "failed":
+                failures += 1
+                display.say(f"[{done_files}/{len(items)}] failed {f['error']}", True)
                 if not keep:
                     stopped = True
-            else:
-                finished.extend(idx)
-                summary = json.loads(outcome["summary"])
-                w = outcome["worker"]
-                workers.setdefault(w.get("address") or f"{w['host']}:{w['pid']}", w)
-                for f in summary["files"]:
-                    at = by_input.get(f["file"])
-                    if at is None:
-                        continue
-                    given, a = items[at], absolute[at]
-                    f["file"] = given["input"]
-                    if f.get("output"):
-                        f["output"] = given["output"]
-                    if f.get("stats"):
-                        f["stats"] = given["stats_json"]
-                    if f.get("error"):
-                        f["error"] = f["error"].replace(a["input"], given["input"])
-                    done_files += 1
-                    done_bytes += int(given["bytes"])
-                    if f["status"] == "failed":
-                        failures += 1
-                        display.say(f"[{done_files}/{len(items)}] failed {f['error']}", True)
-                        if not keep:
-                            stopped = True
-                texts.append(json.dumps(summary))
-            display.update(done_files, done_bytes, failures, len(pending))
+        texts.append(json.dumps(summary))
+
+    gate = _SignalGate()
+    try:
+        with gate:
             submit_more()
+            ended = iter(ac)
+            while True:
+                gate.waiting = True
+                try:
+                    if gate.count:  # one that came while a task was being taken
+                        raise KeyboardInterrupt
+                    fut = next(ended)
+                except StopIteration:
+                    break
+                finally:
+                    gate.waiting = False
+                take(fut)  # (a future the interrupted wait had got is still in pending: taken below)
+                display.update(done_files, done_bytes, failures, len(pending))
+                submit_more()
     except KeyboardInterrupt:
         interrupted = True
         display.finish()
-        display.say("batch: interrupted: cancelling the tasks not finished", True)
+        display.say(f"batch: interrupted: no file starts from now; waiting up to {STOP_GRACE_S:g} s for the "
+                    f"{len(pending)} task(s) on the workers to finish the file each runs", True)
+        try:
+            # Every worker's tasks of this batch hand out no further file; those that return in
+            # time give their finished files as ok entries, the files they never started not_run.
+            client.run(_stop_on_worker, batch_id, on_error="ignore")
+            deadline = time.monotonic() + STOP_GRACE_S
+            with gate:
+                while pending and time.monotonic() < deadline and not gate.another_stops_waiting():
+                    for fut in [f for f in pending if f.done()]:
+                        take(fut)
+                    time.sleep(0.02)
+        except KeyboardInterrupt:  # (not from the gate: from a thread's interrupt_main, say)
+            pass
+        except Exception as e:  # noqa: BLE001 - the cluster went away: what is left is interrupted
+            display.say(f"batch: the workers could not be asked to stop ({type(e).__name__}: {e})", True)
         for fut, t in pending.items():
             lost(tasks[t], "interrupted",
                  "the batch was interrupted while this file was in flight on a Dask worker (a re-run skips it if "
                  "the worker completed it)")
         client.cancel(list(pending))
         pending.clear()
+        texts.append(_entries_summary(fingerprint, [], interrupted=True))
     display.finish()
     rest = queue.left()
     if rest:
@@ -731,7 +830,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     wall = time.monotonic() - t0
     worker_list = [{"device": w.get("device", "cpu"), "threads": w.get("threads", 1), "host": w.get("host"),
                     "address": w.get("address")} for w in workers.values()]
-    merged = _core.merge_summaries(texts, given_out_dir, wall, json.dumps(worker_list))
+    merged = _core.merge_summaries(texts, given_out_dir, wall, json.dumps(worker_list), returned)
     result: dict[str, Any] = json.loads(merged)
     path = summary_path or plan["summary_json"]
     try:

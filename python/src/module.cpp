@@ -3,7 +3,7 @@
 // stride along a row) and already allocated for the output, on the device
 // the Python layer checked; this file turns them into array_ops calls with
 // the GIL released, and sigstream::Error into the Python exception classes
-// the package registers (set_error_types). Over 600 lines (~650), it stays one
+// the package registers (set_error_types). Over 600 lines (~680), it stays one
 // file on purpose: every `_core` function goes through the device dispatch
 // and the row views defined here (where, compute, DeviceGuard, rows_of);
 // the host sosfilt has its own file (iir_binding.cpp), the work is in
@@ -23,7 +23,9 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -469,11 +471,28 @@ std::vector<BatchItem> items_of(const std::string& items_json) {
 // started are "not_run" entries, as under --stop-on-error), no summary file;
 // the summary JSON comes back. A bad file is a "failed" entry in it; a bad
 // config raises ConfigError.
+// Distributed batches whose driver asked them to stop (stop_batch, run on
+// every worker): a task's batch started with such a stop_token hands out no
+// further file. Tokens are a batch's id; a worker keeps the few it is given.
+std::mutex g_stopped_mutex;
+std::set<std::string> g_stopped;
+
+void stop_batch(const std::string& token) {
+  const std::lock_guard lock(g_stopped_mutex);
+  g_stopped.insert(token);
+}
+
+bool batch_stopped(const std::string& token) {
+  const std::lock_guard lock(g_stopped_mutex);
+  return g_stopped.count(token) > 0;
+}
+
 std::string batch_items_run(const std::string& yaml, const std::string& origin,
                             const std::vector<std::string>& overrides,
                             const std::string& items_json, const std::string& out_dir, bool force,
                             bool verify, int files_per_device, const std::string& config_path,
-                            bool quiet, bool sweep, bool keep_going) {
+                            bool quiet, bool sweep, bool keep_going,
+                            const std::string& stop_token) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   BatchOptions bo = batch_options(force, verify, quiet, config_path, logger(quiet));
   bo.items = items_of(items_json);
@@ -482,6 +501,8 @@ std::string batch_items_run(const std::string& yaml, const std::string& origin,
   bo.files_per_device = files_per_device;
   bo.write_summary = false;
   bo.sweep_temps = sweep;
+  if (!stop_token.empty())
+    bo.stop_requested = [stop_token] { return batch_stopped(stop_token); };
   const auto [summary, fingerprint] = run_batch_released(config, bo);
   return batch_summary_json(summary, fingerprint);
 }
@@ -497,9 +518,11 @@ std::tuple<int, int, int> sweep_temps(const std::vector<std::string>& targets) {
 
 // The C++ merge of task summaries (batch_shard.hpp), then what a distributed
 // batch knows better than its tasks: the wall time (and so the rates) of the
-// whole batch, and its workers. "tasks" replaces the merge's "shards".
+// whole batch, its workers and its tasks sent ("tasks" replaces the merge's
+// "shards"; default: the texts, though the driver adds entries of its own).
 std::string merge_summaries(const std::vector<std::string>& texts, const std::string& out_dir,
-                            std::optional<double> wall_s, std::optional<std::string> workers_json) {
+                            std::optional<double> wall_s, std::optional<std::string> workers_json,
+                            std::optional<int> tasks) {
   json j = json::parse(merge_batch_summaries(texts, out_dir));
   if (wall_s) {
     const double w = *wall_s;
@@ -526,7 +549,7 @@ std::string merge_summaries(const std::vector<std::string>& texts, const std::st
   json out;
   for (auto& [k, v] : j.items()) {
     if (k == "shards")
-      out["tasks"] = texts.size();
+      out["tasks"] = tasks ? static_cast<std::size_t>(*tasks) : texts.size();
     else
       out[k] = std::move(v);
   }
@@ -645,10 +668,12 @@ NB_MODULE(_core, m) {
         "list_text"_a.none(), "list_origin"_a, "out_dir"_a.none(), "quiet"_a);
   m.def("batch_items", &batch_items_run, "yaml"_a, "origin"_a, "overrides"_a, "items_json"_a,
         "out_dir"_a, "force"_a, "verify"_a, "files_per_device"_a, "config_path"_a, "quiet"_a,
-        "sweep"_a = true, "keep_going"_a = true);
+        "sweep"_a = true, "keep_going"_a = true, "stop_token"_a = "");
+  m.def("stop_batch", &stop_batch, "token"_a);
+  m.def("batch_stopped", &batch_stopped, "token"_a);
   m.def("sweep_temps", &sweep_temps, "targets"_a);
   m.def("temp_host_tag", [] { return temp_host_tag(); }); // this host in temporary names
   m.def("merge_summaries", &merge_summaries, "texts"_a, "out_dir"_a, "wall_s"_a.none(),
-        "workers_json"_a.none());
+        "workers_json"_a.none(), "tasks"_a.none() = nb::none());
   m.def("write_summary", &write_summary, "summary_json"_a, "path"_a);
 }

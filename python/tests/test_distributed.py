@@ -8,7 +8,7 @@ compiled here) that logs every rename/link into place, and that stops one
 worker at a chosen point (the open of an input, or the commit of a file's
 statistics) until the test kills it: the kills land at known moments.
 
-Over 600 lines (~750) and one file on purpose: every test here stands on the
+Over 600 lines (~790) and one file on purpose: every test here stands on the
 same fixtures and helpers (the job and its inputs, the compiled shim, the
 cluster, the kill-when-stalled thread, the commit counts and the CLI
 reference); split by theme, they would move into a conftest of their own
@@ -436,6 +436,51 @@ def test_a_task_of_several_files_whose_worker_died_runs_them_again_one_a_task(tm
     every = {f"f{i:02d}{ext}" for i in range(FILES) for ext in (".wav", ".json", ".csv")}
     assert {k: v for k, v in counted.items() if k in every} == {name: 1 for name in every}
     assert temporaries(out) == []
+
+
+def test_an_interrupted_driver_has_its_tasks_stop_and_reports_what_they_finished(tmp_path: Path, job: Path,
+                                                                                 shim: str,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C at the driver while a task of four files runs its second (held at f02 by the shim):
+    the workers' tasks of the batch hand out no further file, the running one finishes its file, and
+    the summary says what happened: f03 and f02 ok, f01 and f00 not_run (before, every file of a task
+    still out was 'interrupted', finished or not, and the task went on committing after the driver
+    had left). Nothing is committed after the batch returned; a re-run finishes the rest."""
+    out, mark, go = tmp_path / "dask", tmp_path / "stall.pid", tmp_path / "go"
+    preload(monkeypatch, shim, tmp_path / "commits.log", "f02.wav", "open", mark)
+    monkeypatch.setenv("SIGSTREAM_STALL_UNTIL", str(go))
+    cluster, client = cluster_client()
+    try:
+        def interrupt_then_release() -> None:
+            stalled_pid(mark)
+            os.kill(os.getpid(), signal.SIGINT)  # the driver: this process's main thread
+            keys = [k for ks in client.processing().values() for k in ks if str(k).startswith("sigstream-batch-")]
+            batch_id = str(keys[0]).split("-")[2]
+            wait_for(lambda: all(client.run(lambda b: sigstream._core.batch_stopped(b), batch_id).values()),
+                     "every worker to have the batch's stop")
+            go.write_text("")
+
+        t = threading.Thread(target=interrupt_then_release, daemon=True)
+        t.start()
+        with pytest.raises(KeyboardInterrupt) as stopped:
+            sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True, files_per_task=4)
+        t.join(timeout=STALL_TIMEOUT)
+        summary = getattr(stopped.value, "summary")
+        assert summary == json.loads((out / "batch_summary.json").read_text())
+        got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
+        assert summary["interrupted"] is True and summary["exit_code"] == 130, summary["counts"]
+        assert (got["f03.wav"], got["f02.wav"], got["f01.wav"], got["f00.wav"]) == ("ok", "ok", "not_run", "not_run"), got
+        assert set(got.values()) <= {"ok", "not_run"}, got  # the other task finished or stopped likewise
+        time.sleep(1.0)  # nothing goes on committing after the driver returned
+        for name, status in got.items():
+            assert (out / name).exists() == (status == "ok"), (name, status)
+        assert temporaries(out) == []
+        again = sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True)
+        assert again["counts"]["skipped"] == list(got.values()).count("ok")
+        assert again["counts"]["ok"] == list(got.values()).count("not_run") and again["exit_code"] == 0
+    finally:
+        client.close()
+        cluster.close()
 
 
 def test_an_out_dir_that_is_a_file_is_a_config_error_before_any_task(tmp_path: Path, job: Path, client: Any) -> None:

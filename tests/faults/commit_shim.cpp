@@ -16,6 +16,9 @@
 //                                 and then sleeps until it is killed, holding
 //                                 the file it was working on. The test kills
 //                                 it from outside at that known point.
+//   SIGSTREAM_STALL_UNTIL=FILE    with the above: the stopped thread goes on
+//                                 with its call once FILE exists, instead of
+//                                 sleeping for good
 //
 //   SIGSTREAM_LIST_LOG=FILE       appends "PID<TAB>list<TAB>FOLDER\n" to FILE
 //                                 for each folder opened to be listed
@@ -48,6 +51,7 @@ struct Settings {
   const char* list_log = nullptr;
   const char* stall_path = nullptr;
   const char* stall_mark = nullptr;
+  const char* stall_until = nullptr;
   bool stall_on_open = false;
 };
 
@@ -63,6 +67,7 @@ const Settings& settings() {
     v.list_log = env("SIGSTREAM_LIST_LOG");
     v.stall_path = env("SIGSTREAM_STALL_PATH");
     v.stall_mark = env("SIGSTREAM_STALL_MARK");
+    v.stall_until = env("SIGSTREAM_STALL_UNTIL");
     const char* on = env("SIGSTREAM_STALL_ON");
     v.stall_on_open = on != nullptr && strcmp(on, "open") == 0;
     return v;
@@ -98,7 +103,8 @@ bool names(const char* path, const char* name) {
   return p >= n && strcmp(path + p - n, name) == 0 && (p == n || path[p - n - 1] == '/');
 }
 
-// Stops this process for good if `path` is the chosen one and no process stopped yet.
+// Stops this thread (for good, or until the STALL_UNTIL file exists) if `path`
+// is the chosen one and no process stopped yet.
 void maybe_stall(const char* path) {
   const Settings& s = settings();
   if (s.stall_path == nullptr || s.stall_mark == nullptr || path == nullptr ||
@@ -111,6 +117,14 @@ void maybe_stall(const char* path) {
   const int n = snprintf(line, sizeof line, "%d\n", static_cast<int>(getpid()));
   write_fully(fd, line, static_cast<size_t>(n));
   ::close(fd);
+  if (s.stall_until != nullptr) {
+    const int saved = errno;
+    struct stat st {};
+    while (::stat(s.stall_until, &st) != 0)
+      usleep(10000);
+    errno = saved;
+    return;
+  }
   for (;;)
     pause();
 }

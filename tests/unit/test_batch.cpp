@@ -743,6 +743,40 @@ TEST_F(Batch, AWorkerCompletesACommitLeftPendingSinceTheBatchStarted) {
   EXPECT_FALSE(has_temp_files(out()));
 }
 
+TEST_F(Batch, AStopRequestedByADistributedDriverStartsNoFurtherFile) {
+  // One worker; the driver's stop arrives while the first file runs: it finishes (ok), the
+  // others are never started (not_run), and the summary says interrupted (exit 130).
+  int ran = 0;
+  bool asked = false;
+  BatchOptions o = quiet_options();
+  o.stop_requested = [&] { return asked; };
+  o.runner = [&](const Config& c, const RunOptions& ro) {
+    ++ran;
+    asked = true;
+    return run_pipeline(c, ro);
+  };
+  const BatchSummary s = run_batch(tree_config(true, 1), o);
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(s.ok, 1);
+  EXPECT_EQ(s.not_run, static_cast<int>(s.files.size()) - 1);
+  EXPECT_TRUE(s.interrupted);
+  EXPECT_EQ(s.exit_code(), 130);
+  // Asked while the last file runs: nothing left to stop, not interrupted.
+  const int total = static_cast<int>(s.files.size());
+  ran = 0;
+  BatchOptions late = quiet_options();
+  late.force = true;
+  late.stop_requested = [&] { return ran == total; };
+  late.runner = [&](const Config& c, const RunOptions& ro) {
+    ++ran;
+    return run_pipeline(c, ro);
+  };
+  const BatchSummary all = run_batch(tree_config(true, 1), late);
+  EXPECT_EQ(ran, total);
+  EXPECT_FALSE(all.interrupted);
+  EXPECT_EQ(all.not_run, 0);
+}
+
 TEST_F(Batch, TemporariesBesideUpToDateFilesAreRemovedToo) {
   // A killed run with another config was rewriting a file that this config finds up to date.
   ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
