@@ -506,6 +506,11 @@ def _config_text(config: PathOrConfig) -> tuple[str, str]:
         raise InputError(f"{path}: cannot read the config ({e.strerror})") from None
 
 
+def _one_or_many(value: Any) -> list[Any]:
+    """A str or path given where a list is expected is one item, not its characters."""
+    return [value] if isinstance(value, (str, bytes, os.PathLike)) else list(value)
+
+
 def run(config: PathOrConfig, overrides: Iterable[str] = (), verify: bool = False, quiet: bool = False) -> dict[str, Any]:
     """Run a pipeline (a YAML path or the same as a dict; SPEC §2) and return its statistics (SPEC §4).
 
@@ -514,28 +519,33 @@ def run(config: PathOrConfig, overrides: Iterable[str] = (), verify: bool = Fals
     InputError, CudaError or VerificationError with the CLI's messages.
     """
     text, origin = _config_text(config)
-    return json.loads(_core.run(text, origin, [str(o) for o in overrides], bool(verify), bool(quiet)))
+    return json.loads(_core.run(text, origin, [str(o) for o in _one_or_many(overrides)], bool(verify), bool(quiet)))
 
 
 def batch(
     config: PathOrConfig,
-    inputs: Iterable[str | os.PathLike[str]] = (),
-    overrides: Iterable[str] = (),
+    inputs: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] = (),
     out_dir: str | os.PathLike[str] | None = None,
-    keep_going: bool | None = None,
-    force: bool = False,
-    verify: bool = False,
-    quiet: bool = False,
-    *,
     client: Any = None,
     backend: str | None = None,
+    force: bool = False,
+    *,
+    overrides: str | Iterable[str] = (),
+    keep_going: bool | None = None,
+    verify: bool = False,
+    quiet: bool = False,
     progress: bool = True,
     summary_path: str | os.PathLike[str] | None = None,
     files_per_task: int | None = None,
 ) -> dict[str, Any]:
     """Run a batch config over many files (``sigstream batch``) and return its summary as a dict.
 
-    inputs: files, folders or globs added to the config's ``batch.inputs``.
+    The arguments after ``force`` are keywords only (SPEC §10's order:
+    config, inputs, out_dir, client, backend, force).
+
+    inputs: files, folders or globs added to the config's ``batch.inputs`` (a
+    single path or glob may be given as it is). overrides: ``--set``'s
+    "key.path=value" strings.
     The summary is the CLI's batch_summary.json (also written to out_dir, or
     to summary_path): a file that fails is reported in it ("files": "status"
     and "error") and, unless keep_going is False (default: the config's
@@ -560,10 +570,10 @@ def batch(
     interrupted) and KeyboardInterrupt raised (re-running resumes).
     """
     text, origin = _config_text(config)
-    sets = [str(o) for o in overrides]
+    sets = [str(o) for o in _one_or_many(overrides)]
     if backend is not None:
         _check_choice("backend", backend, _BACKENDS)
-    paths = [os.fspath(i) for i in inputs]
+    paths = [os.fspath(i) for i in _one_or_many(inputs)]
     out = None if out_dir is None else os.fspath(out_dir)
     if client is not None:
         from .distributed import run_batch_on_client

@@ -116,6 +116,26 @@ def test_batch_returns_the_summary(tmp_path: Path, rng: np.random.Generator) -> 
     assert (tmp_path / "out" / "in1.wav").exists()
 
 
+def test_batch_takes_specs_order_and_a_single_path(tmp_path: Path, rng: np.random.Generator) -> None:
+    """SPEC §10: batch(config, inputs, out_dir, client, backend, force); a single input or override
+    given as a string is one item (it was split into characters: inputs 'i', 'n', ...)."""
+    (tmp_path / "in").mkdir()
+    for i in range(2):
+        write_wav(tmp_path / "in" / f"f{i}.wav", rng.uniform(-0.5, 0.5, (1203 + i, 1)))
+    cfg = synth_config(tmp_path)
+    del cfg["source"]
+    cfg["sink"] = {"file": "placeholder.wav", "format": "pcm16"}
+    summary = sigstream.batch(cfg, str(tmp_path / "in"), tmp_path / "out", None, "cpu", False, quiet=True,
+                              overrides="sink.format=pcm24")
+    assert summary["counts"]["ok"] == 2 and summary["exit_code"] == 0
+    with wave.open(str(tmp_path / "out" / "f1.wav")) as w:
+        assert w.getsampwidth() == 3  # the override, taken whole
+    again = sigstream.batch(cfg, tmp_path / "in" / "f0.wav", tmp_path / "out", quiet=True, overrides="sink.format=pcm24")
+    assert again["counts"] == {**again["counts"], "total": 1, "skipped": 1}
+    with pytest.raises(TypeError):
+        sigstream.batch(cfg, [], tmp_path / "out", None, "cpu", False, True)  # keep_going: a keyword now
+
+
 def test_version_equals_the_cli() -> None:
     text = (REPO / "CMakeLists.txt").read_text()
     m = re.search(r"project\(sigstream VERSION ([0-9.]+)", text)
