@@ -717,7 +717,13 @@ BatchMergeResult merge_batch_dir(const std::string& dir) {
   if (!result.missing.empty())
     return result;
 
-  const std::string merged = merge_parsed(ps, dir);
+  // The shards' out_dir as they wrote it (their entries' paths are spelled
+  // from where they ran), not as this command names the folder.
+  std::string out_dir = ps.front().j.value("out_dir", std::string());
+  for (const Parsed& p : ps)
+    if (p.j.value("out_dir", std::string()) != out_dir)
+      out_dir.clear();
+  const std::string merged = merge_parsed(ps, out_dir.empty() ? dir : out_dir);
   result.summary_json = (fs::path(dir) / "batch_summary.json").string();
   result.summary_csv = (fs::path(dir) / "batch_summary.csv").string();
   write_file_atomic(result.summary_json, merged);

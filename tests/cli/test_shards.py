@@ -92,10 +92,10 @@ def config_text(db=-3.0, extra=""):
             "  out_dir: out\n%s") % (db, extra)
 
 
-def run(args, env=None, stdin=None, timeout=TIMEOUT):
+def run(args, env=None, stdin=None, timeout=TIMEOUT, cwd=None):
     return subprocess.run([BIN] + list(args), input=stdin, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, errors="replace", timeout=timeout,
-                          env=env if env is not None else clean_env(),
+                          env=env if env is not None else clean_env(), cwd=cwd,
                           **({} if stdin is not None else {"stdin": subprocess.DEVNULL}))
 
 
@@ -216,6 +216,12 @@ def four_shards_at_once_then_merge_equal_one_batch():
     if [r["file"] for r in rows] != [e["file"] for e in plain["files"]]:
         raise AssertionError("merged CSV rows %r" % [r["file"] for r in rows])
     expect_same_outputs("out", "plain", "four shards")
+    # Merged from another folder: out_dir as the shards wrote it, whose spelling their entries share.
+    os.makedirs("elsewhere")
+    expect_rc(run(["batch", "--merge", "../out/", "--quiet"], cwd="elsewhere"), 0)
+    again = load("out/batch_summary.json")
+    if again["out_dir"] != merged["out_dir"] or again["files"] != merged["files"]:
+        raise AssertionError("merged from elsewhere: out_dir %r, was %r" % (again["out_dir"], merged["out_dir"]))
 
 
 @case
