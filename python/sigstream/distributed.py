@@ -57,6 +57,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import difflib
 import json
 import logging
 import os
@@ -986,6 +987,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if gpus is None and spec.endswith(".json") and not os.path.isfile(spec):
             raise _UsageError(f"--scheduler '{spec}': no such scheduler file (dask scheduler --scheduler-file "
                               "FILE.json writes it)")
+        if gpus is None and not spec.endswith(".json") and ":" not in spec:
+            near = difflib.get_close_matches(spec.split(":")[0], ["local"], n=1, cutoff=0.6)
+            raise _UsageError(f"--scheduler '{spec}': expected local[:N], a scheduler file (FILE.json) or an address "
+                              "with its port (tcp://HOST:8786)" + (f"; did you mean '{near[0]}'?" if near else ""))
         text, origin = _config_text(args.config)
         if args.files_per_task < 0 or args.files_per_device < 0:
             raise _UsageError("--files-per-task and --files-per-device must be 0 (auto) or more")

@@ -750,6 +750,18 @@ def test_cli_scheduler_without_dask_or_sigstream_exits_2(tmp_path: Path, job: Pa
     assert "pip install '.[dask]'" in p.stderr and "No module named 'sigstream'" in p.stderr
 
 
+def test_a_scheduler_that_is_neither_local_a_file_nor_an_address_is_a_usage_error(
+        tmp_path: Path, job: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sigstream.distributed import main
+
+    assert main(["--scheduler", "locale", "--out-dir", str(tmp_path / "o"), "--", str(job)]) == 2
+    assert "did you mean 'local'?" in capsys.readouterr().err
+    assert main(["--scheduler", "myhost", "--out-dir", str(tmp_path / "o"), "--", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert "tcp://HOST:8786" in err and "did you mean" not in err
+    assert not (tmp_path / "o").exists()
+
+
 def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:
     if sigstream.cuda_available():
         pytest.skip("this host has a GPU: local_cluster gives GPU workers")
