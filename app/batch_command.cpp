@@ -20,9 +20,11 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/text_match.hpp"
 #include "pipeline/batch.hpp"
 #include "pipeline/batch_shard.hpp"
 #include "pipeline/config.hpp"
@@ -85,9 +87,8 @@ int run_merge(const BatchFlags& f, const std::vector<std::string>& sets, const B
     std::error_code ec;
     const std::filesystem::path earlier = std::filesystem::path(f.merge_dir) / "batch_summary.json";
     if (std::filesystem::exists(earlier, ec))
-      std::cerr
-          << "sigstream: batch --merge: " << earlier.string()
-          << " is an earlier merge's, left as it was: it does not cover the shards run since\n";
+      std::cerr << "sigstream: batch --merge: " << earlier.string()
+                << " is from an earlier run, left as it was: not this merge's\n";
     std::cout << "--array=" << list << "\n";
     return 1;
   }
@@ -228,6 +229,20 @@ int run_on_scheduler(const BatchFlags& f, const std::vector<std::string>& sets,
     throw config_error("batch: --inputs-from '" + f.inputs_from +
                        "' gives the inputs, and so does INPUT '" + f.inputs.front() +
                        "': give one or the other");
+  // A scheduler spelled wrong is a usage error here, before Python starts
+  // (and before --inputs-from - is read): local, local:N, FILE.json or an
+  // address with its port.
+  const std::string& spec = f.scheduler;
+  const bool local_n = spec.rfind("local:", 0) == 0 && spec.size() > 6 &&
+                       spec.find_first_not_of("0123456789", 6) == std::string::npos;
+  const bool json_file = spec.size() > 5 && spec.compare(spec.size() - 5, 5, ".json") == 0;
+  if (spec != "local" && !local_n && !json_file && spec.find(':') == std::string::npos) {
+    static constexpr std::string_view kLocal[] = {"local"};
+    throw config_error("batch --scheduler '" + spec +
+                       "': expected local[:N], a scheduler file (FILE.json) or an address with "
+                       "its port (tcp://HOST:8786)" +
+                       did_you_mean(spec, kLocal));
+  }
   const char* env = std::getenv("SIGSTREAM_PYTHON");
   const std::string python = env != nullptr && *env != '\0' ? env : "python3";
   std::vector<std::string> args = {"-c", kBootstrap, kDaskHint};

@@ -308,9 +308,12 @@ std::string batch_stats_json(const RunReport& report, const std::string& fingerp
                              const std::optional<CommitFiles>& files) {
   json j = stats_json_value(report);
   // The input as the resume check finds it again from any working folder
-  // (the statistics' input.path is as the user gave it, maybe relative).
+  // (the statistics' input.path is as the user gave it, maybe relative):
+  // absolute, its links left as they are (another host or container may
+  // resolve them otherwise).
+  std::error_code ec;
   j[kBatchKey] = {{kFingerprintKey, fingerprint},
-                  {kInputKey, canonical_of(report.input_path).string()}};
+                  {kInputKey, fs::absolute(report.input_path, ec).lexically_normal().string()}};
   if (files)
     j[kBatchKey]["commit"] = commit_record_json(*files);
   return stats_text(j, report);
@@ -343,12 +346,17 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   json j = json::parse(f, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("input") || !j["input"].is_object())
     return {};
-  // Whose statistics these are: the record's absolute input (statistics made
-  // before it had one: input.path, relative to the folder that batch ran in).
+  // Whose statistics these are: this input's, by the record's absolute path
+  // (from any working folder) or by input.path as given (statistics made
+  // before the record had one; or a link the writer's host resolved
+  // otherwise), each resolved here.
   const json record = j.value(kBatchKey, json());
-  const json& path =
-      record.is_object() && record.contains(kInputKey) ? record[kInputKey] : j["input"]["path"];
-  if (!path.is_string() || canonical_of(path.get<std::string>()) != canonical_of(item.input))
+  const fs::path here = canonical_of(item.input);
+  const auto names_this = [&](const json& p) {
+    return p.is_string() && canonical_of(p.get<std::string>()) == here;
+  };
+  if (!names_this(j["input"].value("path", json())) &&
+      !(record.is_object() && names_this(record.value(kInputKey, json()))))
     return {};
   const json& v = j.value("verification", json());
   if (v.is_object() && !v.value("passed", false))
@@ -829,11 +837,12 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
     if (ex.pattern(p) != 0 || !log)
       continue;
     std::error_code ec;
-    if (fs::is_directory(expand_tilde(p), ec) && is_under(canonical_of(expand_tilde(p)), out_canon))
-      log("batch: warning: '" + p + "' is the out_dir '" + out_dir +
-          "' or inside it, and a batch never searches its out_dir for inputs (they would be its "
-          "own "
-          "outputs): give another --out-dir, such as '" +
+    const fs::path folder = canonical_of(expand_tilde(p));
+    if (fs::is_directory(expand_tilde(p), ec) && is_under(folder, out_canon))
+      log("batch: warning: '" + p + "' is " +
+          (folder == out_canon ? "the out_dir" : "inside the out_dir '" + out_dir + "'") +
+          ", and a batch never searches its out_dir for inputs (they would be its own outputs): "
+          "give another out_dir (--out-dir), such as '" +
           (fs::path(p) / "filtered").lexically_normal().string() + "'");
     else
       log("batch: warning: '" + p + "' matched no audio files");
@@ -1781,8 +1790,13 @@ private:
   // A distributed batch's driver asked this one to stop (under mutex_, with
   // files left to hand out).
   bool asked_to_stop() {
-    if (!asked_stop_ && options_.stop_requested && options_.stop_requested())
+    if (asked_stop_ || !options_.stop_requested)
+      return asked_stop_;
+    try {
+      asked_stop_ = options_.stop_requested();
+    } catch (...) {
       asked_stop_ = true;
+    }
     return asked_stop_;
   }
 

@@ -158,6 +158,10 @@ struct BatchOptions {
   // Ctrl-C there; python/sigstream/distributed.py): polled before each file
   // is handed out, as a signal is. The files in flight finish, the others
   // are not_run entries and the summary says interrupted. Default: never.
+  // Called from the batch's worker threads with its scheduling lock held
+  // (every 5 ms while a device starts): it must be thread-safe, cheap and
+  // non-blocking (no GIL), and not call into the batch; an exception it
+  // throws counts as a stop.
   std::function<bool()> stop_requested;
   // Lines for the user (no trailing newline). Failures are logged even when quiet.
   std::function<void(const std::string&)> log;

@@ -719,9 +719,13 @@ BatchMergeResult merge_batch_dir(const std::string& dir) {
 
   // The shards' out_dir as they wrote it (their entries' paths are spelled
   // from where they ran), not as this command names the folder.
-  std::string out_dir = ps.front().j.value("out_dir", std::string());
+  const auto out_dir_of = [](const Parsed& p) {
+    const json& o = p.j.value("out_dir", json());
+    return o.is_string() ? o.get<std::string>() : std::string();
+  };
+  std::string out_dir = out_dir_of(ps.front());
   for (const Parsed& p : ps)
-    if (p.j.value("out_dir", std::string()) != out_dir)
+    if (out_dir_of(p) != out_dir)
       out_dir.clear();
   const std::string merged = merge_parsed(ps, out_dir.empty() ? dir : out_dir);
   result.summary_json = (fs::path(dir) / "batch_summary.json").string();

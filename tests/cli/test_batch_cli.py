@@ -391,6 +391,23 @@ def command_line_inputs_out_dir_and_resume():
 
 
 @case
+def a_misspelt_scheduler_is_a_usage_error_before_python_starts():
+    write_wav("in/a.wav", 4800, seed=1)
+    write_text("cfg.yaml", config_text(["in"]))
+    env = dict(os.environ, SIGSTREAM_PYTHON="/bin/false")  # never started
+    p = subprocess.run([BIN, "batch", "cfg.yaml", "--scheduler", "locale"], env=env, capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    expect_rc(p, 2)
+    expect_in("did you mean 'local'?", p.stderr, "stderr")
+    p = subprocess.run([BIN, "batch", "cfg.yaml", "--scheduler", "myhost"], env=env, capture_output=True,
+                       text=True, timeout=TIMEOUT)
+    expect_rc(p, 2)
+    expect_in("tcp://HOST:8786", p.stderr, "stderr")
+    if os.path.exists("out"):
+        raise AssertionError("a usage error wrote out/")
+
+
+@case
 def no_progress_drawn_when_stderr_is_not_a_terminal():
     # Without --no-progress: stderr is a pipe here, so no progress line either.
     for i in range(8):

@@ -746,10 +746,10 @@ TEST_F(Batch, AWorkerCompletesACommitLeftPendingSinceTheBatchStarted) {
 TEST_F(Batch, AStopRequestedByADistributedDriverStartsNoFurtherFile) {
   // One worker; the driver's stop arrives while the first file runs: it finishes (ok), the
   // others are never started (not_run), and the summary says interrupted (exit 130).
-  int ran = 0;
-  bool asked = false;
+  std::atomic<int> ran{0};
+  std::atomic<bool> asked{false};
   BatchOptions o = quiet_options();
-  o.stop_requested = [&] { return asked; };
+  o.stop_requested = [&] { return asked.load(); };
   o.runner = [&](const Config& c, const RunOptions& ro) {
     ++ran;
     asked = true;
@@ -775,6 +775,32 @@ TEST_F(Batch, AStopRequestedByADistributedDriverStartsNoFurtherFile) {
   EXPECT_EQ(ran, total);
   EXPECT_FALSE(all.interrupted);
   EXPECT_EQ(all.not_run, 0);
+}
+
+TEST_F(Batch, AFileIsKnownByTheRecordsInputOrByInputPath) {
+  // The record's input (absolute, from any working folder) or the statistics' input.path (as
+  // given: statistics made before the record had one) names the file: either does.
+  ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
+  const fs::path stats = out() / "a_mono8k.json";
+  const json made = json::parse(read_bytes(stats));
+  ASSERT_EQ(fs::path(made["batch"]["input"].get<std::string>()), in() / "a_mono8k.wav");
+  const auto rerun_status = [&](const json& j) {
+    write_text(stats, j.dump(2));
+    return status_of(run_batch(tree_config(), quiet_options()), "a_mono8k.wav");
+  };
+  json older = made;
+  older["batch"].erase("input");
+  EXPECT_EQ(rerun_status(older), BatchStatus::skipped) << "no record input: input.path";
+  json elsewhere = json::parse(read_bytes(stats));
+  elsewhere["batch"]["input"] = "/another/host/a_mono8k.wav";
+  EXPECT_EQ(rerun_status(elsewhere), BatchStatus::skipped) << "input.path still names it";
+  json moved = made; // (the run before kept the statistics it was given)
+  moved["input"]["path"] = "relative/from/elsewhere/a_mono8k.wav";
+  EXPECT_EQ(rerun_status(moved), BatchStatus::skipped) << "the record names it";
+  json neither = json::parse(read_bytes(stats));
+  neither["input"]["path"] = "/nowhere/a_mono8k.wav";
+  neither["batch"]["input"] = "/nowhere/a_mono8k.wav";
+  EXPECT_EQ(rerun_status(neither), BatchStatus::ok) << "another input's statistics: redone";
 }
 
 TEST_F(Batch, TemporariesBesideUpToDateFilesAreRemovedToo) {
@@ -1088,7 +1114,7 @@ TEST_F(Batch, AnInputFolderThatIsTheOutDirIsNamedAsSuch) {
   cfg.batch.out_dir = in().string();
   EXPECT_THROW((void)run_batch(cfg, o), Error);
   ASSERT_EQ(warnings.size(), 1U);
-  EXPECT_NE(warnings[0].find("is the out_dir"), std::string::npos) << warnings[0];
+  EXPECT_NE(warnings[0].find("is the out_dir,"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[0].find((in() / "filtered").string()), std::string::npos) << warnings[0];
   // The suggested out_dir works: the folder's files are found, the suggestion skipped.
   warnings.clear();
