@@ -508,10 +508,11 @@ def _config_text(config: PathOrConfig) -> tuple[str, str]:
 
 def _one_or_many(value: Any) -> list[Any]:
     """A str or path given where a list is expected is one item, not its characters."""
-    return [value] if isinstance(value, (str, bytes, os.PathLike)) else list(value)
+    return [value] if isinstance(value, (str, os.PathLike)) else list(value)
 
 
-def run(config: PathOrConfig, overrides: Iterable[str] = (), verify: bool = False, quiet: bool = False) -> dict[str, Any]:
+def run(config: PathOrConfig, overrides: str | Iterable[str] = (), verify: bool = False,
+        quiet: bool = False) -> dict[str, Any]:
     """Run a pipeline (a YAML path or the same as a dict; SPEC §2) and return its statistics (SPEC §4).
 
     overrides: "key.path=value" strings, as the CLI's ``--set``. Messages go
@@ -574,6 +575,13 @@ def batch(
     if backend is not None:
         _check_choice("backend", backend, _BACKENDS)
     paths = [os.fspath(i) for i in _one_or_many(inputs)]
+    # (Before SPEC §10's order, the third argument was overrides and the fourth out_dir.)
+    if out_dir is not None and not isinstance(out_dir, (str, os.PathLike)):
+        raise TypeError(f"batch(): out_dir (the third argument) must be a path, not {type(out_dir).__name__}: "
+                        "pass overrides by name (overrides=[...])")
+    if client is not None and not callable(getattr(client, "submit", None)):
+        raise TypeError(f"batch(): client (the fourth argument) must be a distributed.Client, not "
+                        f"{type(client).__name__}: pass out_dir and the others by name")
     out = None if out_dir is None else os.fspath(out_dir)
     if client is not None:
         from .distributed import run_batch_on_client

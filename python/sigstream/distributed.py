@@ -129,7 +129,9 @@ def local_cluster(
     workers are CPU workers: ``cpu_workers`` processes (default: N when a
     number N of GPUs was asked for, else 1) of ``files_per_gpu`` threads,
     the CPU cores shared among their files (SIGSTREAM_FILE_THREADS in each
-    worker's environment). The scheduler listens on 127.0.0.1 without a
+    worker's environment). The workers ignore SIGINT (a Ctrl-C in this
+    terminal is the driver's: it stops the batch's tasks after the file each
+    runs). The scheduler listens on 127.0.0.1 without a
     dashboard unless ``scheduler_options`` say otherwise; ``worker_options``
     go to every Nanny, the other keywords to ``distributed.SpecCluster``
     (the scheduler's and workers' logs below ERROR are silenced unless
@@ -160,6 +162,10 @@ def local_cluster(
     kw.setdefault("silence_logs", logging.ERROR)
     extra = {"silence_logs": kw["silence_logs"], **dict(worker_options or {})}
     extra_env = dict(extra.pop("env", {}) or {})
+    # Each worker ignores SIGINT: a Ctrl-C in the terminal that started the cluster is the driver's
+    # to handle (sigstream/_local_worker.py); the user's own preloads follow.
+    theirs = extra.pop("preload", None) or []
+    extra["preload"] = ["sigstream._local_worker", *([theirs] if isinstance(theirs, str) else theirs)]
     workers: dict[str, dict[str, Any]] = {}
     cores = _cores()
     if chosen:
@@ -377,11 +383,42 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
     return {"summary": text, "worker": _worker_facts(text)}
 
 
-def _stop_on_worker(batch_id: str) -> None:
-    """On each worker when the driver is interrupted: this batch's tasks hand out no further file
-    (the one each runs finishes; the rest of its files are not_run entries, and a task that starts
-    later returns at once)."""
-    _core.stop_batch(batch_id)
+def _stop_plugin(batch_id: str) -> Any:
+    """A worker plugin that stops the batch on every worker, those that join later too (a worker
+    restarted after a death, or scaled up): its tasks hand out no further file (the one each runs
+    finishes; the rest of its files are not_run entries, and a task that starts later returns at
+    once)."""
+    from distributed.diagnostics.plugin import WorkerPlugin
+
+    class StopBatch(WorkerPlugin):
+        idempotent = True
+
+        def __init__(self, batch_id: str) -> None:
+            self.batch_id = batch_id
+
+        def setup(self, worker: Any) -> None:
+            _core.stop_batch(self.batch_id)
+
+    return StopBatch(batch_id)
+
+
+def _tell_workers_to_stop(client: Client, batch_id: str, deadline: float) -> Optional[str]:
+    """_stop_plugin registered with the cluster, waiting at most till the deadline (5 s at most: a
+    worker that died but is still listed holds the scheduler's call up to its connect timeout);
+    None once told, else why not."""
+    outcome: list[Optional[str]] = ["no answer in time"]
+
+    def tell() -> None:
+        try:
+            client.register_plugin(_stop_plugin(batch_id), name=f"sigstream-stop-{batch_id}")
+            outcome[0] = None
+        except Exception as e:  # noqa: BLE001 - said by the caller
+            outcome[0] = f"{type(e).__name__}: {e}"
+
+    t = threading.Thread(target=tell, daemon=True)
+    t.start()
+    t.join(timeout=max(0.5, min(5.0, deadline - time.monotonic())))
+    return outcome[0]
 
 
 class _SignalGate:
@@ -421,8 +458,8 @@ class _SignalGate:
             signal.signal(sig, signal.SIG_IGN if handler is _on_sigterm and self.count else handler)
 
 
-# How long an interrupted driver waits for the tasks running on the workers to return (each
-# finishes the file it runs): their finished files are then ok entries, not interrupted ones.
+# How long an interrupted driver waits for the tasks out to return (each finishes the file it
+# runs): their finished files are then ok entries, not interrupted ones.
 STOP_GRACE_S = 10.0
 
 
@@ -710,20 +747,23 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     def lost(idx: list[int], status: str, why: Optional[str]) -> None:
         files = [{"file": items[i]["input"], "status": status, "error": f"{items[i]['input']}: {why}" if why else None,
                   "bytes": int(items[i]["bytes"])} for i in idx]
-        texts.append(_entries_summary(fingerprint, files, interrupted=status == "interrupted",
+        texts.append(_entries_summary(fingerprint, files,
+                                      interrupted=status == "interrupted" or (status == "not_run" and interrupted),
                                       stopped=status == "not_run" and stopped))
 
-    def outcome_of(fut: Any) -> Any:
-        """A task's result, or the exception it raised (a round trip through the scheduler)."""
+    def outcome_of(fut: Any, timeout: Optional[float] = None) -> Any:
+        """A task's result, or the exception it raised (a round trip through the scheduler; a
+        TimeoutError where the timeout passed first: a result lost with its worker is computed
+        again)."""
         try:
-            return fut.result()
+            return fut.result(timeout=timeout)
         except Exception as e:  # noqa: BLE001 - whatever a task raised becomes its files' error entries
             return e
 
     def fetch(ended: list[Any]) -> dict[Any, Any]:
-        """The outcomes of tasks that ended together: the finished ones' results in one gather (a
-        result a task cost the driver a round trip each, one after another: 5-13 ms a task, the
-        bound on light files over many worker threads), the others one by one."""
+        """The outcomes of tasks that ended together: the finished ones' results in one gather, the
+        others one by one. (Fetched one a task, the results cost the driver a round trip each, one
+        after another: 5-13 ms a task, the bound on light files over many worker threads.)"""
         ok = [f for f in ended if f.status == "finished"]
         got: dict[Any, Any] = {}
         if len(ok) > 1:
@@ -790,8 +830,9 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         texts.append(json.dumps(summary))
 
     gate = _SignalGate()
+    gate.__enter__()  # left at the end, once the summary is written: a signal till then is counted
     try:
-        with gate:
+        try:
             submit_more()
             batches = ac.batches()
             while True:
@@ -809,76 +850,77 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
                 for fut in ended:
                     take(fut, outcomes[fut])
                 display.update(done_files, done_bytes, failures, len(pending))
-                submit_more()
-    except KeyboardInterrupt:
-        interrupted = True
-        display.finish()
-        display.say(f"batch: interrupted: no file starts from now; waiting up to {STOP_GRACE_S:g} s for the "
-                    f"{len(pending)} task(s) on the workers to finish the file each runs", True)
-        try:
-            # Every worker's tasks of this batch hand out no further file; those that return in
-            # time give their finished files as ok entries, the files they never started not_run.
-            client.run(_stop_on_worker, batch_id, on_error="ignore")
+                if not gate.count:
+                    submit_more()
+            interrupted = gate.count > 0  # one that came after the last wait: nothing was left to stop
+        except KeyboardInterrupt:
+            interrupted = True
+            display.finish()
+            display.say(f"batch: interrupted: no file starts from now; waiting up to {STOP_GRACE_S:g} s for the "
+                        f"{len(pending)} task(s) sent to finish the file each runs", True)
             deadline = time.monotonic() + STOP_GRACE_S
-            with gate:
-                while pending and time.monotonic() < deadline and not gate.another_stops_waiting():
-                    for fut in [f for f in pending if f.done()]:
-                        take(fut, outcome_of(fut))
-                    time.sleep(0.02)
-        except KeyboardInterrupt:  # (not from the gate: from a thread's interrupt_main, say)
-            pass
-        except Exception as e:  # noqa: BLE001 - the cluster went away: what is left is interrupted
-            display.say(f"batch: the workers could not be asked to stop ({type(e).__name__}: {e})", True)
-        for fut, t in pending.items():
-            lost(tasks[t], "interrupted",
-                 "the batch was interrupted while this file was in flight on a Dask worker (a re-run skips it if "
-                 "the worker completed it)")
-        client.cancel(list(pending))
-        pending.clear()
-        texts.append(_entries_summary(fingerprint, [], interrupted=True))
-    display.finish()
-    rest = queue.left()
-    if rest:
-        lost(rest, "not_run", None)
-    if not interrupted:  # else tasks may still run: the next run sweeps
-        try:
+            # Every worker's tasks of this batch, and those of workers that join later, hand out no
+            # further file; those that return in time give their finished files as ok entries, the
+            # files they never started not_run.
+            told = _tell_workers_to_stop(client, batch_id, deadline)
+            if told is not None:
+                display.say(f"batch: the workers could not be asked to stop ({told})", True)
+            while pending and time.monotonic() < deadline and not gate.another_stops_waiting():
+                for fut in [f for f in pending if f.status in ("finished", "error", "cancelled")]:
+                    outcome = outcome_of(fut, max(0.0, deadline - time.monotonic()))
+                    if isinstance(outcome, TimeoutError):
+                        break
+                    take(fut, outcome)
+                time.sleep(0.02)
+            for fut, t in pending.items():
+                lost(tasks[t], "interrupted",
+                     "the batch was interrupted while this file was in flight on a Dask worker (a re-run skips it "
+                     "if the worker completed it)")
+            try:
+                client.cancel(list(pending))
+            except Exception:  # noqa: BLE001 - the cluster went away: nothing left to cancel
+                pass
+            pending.clear()
+        display.finish()
+        rest = queue.left()
+        if rest:
+            lost(rest, "not_run", None)
+        if not interrupted:  # else tasks may still run: the next run sweeps
             removed = _sweep_workers(client, [absolute[i] for i in finished])
             if removed:
                 display.say(f"batch: removed {removed} temporary file(s) left by a killed run")
-        except KeyboardInterrupt:  # every file is done: the summary is still written
-            interrupted = True
-            display.say("batch: interrupted while the workers removed dead writers' temporaries: the next run "
-                        "removes them", True)
-
-    wall = time.monotonic() - t0
-    worker_list = [{"device": w.get("device", "cpu"), "threads": w.get("threads", 1), "host": w.get("host"),
-                    "address": w.get("address")} for w in workers.values()]
-    merged = _core.merge_summaries(texts, given_out_dir, wall, json.dumps(worker_list), returned)
-    result: dict[str, Any] = json.loads(merged)
-    path = summary_path or plan["summary_json"]
-    try:
-        csv = _core.write_summary(merged, path)
-        written = True
-    except Error as e:
-        display.say(f"batch: error: cannot write the summary: {e}", True)
-        written = False
-    if result.get("interrupted"):
-        display.say("batch: interrupted: run the same command again to resume", True)
-    elif stopped and result["counts"]["not_run"] > 0:
-        display.say(f"batch: stopped at the first failure (keep_going is off): {result['counts']['not_run']} file(s) "
-                    "not started", True)
-    c = result["counts"]
-    line = f"batch: {c['ok']} ok, {c['failed']} failed, {c['skipped']} up to date"
-    if c["interrupted"] + c["not_run"] > 0:
-        line += f", {c['interrupted'] + c['not_run']} not done"
-    line += f" in {wall:.2f} s"
-    if wall > 0 and c["ok"] > 0:
-        line += f" ({c['ok'] / wall:.2f} files/s, {_human(result['bytes'] / wall)}/s)"
-    if written:
-        line += f"; summary: {path} and {os.path.basename(csv)}"
-    display.say(line, c["failed"] > 0)
-    if not written and result.get("exit_code", 0) == 0:
-        result["exit_code"] = 1
+            interrupted = gate.count > 0
+        wall = time.monotonic() - t0
+        worker_list = [{"device": w.get("device", "cpu"), "threads": w.get("threads", 1), "host": w.get("host"),
+                        "address": w.get("address")} for w in workers.values()]
+        merged = _core.merge_summaries(texts, given_out_dir, wall, json.dumps(worker_list), returned)
+        result: dict[str, Any] = json.loads(merged)
+        path = summary_path or plan["summary_json"]
+        try:
+            csv = _core.write_summary(merged, path)
+            written = True
+        except Error as e:
+            display.say(f"batch: error: cannot write the summary: {e}", True)
+            written = False
+        if result.get("interrupted"):
+            display.say("batch: interrupted: run the same command again to resume", True)
+        elif stopped and result["counts"]["not_run"] > 0:
+            display.say(f"batch: stopped at the first failure (keep_going is off): {result['counts']['not_run']} file(s) "
+                        "not started", True)
+        c = result["counts"]
+        line = f"batch: {c['ok']} ok, {c['failed']} failed, {c['skipped']} up to date"
+        if c["interrupted"] + c["not_run"] > 0:
+            line += f", {c['interrupted'] + c['not_run']} not done"
+        line += f" in {wall:.2f} s"
+        if wall > 0 and c["ok"] > 0:
+            line += f" ({c['ok'] / wall:.2f} files/s, {_human(result['bytes'] / wall)}/s)"
+        if written:
+            line += f"; summary: {path} and {os.path.basename(csv)}"
+        display.say(line, c["failed"] > 0)
+        if not written and result.get("exit_code", 0) == 0:
+            result["exit_code"] = 1
+    finally:
+        gate.__exit__()
     if interrupted:
         raise _Interrupted(result)
     return result
@@ -964,10 +1006,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     from distributed import Client
 
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    signal.signal(signal.SIGINT, _on_sigterm)
     from . import _config_text
 
+    # Checked before the signals are this function's and before --inputs-from - is read.
+    spec = args.scheduler
+    try:
+        gpus = _local_gpus(spec) if spec == "local" or spec.startswith("local:") else None
+        if gpus is None and spec.endswith(".json") and not os.path.isfile(spec):
+            raise _UsageError(f"--scheduler '{spec}': no such scheduler file (dask scheduler --scheduler-file "
+                              "FILE.json writes it)")
+        if gpus is None and not spec.endswith(".json") and ":" not in spec:
+            near = difflib.get_close_matches(spec, ["local"], n=1, cutoff=0.6)
+            raise _UsageError(f"--scheduler '{spec}': expected local[:N], a scheduler file (FILE.json) or an address "
+                              "with its port (tcp://HOST:8786)" + (f"; did you mean '{near[0]}'?" if near else ""))
+    except _UsageError as e:
+        err.write(f"sigstream: error: {e}\n")
+        return 2
+    saved = {sig: signal.signal(sig, _on_sigterm) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         if args.inputs_from and args.inputs:
             raise ConfigError(f"batch: --inputs-from '{args.inputs_from}' gives the inputs, and so does INPUT "
@@ -982,15 +1037,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         list_text = f.read()
                 except OSError as e:
                     raise ConfigError(f"--inputs-from: cannot read '{args.inputs_from}': {e.strerror}") from None
-        spec = args.scheduler
-        gpus = _local_gpus(spec) if spec == "local" or spec.startswith("local:") else None
-        if gpus is None and spec.endswith(".json") and not os.path.isfile(spec):
-            raise _UsageError(f"--scheduler '{spec}': no such scheduler file (dask scheduler --scheduler-file "
-                              "FILE.json writes it)")
-        if gpus is None and not spec.endswith(".json") and ":" not in spec:
-            near = difflib.get_close_matches(spec.split(":")[0], ["local"], n=1, cutoff=0.6)
-            raise _UsageError(f"--scheduler '{spec}': expected local[:N], a scheduler file (FILE.json) or an address "
-                              "with its port (tcp://HOST:8786)" + (f"; did you mean '{near[0]}'?" if near else ""))
         text, origin = _config_text(args.config)
         if args.files_per_task < 0 or args.files_per_device < 0:
             raise _UsageError("--files-per-task and --files-per-device must be 0 (auto) or more")
@@ -1042,6 +1088,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Error as e:
         err.write(f"sigstream: error: {e}\n")
         return 1
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

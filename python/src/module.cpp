@@ -466,14 +466,10 @@ std::vector<BatchItem> items_of(const std::string& items_json) {
   return items;
 }
 
-// Runs the batch over exactly these items (a task of a distributed batch):
-// every file (keep_going false: up to the first failed one, the files not
-// started are "not_run" entries, as under --stop-on-error), no summary file;
-// the summary JSON comes back. A bad file is a "failed" entry in it; a bad
-// config raises ConfigError.
 // Distributed batches whose driver asked them to stop (stop_batch, run on
-// every worker): a task's batch started with such a stop_token hands out no
-// further file. Tokens are a batch's id; a worker keeps the few it is given.
+// every worker by a worker plugin): a task's batch started with such a
+// stop_token hands out no further file. Tokens are a batch's id; a worker
+// keeps the few it is given.
 std::mutex g_stopped_mutex;
 std::set<std::string> g_stopped;
 
@@ -487,6 +483,12 @@ bool batch_stopped(const std::string& token) {
   return g_stopped.count(token) > 0;
 }
 
+// Runs the batch over exactly these items (a task of a distributed batch):
+// every file (keep_going false: up to the first failed one, the files not
+// started are "not_run" entries, as under --stop-on-error; a stop_token
+// stop_batch named: no further file), no summary file; the summary JSON
+// comes back. A bad file is a "failed" entry in it; a bad config raises
+// ConfigError.
 std::string batch_items_run(const std::string& yaml, const std::string& origin,
                             const std::vector<std::string>& overrides,
                             const std::string& items_json, const std::string& out_dir, bool force,
@@ -518,8 +520,9 @@ std::tuple<int, int, int> sweep_temps(const std::vector<std::string>& targets) {
 
 // The C++ merge of task summaries (batch_shard.hpp), then what a distributed
 // batch knows better than its tasks: the wall time (and so the rates) of the
-// whole batch, its workers and its tasks sent ("tasks" replaces the merge's
-// "shards"; default: the texts, though the driver adds entries of its own).
+// whole batch, its workers and its tasks: "tasks" replaces the merge's
+// "shards" (the driver's count of tasks whose summaries came back; default:
+// the texts).
 std::string merge_summaries(const std::vector<std::string>& texts, const std::string& out_dir,
                             std::optional<double> wall_s, std::optional<std::string> workers_json,
                             std::optional<int> tasks) {

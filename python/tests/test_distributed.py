@@ -8,7 +8,7 @@ compiled here) that logs every rename/link into place, and that stops one
 worker at a chosen point (the open of an input, or the commit of a file's
 statistics) until the test kills it: the kills land at known moments.
 
-Over 600 lines (~790) and one file on purpose: every test here stands on the
+Over 600 lines (~880) and one file on purpose: every test here stands on the
 same fixtures and helpers (the job and its inputs, the compiled shim, the
 cluster, the kill-when-stalled thread, the commit counts and the CLI
 reference); split by theme, they would move into a conftest of their own
@@ -438,6 +438,42 @@ def test_a_task_of_several_files_whose_worker_died_runs_them_again_one_a_task(tm
     assert temporaries(out) == []
 
 
+def release_once_stopped(client: Any, go: Path) -> threading.Thread:
+    """Writes `go` (the shim's STALL_UNTIL: the held worker goes on) once every worker has the
+    running batch's stop, or at the latest after STALL_TIMEOUT (a held worker never stays held)."""
+
+    def run() -> None:
+        try:
+            def stopped() -> bool:
+                keys = [str(k) for ks in client.processing().values() for k in ks]
+                ids = {k.split("-")[2] for k in keys if k.startswith("sigstream-batch-")}
+                return len(ids) == 1 and all(client.run(lambda b: sigstream._core.batch_stopped(b), ids.pop()).values())
+
+            wait_for(stopped, "every worker to have the batch's stop")
+        finally:
+            go.write_text("")
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t
+
+
+def check_interrupted(summary: dict[str, Any], out: Path, log: Path) -> dict[str, str]:
+    """The summary of a batch interrupted while f02 (second of the task f03..f00) was held: f03 and
+    f02 ok, f01 and f00 never started, and nothing committed once the batch had returned."""
+    got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
+    assert summary["interrupted"] is True and summary["exit_code"] == 130, summary["counts"]
+    assert (got["f03.wav"], got["f02.wav"], got["f01.wav"], got["f00.wav"]) == ("ok", "ok", "not_run", "not_run"), got
+    assert set(got.values()) <= {"ok", "not_run"}, got  # the other task finished or stopped likewise
+    lines = log.read_text().count("\n")
+    time.sleep(1.0)
+    assert log.read_text().count("\n") == lines, "a worker committed after the batch returned"
+    for name, status in got.items():
+        assert (out / name).exists() == (status == "ok"), (name, status)
+    assert temporaries(out) == []
+    return got
+
+
 def test_an_interrupted_driver_has_its_tasks_stop_and_reports_what_they_finished(tmp_path: Path, job: Path,
                                                                                  shim: str,
                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -446,41 +482,81 @@ def test_an_interrupted_driver_has_its_tasks_stop_and_reports_what_they_finished
     the summary says what happened: f03 and f02 ok, f01 and f00 not_run (before, every file of a task
     still out was 'interrupted', finished or not, and the task went on committing after the driver
     had left). Nothing is committed after the batch returned; a re-run finishes the rest."""
-    out, mark, go = tmp_path / "dask", tmp_path / "stall.pid", tmp_path / "go"
-    preload(monkeypatch, shim, tmp_path / "commits.log", "f02.wav", "open", mark)
+    out, mark, go, log = tmp_path / "dask", tmp_path / "stall.pid", tmp_path / "go", tmp_path / "commits.log"
+    preload(monkeypatch, shim, log, "f02.wav", "open", mark)
     monkeypatch.setenv("SIGSTREAM_STALL_UNTIL", str(go))
+    monkeypatch.setattr(sigstream.distributed, "STOP_GRACE_S", 120.0)  # a slow CI machine: not the point here
     cluster, client = cluster_client()
     try:
-        def interrupt_then_release() -> None:
+        def interrupt() -> None:
             stalled_pid(mark)
             os.kill(os.getpid(), signal.SIGINT)  # the driver: this process's main thread
-            keys = [k for ks in client.processing().values() for k in ks if str(k).startswith("sigstream-batch-")]
-            batch_id = str(keys[0]).split("-")[2]
-            wait_for(lambda: all(client.run(lambda b: sigstream._core.batch_stopped(b), batch_id).values()),
-                     "every worker to have the batch's stop")
-            go.write_text("")
 
-        t = threading.Thread(target=interrupt_then_release, daemon=True)
-        t.start()
+        threading.Thread(target=interrupt, daemon=True).start()
+        release_once_stopped(client, go)
         with pytest.raises(KeyboardInterrupt) as stopped:
             sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True, files_per_task=4)
-        t.join(timeout=STALL_TIMEOUT)
         summary = getattr(stopped.value, "summary")
         assert summary == json.loads((out / "batch_summary.json").read_text())
-        got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
-        assert summary["interrupted"] is True and summary["exit_code"] == 130, summary["counts"]
-        assert (got["f03.wav"], got["f02.wav"], got["f01.wav"], got["f00.wav"]) == ("ok", "ok", "not_run", "not_run"), got
-        assert set(got.values()) <= {"ok", "not_run"}, got  # the other task finished or stopped likewise
-        time.sleep(1.0)  # nothing goes on committing after the driver returned
-        for name, status in got.items():
-            assert (out / name).exists() == (status == "ok"), (name, status)
-        assert temporaries(out) == []
+        got = check_interrupted(summary, out, log)
         again = sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True)
         assert again["counts"]["skipped"] == list(got.values()).count("ok")
         assert again["counts"]["ok"] == list(got.values()).count("not_run") and again["exit_code"] == 0
     finally:
+        go.write_text("")
         client.close()
         cluster.close()
+
+
+INTERRUPTED_SCRIPT = """
+import json, sys, threading
+from pathlib import Path
+import sigstream, sigstream.distributed as sd
+from distributed import Client
+sys.path.insert(0, sys.argv[4])
+from test_distributed import release_once_stopped
+
+if __name__ == "__main__":
+    job, out, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
+    sd.STOP_GRACE_S = 60.0
+    with sd.local_cluster(gpus=0, cpu_workers=2, files_per_gpu=1) as cluster, Client(cluster) as client:
+        release_once_stopped(client, go)
+        try:
+            sigstream.batch(job, [str(Path(job).parent / "in")], out_dir=out, client=client, quiet=True,
+                            files_per_task=4)
+        except KeyboardInterrupt as e:
+            print(json.dumps(getattr(e, "summary", None)))
+        finally:
+            go.write_text("")
+"""
+
+
+def test_ctrl_c_in_the_terminal_of_a_local_cluster_stops_the_batch_not_its_workers(tmp_path: Path, job: Path,
+                                                                                   shim: str) -> None:
+    """A terminal's Ctrl-C reaches its whole process group: the driver and local_cluster's workers.
+    The workers ignore it (a worker process ended by it lost the file it ran, and the driver waited
+    for nothing), so the batch stops as when the driver alone is signalled."""
+    out, mark, go, log = tmp_path / "dask", tmp_path / "stall.pid", tmp_path / "go", tmp_path / "commits.log"
+    script = tmp_path / "interrupted.py"
+    script.write_text(INTERRUPTED_SCRIPT)
+    env = {**clean_env(), "LD_PRELOAD": shim, "SIGSTREAM_COMMIT_LOG": str(log), "SIGSTREAM_STALL_PATH": "f02.wav",
+           "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark), "SIGSTREAM_STALL_UNTIL": str(go)}
+    proc = subprocess.Popen([sys.executable, str(script), str(job), str(out), str(go), str(Path(__file__).parent)],
+                            env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        stalled_pid(mark)
+        os.killpg(proc.pid, signal.SIGINT)  # as a terminal does
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        go.write_text("")
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode == 0, stderr[-2000:]
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary is not None, stderr[-2000:]
+    check_interrupted(summary, out, log)
 
 
 def test_an_out_dir_that_is_a_file_is_a_config_error_before_any_task(tmp_path: Path, job: Path, client: Any) -> None:

@@ -134,6 +134,8 @@ def test_batch_takes_specs_order_and_a_single_path(tmp_path: Path, rng: np.rando
     assert again["counts"] == {**again["counts"], "total": 1, "skipped": 1}
     with pytest.raises(TypeError):
         sigstream.batch(cfg, [], tmp_path / "out", None, "cpu", False, True)  # keep_going: a keyword now
+    with pytest.raises(TypeError, match="pass overrides by name"):
+        sigstream.batch(cfg, [], ["sink.format=pcm24"], tmp_path / "out")  # the old order
 
 
 def test_version_equals_the_cli() -> None:
