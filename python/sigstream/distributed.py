@@ -2,9 +2,11 @@
 :func:`local_cluster`, and ``python -m sigstream.distributed`` behind
 ``sigstream batch --scheduler``.
 
-Over 600 lines (~1,010) and one module on purpose: the cluster, the worker's task,
-the driver and ``python -m sigstream.distributed`` share the job and summary
-types; the CLI entry (``main``) is the part to split off when it grows.
+Over 600 lines (~960) and one module on purpose: the cluster, the worker's task
+and the driver share the job, queue and summary types and the signal gate
+(``python -m sigstream.distributed``'s flags and cluster choice are in
+sigstream/_batch_cli.py); the driver (``_run_planned``, its queue and gate) is
+the part to split off next.
 
     >>> import sigstream, sigstream.distributed
     >>> from distributed import Client
@@ -55,9 +57,7 @@ never lands while the driver takes a task's result (``_SignalGate``).
 
 from __future__ import annotations
 
-import argparse
 import collections
-import difflib
 import json
 import logging
 import os
@@ -67,12 +67,12 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, TextIO, Union
 
 from . import _core
-from .errors import ConfigError, Error, InputError
+from .errors import Error, InputError
 
 if TYPE_CHECKING:  # distributed is the optional `dask` extra: imported where used
     from distributed import Client, SpecCluster
@@ -938,50 +938,6 @@ class _Interrupted(KeyboardInterrupt):
 # python -m sigstream.distributed (sigstream batch --scheduler)
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="sigstream batch --scheduler",
-        description="Run a sigstream batch on a Dask cluster (SPEC §10); `sigstream batch CONFIG [INPUT...] "
-                    "--scheduler ...` runs this.")
-    p.add_argument("config", metavar="CONFIG", help="YAML config with a batch: section")
-    p.add_argument("inputs", metavar="INPUT", nargs="*", help="more inputs: files, folders or globs")
-    p.add_argument("--scheduler", required=True, metavar="ADDRESS|FILE.json|local[:N]",
-                   help="a scheduler address (tcp://host:8786), a scheduler file (dask scheduler --scheduler-file), "
-                        "or local[:N]: a cluster on this host with N GPU workers (all GPUs; CPU workers without)")
-    p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY.PATH=VALUE",
-                   help="override a config value (repeatable)")
-    p.add_argument("--out-dir", help="output folder (overrides batch.out_dir)")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--keep-going", dest="keep_going", action="store_true", default=None)
-    g.add_argument("--stop-on-error", dest="keep_going", action="store_false")
-    p.add_argument("--force", action="store_true", help="redo files whose outputs are up to date")
-    p.add_argument("--backend", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--verify", action="store_true")
-    p.add_argument("-q", "--quiet", action="store_true")
-    p.add_argument("--no-progress", action="store_true")
-    p.add_argument("--stats", metavar="FILE.json", help="the summary's path (default OUT_DIR/batch_summary.json)")
-    p.add_argument("--files-per-device", type=int, default=0,
-                   help="local[:N]: files in flight per GPU worker "
-                        "(default: the CPU cores over the GPUs, 2 to 16)")
-    p.add_argument("--files-per-task", type=int, default=0,
-                   help="files a Dask task runs (default 0: a worker thread's share of the files left, 1 to 64)")
-    p.add_argument("--inputs-from", metavar="FILE", help="take the inputs from a list (- = standard input)")
-    return p
-
-
-class _UsageError(Exception):
-    pass
-
-
-def _local_gpus(spec: str) -> Union[str, int]:
-    if spec == "local":
-        return "all"
-    n = spec[len("local:"):]
-    if not n.isdigit():
-        raise _UsageError(f"--scheduler '{spec}': expected local or local:N with N a whole number of GPU workers")
-    return int(n)
-
-
 def _on_sigterm(signum: int, frame: Any) -> None:
     # The first SIGINT/SIGTERM stops the batch; more of them (a second
     # Ctrl-C, scancel's signal to the whole group as well as the one the CLI
@@ -992,105 +948,10 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """``sigstream batch --scheduler``'s work; returns the CLI's exit code (0, 1, 2 or 130)."""
-    err = sys.stderr
-    try:
-        args = _parser().parse_args(argv)
-    except SystemExit as e:  # argparse: usage errors exit 2, --help 0
-        return int(e.code) if isinstance(e.code, int) else 2
-    try:
-        _require_distributed()
-    except ImportError as e:
-        err.write(f"sigstream: error: batch --scheduler: {e}; or point SIGSTREAM_PYTHON at a Python that has "
-                  "sigstream and Dask\n")
-        return 2
-    from distributed import Client
+    """``sigstream batch --scheduler``'s work (sigstream/_batch_cli.py); returns the CLI's exit code."""
+    from ._batch_cli import main as run
 
-    from . import _config_text
-
-    # Checked before the signals are this function's and before --inputs-from - is read.
-    spec = args.scheduler
-    try:
-        gpus = _local_gpus(spec) if spec == "local" or spec.startswith("local:") else None
-        if gpus is None and spec.endswith(".json") and not os.path.isfile(spec):
-            raise _UsageError(f"--scheduler '{spec}': no such scheduler file (dask scheduler --scheduler-file "
-                              "FILE.json writes it)")
-        if gpus is None and not spec.endswith(".json") and ":" not in spec:
-            near = difflib.get_close_matches(spec, ["local"], n=1, cutoff=0.6)
-            raise _UsageError(f"--scheduler '{spec}': expected local[:N], a scheduler file (FILE.json) or an address "
-                              "with its port (tcp://HOST:8786)" + (f"; did you mean '{near[0]}'?" if near else ""))
-    except _UsageError as e:
-        err.write(f"sigstream: error: {e}\n")
-        return 2
-    saved = {sig: signal.signal(sig, _on_sigterm) for sig in (signal.SIGTERM, signal.SIGINT)}
-    try:
-        if args.inputs_from and args.inputs:
-            raise ConfigError(f"batch: --inputs-from '{args.inputs_from}' gives the inputs, and so does INPUT "
-                              f"'{args.inputs[0]}': give one or the other")
-        list_text = None
-        if args.inputs_from:
-            if args.inputs_from == "-":
-                list_text = sys.stdin.read()
-            else:
-                try:
-                    with open(args.inputs_from, encoding="utf-8") as f:
-                        list_text = f.read()
-                except OSError as e:
-                    raise ConfigError(f"--inputs-from: cannot read '{args.inputs_from}': {e.strerror}") from None
-        text, origin = _config_text(args.config)
-        if args.files_per_task < 0 or args.files_per_device < 0:
-            raise _UsageError("--files-per-task and --files-per-device must be 0 (auto) or more")
-        # Planned before any cluster: a bad config or input list fails at once.
-        planned = _plan(text, origin, args.config, args.sets, args.inputs, args.out_dir, args.keep_going,
-                        args.backend, args.quiet, list_text,
-                        "<standard input>" if args.inputs_from == "-" else (args.inputs_from or ""))
-        with_cluster: Any = None
-        try:
-            if gpus is not None:
-                per = args.files_per_device
-                if per == 0:  # as the CLI's own batch (auto_files_per_device)
-                    n = max(1, len(_visible_gpus()) if gpus == "all" else int(gpus))
-                    per = auto_files_per_gpu(_cores(), n)
-                with_cluster = local_cluster(gpus, files_per_gpu=per)
-                client = Client(with_cluster)
-            elif spec.endswith(".json"):
-                client = Client(scheduler_file=spec, timeout=30)
-            else:
-                client = Client(spec, timeout=30)
-        except ValueError as e:
-            if with_cluster is not None:
-                with_cluster.close()
-            raise _UsageError(f"--scheduler '{spec}': {e}") from None
-        except (OSError, TimeoutError) as e:
-            if with_cluster is not None:
-                with_cluster.close()
-            err.write(f"sigstream: error: --scheduler '{spec}': cannot reach the Dask scheduler: {e}\n")
-            return 1
-        try:
-            summary = _run_planned(client, planned, args.force, args.verify, args.quiet, not args.no_progress,
-                                   args.stats, args.files_per_task or None, None)
-            return int(summary.get("exit_code", 0))
-        finally:
-            client.close()
-            if with_cluster is not None:
-                with_cluster.close()
-    except _Interrupted:
-        return 130
-    except KeyboardInterrupt:
-        err.write("sigstream: error: interrupted\n")
-        return 130
-    except _UsageError as e:
-        err.write(f"sigstream: error: {e}\n")
-        return 2
-    except ConfigError as e:
-        err.write(f"sigstream: error: {e}\n")
-        return 2
-    except Error as e:
-        err.write(f"sigstream: error: {e}\n")
-        return 1
-    finally:
-        for sig, handler in saved.items():
-            signal.signal(sig, handler)
+    return run(argv)
 
 
 if __name__ == "__main__":
