@@ -301,6 +301,7 @@ std::optional<fs::file_time_type> mtime(const std::string& p) {
 constexpr const char* kBatchKey = "batch";
 constexpr const char* kFingerprintKey = "config_fingerprint";
 constexpr const char* kInputKey = "input";
+constexpr const char* kInputRealKey = "input_resolved";
 
 // The file's statistics (SPEC §4) plus that record, and the identities of the
 // audio and CSV files being committed with it (pipeline/batch_commit.hpp).
@@ -311,9 +312,11 @@ std::string batch_stats_json(const RunReport& report, const std::string& fingerp
   // (the statistics' input.path is as the user gave it, maybe relative):
   // absolute, its links left as they are (another host or container may
   // resolve them otherwise).
+  // Where that resolved then: a link retargeted since names another file.
   std::error_code ec;
   j[kBatchKey] = {{kFingerprintKey, fingerprint},
-                  {kInputKey, fs::absolute(report.input_path, ec).lexically_normal().string()}};
+                  {kInputKey, fs::absolute(report.input_path, ec).lexically_normal().string()},
+                  {kInputRealKey, canonical_of(report.input_path).string()}};
   if (files)
     j[kBatchKey]["commit"] = commit_record_json(*files);
   return stats_text(j, report);
@@ -346,17 +349,27 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   json j = json::parse(f, nullptr, false);
   if (j.is_discarded() || !j.is_object() || !j.contains("input") || !j["input"].is_object())
     return {};
-  // Whose statistics these are: this input's, by the record's absolute path
-  // (from any working folder) or by input.path as given (statistics made
-  // before the record had one; or a link the writer's host resolved
-  // otherwise), each resolved here.
+  // Whose statistics these are, each path resolved here: the record's
+  // absolute input decides where it exists here (from any working folder);
+  // else input.path as given (statistics made before the record had one, or
+  // another host's or container's path). And where the file it resolved to
+  // then still exists here, it must be this one (a link retargeted since).
   const json record = j.value(kBatchKey, json());
   const fs::path here = canonical_of(item.input);
-  const auto names_this = [&](const json& p) {
-    return p.is_string() && canonical_of(p.get<std::string>()) == here;
+  const auto resolves_here = [&](const json& p) -> std::optional<bool> {
+    std::error_code ec;
+    if (!p.is_string() || !fs::exists(p.get<std::string>(), ec))
+      return std::nullopt;
+    return canonical_of(p.get<std::string>()) == here;
   };
-  if (!names_this(j["input"].value("path", json())) &&
-      !(record.is_object() && names_this(record.value(kInputKey, json()))))
+  const json no_record = json::object();
+  const json& r = record.is_object() ? record : no_record;
+  const std::optional<bool> by_record = resolves_here(r.value(kInputKey, json()));
+  const json& given = j["input"].value("path", json());
+  if (!(by_record ? *by_record
+                  : given.is_string() && canonical_of(given.get<std::string>()) == here))
+    return {};
+  if (resolves_here(r.value(kInputRealKey, json())) == std::optional<bool>(false))
     return {};
   const json& v = j.value("verification", json());
   if (v.is_object() && !v.value("passed", false))

@@ -21,6 +21,7 @@ import functools
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Union
 
@@ -508,6 +509,8 @@ def _config_text(config: PathOrConfig) -> tuple[str, str]:
 
 def _one_or_many(value: Any) -> list[Any]:
     """A str or path given where a list is expected is one item, not its characters."""
+    if isinstance(value, bytes):
+        raise TypeError("a path or override as bytes: give it as str")
     return [value] if isinstance(value, (str, os.PathLike)) else list(value)
 
 
@@ -579,6 +582,9 @@ def batch(
     if out_dir is not None and not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"batch(): out_dir (the third argument) must be a path, not {type(out_dir).__name__}: "
                         "pass overrides by name (overrides=[...])")
+    if isinstance(out_dir, str) and re.fullmatch(r"[A-Za-z_][\w.]*=.*", out_dir):
+        raise TypeError(f"batch(): out_dir (the third argument) '{out_dir}' is an override: pass overrides by name "
+                        "(overrides=...)")
     if client is not None and not callable(getattr(client, "submit", None)):
         raise TypeError(f"batch(): client (the fourth argument) must be a distributed.Client, not "
                         f"{type(client).__name__}: pass out_dir and the others by name")

@@ -47,8 +47,9 @@ O_TMPFILE), once a worker rather than once a task; a file whose task failed
 keeps a dead worker's pending commit for the next run to complete.
 
 Interrupts. Ctrl-C (or SIGTERM to ``python -m sigstream.distributed``) stops
-the driver handing out tasks and has every worker stop this batch's tasks
-(``_stop_on_worker``): a task starts no further file and returns once the file
+the driver handing out tasks and has every worker stop this batch's tasks (a worker
+plugin, ``sigstream._dask_plugins.StopBatch``, that workers joining later get
+too): a task starts no further file and returns once the file
 it runs is done, its other files ``not_run`` entries. The driver waits up to
 ``STOP_GRACE_S`` for the tasks out, so the summary it writes says which files
 were done; a task still running then has its files ``interrupted``. A signal
@@ -163,9 +164,20 @@ def local_cluster(
     extra = {"silence_logs": kw["silence_logs"], **dict(worker_options or {})}
     extra_env = dict(extra.pop("env", {}) or {})
     # Each worker ignores SIGINT: a Ctrl-C in the terminal that started the cluster is the driver's
-    # to handle (sigstream/_local_worker.py); the user's own preloads follow.
-    theirs = extra.pop("preload", None) or []
-    extra["preload"] = ["sigstream._local_worker", *([theirs] if isinstance(theirs, str) else theirs)]
+    # to handle (sigstream/_local_worker.py). The user's preloads follow (worker_options', else
+    # Dask's config), each with its arguments (one list for all of them, or a list each).
+    import dask
+
+    theirs = extra.pop("preload", None)
+    argv = extra.pop("preload_argv", None)
+    if theirs is None:
+        theirs = dask.config.get("distributed.worker.preload", None) or []
+        argv = argv if argv is not None else dask.config.get("distributed.worker.preload-argv", None)
+    theirs = [theirs] if isinstance(theirs, str) else list(theirs)
+    argv = list(argv or [])
+    each = argv if argv and not all(isinstance(a, str) for a in argv) else [argv] * len(theirs)
+    extra["preload"] = ["sigstream._local_worker", *theirs]
+    extra["preload_argv"] = [[], *each]
     workers: dict[str, dict[str, Any]] = {}
     cores = _cores()
     if chosen:
@@ -206,7 +218,7 @@ class _Job:
     verify: bool
     threads: int  # the config's execution.threads (0: the task chooses)
     keep_going: bool = True  # False: a task stops at its first failed file (its others: not run)
-    batch_id: str = ""  # what the driver's stop names (_stop_on_worker); "" never stops
+    batch_id: str = ""  # what the driver's stop names (StopBatch); "" never stops
 
 
 def _identity(path: str) -> Identity:
@@ -383,42 +395,34 @@ def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]
     return {"summary": text, "worker": _worker_facts(text)}
 
 
-def _stop_plugin(batch_id: str) -> Any:
-    """A worker plugin that stops the batch on every worker, those that join later too (a worker
-    restarted after a death, or scaled up): its tasks hand out no further file (the one each runs
-    finishes; the rest of its files are not_run entries, and a task that starts later returns at
-    once)."""
-    from distributed.diagnostics.plugin import WorkerPlugin
+class _Call:
+    """A blocking call to the cluster on a thread of its own, that the driver waits for only so
+    long (a worker that died but is still listed holds a scheduler's call up to its connect
+    timeout, 30 s) and not past another signal: the driver's summary comes first."""
 
-    class StopBatch(WorkerPlugin):
-        idempotent = True
+    def __init__(self, fn: Any) -> None:
+        self.value: Any = None
+        self.error: Optional[str] = "no answer in time"
 
-        def __init__(self, batch_id: str) -> None:
-            self.batch_id = batch_id
+        def run() -> None:
+            try:
+                self.value = fn()
+                self.error = None
+            except Exception as e:  # noqa: BLE001 - said by the caller
+                self.error = f"{type(e).__name__}: {e}"
 
-        def setup(self, worker: Any) -> None:
-            _core.stop_batch(self.batch_id)
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
 
-    return StopBatch(batch_id)
-
-
-def _tell_workers_to_stop(client: Client, batch_id: str, deadline: float) -> Optional[str]:
-    """_stop_plugin registered with the cluster, waiting at most till the deadline (5 s at most: a
-    worker that died but is still listed holds the scheduler's call up to its connect timeout);
-    None once told, else why not."""
-    outcome: list[Optional[str]] = ["no answer in time"]
-
-    def tell() -> None:
-        try:
-            client.register_plugin(_stop_plugin(batch_id), name=f"sigstream-stop-{batch_id}")
-            outcome[0] = None
-        except Exception as e:  # noqa: BLE001 - said by the caller
-            outcome[0] = f"{type(e).__name__}: {e}"
-
-    t = threading.Thread(target=tell, daemon=True)
-    t.start()
-    t.join(timeout=max(0.5, min(5.0, deadline - time.monotonic())))
-    return outcome[0]
+    def wait(self, seconds: float, gate: Optional["_SignalGate"] = None) -> Optional[str]:
+        """None once the call returned, else why not (not yet, or it raised)."""
+        end = time.monotonic() + max(0.0, seconds)
+        signals = gate.count if gate is not None else 0
+        while self._thread.is_alive() and time.monotonic() < end:
+            if gate is not None and gate.count > signals:
+                return "interrupted"
+            self._thread.join(timeout=0.05)
+        return None if not self._thread.is_alive() and self.error is None else self.error
 
 
 class _SignalGate:
@@ -830,8 +834,8 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         texts.append(json.dumps(summary))
 
     gate = _SignalGate()
-    gate.__enter__()  # left at the end, once the summary is written: a signal till then is counted
     try:
+        gate.__enter__()  # left at the end, once the summary is written: a signal till then is counted
         try:
             submit_more()
             batches = ac.batches()
@@ -860,35 +864,46 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
                         f"{len(pending)} task(s) sent to finish the file each runs", True)
             deadline = time.monotonic() + STOP_GRACE_S
             # Every worker's tasks of this batch, and those of workers that join later, hand out no
-            # further file; those that return in time give their finished files as ok entries, the
-            # files they never started not_run.
-            told = _tell_workers_to_stop(client, batch_id, deadline)
-            if told is not None:
-                display.say(f"batch: the workers could not be asked to stop ({told})", True)
+            # further file (a worker plugin, registered while the driver waits); those that return
+            # in time give their finished files as ok entries, the files they never started not_run.
+            from ._dask_plugins import StopBatch
+
+            plugin = f"sigstream-stop-{batch_id}"
+            telling = _Call(lambda: client.register_plugin(StopBatch(batch_id), name=plugin))
             while pending and time.monotonic() < deadline and not gate.another_stops_waiting():
                 for fut in [f for f in pending if f.status in ("finished", "error", "cancelled")]:
-                    outcome = outcome_of(fut, max(0.0, deadline - time.monotonic()))
-                    if isinstance(outcome, TimeoutError):
-                        break
+                    # A result lost with its worker is computed again: at most a second for each, so
+                    # that the results at hand are all taken.
+                    outcome = outcome_of(fut, min(1.0, max(0.0, deadline - time.monotonic())))
+                    if fut.status == "finished" and isinstance(outcome, TimeoutError):
+                        continue
                     take(fut, outcome)
                 time.sleep(0.02)
+            told = telling.wait(0.0)
+            if told is not None:
+                display.say(f"batch: not every worker confirmed the stop ({told})", True)
             for fut, t in pending.items():
                 lost(tasks[t], "interrupted",
                      "the batch was interrupted while this file was in flight on a Dask worker (a re-run skips it "
                      "if the worker completed it)")
-            try:
-                client.cancel(list(pending))
-            except Exception:  # noqa: BLE001 - the cluster went away: nothing left to cancel
-                pass
+            left = list(pending)
             pending.clear()
+            _Call(lambda: client.cancel(left)).wait(5.0, gate)
+            if told is None:  # every worker has it: no later one needs it (nor its unpickling)
+                _Call(lambda: client.unregister_worker_plugin(plugin)).wait(5.0, gate)
         display.finish()
         rest = queue.left()
         if rest:
             lost(rest, "not_run", None)
         if not interrupted:  # else tasks may still run: the next run sweeps
-            removed = _sweep_workers(client, [absolute[i] for i in finished])
-            if removed:
-                display.say(f"batch: removed {removed} temporary file(s) left by a killed run")
+            targets = [absolute[i] for i in finished]
+            sweep = _Call(lambda: _sweep_workers(client, targets))
+            why = sweep.wait(30.0, gate)
+            if why is None and sweep.value:
+                display.say(f"batch: removed {sweep.value} temporary file(s) left by a killed run")
+            elif why is not None:
+                display.say(f"batch: the workers did not remove dead writers' temporaries ({why}): the next run "
+                            "does", True)
             interrupted = gate.count > 0
         wall = time.monotonic() - t0
         worker_list = [{"device": w.get("device", "cpu"), "threads": w.get("threads", 1), "host": w.get("host"),
@@ -904,6 +919,8 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
             written = False
         if result.get("interrupted"):
             display.say("batch: interrupted: run the same command again to resume", True)
+        elif interrupted:
+            display.say("batch: interrupted once every file was done: the summary is complete", True)
         elif stopped and result["counts"]["not_run"] > 0:
             display.say(f"batch: stopped at the first failure (keep_going is off): {result['counts']['not_run']} file(s) "
                         "not started", True)

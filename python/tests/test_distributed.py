@@ -438,29 +438,42 @@ def test_a_task_of_several_files_whose_worker_died_runs_them_again_one_a_task(tm
     assert temporaries(out) == []
 
 
-def release_once_stopped(client: Any, go: Path) -> threading.Thread:
+class Releaser(threading.Thread):
     """Writes `go` (the shim's STALL_UNTIL: the held worker goes on) once every worker has the
-    running batch's stop, or at the latest after STALL_TIMEOUT (a held worker never stays held)."""
+    running batch's stop, or at the latest after STALL_TIMEOUT (a held worker never stays held);
+    check() re-raises what went wrong in it."""
 
-    def run() -> None:
+    def __init__(self, client: Any, go: Path) -> None:
+        super().__init__(daemon=True)
+        self.client, self.go, self.error = client, go, None
+        self.start()
+
+    def stopped(self) -> bool:
+        keys = [str(k) for ks in self.client.processing().values() for k in ks]
+        ids = {k.split("-")[2] for k in keys if k.startswith("sigstream-batch-")}
+        if len(ids) != 1:
+            return False
+        time.sleep(0.2)  # not a broadcast to the workers every 20 ms
+        return all(self.client.run(lambda b: sigstream._core.batch_stopped(b), ids.pop()).values())
+
+    def run(self) -> None:
         try:
-            def stopped() -> bool:
-                keys = [str(k) for ks in client.processing().values() for k in ks]
-                ids = {k.split("-")[2] for k in keys if k.startswith("sigstream-batch-")}
-                return len(ids) == 1 and all(client.run(lambda b: sigstream._core.batch_stopped(b), ids.pop()).values())
-
-            wait_for(stopped, "every worker to have the batch's stop")
+            wait_for(self.stopped, "every worker to have the batch's stop")
+        except BaseException as e:  # noqa: BLE001 - re-raised by check()
+            self.error = e
         finally:
-            go.write_text("")
+            self.go.write_text("")
 
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t
+    def check(self) -> None:
+        self.join(timeout=STALL_TIMEOUT)
+        if self.error is not None:
+            raise self.error
 
 
 def check_interrupted(summary: dict[str, Any], out: Path, log: Path) -> dict[str, str]:
     """The summary of a batch interrupted while f02 (second of the task f03..f00) was held: f03 and
-    f02 ok, f01 and f00 never started, and nothing committed once the batch had returned."""
+    f02 ok, f01 and f00 never started, and nothing committed once the batch had returned (while its
+    workers still run)."""
     got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
     assert summary["interrupted"] is True and summary["exit_code"] == 130, summary["counts"]
     assert (got["f03.wav"], got["f02.wav"], got["f01.wav"], got["f00.wav"]) == ("ok", "ok", "not_run", "not_run"), got
@@ -493,9 +506,10 @@ def test_an_interrupted_driver_has_its_tasks_stop_and_reports_what_they_finished
             os.kill(os.getpid(), signal.SIGINT)  # the driver: this process's main thread
 
         threading.Thread(target=interrupt, daemon=True).start()
-        release_once_stopped(client, go)
+        releaser = Releaser(client, go)
         with pytest.raises(KeyboardInterrupt) as stopped:
             sigstream.batch(job, inputs_of(job), out_dir=out, client=client, quiet=True, files_per_task=4)
+        releaser.check()
         summary = getattr(stopped.value, "summary")
         assert summary == json.loads((out / "batch_summary.json").read_text())
         got = check_interrupted(summary, out, log)
@@ -509,22 +523,26 @@ def test_an_interrupted_driver_has_its_tasks_stop_and_reports_what_they_finished
 
 
 INTERRUPTED_SCRIPT = """
-import json, sys, threading
+import json, sys, threading, time
 from pathlib import Path
 import sigstream, sigstream.distributed as sd
 from distributed import Client
 sys.path.insert(0, sys.argv[4])
-from test_distributed import release_once_stopped
+from test_distributed import Releaser
 
 if __name__ == "__main__":
     job, out, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     sd.STOP_GRACE_S = 60.0
     with sd.local_cluster(gpus=0, cpu_workers=2, files_per_gpu=1) as cluster, Client(cluster) as client:
-        release_once_stopped(client, go)
+        releaser = Releaser(client, go)
         try:
             sigstream.batch(job, [str(Path(job).parent / "in")], out_dir=out, client=client, quiet=True,
                             files_per_task=4)
         except KeyboardInterrupt as e:
+            releaser.check()
+            lines = Path(sys.argv[5]).read_text().count("\\n")
+            time.sleep(1.0)  # the workers still run: none commits after the batch returned
+            assert Path(sys.argv[5]).read_text().count("\\n") == lines, "a commit after the batch returned"
             print(json.dumps(getattr(e, "summary", None)))
         finally:
             go.write_text("")
@@ -541,7 +559,8 @@ def test_ctrl_c_in_the_terminal_of_a_local_cluster_stops_the_batch_not_its_worke
     script.write_text(INTERRUPTED_SCRIPT)
     env = {**clean_env(), "LD_PRELOAD": shim, "SIGSTREAM_COMMIT_LOG": str(log), "SIGSTREAM_STALL_PATH": "f02.wav",
            "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark), "SIGSTREAM_STALL_UNTIL": str(go)}
-    proc = subprocess.Popen([sys.executable, str(script), str(job), str(out), str(go), str(Path(__file__).parent)],
+    proc = subprocess.Popen([sys.executable, str(script), str(job), str(out), str(go), str(Path(__file__).parent),
+                             str(log)],
                             env=env, cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -836,6 +855,18 @@ def test_a_scheduler_that_is_neither_local_a_file_nor_an_address_is_a_usage_erro
     err = capsys.readouterr().err
     assert "tcp://HOST:8786" in err and "did you mean" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_local_cluster_workers_ignore_sigint_and_run_the_users_preloads(tmp_path: Path) -> None:
+    """local_cluster preloads its SIGINT-ignoring setup before the user's preloads, whose per-preload
+    arguments (a list each) still line up."""
+    ran = tmp_path / "ran"
+    code = f"def dask_setup(worker):\n    open({str(ran)!r}, 'w').write('yes')\n"
+    with sigstream.distributed.local_cluster(gpus=0, cpu_workers=1, files_per_gpu=1,
+                                             worker_options={"preload": [code], "preload_argv": [["--x"]]}) as c, \
+            distributed.Client(c) as client:
+        assert list(client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN).values()) == [True]
+    assert ran.read_text() == "yes"
 
 
 def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:

@@ -220,7 +220,7 @@ def four_shards_at_once_then_merge_equal_one_batch():
     os.makedirs("elsewhere")
     expect_rc(run(["batch", "--merge", "../out/", "--quiet"], cwd="elsewhere"), 0)
     again = load("out/batch_summary.json")
-    if again["out_dir"] != merged["out_dir"]:
+    if again["out_dir"] != merged["out_dir"] or again["files"] != merged["files"]:
         raise AssertionError("merged from elsewhere: out_dir %r, was %r" % (again["out_dir"], merged["out_dir"]))
 
 

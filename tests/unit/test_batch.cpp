@@ -777,9 +777,10 @@ TEST_F(Batch, AStopRequestedByADistributedDriverStartsNoFurtherFile) {
   EXPECT_EQ(all.not_run, 0);
 }
 
-TEST_F(Batch, AFileIsKnownByTheRecordsInputOrByInputPath) {
-  // The record's input (absolute, from any working folder) or the statistics' input.path (as
-  // given: statistics made before the record had one) names the file: either does.
+TEST_F(Batch, AFileIsKnownByTheRecordsInputElseByInputPath) {
+  // The record's input (absolute: from any working folder) decides where it exists here; else
+  // the statistics' input.path (statistics made before the record had one, or another host's
+  // path); and the file the input resolved to then, where it exists, must be this one.
   ASSERT_EQ(run_batch(tree_config(), quiet_options()).ok, 4);
   const fs::path stats = out() / "a_mono8k.json";
   const json made = json::parse(read_bytes(stats));
@@ -790,13 +791,21 @@ TEST_F(Batch, AFileIsKnownByTheRecordsInputOrByInputPath) {
   };
   json older = made;
   older["batch"].erase("input");
+  older["batch"].erase("input_resolved");
   EXPECT_EQ(rerun_status(older), BatchStatus::skipped) << "no record input: input.path";
-  json elsewhere = json::parse(read_bytes(stats));
+  json elsewhere = made;
   elsewhere["batch"]["input"] = "/another/host/a_mono8k.wav";
-  EXPECT_EQ(rerun_status(elsewhere), BatchStatus::skipped) << "input.path still names it";
-  json moved = made; // (the run before kept the statistics it was given)
+  EXPECT_EQ(rerun_status(elsewhere), BatchStatus::skipped) << "not here: input.path";
+  json moved = made;
   moved["input"]["path"] = "relative/from/elsewhere/a_mono8k.wav";
   EXPECT_EQ(rerun_status(moved), BatchStatus::skipped) << "the record names it";
+  json other = made;
+  other["batch"]["input"] = (in() / "sub" / "d_stereo48.wav").string();
+  EXPECT_EQ(rerun_status(other), BatchStatus::ok) << "the record names another file here: redone";
+  json retargeted = json::parse(read_bytes(stats));
+  retargeted["batch"]["input_resolved"] = (in() / "sub" / "d_stereo48.wav").string();
+  EXPECT_EQ(rerun_status(retargeted), BatchStatus::ok)
+      << "it resolved to another file then: redone";
   json neither = json::parse(read_bytes(stats));
   neither["input"]["path"] = "/nowhere/a_mono8k.wav";
   neither["batch"]["input"] = "/nowhere/a_mono8k.wav";
