@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# P11 (stop 46), the final GPU round on a lent 4-GPU host (after `tar -xJf
+# P11 (stop 46), the final GPU round on a lent host of 2 or 4 GPUs (after `tar -xJf
 # .gpu.txz`; the sigstream and Dask wheels in .whl/, libsigstream_commit_shim.so
 # in .gpu/lib): Ctrl-C as a terminal gives it (SIGINT to the whole process
 # group: the CLI, its Python driver and the local cluster's workers) halfway
@@ -35,7 +35,7 @@ echo "== resume after the interrupt"
 .gpu/bin/sigstream batch "$G" --scheduler local --out-dir /tmp/dk_int --no-progress 2>&1 | tail -1
 echo "== a GPU worker killed at 50% (Dask, every GPU, io config, the default tasks)"
 SIGSTREAM_COMMIT_LOG=/tmp/commits.log LD_PRELOAD=$PWD/.gpu/lib/libsigstream_commit_shim.so \
-  timeout 150 python3 bench/dask_gpu.py "$C" --gpus 4 --kill --out-dir /tmp/dk_kill 2>&1 | grep -vE "Warn|warn" | tail -4
+  timeout 150 python3 bench/dask_gpu.py "$C" --gpus "$(nvidia-smi -L | wc -l)" --kill --out-dir /tmp/dk_kill 2>&1 | grep -vE "Warn|warn" | tail -4
 echo "kill check rc ${PIPESTATUS[0]}"
 timeout 150 .gpu/bin/sigstream_cuda_tests --gtest_brief=1 > "$OUT/cuda_tests.txt" 2>&1
 echo "sigstream_cuda_tests: rc $? $(grep -E '^\[  PASSED|^\[  FAILED|SKIPPED \]' "$OUT/cuda_tests.txt" | tr '\n' ' ')"
