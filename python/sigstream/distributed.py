@@ -2,7 +2,7 @@
 :func:`local_cluster`, and ``python -m sigstream.distributed`` behind
 ``sigstream batch --scheduler``.
 
-Over 600 lines (~960) and one module on purpose: the cluster, the worker's task
+Over 600 lines (~980) and one module on purpose: the cluster, the worker's task
 and the driver share the job, queue and summary types and the signal gate
 (``python -m sigstream.distributed``'s flags and cluster choice are in
 sigstream/_batch_cli.py); the driver (``_run_planned``, its queue and gate) is

@@ -8,7 +8,7 @@ compiled here) that logs every rename/link into place, and that stops one
 worker at a chosen point (the open of an input, or the commit of a file's
 statistics) until the test kills it: the kills land at known moments.
 
-Over 600 lines (~880) and one file on purpose: every test here stands on the
+Over 600 lines (~910) and one file on purpose: every test here stands on the
 same fixtures and helpers (the job and its inputs, the compiled shim, the
 cluster, the kill-when-stalled thread, the commit counts and the CLI
 reference); split by theme, they would move into a conftest of their own
