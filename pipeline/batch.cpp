@@ -310,12 +310,13 @@ std::string batch_stats_json(const RunReport& report, const std::string& fingerp
   json j = stats_json_value(report);
   // The input as the resume check finds it again from any working folder
   // (the statistics' input.path is as the user gave it, maybe relative):
-  // absolute, its links left as they are (another host or container may
-  // resolve them otherwise).
-  // Where that resolved then: a link retargeted since names another file.
+  // absolute, its links and ".." left as they are (another host or container
+  // may resolve them otherwise; and "../x" below a linked folder is not its
+  // lexical parent's x). And where it resolved then: a link retargeted since
+  // names another file.
   std::error_code ec;
   j[kBatchKey] = {{kFingerprintKey, fingerprint},
-                  {kInputKey, fs::absolute(report.input_path, ec).lexically_normal().string()},
+                  {kInputKey, fs::absolute(report.input_path, ec).string()},
                   {kInputRealKey, canonical_of(report.input_path).string()}};
   if (files)
     j[kBatchKey]["commit"] = commit_record_json(*files);
