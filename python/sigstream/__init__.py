@@ -582,7 +582,8 @@ def batch(
     if out_dir is not None and not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"batch(): out_dir (the third argument) must be a path, not {type(out_dir).__name__}: "
                         "pass overrides by name (overrides=[...])")
-    if isinstance(out_dir, str) and re.fullmatch(r"[A-Za-z_][\w.]*=.*", out_dir):
+    if isinstance(out_dir, str) and re.fullmatch(
+            r"(version|source|stages|sink|stats|execution|batch)\.[\w.]*=.*", out_dir):
         raise TypeError(f"batch(): out_dir (the third argument) '{out_dir}' is an override: pass overrides by name "
                         "(overrides=...)")
     if client is not None and not callable(getattr(client, "submit", None)):

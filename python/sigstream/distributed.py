@@ -172,7 +172,8 @@ def local_cluster(
     argv = extra.pop("preload_argv", None)
     if theirs is None:
         theirs = dask.config.get("distributed.worker.preload", None) or []
-        argv = argv if argv is not None else dask.config.get("distributed.worker.preload-argv", None)
+    if argv is None:
+        argv = dask.config.get("distributed.worker.preload-argv", None)
     theirs = [theirs] if isinstance(theirs, str) else list(theirs)
     argv = list(argv or [])
     each = argv if argv and not all(isinstance(a, str) for a in argv) else [argv] * len(theirs)
@@ -571,11 +572,17 @@ def _human(b: float) -> str:
     return f"{b:.0f} {units[u]}" if u == 0 else f"{b:.1f} {units[u]}"
 
 
+def _joined(path: str) -> str:
+    """A path made absolute from this folder without touching its ".." (os.path.abspath drops
+    them by text: "link/../x.wav" would become this folder's x.wav, not the link's parent's)."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+
+
 def _absolute(item: dict[str, Any]) -> dict[str, Any]:
     out = dict(item)
     for k in ("input", "output", "stats_json", "stats_csv"):
         if out.get(k):
-            out[k] = os.path.abspath(out[k])
+            out[k] = _joined(out[k])
     return out
 
 
@@ -701,7 +708,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     fingerprint: str = plan["config_fingerprint"][resolved]
     batch_id = uuid.uuid4().hex[:12]
     job = _Job(yaml=config_text, origin=origin, overrides=(*overrides, f"execution.backend={resolved}"),
-               out_dir=os.path.abspath(given_out_dir), config_path=os.path.abspath(config_path) if config_path else "",
+               out_dir=_joined(given_out_dir), config_path=_joined(config_path) if config_path else "",
                verify=bool(verify), threads=int(plan.get("threads", 0)), keep_going=bool(keep), batch_id=batch_id)
 
     # Files largest first (as the CLI hands them out), cut into tasks as they are sent (_TaskQueue.take).
@@ -860,8 +867,9 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         except KeyboardInterrupt:
             interrupted = True
             display.finish()
-            display.say(f"batch: interrupted: no file starts from now; waiting up to {STOP_GRACE_S:g} s for the "
-                        f"{len(pending)} task(s) sent to finish the file each runs", True)
+            display.say("batch: interrupted: no file starts from now" +
+                        (f"; waiting up to {STOP_GRACE_S:g} s for the {len(pending)} task(s) sent to finish the file "
+                         "each runs" if pending else ""), True)
             deadline = time.monotonic() + STOP_GRACE_S
             # Every worker's tasks of this batch, and those of workers that join later, hand out no
             # further file (a worker plugin, registered while the driver waits); those that return
@@ -869,18 +877,29 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
             from ._dask_plugins import StopBatch
 
             plugin = f"sigstream-stop-{batch_id}"
-            telling = _Call(lambda: client.register_plugin(StopBatch(batch_id), name=plugin))
+            over = threading.Event()  # the driver is done with the stop: a late registration undoes itself
+
+            def register() -> None:
+                client.register_plugin(StopBatch(batch_id), name=plugin)
+                if over.is_set():
+                    client.unregister_worker_plugin(plugin)
+
+            telling = _Call(register) if pending else None
             while pending and time.monotonic() < deadline and not gate.another_stops_waiting():
                 for fut in [f for f in pending if f.status in ("finished", "error", "cancelled")]:
                     # A result lost with its worker is computed again: at most a second for each, so
                     # that the results at hand are all taken.
+                    was = fut.status
                     outcome = outcome_of(fut, min(1.0, max(0.0, deadline - time.monotonic())))
-                    if fut.status == "finished" and isinstance(outcome, TimeoutError):
+                    if was == "finished" and isinstance(outcome, TimeoutError):
                         continue
                     take(fut, outcome)
                 time.sleep(0.02)
-            told = telling.wait(0.0)
-            if told is not None:
+            told = telling.wait(max(0.5, deadline - time.monotonic()), gate) if telling is not None else "-"
+            over.set()
+            if telling is not None and told is not None:
+                told = telling.wait(0.0)  # (answered since: the driver unregisters it below)
+            if telling is not None and told is not None:
                 display.say(f"batch: not every worker confirmed the stop ({told})", True)
             for fut, t in pending.items():
                 lost(tasks[t], "interrupted",
@@ -891,6 +910,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
             _Call(lambda: client.cancel(left)).wait(5.0, gate)
             if told is None:  # every worker has it: no later one needs it (nor its unpickling)
                 _Call(lambda: client.unregister_worker_plugin(plugin)).wait(5.0, gate)
+            # (Not answered yet: the registering thread unregisters once it is, while the client lasts.)
         display.finish()
         rest = queue.left()
         if rest:
