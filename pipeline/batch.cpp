@@ -355,7 +355,9 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   // else input.path as given (statistics made before the record had one, or
   // another host's or container's path). And where the file it resolved to
   // then still exists here, it must be this one (a link retargeted since).
-  const json record = j.value(kBatchKey, json());
+  json record = j.value(kBatchKey, json());
+  if (!record.is_object())
+    record = json::object();
   const fs::path here = canonical_of(item.input);
   const auto resolves_here = [&](const json& p) -> std::optional<bool> {
     std::error_code ec;
@@ -363,14 +365,12 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
       return std::nullopt;
     return canonical_of(p.get<std::string>()) == here;
   };
-  const json no_record = json::object();
-  const json& r = record.is_object() ? record : no_record;
-  const std::optional<bool> by_record = resolves_here(r.value(kInputKey, json()));
+  const std::optional<bool> by_record = resolves_here(record.value(kInputKey, json()));
   const json& given = j["input"].value("path", json());
   if (!(by_record ? *by_record
                   : given.is_string() && canonical_of(given.get<std::string>()) == here))
     return {};
-  if (resolves_here(r.value(kInputRealKey, json())) == std::optional<bool>(false))
+  if (resolves_here(record.value(kInputRealKey, json())) == std::optional<bool>(false))
     return {};
   const json& v = j.value("verification", json());
   if (v.is_object() && !v.value("passed", false))
@@ -378,8 +378,7 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   if (verify && !v.is_object())
     return {};
   // No record (statistics from `sigstream run` or an older sigstream) counts as another config.
-  const bool same = record.is_object() && record.contains(kFingerprintKey) &&
-                    record[kFingerprintKey].is_string() &&
+  const bool same = record.contains(kFingerprintKey) && record[kFingerprintKey].is_string() &&
                     record[kFingerprintKey].get<std::string>() == fingerprint;
   if (!same)
     return {std::nullopt, true};
@@ -851,8 +850,9 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
     if (ex.pattern(p) != 0 || !log)
       continue;
     std::error_code ec;
-    const fs::path folder = canonical_of(expand_tilde(p));
-    if (fs::is_directory(expand_tilde(p), ec) && is_under(folder, out_canon))
+    const std::string named = expand_tilde(p);
+    const fs::path folder = canonical_of(named);
+    if (fs::is_directory(named, ec) && is_under(folder, out_canon))
       log("batch: warning: '" + p + "' is " +
           (folder == out_canon ? "the out_dir" : "inside the out_dir '" + out_dir + "'") +
           ", and a batch never searches its out_dir for inputs (they would be its own outputs): "

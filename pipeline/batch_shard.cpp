@@ -530,24 +530,23 @@ std::optional<std::string> list_outputs_outside(const std::vector<BatchItem>& it
                                                 const std::string& out_dir,
                                                 const std::string& origin) {
   const fs::path dir = canonical_of(out_dir);
+  const auto written = [](const BatchItem& it) -> const std::string& {
+    return it.output.empty() ? it.stats_json : it.output;
+  };
   std::size_t outside = 0;
   const BatchItem* first = nullptr;
-  const std::string* first_path = nullptr;
   for (const BatchItem& it : items) {
     if (it.stats_json.empty())
       continue; // a line with the input alone: its outputs go into out_dir
-    const std::string& path = it.output.empty() ? it.stats_json : it.output;
-    const fs::path rel = canonical_of(path).lexically_relative(dir);
-    if ((rel.empty() || *rel.begin() == "..") && outside++ == 0) {
+    const fs::path rel = canonical_of(written(it)).lexically_relative(dir);
+    if ((rel.empty() || *rel.begin() == "..") && outside++ == 0)
       first = &it;
-      first_path = &path;
-    }
   }
   if (first == nullptr)
     return std::nullopt;
   return "batch: warning: " + origin + " puts the outputs of " + std::to_string(outside) +
          " file(s) outside --out-dir '" + out_dir + "' (first '" + first->input + "' at '" +
-         *first_path +
+         written(*first) +
          "'): a line 'input<TAB>output', as --list-inputs prints, fixes its outputs, and only "
          "the summary goes to --out-dir. To write into --out-dir, take the list's inputs alone: "
          "cut -f1 " +

@@ -76,7 +76,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     from distributed import Client
 
-    from . import _config_text
+    from ._pipelines import _config_text
 
     # Checked before the signals are this function's and before --inputs-from - is read.
     spec = args.scheduler

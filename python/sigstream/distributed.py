@@ -841,8 +841,7 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         texts.append(json.dumps(summary))
 
     gate = _SignalGate()
-    try:
-        gate.__enter__()  # left at the end, once the summary is written: a signal till then is counted
+    with gate:  # left once the summary is written: a signal till then is counted
         try:
             submit_more()
             batches = ac.batches()
@@ -956,8 +955,6 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
         display.say(line, c["failed"] > 0)
         if not written and result.get("exit_code", 0) == 0:
             result["exit_code"] = 1
-    finally:
-        gate.__exit__()
     if interrupted:
         raise _Interrupted(result)
     return result

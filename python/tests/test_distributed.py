@@ -1,238 +1,32 @@
-"""Batches on a Dask cluster (SPEC §10, issue 26): sigstream.batch(client=...),
-python -m sigstream.distributed and `sigstream batch --scheduler`.
+"""Batches on a Dask cluster (SPEC §10, issue 26): sigstream.batch(client=...), its
+exactly-once commits and its interrupts, and the driver's task rules.
 
 Real processes throughout: a LocalCluster of two worker processes (CPU
-workers: CI has no GPU), worker and driver processes killed with SIGKILL.
-Commits are counted by an LD_PRELOAD shim (tests/faults/commit_shim.cpp,
-compiled here) that logs every rename/link into place, and that stops one
-worker at a chosen point (the open of an input, or the commit of a file's
-statistics) until the test kills it: the kills land at known moments.
-
-Over 600 lines (~910) and one file on purpose: every test here stands on the
-same fixtures and helpers (the job and its inputs, the compiled shim, the
-cluster, the kill-when-stalled thread, the commit counts and the CLI
-reference); split by theme, they would move into a conftest of their own
-that only these tests use.
+workers: CI has no GPU), worker and driver processes killed with SIGKILL, the
+commits counted and the kills and interrupts landing at known moments through
+the commit shim (python/tests/dask_support.py). The CLI's `--scheduler` is in
+test_distributed_cli.py.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import threading
-import time
-import wave
-from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import sigstream
 from sigstream.distributed import auto_files_per_task
-from conftest import REPO, cli_path
-
-distributed = pytest.importorskip("distributed", reason="Dask is the `dask` extra: pip install '.[dask]'")
-
-FILES = 8
-STALL_TIMEOUT = 60.0
-
-CONFIG = """\
-version: 1
-stages:
-  - {type: fir, name: lp, design: {kind: lowpass, cutoff_hz: 3000, taps: 255}, method: direct}
-  - {type: metrics, name: after_lp}
-sink: {file: placeholder.wav, format: same}
-stats: {csv: placeholder.csv}
-execution: {backend: cpu, threads: 1}
-batch: {out_dir: out}
-"""
-
-
-# ---------------------------------------------------------------------------
-# Fixtures and helpers
-
-
-def write_wav(path: Path, frames: int, seed: int, channels: int = 2, rate: int = 16000) -> None:
-    x = np.random.default_rng(seed).uniform(-0.6, 0.6, (frames, channels))
-    pcm = np.round(x * 32767).astype("<i2")
-    with wave.open(str(path), "wb") as w:
-        w.setnchannels(channels)
-        w.setsampwidth(2)
-        w.setframerate(rate)
-        w.writeframes(pcm.tobytes())
-
-
-@pytest.fixture
-def job(tmp_path: Path) -> Path:
-    """tmp_path/job.yaml and tmp_path/in/f00.wav ... f07.wav (sizes differ: a known dispatch order)."""
-    (tmp_path / "in").mkdir()
-    for i in range(FILES):
-        write_wav(tmp_path / "in" / f"f{i:02d}.wav", 4000 + 1500 * i, seed=100 + i)
-    cfg = tmp_path / "job.yaml"
-    cfg.write_text(CONFIG)
-    return cfg
-
-
-def inputs_of(cfg: Path) -> list[str]:
-    return [str(cfg.parent / "in")]
-
-
-@pytest.fixture(scope="session")
-def shim(tmp_path_factory: pytest.TempPathFactory) -> str:
-    cxx = shutil.which("c++") or shutil.which("g++")
-    if cxx is None:
-        pytest.skip("no C++ compiler for the commit shim")
-    out = tmp_path_factory.mktemp("shim") / "commit_shim.so"
-    subprocess.run([cxx, "-std=c++17", "-shared", "-fPIC", "-O1", "-o", str(out),
-                    str(REPO / "tests" / "faults" / "commit_shim.cpp"), "-ldl"], check=True)
-    return str(out)
-
-
-def clean_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD" and not k.startswith("SIGSTREAM_STALL")
-           and k != "SIGSTREAM_COMMIT_LOG"}
-    return env
-
-
-def cli() -> str:
-    path = cli_path()
-    if path is None:
-        pytest.skip("no sigstream CLI (SIGSTREAM_CLI or build/sigstream)")
-    return path
-
-
-def cli_reference(cfg: Path, out: Path, *extra: str) -> dict[str, Any]:
-    """The plain CLI batch over the same inputs: the outputs and summary to match."""
-    p = subprocess.run([cli(), "batch", str(cfg), *inputs_of(cfg), "--out-dir", str(out), "--no-progress", "-q",
-                        *extra], env=clean_env(), capture_output=True, text=True, timeout=120)
-    assert p.returncode in (0, 1), p.stderr
-    return json.loads((out / "batch_summary.json").read_text())
-
-
-def outputs(out: Path) -> dict[str, bytes]:
-    """Audio outputs by name (the statistics carry timings and paths)."""
-    return {p.name: p.read_bytes() for p in sorted(out.rglob("*.wav"))}
-
-
-def per_file(summary: dict[str, Any], out_dir: Path, status: bool = True) -> dict[str, tuple[Any, ...]]:
-    """What a file's summary entry must agree on, whichever engine ran it (and whether it was skipped)."""
-    rows = {}
-    for f in summary["files"]:
-        rel = None if f["output"] is None else os.path.relpath(f["output"], out_dir)
-        rows[Path(f["file"]).name] = ((f["status"],) if status else ()) + (
-            rel, f["frames"], f["output_frames"], f["channels"], f["sample_rate"], f["output_rms"], f["output_peak"],
-            f["clipped_samples"])
-    return rows
-
-
-def statuses_after_kill(summary: dict[str, Any], log: Path, killed: int) -> dict[str, str]:
-    """Each file's status, checked: "ok", or "skipped" for a file the killed worker had committed
-    whose task Dask ran again (the one it died in, or a finished one whose result died with it
-    before the driver gathered it)."""
-    got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
-    for name, status in got.items():
-        assert status in (("ok", "skipped") if killed in committed_by(log, name) else ("ok",)), (name, status)
-    return got
-
-
-def temporaries(folder: Path) -> list[str]:
-    return sorted(str(p) for p in folder.rglob("*") if ".sigstream-" in p.name)
-
-
-def commits(log: Path, out: Path) -> Counter[str]:
-    """Commits into place per final name under out (a link to a hidden temporary name is not one)."""
-    counted: Counter[str] = Counter()
-    if not log.exists():
-        return counted
-    root = str(out.resolve())
-    for line in log.read_text().splitlines():
-        _pid, _call, path = line.split("\t", 2)
-        p = os.path.realpath(path)
-        if p.startswith(root + os.sep) and not os.path.basename(p).startswith("."):
-            counted[os.path.relpath(p, root)] += 1
-    return counted
-
-
-def committed_by(log: Path, name: str) -> set[int]:
-    return {int(line.split("\t")[0]) for line in log.read_text().splitlines() if line.endswith("/" + name)}
-
-
-def preload(monkeypatch: pytest.MonkeyPatch, shim: str, log: Path, stall: str = "", on: str = "commit",
-            mark: Path | None = None) -> None:
-    """The shim in every process this test starts from now on (Dask's workers are spawned with os.environ)."""
-    monkeypatch.setenv("LD_PRELOAD", shim)
-    monkeypatch.setenv("SIGSTREAM_COMMIT_LOG", str(log))
-    if stall:
-        assert mark is not None
-        monkeypatch.setenv("SIGSTREAM_STALL_PATH", stall)
-        monkeypatch.setenv("SIGSTREAM_STALL_ON", on)
-        monkeypatch.setenv("SIGSTREAM_STALL_MARK", str(mark))
-
-
-def cluster_client() -> tuple[Any, Any]:
-    cluster = distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
-                                       host="127.0.0.1", silence_logs=40)
-    return cluster, distributed.Client(cluster)
-
-
-@pytest.fixture
-def client(request: pytest.FixtureRequest) -> Iterator[Any]:
-    """Two worker processes of one thread each, started after the test's environment is set."""
-    cluster, c = cluster_client()
-    try:
-        yield c
-    finally:
-        c.close()
-        cluster.close()
-
-
-def wait_for(predicate: Any, what: str, timeout: float = STALL_TIMEOUT) -> None:
-    end = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
-
-
-def stalled_pid(mark: Path) -> int:
-    wait_for(lambda: mark.exists() and mark.read_text().endswith("\n"), f"a worker to stop at {mark}")
-    return int(mark.read_text())
-
-
-def kill_worker_when_stalled(client: Any, mark: Path, killed: list[int]) -> threading.Thread:
-    """SIGKILLs the worker the shim stopped (checked to be one of the cluster's workers)."""
-
-    def run() -> None:
-        pid = stalled_pid(mark)
-        assert pid in client.run(os.getpid).values(), "the stopped process is not a Dask worker"
-        os.kill(pid, signal.SIGKILL)
-        killed.append(pid)
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t
-
-
-def idle(client: Any, twice: bool = False) -> bool:
-    """No worker is executing a task (a released task's thread may still run); twice: and 0.3 s later."""
-    try:
-        counts = client.run(lambda dask_worker: dask_worker.state.executing_count)
-    except OSError:
-        return False
-    if not all(n == 0 for n in counts.values()):
-        return False
-    if twice:
-        time.sleep(0.3)
-        return idle(client)
-    return True
-
+from dask_support import (FILES, Releaser, check_interrupted, clean_env, cli, cli_reference, cluster_client, commits,
+                          committed_by, idle, inputs_of, kill_worker_when_stalled, outputs, per_file, preload,
+                          stalled_pid, statuses_after_kill, temporaries, wait_for, write_wav)
+from dask_support import client, job, shim  # noqa: F401 - fixtures, found by pytest by name
 
 # ---------------------------------------------------------------------------
 # Tests
@@ -438,55 +232,6 @@ def test_a_task_of_several_files_whose_worker_died_runs_them_again_one_a_task(tm
     assert temporaries(out) == []
 
 
-class Releaser(threading.Thread):
-    """Writes `go` (the shim's STALL_UNTIL: the held worker goes on) once every worker has the
-    running batch's stop, or at the latest after STALL_TIMEOUT (a held worker never stays held);
-    check() re-raises what went wrong in it."""
-
-    def __init__(self, client: Any, go: Path) -> None:
-        super().__init__(daemon=True)
-        self.client, self.go, self.error = client, go, None
-        self.start()
-
-    def stopped(self) -> bool:
-        keys = [str(k) for ks in self.client.processing().values() for k in ks]
-        ids = {k.split("-")[2] for k in keys if k.startswith("sigstream-batch-")}
-        if len(ids) != 1:
-            return False
-        time.sleep(0.2)  # not a broadcast to the workers every 20 ms
-        return all(self.client.run(lambda b: sigstream._core.batch_stopped(b), ids.pop()).values())
-
-    def run(self) -> None:
-        try:
-            wait_for(self.stopped, "every worker to have the batch's stop")
-        except BaseException as e:  # noqa: BLE001 - re-raised by check()
-            self.error = e
-        finally:
-            self.go.write_text("")
-
-    def check(self) -> None:
-        self.join(timeout=STALL_TIMEOUT)
-        if self.error is not None:
-            raise self.error
-
-
-def check_interrupted(summary: dict[str, Any], out: Path, log: Path) -> dict[str, str]:
-    """The summary of a batch interrupted while f02 (second of the task f03..f00) was held: f03 and
-    f02 ok, f01 and f00 never started, and nothing committed once the batch had returned (while its
-    workers still run)."""
-    got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
-    assert summary["interrupted"] is True and summary["exit_code"] == 130, summary["counts"]
-    assert (got["f03.wav"], got["f02.wav"], got["f01.wav"], got["f00.wav"]) == ("ok", "ok", "not_run", "not_run"), got
-    assert set(got.values()) <= {"ok", "not_run"}, got  # the other task finished or stopped likewise
-    lines = log.read_text().count("\n")
-    time.sleep(1.0)
-    assert log.read_text().count("\n") == lines, "a worker committed after the batch returned"
-    for name, status in got.items():
-        assert (out / name).exists() == (status == "ok"), (name, status)
-    assert temporaries(out) == []
-    return got
-
-
 def test_an_interrupted_driver_has_its_tasks_stop_and_reports_what_they_finished(tmp_path: Path, job: Path,
                                                                                  shim: str,
                                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -528,7 +273,7 @@ from pathlib import Path
 import sigstream, sigstream.distributed as sd
 from distributed import Client
 sys.path.insert(0, sys.argv[4])
-from test_distributed import Releaser
+from dask_support import Releaser
 
 if __name__ == "__main__":
     job, out, go = sys.argv[1], sys.argv[2], Path(sys.argv[3])
@@ -678,213 +423,6 @@ def test_driver_killed_then_rerun_skips_finished_files(tmp_path: Path, job: Path
     assert {k: v for k, v in counted.items() if k in every} == {name: 1 for name in every}
     assert outputs(out) == outputs(tmp_path / "ref")
     assert temporaries(out) == []
-
-
-def test_cli_scheduler_local(tmp_path: Path, job: Path) -> None:
-    taps = ("--set", "stages.0.design.taps=127")  # not the config's: the driver must get --set
-    ref = cli_reference(job, tmp_path / "ref", *taps)
-    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable}
-    from sigstream.distributed import _visible_gpus
-
-    gpus = len(_visible_gpus())  # a GPU host gets one worker per GPU, CPU-only hosts two CPU workers
-    p = subprocess.run([cli(), "batch", str(job), *inputs_of(job), "--scheduler", "local" if gpus else "local:2",
-                        "--out-dir", str(tmp_path / "dask"), *taps], env=env, cwd=tmp_path,
-                       capture_output=True, text=True, timeout=180)
-    assert p.returncode == 0, p.stderr
-    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
-    assert per_file(summary, tmp_path / "dask") == per_file(ref, tmp_path / "ref")
-    assert outputs(tmp_path / "dask") == outputs(tmp_path / "ref")
-    # A worker process each; a log, no progress line off a terminal.
-    assert len({w["address"] for w in summary["workers"]}) == (gpus or 2)
-    assert f"batch: {FILES} ok, 0 failed, 0 up to date" in p.stderr
-    assert "\r" not in p.stderr
-
-    # Usage errors are the CLI's exit 2.
-    bad = subprocess.run([cli(), "batch", str(job), "--scheduler", "local:two"], env=env, cwd=tmp_path,
-                         capture_output=True, text=True, timeout=60)
-    assert bad.returncode == 2 and "local:N" in bad.stderr
-    missing = subprocess.run([cli(), "batch", str(job), "--scheduler", str(tmp_path / "none.json")], env=env,
-                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert missing.returncode == 2 and "no such scheduler file" in missing.stderr
-    cfg = subprocess.run([cli(), "batch", str(job), "--scheduler", "local:1", "--set", "stages.0.mdoe=same"],
-                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert cfg.returncode == 2 and "did you mean 'mode'" in cfg.stderr
-
-
-def test_cli_scheduler_file_of_a_dask_scheduler_and_worker(tmp_path: Path, job: Path) -> None:
-    """`dask scheduler --scheduler-file` and `dask worker` as a user starts them, then --scheduler FILE.json."""
-    ref = cli_reference(job, tmp_path / "ref")
-    sched_file = tmp_path / "scheduler.json"
-    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable}
-    started = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
-                                 str(sched_file), "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
-                                env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
-    try:
-        wait_for(sched_file.exists, "the scheduler file")
-        started.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
-                                         str(sched_file), "--nthreads", "2", "--no-dashboard", "--host",
-                                         "127.0.0.1"], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL))
-        p = subprocess.run([cli(), "batch", str(job), *inputs_of(job), "--scheduler", str(sched_file), "--out-dir",
-                            str(tmp_path / "dask"), "--quiet"], env=env, cwd=tmp_path, capture_output=True, text=True,
-                           timeout=120)
-    finally:
-        for proc in reversed(started):
-            proc.terminate()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-    assert p.returncode == 0, p.stderr
-    assert p.stderr == ""  # --quiet
-    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
-    assert per_file(summary, tmp_path / "dask") == per_file(ref, tmp_path / "ref")
-    assert outputs(tmp_path / "dask") == outputs(tmp_path / "ref")
-    assert len(summary["workers"]) == 1 and summary["workers"][0]["threads"] == 2
-
-
-def test_cli_scheduler_sigterm_is_forwarded_and_the_child_reaped(tmp_path: Path, job: Path, shim: str) -> None:
-    log, mark, errors = tmp_path / "commits.log", tmp_path / "stall.pid", tmp_path / "stderr.txt"
-    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable, "LD_PRELOAD": shim, "SIGSTREAM_COMMIT_LOG": str(log),
-           "SIGSTREAM_STALL_PATH": "f02.wav", "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark)}
-    family: list[int] = []
-    with open(errors, "w") as err_file:
-        # Its own session: whatever happens, the test can end the whole tree (killpg below).
-        proc = subprocess.Popen([cli(), "batch", str(job), *inputs_of(job), "--scheduler", "local:1", "--out-dir",
-                                 str(tmp_path / "dask")], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
-        try:
-            stalled_pid(mark)
-            family = descendants(proc.pid)
-            proc.send_signal(signal.SIGTERM)
-            proc.wait(timeout=60)
-        finally:
-            if proc.poll() is None or any(alive(p) for p in family):
-                for p in [proc.pid, *family]:
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                proc.wait()
-    err = errors.read_text()
-    assert len(family) >= 2, f"expected the Python driver and its worker processes under the CLI: {family}"
-    assert proc.returncode == 130, err
-    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
-    assert summary["interrupted"] is True and summary["exit_code"] == 130
-    status = {Path(f["file"]).name: f["status"] for f in summary["files"]}
-    assert status["f02.wav"] == "interrupted"
-    assert "run the same command again to resume" in err
-    # The driver was reaped by the CLI, and the cluster it started is gone with it.
-    wait_for(lambda: not any(alive(p) for p in family), "the driver and its workers to exit", timeout=30)
-    assert temporaries(tmp_path / "dask") == []
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(d.name))
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def python_without(tmp_path: Path, keep: list[str]) -> Path:
-    """A real Python (this one, without its site-packages: -S) that sees only the packages in keep."""
-    site = tmp_path / "site"
-    site.mkdir()
-    for name in keep:
-        mod = __import__(name)
-        assert mod.__file__ is not None
-        src = Path(mod.__file__).parent
-        (site / name).symlink_to(src)
-        libs = src.parent / f"{name}.libs"
-        if libs.is_dir():
-            (site / libs.name).symlink_to(libs)
-    wrapper = tmp_path / "python"
-    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{site}" exec "{sys.executable}" -S "$@"\n')
-    wrapper.chmod(0o755)
-    return wrapper
-
-
-def test_cli_scheduler_without_dask_or_sigstream_exits_2(tmp_path: Path, job: Path) -> None:
-    (tmp_path / "a").mkdir()
-    no_dask = python_without(tmp_path / "a", ["sigstream", "numpy"])
-    # An honest Python for the case: sigstream imports there, distributed does not.
-    assert subprocess.run([str(no_dask), "-c", "import sigstream.distributed"]).returncode == 0
-    check = subprocess.run([str(no_dask), "-c", "import distributed"], capture_output=True, text=True)
-    assert check.returncode != 0 and "No module named 'distributed'" in check.stderr
-    p = subprocess.run([cli(), "batch", str(job), "--scheduler", "local"],
-                       env={**clean_env(), "SIGSTREAM_PYTHON": str(no_dask)}, capture_output=True, text=True,
-                       timeout=60)
-    assert p.returncode == 2, p.stderr
-    assert "pip install '.[dask]'" in p.stderr and "distributed" in p.stderr
-
-    (tmp_path / "b").mkdir()
-    no_sigstream = python_without(tmp_path / "b", ["numpy"])
-    p = subprocess.run([cli(), "batch", str(job), "--scheduler", "local"],
-                       env={**clean_env(), "SIGSTREAM_PYTHON": str(no_sigstream)}, capture_output=True, text=True,
-                       timeout=60)
-    assert p.returncode == 2, p.stderr
-    assert "pip install '.[dask]'" in p.stderr and "No module named 'sigstream'" in p.stderr
-
-
-def test_a_scheduler_that_is_neither_local_a_file_nor_an_address_is_a_usage_error(
-        tmp_path: Path, job: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from sigstream.distributed import main
-
-    assert main(["--scheduler", "locale", "--out-dir", str(tmp_path / "o"), "--", str(job)]) == 2
-    assert "did you mean 'local'?" in capsys.readouterr().err
-    assert main(["--scheduler", "myhost", "--out-dir", str(tmp_path / "o"), "--", str(job)]) == 2
-    err = capsys.readouterr().err
-    assert "tcp://HOST:8786" in err and "did you mean" not in err
-    assert not (tmp_path / "o").exists()
-
-
-def test_local_cluster_workers_ignore_sigint_and_run_the_users_preloads(tmp_path: Path) -> None:
-    """local_cluster preloads its SIGINT-ignoring setup before the user's preloads, whose per-preload
-    arguments (a list each) still line up."""
-    ran = tmp_path / "ran"
-    code = f"def dask_setup(worker):\n    open({str(ran)!r}, 'w').write('yes')\n"
-    with sigstream.distributed.local_cluster(gpus=0, cpu_workers=1, files_per_gpu=1,
-                                             worker_options={"preload": [code], "preload_argv": [["--x"]]}) as c, \
-            distributed.Client(c) as client:
-        assert list(client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN).values()) == [True]
-    assert ran.read_text() == "yes"
-
-
-def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:
-    if sigstream.cuda_available():
-        pytest.skip("this host has a GPU: local_cluster gives GPU workers")
-    from sigstream.distributed import local_cluster
-
-    with local_cluster(gpus=2, files_per_gpu=3) as cluster, distributed.Client(cluster) as c:
-        c.wait_for_workers(2)
-        assert sorted(c.nthreads().values()) == [3, 3]
-        envs = c.run(lambda: (os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SIGSTREAM_FILE_THREADS"),
-                              os.getpid()))
-        assert {e[0] for e in envs.values()} == {""}
-        assert len({e[2] for e in envs.values()} | {os.getpid()}) == 3  # two worker processes, not this one
-    with pytest.raises(ValueError, match="gpus must be"):
-        local_cluster(gpus=-1)
-    with pytest.raises(ValueError, match="files_per_gpu"):
-        local_cluster(files_per_gpu=0)
 
 
 def test_auto_files_per_task_is_a_threads_share_from_1_to_64() -> None:

@@ -1,0 +1,228 @@
+"""`sigstream batch --scheduler` and `python -m sigstream.distributed` (SPEC §10, issue 26): the
+CLI hands a batch to Python's driver on a local cluster, a scheduler file or an address; its
+signals are passed on and its child reaped; a Python without Dask or sigstream is exit 2; and
+local_cluster's workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sigstream
+from dask_support import (FILES, clean_env, cli, cli_reference, distributed, inputs_of, outputs, per_file,
+                          stalled_pid, temporaries, wait_for)
+from dask_support import job, shim  # noqa: F401 - fixtures, found by pytest by name
+
+
+def test_cli_scheduler_local(tmp_path: Path, job: Path) -> None:
+    taps = ("--set", "stages.0.design.taps=127")  # not the config's: the driver must get --set
+    ref = cli_reference(job, tmp_path / "ref", *taps)
+    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable}
+    from sigstream.distributed import _visible_gpus
+
+    gpus = len(_visible_gpus())  # a GPU host gets one worker per GPU, CPU-only hosts two CPU workers
+    p = subprocess.run([cli(), "batch", str(job), *inputs_of(job), "--scheduler", "local" if gpus else "local:2",
+                        "--out-dir", str(tmp_path / "dask"), *taps], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
+    assert per_file(summary, tmp_path / "dask") == per_file(ref, tmp_path / "ref")
+    assert outputs(tmp_path / "dask") == outputs(tmp_path / "ref")
+    # A worker process each; a log, no progress line off a terminal.
+    assert len({w["address"] for w in summary["workers"]}) == (gpus or 2)
+    assert f"batch: {FILES} ok, 0 failed, 0 up to date" in p.stderr
+    assert "\r" not in p.stderr
+
+    # Usage errors are the CLI's exit 2.
+    bad = subprocess.run([cli(), "batch", str(job), "--scheduler", "local:two"], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "local:N" in bad.stderr
+    missing = subprocess.run([cli(), "batch", str(job), "--scheduler", str(tmp_path / "none.json")], env=env,
+                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert missing.returncode == 2 and "no such scheduler file" in missing.stderr
+    cfg = subprocess.run([cli(), "batch", str(job), "--scheduler", "local:1", "--set", "stages.0.mdoe=same"],
+                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert cfg.returncode == 2 and "did you mean 'mode'" in cfg.stderr
+
+
+def test_cli_scheduler_file_of_a_dask_scheduler_and_worker(tmp_path: Path, job: Path) -> None:
+    """`dask scheduler --scheduler-file` and `dask worker` as a user starts them, then --scheduler FILE.json."""
+    ref = cli_reference(job, tmp_path / "ref")
+    sched_file = tmp_path / "scheduler.json"
+    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable}
+    started = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--scheduler-file",
+                                 str(sched_file), "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
+                                env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
+    try:
+        wait_for(sched_file.exists, "the scheduler file")
+        started.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
+                                         str(sched_file), "--nthreads", "2", "--no-dashboard", "--host",
+                                         "127.0.0.1"], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL))
+        p = subprocess.run([cli(), "batch", str(job), *inputs_of(job), "--scheduler", str(sched_file), "--out-dir",
+                            str(tmp_path / "dask"), "--quiet"], env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=120)
+    finally:
+        for proc in reversed(started):
+            proc.terminate()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""  # --quiet
+    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
+    assert per_file(summary, tmp_path / "dask") == per_file(ref, tmp_path / "ref")
+    assert outputs(tmp_path / "dask") == outputs(tmp_path / "ref")
+    assert len(summary["workers"]) == 1 and summary["workers"][0]["threads"] == 2
+
+
+def test_cli_scheduler_sigterm_is_forwarded_and_the_child_reaped(tmp_path: Path, job: Path, shim: str) -> None:
+    log, mark, errors = tmp_path / "commits.log", tmp_path / "stall.pid", tmp_path / "stderr.txt"
+    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable, "LD_PRELOAD": shim, "SIGSTREAM_COMMIT_LOG": str(log),
+           "SIGSTREAM_STALL_PATH": "f02.wav", "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark)}
+    family: list[int] = []
+    with open(errors, "w") as err_file:
+        # Its own session: whatever happens, the test can end the whole tree (killpg below).
+        proc = subprocess.Popen([cli(), "batch", str(job), *inputs_of(job), "--scheduler", "local:1", "--out-dir",
+                                 str(tmp_path / "dask")], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
+        try:
+            stalled_pid(mark)
+            family = descendants(proc.pid)
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+        finally:
+            if proc.poll() is None or any(alive(p) for p in family):
+                for p in [proc.pid, *family]:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                proc.wait()
+    err = errors.read_text()
+    assert len(family) >= 2, f"expected the Python driver and its worker processes under the CLI: {family}"
+    assert proc.returncode == 130, err
+    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
+    assert summary["interrupted"] is True and summary["exit_code"] == 130
+    status = {Path(f["file"]).name: f["status"] for f in summary["files"]}
+    assert status["f02.wav"] == "interrupted"
+    assert "run the same command again to resume" in err
+    # The driver was reaped by the CLI, and the cluster it started is gone with it.
+    wait_for(lambda: not any(alive(p) for p in family), "the driver and its workers to exit", timeout=30)
+    assert temporaries(tmp_path / "dask") == []
+
+
+def descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(d.name))
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def python_without(tmp_path: Path, keep: list[str]) -> Path:
+    """A real Python (this one, without its site-packages: -S) that sees only the packages in keep."""
+    site = tmp_path / "site"
+    site.mkdir()
+    for name in keep:
+        mod = __import__(name)
+        assert mod.__file__ is not None
+        src = Path(mod.__file__).parent
+        (site / name).symlink_to(src)
+        libs = src.parent / f"{name}.libs"
+        if libs.is_dir():
+            (site / libs.name).symlink_to(libs)
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{site}" exec "{sys.executable}" -S "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def test_cli_scheduler_without_dask_or_sigstream_exits_2(tmp_path: Path, job: Path) -> None:
+    (tmp_path / "a").mkdir()
+    no_dask = python_without(tmp_path / "a", ["sigstream", "numpy"])
+    # An honest Python for the case: sigstream imports there, distributed does not.
+    assert subprocess.run([str(no_dask), "-c", "import sigstream.distributed"]).returncode == 0
+    check = subprocess.run([str(no_dask), "-c", "import distributed"], capture_output=True, text=True)
+    assert check.returncode != 0 and "No module named 'distributed'" in check.stderr
+    p = subprocess.run([cli(), "batch", str(job), "--scheduler", "local"],
+                       env={**clean_env(), "SIGSTREAM_PYTHON": str(no_dask)}, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "pip install '.[dask]'" in p.stderr and "distributed" in p.stderr
+
+    (tmp_path / "b").mkdir()
+    no_sigstream = python_without(tmp_path / "b", ["numpy"])
+    p = subprocess.run([cli(), "batch", str(job), "--scheduler", "local"],
+                       env={**clean_env(), "SIGSTREAM_PYTHON": str(no_sigstream)}, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert "pip install '.[dask]'" in p.stderr and "No module named 'sigstream'" in p.stderr
+
+
+def test_a_scheduler_that_is_neither_local_a_file_nor_an_address_is_a_usage_error(
+        tmp_path: Path, job: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from sigstream.distributed import main
+
+    assert main(["--scheduler", "locale", "--out-dir", str(tmp_path / "o"), "--", str(job)]) == 2
+    assert "did you mean 'local'?" in capsys.readouterr().err
+    assert main(["--scheduler", "myhost", "--out-dir", str(tmp_path / "o"), "--", str(job)]) == 2
+    err = capsys.readouterr().err
+    assert "tcp://HOST:8786" in err and "did you mean" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_local_cluster_workers_ignore_sigint_and_run_the_users_preloads(tmp_path: Path) -> None:
+    """local_cluster preloads its SIGINT-ignoring setup before the user's preloads, whose per-preload
+    arguments (a list each) still line up."""
+    ran = tmp_path / "ran"
+    code = f"def dask_setup(worker):\n    open({str(ran)!r}, 'w').write('yes')\n"
+    with sigstream.distributed.local_cluster(gpus=0, cpu_workers=1, files_per_gpu=1,
+                                             worker_options={"preload": [code], "preload_argv": [["--x"]]}) as c, \
+            distributed.Client(c) as client:
+        assert list(client.run(lambda: signal.getsignal(signal.SIGINT) == signal.SIG_IGN).values()) == [True]
+    assert ran.read_text() == "yes"
+
+
+def test_local_cluster_gives_cpu_workers_without_a_gpu() -> None:
+    if sigstream.cuda_available():
+        pytest.skip("this host has a GPU: local_cluster gives GPU workers")
+    from sigstream.distributed import local_cluster
+
+    with local_cluster(gpus=2, files_per_gpu=3) as cluster, distributed.Client(cluster) as c:
+        c.wait_for_workers(2)
+        assert sorted(c.nthreads().values()) == [3, 3]
+        envs = c.run(lambda: (os.environ.get("CUDA_VISIBLE_DEVICES"), os.environ.get("SIGSTREAM_FILE_THREADS"),
+                              os.getpid()))
+        assert {e[0] for e in envs.values()} == {""}
+        assert len({e[2] for e in envs.values()} | {os.getpid()}) == 3  # two worker processes, not this one
+    with pytest.raises(ValueError, match="gpus must be"):
+        local_cluster(gpus=-1)
+    with pytest.raises(ValueError, match="files_per_gpu"):
+        local_cluster(files_per_gpu=0)
