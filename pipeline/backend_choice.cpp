@@ -63,6 +63,28 @@ double cpu_seconds_estimate(const Plan& plan, int threads) {
   return ns * 1e-9 / std::max(1, threads);
 }
 
+// A file's seconds on one GPU, for a batch's choice of how many GPUs pay
+// for their start (gpus_that_pay): each stage's kernel (its kind's
+// cuda_ns_per_frame) and, per sample and channel of the output, the copies to
+// and from the device and the steps bound by memory (layout, gain, metrics):
+// a 30 s stereo file of 255 taps is ~0.6 ms of it, the copies of its 23 MB
+// at ~40 GB/s.
+constexpr double kCudaOverheadNsPerSample = 0.2;
+
+double cuda_seconds_estimate(const Plan& plan) {
+  const auto stage_frames = [&](const PlannedStage& st) {
+    return plan.rate_changes ? static_cast<double>(st.frames_out)
+                             : static_cast<double>(plan.output_frames);
+  };
+  double ns = kCudaOverheadNsPerSample * static_cast<double>(plan.output_frames) *
+              static_cast<double>(plan.max_channels);
+  for (const PlannedStage& st : plan.stages) {
+    if (const auto cost = stage_kind(st.type).cuda_ns_per_frame)
+      ns += stage_frames(st) * st.channels_out * cost(st, frames_per_call(plan, st));
+  }
+  return ns * 1e-9;
+}
+
 bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {
   return cpu_seconds_estimate(plan, threads) < kCudaStartCostS;
 }
@@ -106,6 +128,28 @@ constexpr double kContextStartCostS = 0.3;
 
 bool first_device_pays(double elapsed_s, double done, double total) {
   return next_device_pays(kContextStartCostS, elapsed_s, done, total);
+}
+
+// How many GPUs a batch should let the driver see. Each one seen costs the
+// driver's start, its context, its workers' lanes and their release at exit,
+// whether or not it gets a file, and a batch starts its devices one after
+// another (start_contexts). On a 4 x H100 host (bench/RESULTS.md, stop 47):
+// bench_gpu_start, a context on each GPU seen, took 0.45-0.74 / 0.76-0.85 /
+// 1.22-1.26 / 1.54-1.56 s of process with 1 / 2 / 3 / 4 GPUs seen; a batch's
+// exit took 0.28 s with one GPU's lanes and 0.5 s with three. With W the
+// batch's seconds on one GPU, k GPUs end it at about c k + W / k: one more
+// pays while W / k - W / (k + 1) > c, that is W > c k (k + 1). Measured
+// there, GPU-bound files (65,536 taps direct, W ~7.5 ms a file): 200 files
+// 2.11-2.18 s on GPU 0, 2.01-2.02 s on two, 2.61-2.70 s on four; 600 files
+// 3.31-3.45 / 3.36-3.43 / 3.46-3.58 s on two / three / four (5.05-5.08 s on
+// one, stop 45): c ~0.6 s.
+constexpr double kGpuSeenCostS = 0.6;
+
+int gpus_that_pay(double gpu_batch_s, int most) {
+  int k = 1;
+  while (k < most && gpu_batch_s > kGpuSeenCostS * k * (k + 1))
+    ++k;
+  return k;
 }
 
 // A CPU worker of an auto batch runs its file whole; the batch ends when the

@@ -1279,6 +1279,7 @@ private:
   // Resolved once for the whole batch, before any file is touched.
   void resolve_devices() {
     kind_ = options_.backend.value_or(config_.execution.backend);
+    listed_ = config_.execution.devices;
     // A stage without a CUDA step puts the batch on the CPU (as a single run).
     if (const StageSpec* s = cpu_only_stage(config_.stages)) {
       if (kind_ == BackendKind::cuda)
@@ -1290,21 +1291,23 @@ private:
     // CPU alone and the devices listed beside the CPU workers, not before
     // the first file. Such a batch's record says "auto" whatever ran each file.
     beside_ = kind_ == BackendKind::automatic && options_.device_count_override < 0 &&
-              config_.execution.devices.empty() && driver_may_exist();
+              listed_.empty() && driver_may_exist();
     if (beside_) {
       backend_ = "auto";
       return;
     }
     if (options_.device_count_override < 0 && options_.narrow_visible_devices) {
-      if (const auto highest = highest_device_used(config_.execution.devices, kind_, true))
-        let_the_driver_see_through(*highest);
-      else if (kind_ == BackendKind::cuda && driver_may_exist()) {
+      if (kind_ != BackendKind::cpu && driver_may_exist() && !options_.shard &&
+          (listed_.empty() ? kind_ == BackendKind::cuda : listed_.size() > 1)) {
         // How many GPUs the driver should see depends on the files: asked
-        // once they are listed (use_devices_after_estimate).
+        // once they are listed (use_devices_after_estimate). Backend auto
+        // with a list: "cpu" after all where the driver finds no device.
         backend_ = "cuda";
         driver_after_estimate_ = true;
         return;
       }
+      if (const auto highest = highest_device_used(listed_, kind_, true))
+        let_the_driver_see_through(*highest);
     }
     // A CPU batch never asks the driver: its start (1 s on a 4-GPU host) was
     // most of a short CPU batch's time.
@@ -1320,7 +1323,9 @@ private:
   }
 
   // The largest file's CPU seconds on one thread (file_estimate_: infinity
-  // where it cannot be told) and the whole list's, scaled from it by bytes.
+  // where it cannot be told) and the whole list's on every CPU thread,
+  // scaled from it by bytes; the list's seconds on one GPU
+  // (gpu_batch_estimate_) the same way.
   double estimate_cpu_seconds() {
     const BatchItem* largest = &items_.front();
     for (const BatchItem& item : items_)
@@ -1332,9 +1337,13 @@ private:
       c.source.synth.reset();
       const std::unique_ptr<Source> source = open_source(c.source);
       Plan p = make_plan(c, source->info(), 0);
+      Plan g = p;
       resolve_methods(p, "cpu");
       file_estimate_ =
           options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
+      resolve_methods(g, "cuda");
+      gpu_file_estimate_ =
+          options_.gpu_file_estimate ? options_.gpu_file_estimate(g) : cuda_seconds_estimate(g);
     } catch (const std::exception&) {
       // A file that does not open fails in its worker; the GPUs run the batch.
     }
@@ -1345,34 +1354,73 @@ private:
       files += item.bytes > 0 && largest->bytes > 0
                    ? static_cast<double>(item.bytes) / static_cast<double>(largest->bytes)
                    : 1.0;
+    gpu_batch_estimate_ = gpu_file_estimate_ * files;
     return file_estimate_ * files / static_cast<double>(std::max(1, cpu_threads()));
   }
 
-  // The default device list with narrow_visible_devices: light files (what
-  // the CPU would do in under 0.6 s each) are bound by the host's reading
-  // and writing, and the driver sees GPU 0 alone. Measured (4 x H100, 64
-  // cores, 30 s stereo files, 255 taps + metrics, bench/p11_visible_policy.sh):
-  // 800 files on GPU 0 1.08-1.59 s, on 0,1 1.37-1.49 s, on all four
-  // 1.93-1.97 s; 2,400 files 2.37-2.84 / 2.52-2.55 / 3.37-3.47 s. Heavier
-  // files keep every GPU (65,536 taps: 300 files took 2.8-2.9 s on one
-  // GPU and 2.2-2.3 s on two). "Light" is the largest file's estimate.
-  // Not for a shard: shards started side by side on one host without a GPU
-  // each would all land on GPU 0.
-  void narrow_to_one_gpu_for_light_files() {
-    if (batch_cpu_helps(file_estimate_) && !options_.shard)
-      let_the_driver_see_through(0);
+  // With narrow_visible_devices, the GPUs the driver sees (not for a
+  // shard: shards started side by side on one host without a GPU each
+  // would all land on the same ones). Light files (what the CPU would do in
+  // under 0.6 s each, batch_cpu_helps on the largest file) are bound by the
+  // host's reading and writing, not the GPUs: GPU 0 alone (the list's
+  // lowest where one is given). Measured (4 x H100, 64 cores, 30 s stereo
+  // files, 255 taps + metrics, bench/p11_visible_policy.sh): 800 files on
+  // GPU 0 1.08-1.59 s, on 0,1 1.37-1.49 s, on all four 1.93-1.97 s; 2,400
+  // files 2.37-2.84 / 2.52-2.55 / 3.37-3.47 s. Heavier files: as many GPUs
+  // as pay for their start (gpus_that_pay on the batch's seconds on one
+  // GPU), the lowest-numbered of the list, every GPU where the estimate
+  // cannot be told.
+  void let_the_driver_see_the_gpus_that_pay() {
+    if (options_.shard)
+      return;
+    const bool light = batch_cpu_helps(file_estimate_);
+    if (listed_.empty()) {
+      if (light || std::isfinite(gpu_batch_estimate_))
+        let_the_driver_see_through(
+            light ? 0 : gpus_that_pay(gpu_batch_estimate_, kMostDevicesNarrowed) - 1);
+      return;
+    }
+    std::vector<int> lowest = listed_;
+    std::sort(lowest.begin(), lowest.end());
+    lowest.erase(std::unique(lowest.begin(), lowest.end()), lowest.end());
+    const int most = static_cast<int>(lowest.size());
+    const int k = light ? 1 : gpus_that_pay(gpu_batch_estimate_, most);
+    // A negative entry is left to resolve_batch_devices' message.
+    if (k < most && lowest.front() >= 0) {
+      const int last = lowest[static_cast<std::size_t>(k - 1)];
+      std::vector<int> kept;
+      for (const int d : listed_)
+        if (d <= last && std::find(kept.begin(), kept.end(), d) == kept.end())
+          kept.push_back(d);
+      std::string named;
+      for (const int d : kept)
+        named += (named.empty() ? "" : ",") + std::to_string(d);
+      info(std::string("batch: GPU") + (kept.size() > 1 ? "s " : " ") + named + " of the " +
+           std::to_string(most) + " listed: " +
+           (light ? "light files (~" + fmt("%.2f", file_estimate_) +
+                        " s each on one CPU thread), which the host's reading and writing bound"
+                  : "~" + fmt("%.1f", gpu_batch_estimate_) +
+                        " s of GPU work, which a further GPU's start would not pay for"));
+      listed_ = std::move(kept);
+    }
+    if (const auto highest = highest_device_used(listed_, kind_, true))
+      let_the_driver_see_through(*highest);
   }
 
-  // CUDA with the default device list and narrow_visible_devices: the
+  // CUDA (or auto with a list of GPUs) and narrow_visible_devices: the
   // driver starts once the files are listed and the largest is estimated.
   void use_devices_after_estimate() {
     if (!driver_after_estimate_)
       return;
     if (!items_.empty()) {
       static_cast<void>(estimate_cpu_seconds());
-      narrow_to_one_gpu_for_light_files();
+      let_the_driver_see_the_gpus_that_pay();
     }
     use_devices(count_devices());
+    if (!use_cuda_) { // auto, and the driver found no device: planned again for the CPU
+      backend_ = "cpu";
+      plan();
+    }
     start_contexts();
   }
 
@@ -1419,7 +1467,7 @@ private:
                                : "backend 'cuda': this sigstream was built without CUDA "
                                  "(no nvcc at build time); use --backend cpu");
     if (kind_ != BackendKind::cpu && device_count > 0)
-      devices_ = resolve_batch_devices(config_.execution.devices, device_count);
+      devices_ = resolve_batch_devices(listed_, device_count);
     use_cuda_ = !devices_.empty();
     if (backend_.empty())
       backend_ = use_cuda_ ? "cuda" : "cpu";
@@ -1447,8 +1495,8 @@ private:
       return;
     }
     if (options_.narrow_visible_devices)
-      narrow_to_one_gpu_for_light_files(); // before the driver's thread starts
-    if (!list_devices_early()) {           // no thread to spare: list them here
+      let_the_driver_see_the_gpus_that_pay(); // before the driver's thread starts
+    if (!list_devices_early()) {              // no thread to spare: list them here
       beside_ = false;
       use_devices(count_devices());
       start_contexts();
@@ -1518,6 +1566,7 @@ private:
       summary_.summary_csv = summary_csv_path(summary_.summary_json);
     }
     fingerprint_ = batch_config_fingerprint(config_, backend_);
+    deps_.clear(); // planned again where auto's driver found no device
     if (!options_.config_path.empty())
       deps_.push_back(options_.config_path);
     for (const StageSpec& s : config_.stages)
@@ -2302,8 +2351,12 @@ private:
   bool beside_ = false;               // backend auto: CPU workers while the GPUs start
   bool cpu_alone_ = false; // backend auto: the CPU ends the batch before a GPU would start
   bool driver_after_estimate_ = false; // narrow_visible_devices: the driver waits for the list
-  // Backend auto: the largest file's CPU seconds on one thread (infinite: unknown).
+  // The largest file's CPU seconds on one thread, and the list's seconds on
+  // one GPU (infinite: unknown; estimate_cpu_seconds).
   double file_estimate_ = std::numeric_limits<double>::infinity();
+  double gpu_file_estimate_ = std::numeric_limits<double>::infinity();
+  double gpu_batch_estimate_ = std::numeric_limits<double>::infinity();
+  std::vector<int> listed_; // execution.device, or the GPUs of it that pay (narrow_visible_devices)
   bool cpu_yields_ = false; // the GPUs start: CPU workers take no new file (guarded)
   std::shared_ptr<GpuStart> gpu_start_;
   std::shared_future<int>

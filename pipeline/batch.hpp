@@ -58,8 +58,9 @@
 // file is a failed entry of the summary.
 //
 // Scheduling. CUDA: `files_per_device` workers per device listed in
-// execution.device (default: every device; default count:
-// auto_files_per_device), each running whole files on
+// execution.device (default: every device; from the command line those of
+// them whose start the files' work pays, narrow_visible_devices; default
+// count: auto_files_per_device), each running whole files on
 // its device, so that reading, writing and compute of different files
 // overlap. A worker keeps its backend (lanes, steps, device and pinned
 // buffers) from file to file while the files' plans fit it
@@ -141,6 +142,9 @@ struct BatchOptions {
   // Backend auto: a file's CPU seconds on one thread from its plan (default
   // cpu_seconds_estimate). Tests inject what their fake runs cost.
   std::function<double(const Plan&)> cpu_file_estimate;
+  // A file's seconds on one GPU from its plan (the CUDA methods resolved;
+  // default cuda_seconds_estimate), for narrow_visible_devices' count.
+  std::function<double(const Plan&)> gpu_file_estimate;
   // The process ends right after the batch (the CLI, which leaves with
   // _Exit): the batch does not wait for a CUDA driver or context start still
   // under way when every file is done. Elsewhere (Python) it waits for it.
@@ -148,11 +152,13 @@ struct BatchOptions {
   // The process is the batch's own (the CLI): before the CUDA driver starts,
   // the batch cuts CUDA_VISIBLE_DEVICES to the GPUs it can use
   // (pipeline/visible_devices.hpp), since the driver's start grows with every
-  // GPU it sees: execution.device's up to the highest, and for the default
-  // (every GPU) GPU 0 alone where the files are light work (under 0.6 s of
-  // one CPU core each, batch_cpu_helps), which the host's reading and
-  // writing bound, not the GPUs. Elsewhere (Python, where the process may
-  // hold other CUDA users) the environment is left alone.
+  // GPU it sees: of execution.device (default: every GPU), one GPU where the
+  // files are light work (under 0.6 s of one CPU core each,
+  // batch_cpu_helps), which the host's reading and writing bound, not the
+  // GPUs; else as many as the batch's GPU work pays the start of
+  // (gpus_that_pay), the lowest-numbered of them; not for a shard (its
+  // list's highest). Elsewhere (Python, where the process may hold other
+  // CUDA users) the environment is left alone.
   bool narrow_visible_devices = false;
   // The driver of a distributed batch asked this task's batch to stop (a
   // Ctrl-C there; python/sigstream/distributed.py): polled before each file

@@ -36,6 +36,10 @@ void resolve_methods(Plan& plan, const std::string& backend,
 [[nodiscard]] double cpu_seconds_estimate(const Plan& plan, int threads);
 [[nodiscard]] bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads);
 
+// A file's seconds on one GPU (kernels, copies, memory-bound steps; the
+// CUDA methods resolved), for a batch's choice of GPUs (gpus_that_pay).
+[[nodiscard]] double cuda_seconds_estimate(const Plan& plan);
+
 // Live mode (pipeline/live.cpp): whether a block's compute (`block_ms`,
 // measured) leaves too little of the latency target for the read, the write
 // and a late wake-up; and backend auto's rule: the CPU, unless it is too
@@ -58,6 +62,11 @@ void resolve_methods(Plan& plan, const std::string& backend,
 // start (cpu_finishes_before_cuda_starts for a batch): `cpu_batch_s` is the
 // largest file's estimate scaled by the batch's bytes over the CPU threads.
 [[nodiscard]] bool batch_cpu_alone_finishes(double cpu_batch_s);
+// How many of at most `most` GPUs a batch of `gpu_batch_s` seconds on one
+// GPU should use (and let the driver see), each further one's start and
+// release being paid only where it shortens the batch by more (rule and
+// measurements in pipeline/backend_choice.cpp). At least 1.
+[[nodiscard]] int gpus_that_pay(double gpu_batch_s, int most);
 // And whether its first GPU, listed while the CPU workers did `done` of
 // `total` in `elapsed_s`, pays for the rest of its start (a context).
 [[nodiscard]] bool first_device_pays(double elapsed_s, double done, double total);

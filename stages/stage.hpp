@@ -222,6 +222,11 @@ struct StageKind {
   // for backend auto's estimate of a CPU run (pipeline/backend_choice.cpp).
   // Null: next to nothing (gain, metrics).
   double (*cpu_ns_per_frame)(const PlannedStage& stage, std::int64_t frames_per_call) = nullptr;
+  // The same for its CUDA kernel on one GPU (all channels of a call in one
+  // launch), for a batch's choice of how many GPUs pay for their start
+  // (pipeline/backend_choice.cpp). Null: bound by memory, which the batch's
+  // per-sample term counts (gain, mix, metrics, iir).
+  double (*cuda_ns_per_frame)(const PlannedStage& stage, std::int64_t frames_per_call) = nullptr;
   // The filter's response at the stage's input rate, for the statistics and
   // the figure (null, or nullopt: none).
   std::optional<kernels::cpu::FilterResponse> (*response)(const PlannedStage& stage,

@@ -46,6 +46,10 @@ FirMethod automatic_fir_method(bool cuda, int taps, std::int64_t frames_per_call
 void fir_resolve(PlannedStage& stage, const MethodContext& where);
 // The cost model of the method that runs (kernels/cpu/fir_fft.hpp), per frame.
 double fir_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_call);
+// The CUDA kernels' cost per frame and channel on one GPU, and the direct
+// kernel's rate (taps x samples a ns), from the measurements beside the method rule.
+double fir_cuda_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_call);
+double fir_cuda_fma_per_ns();
 
 // taps, mode, method, design.
 StatFields fir_stats(const StageReport& stage);

@@ -121,4 +121,29 @@ double fir_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_c
   return call_ns / static_cast<double>(n);
 }
 
+// What a batch counts a CUDA FIR at, to choose how many GPUs pay for their
+// start (pipeline/backend_choice.cpp, cuda_seconds_estimate). Direct: the
+// taps at the kernel's rate, 22 FMA a ps in the 255-tap row above (1 ch x
+// 2^26) and 26 end to end at 65,536 taps on an H100 (bench/RESULTS.md, stop
+// 47: 200 files of 30 s stereo, that FIR + a resample to 44.1 kHz + a
+// spectrum, committed 7.3 ms apart on GPU 0). FFT: nearly flat in the taps,
+// 0.005 ns a sample fused and 0.015 with cuFFT at 2^26 samples a call (the
+// rows above), and ~13 us a call whatever its length.
+constexpr double kCudaDirectFmaPerNs = 25000.0;
+constexpr double kCudaFftNsPerSample = 0.01;
+constexpr double kCudaFftCallNs = 13000.0;
+
+double fir_cuda_fma_per_ns() {
+  return kCudaDirectFmaPerNs;
+}
+
+double fir_cuda_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_call) {
+  const FirPlan& fir = stage.as<FirPlan>();
+  if (fir.method != FirMethod::fft)
+    return static_cast<double>(fir.taps_f32.size()) / kCudaDirectFmaPerNs;
+  const double samples_per_call = static_cast<double>(std::max<std::int64_t>(1, frames_per_call)) *
+                                  std::max(1, stage.channels_out);
+  return kCudaFftNsPerSample + kCudaFftCallNs / samples_per_call;
+}
+
 } // namespace sigstream

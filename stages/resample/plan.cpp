@@ -12,6 +12,7 @@
 #include "model/plan.hpp"
 #include "model/report.hpp"
 #include "stages/design.hpp"
+#include "stages/fir/fir.hpp"
 #include "stages/resample/resample.hpp"
 #include "stages/resample/spec.hpp"
 
@@ -147,6 +148,11 @@ void resample_facts(const StageSpec& spec, std::ostream& o) {
 double resample_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t /*frames_per_call*/) {
   return static_cast<double>(stage.as<ResamplePlan>().taps.size()) / static_cast<double>(stage.up) *
          kernels::cpu::fir_direct_ns_per_fma();
+}
+
+double resample_cuda_ns_per_frame(const PlannedStage& stage, std::int64_t /*frames_per_call*/) {
+  return static_cast<double>(stage.as<ResamplePlan>().taps.size()) / static_cast<double>(stage.up) /
+         fir_cuda_fma_per_ns();
 }
 
 StatFields resample_stats(const StageReport& s) {

@@ -45,6 +45,8 @@ StatFields resample_stats(const StageReport& stage); // up, down, sample_rate, t
 void resample_facts(const StageSpec& spec, std::ostream& out);
 // The polyphase sum: ~K/up taps an output frame, at the direct kernel's rate.
 double resample_cpu_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_call);
+// The same sum on CUDA, at its direct FIR kernel's rate (fir_cuda_fma_per_ns).
+double resample_cuda_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_call);
 // The anti-alias filter's response at the up-sampled rate, divided by up.
 std::optional<kernels::cpu::FilterResponse> resample_response(const PlannedStage& stage,
                                                               double rate_in);

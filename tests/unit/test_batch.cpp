@@ -1530,33 +1530,54 @@ TEST_F(BatchBesideGpus, FilesTooLongForTheCpuGoToTheGpusOnly) {
 }
 
 // With narrow_visible_devices (the CLI's batch) CUDA_VISIBLE_DEVICES is cut
-// before the driver is asked: to GPU 0 for light files under auto and CUDA,
-// to execution.device's highest where the list is given; left as it was for
-// heavy files on every GPU, for the CPU backend, and without the option
-// (Python). A given variable keeps its own entries.
-TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheNamedOnes) {
+// before the driver is asked: to one GPU for light files under auto and
+// CUDA (the list's lowest where one is given); for heavier files to as many
+// GPUs as the batch's GPU work pays the start of (gpus_that_pay: 40 files of
+// 0.05 s on one GPU pay for two, of 0.001 s for one), the lowest-numbered of
+// a list; left as it was where the GPU work cannot be told, for the CPU
+// backend, and without the option (Python). A given variable keeps its own
+// entries.
+TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
   const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
   const std::optional<std::string> saved =
       before ? std::optional<std::string>(before) : std::nullopt;
+  constexpr double kUnknown = std::numeric_limits<double>::infinity();
   struct Case {
     const char* what;
     std::optional<BackendKind> backend;
     std::vector<int> devices;
-    double file_s;
+    double file_s;     // on one CPU thread
+    double gpu_file_s; // on one GPU
     bool narrow;
-    const char* start; // CUDA_VISIBLE_DEVICES before (nullptr: unset)
-    const char* want;  // after (nullptr: unset)
+    const char* start;    // CUDA_VISIBLE_DEVICES before (nullptr: unset)
+    const char* want;     // after (nullptr: unset)
+    std::vector<int> ran; // the devices the files ran on (empty: not checked)
   };
   const std::vector<Case> cases = {
-      {"auto, light", std::nullopt, {}, 0.06, true, nullptr, "0"},
-      {"auto, light, given", std::nullopt, {}, 0.06, true, "5,4,6", "5"},
-      {"auto, heavy", std::nullopt, {}, 5.0, true, "5,4,6", "5,4,6"},
-      {"cuda, light", BackendKind::cuda, {}, 0.06, true, "5,4,6", "5"},
-      {"cuda, heavy", BackendKind::cuda, {}, 5.0, true, nullptr, nullptr},
-      {"cuda, named", BackendKind::cuda, {1, 0}, 5.0, true, "5,4,6", "5,4"},
-      {"auto, named", std::nullopt, {1}, 0.06, true, nullptr, "0,1"},
-      {"cpu", BackendKind::cpu, {1}, 0.06, true, "5,4,6", "5,4,6"},
-      {"not the process's own", std::nullopt, {}, 0.06, false, "5,4,6", "5,4,6"},
+      {"auto, light", std::nullopt, {}, 0.06, 0.05, true, nullptr, "0", {}},
+      {"auto, light, given", std::nullopt, {}, 0.06, 0.05, true, "5,4,6", "5", {}},
+      {"auto, heavy, unknown", std::nullopt, {}, 5.0, kUnknown, true, "5,4,6", "5,4,6", {}},
+      {"auto, heavy, two pay", std::nullopt, {}, 5.0, 0.05, true, "5,4,6", "5,4", {}},
+      {"cuda, light", BackendKind::cuda, {}, 0.06, 0.05, true, "5,4,6", "5", {}},
+      {"cuda, heavy, unknown", BackendKind::cuda, {}, 5.0, kUnknown, true, nullptr, nullptr, {}},
+      {"cuda, heavy, two pay", BackendKind::cuda, {}, 5.0, 0.05, true, nullptr, "0,1", {0, 1}},
+      {"cuda, heavy, one pays", BackendKind::cuda, {}, 5.0, 0.001, true, "5,4,6", "5", {}},
+      {"cuda, named, all pay", BackendKind::cuda, {1, 0}, 5.0, 1.0, true, "5,4,6", "5,4", {1, 0}},
+      {"cuda, named, one pays", BackendKind::cuda, {1, 0}, 5.0, 0.001, true, "5,4,6", "5", {0}},
+      // The two lowest of four listed, in the list's order: 3 and 2 are never asked for.
+      {"cuda, named, two pay",
+       BackendKind::cuda,
+       {3, 1, 0, 2},
+       5.0,
+       0.05,
+       true,
+       nullptr,
+       "0,1",
+       {1, 0}},
+      {"auto, named, light", std::nullopt, {1, 0, 1}, 0.06, 0.05, true, "5,4,6", "5", {0}},
+      {"auto, named one", std::nullopt, {1}, 0.06, 0.05, true, nullptr, "0,1", {1}},
+      {"cpu", BackendKind::cpu, {1}, 0.06, 0.05, true, "5,4,6", "5,4,6", {}},
+      {"not the process's own", std::nullopt, {}, 0.06, 0.05, false, "5,4,6", "5,4,6", {}},
   };
   for (const Case& k : cases) {
     if (k.start != nullptr)
@@ -1578,6 +1599,10 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheNamedOnes) {
     o.force = true;
     o.narrow_visible_devices = k.narrow;
     o.cpu_file_estimate = [f = k.file_s](const Plan&) { return f; };
+    o.gpu_file_estimate = [f = k.gpu_file_s](const Plan&) { return f; };
+    std::vector<std::string> lines;
+    o.quiet = false;
+    o.log = [&lines](const std::string& m) { lines.push_back(m); };
     Config c = config("{type: gain, name: g, db: -3}");
     c.execution.devices = k.devices;
     const BatchSummary s = run_batch(c, o);
@@ -1593,6 +1618,21 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheNamedOnes) {
         EXPECT_EQ(asked_with, std::optional<std::string>(k.want)) << k.what;
       }
     }
+    if (!k.ran.empty()) {
+      std::vector<int> ran;
+      for (const auto& d : s.devices)
+        ran.push_back(d.device);
+      EXPECT_EQ(ran, k.ran) << k.what;
+    }
+    // A list cut says so, with what the files weigh.
+    const bool cut = !k.ran.empty() && k.ran.size() < k.devices.size() && k.devices.size() > 1;
+    const auto said = std::find_if(lines.begin(), lines.end(), [](const std::string& m) {
+      return m.find(" listed: ") != std::string::npos;
+    });
+    EXPECT_EQ(said != lines.end(), cut) << k.what;
+    if (cut && said != lines.end())
+      EXPECT_NE(said->find(k.file_s < 0.6 ? "light files" : "of GPU work"), std::string::npos)
+          << *said;
   }
   // A shard of light files keeps every GPU (shards side by side on one host
   // would all land on GPU 0).

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 
 #include "core/error.hpp"
 #include "pipeline/plan.hpp"
@@ -139,6 +140,56 @@ TEST(TapsFile, LongLinesAndTooManyTapsAreConfigErrors) {
                            ": more than 16777216 coefficients"),
             std::string::npos)
       << message();
+}
+
+// A file's seconds on one GPU (cuda_seconds_estimate), for a batch's choice
+// of GPUs: the GPU-bound bench file (30 s stereo, 65,536 taps direct, a
+// resample to 44.1 kHz) took 7.3 ms a file on an H100 (bench/RESULTS.md,
+// stop 47); a direct FIR grows with its taps; the FFT method and a light
+// file are a fraction of a millisecond, bound by the copies.
+TEST(Plan, AFilesGpuSecondsFollowTheKernelsAndTheCopies) {
+  const std::int64_t frames = 30 * 48000 + 17;
+  const auto gpu_s = [&](std::vector<StageSpec> stages) {
+    Config c;
+    c.stages = std::move(stages);
+    Plan p = make_plan(c, source(frames), 0);
+    resolve_methods(p, "cuda");
+    return cuda_seconds_estimate(p);
+  };
+  const std::vector<double> long_taps(65536, 1.0 / 65536);
+  const double heavy = gpu_s({test::fir_stage("lp", long_taps, FirMode::causal, FirMethod::direct),
+                              test::resample_stage("r", 147, 160)});
+  EXPECT_GT(heavy, 0.005);
+  EXPECT_LT(heavy, 0.012);
+  const double copies = gpu_s({});
+  const double fir_only =
+      gpu_s({test::fir_stage("lp", long_taps, FirMode::causal, FirMethod::direct)});
+  const double half = gpu_s({test::fir_stage("lp", std::vector<double>(32768, 1.0 / 32768),
+                                             FirMode::causal, FirMethod::direct)});
+  EXPECT_NEAR((fir_only - copies) / (half - copies), 2.0, 0.01);
+  const double fft = gpu_s({test::fir_stage("lp", long_taps, FirMode::causal, FirMethod::fft)});
+  const double light = gpu_s({test::fir_stage("lp", std::vector<double>(255, 1.0 / 255),
+                                              FirMode::causal, FirMethod::automatic)});
+  for (const double s : {fft, light}) {
+    EXPECT_GT(s, 1e-4);
+    EXPECT_LT(s, 1e-3);
+  }
+  EXPECT_GT(copies, 1e-4);
+}
+
+// How many GPUs a batch lets the driver see (gpus_that_pay): one more while
+// it saves more than a GPU's start and release (0.6 s), W / k - W / (k + 1).
+TEST(Plan, AFurtherGpuOnlyWhereItsStartPays) {
+  EXPECT_EQ(gpus_that_pay(0.0, 4), 1);
+  EXPECT_EQ(gpus_that_pay(1.19, 4), 1); // a second saves 0.595 s
+  EXPECT_EQ(gpus_that_pay(1.5, 4), 2);  // 200 GPU-bound files: two (measured best)
+  EXPECT_EQ(gpus_that_pay(3.61, 4), 3); // a third saves 0.602 s
+  EXPECT_EQ(gpus_that_pay(7.19, 4), 3);
+  EXPECT_EQ(gpus_that_pay(7.3, 4), 4);
+  EXPECT_EQ(gpus_that_pay(100.0, 4), 4); // never more than listed
+  EXPECT_EQ(gpus_that_pay(100.0, 1), 1);
+  EXPECT_EQ(gpus_that_pay(100.0, 64), 13); // 0.6 x 13 x 14 = 109.2
+  EXPECT_EQ(gpus_that_pay(std::numeric_limits<double>::infinity(), 8), 8);
 }
 
 } // namespace
