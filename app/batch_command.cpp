@@ -361,8 +361,12 @@ int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const 
   // The process leaves with _Exit right after (app/main.cpp): a CUDA start
   // still in the driver when the CPU has done every file is not waited for.
   bo.detach_device_start = true;
-  // This process is the batch's: the driver sees only the GPUs it will use.
+  // This process is the batch's: the driver sees only the GPUs it will use,
+  // those its work pays the start of unless SIGSTREAM_ALL_GPUS is set (not
+  // "0"): then every listed one (README, "Which GPUs the driver sees").
   bo.narrow_visible_devices = true;
+  const char* all_gpus = std::getenv("SIGSTREAM_ALL_GPUS");
+  bo.choose_gpus = all_gpus == nullptr || *all_gpus == '\0' || std::string_view(all_gpus) == "0";
   bo.progress = !c.quiet && !c.no_progress;
   bo.quiet = c.quiet;
   bo.verify = c.verify;

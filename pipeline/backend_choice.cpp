@@ -3,6 +3,10 @@
 // for the FIR's, with its measurements), and, for backend auto, whether the
 // CPU alone finishes before CUDA could start.
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <vector>
 
 #include "pipeline/plan.hpp"
 #include "stages/registry.hpp"
@@ -145,11 +149,29 @@ bool first_device_pays(double elapsed_s, double done, double total) {
 // one, stop 45): c ~0.6 s.
 constexpr double kGpuSeenCostS = 0.6;
 
+int gpus_that_pay(double gpu_batch_s, const std::vector<int>& lowest) {
+  const int most = static_cast<int>(lowest.size());
+  if (most <= 1 || !std::isfinite(gpu_batch_s))
+    return std::max(1, most);
+  // Keeping the first k, the driver sees the GPUs up to lowest[k - 1]: the
+  // cost is of those seen, the gain of those used.
+  int best = 1;
+  double best_s = std::numeric_limits<double>::infinity();
+  for (int k = 1; k <= most; ++k) {
+    const double s = kGpuSeenCostS * (lowest[static_cast<std::size_t>(k - 1)] + 1) +
+                     gpu_batch_s / static_cast<double>(k);
+    if (s < best_s) {
+      best = k;
+      best_s = s;
+    }
+  }
+  return best;
+}
+
 int gpus_that_pay(double gpu_batch_s, int most) {
-  int k = 1;
-  while (k < most && gpu_batch_s > kGpuSeenCostS * k * (k + 1))
-    ++k;
-  return k;
+  std::vector<int> every(static_cast<std::size_t>(std::max(1, most)));
+  std::iota(every.begin(), every.end(), 0);
+  return gpus_that_pay(gpu_batch_s, every);
 }
 
 // A CPU worker of an auto batch runs its file whole; the batch ends when the

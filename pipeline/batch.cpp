@@ -1245,9 +1245,12 @@ public:
     resolve_devices();
     start_contexts();
     plan();
+    if (driver_after_estimate_)
+      check_resume(); // first: the GPUs are chosen for the files left to run
     use_devices_after_estimate();
     choose_cpu_alone_or_list_devices();
-    check_resume();
+    if (!driver_after_estimate_)
+      check_resume();
     sweep_temps();
     decide_cpu_beside_gpus();
     schedule();
@@ -1298,6 +1301,7 @@ private:
     }
     if (options_.device_count_override < 0 && options_.narrow_visible_devices) {
       if (kind_ != BackendKind::cpu && driver_may_exist() && !options_.shard &&
+          options_.choose_gpus &&
           (listed_.empty() ? kind_ == BackendKind::cuda : listed_.size() > 1)) {
         // How many GPUs the driver should see depends on the files: asked
         // once they are listed (use_devices_after_estimate). Backend auto
@@ -1325,34 +1329,49 @@ private:
   // The largest file's CPU seconds on one thread (file_estimate_: infinity
   // where it cannot be told) and the whole list's on every CPU thread,
   // scaled from it by bytes; the list's seconds on one GPU
-  // (gpu_batch_estimate_) the same way.
+  // (gpu_batch_estimate_) the same way. The list: the files left to run
+  // where the resume check came first (a CUDA batch's), else every file.
   double estimate_cpu_seconds() {
-    const BatchItem* largest = &items_.front();
-    for (const BatchItem& item : items_)
-      if (item.bytes > largest->bytes)
-        largest = &item;
-    try {
-      Config c = config_;
-      c.source.file = largest->input;
-      c.source.synth.reset();
-      const std::unique_ptr<Source> source = open_source(c.source);
-      Plan p = make_plan(c, source->info(), 0);
-      Plan g = p;
-      resolve_methods(p, "cpu");
-      file_estimate_ =
-          options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
-      resolve_methods(g, "cuda");
-      gpu_file_estimate_ =
-          options_.gpu_file_estimate ? options_.gpu_file_estimate(g) : cuda_seconds_estimate(g);
-    } catch (const std::exception&) {
-      // A file that does not open fails in its worker; the GPUs run the batch.
+    std::vector<const BatchItem*> files_left;
+    if (resume_checked_)
+      for (const std::size_t i : todo_)
+        files_left.push_back(&items_[i]);
+    else
+      for (const BatchItem& item : items_)
+        files_left.push_back(&item);
+    if (files_left.empty()) { // nothing to run: no GPU pays
+      file_estimate_ = gpu_file_estimate_ = gpu_batch_estimate_ = 0.0;
+      return 0.0;
     }
+    const BatchItem* largest = files_left.front();
+    for (const BatchItem* item : files_left)
+      if (item->bytes > largest->bytes)
+        largest = item;
+    // Opened only where it is a file with a size: a FIFO's header would be
+    // read before its worker reads it (and its writer may not be there yet).
+    if (largest->bytes > 0)
+      try {
+        Config c = config_;
+        c.source.file = largest->input;
+        c.source.synth.reset();
+        const std::unique_ptr<Source> source = open_source(c.source);
+        Plan p = make_plan(c, source->info(), 0);
+        Plan g = p;
+        resolve_methods(p, "cpu");
+        file_estimate_ =
+            options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
+        resolve_methods(g, "cuda");
+        gpu_file_estimate_ =
+            options_.gpu_file_estimate ? options_.gpu_file_estimate(g) : cuda_seconds_estimate(g);
+      } catch (const std::exception&) {
+        // A file that does not open fails in its worker; the GPUs run the batch.
+      }
     // The whole list on every CPU thread, each file as long per byte as the
     // largest (as long as it where a size is unknown: a FIFO's).
     double files = 0.0;
-    for (const BatchItem& item : items_)
-      files += item.bytes > 0 && largest->bytes > 0
-                   ? static_cast<double>(item.bytes) / static_cast<double>(largest->bytes)
+    for (const BatchItem* item : files_left)
+      files += item->bytes > 0 && largest->bytes > 0
+                   ? static_cast<double>(item->bytes) / static_cast<double>(largest->bytes)
                    : 1.0;
     gpu_batch_estimate_ = gpu_file_estimate_ * files;
     return file_estimate_ * files / static_cast<double>(std::max(1, cpu_threads()));
@@ -1369,9 +1388,9 @@ private:
   // files 2.37-2.84 / 2.52-2.55 / 3.37-3.47 s. Heavier files: as many GPUs
   // as pay for their start (gpus_that_pay on the batch's seconds on one
   // GPU), the lowest-numbered of the list, every GPU where the estimate
-  // cannot be told.
+  // cannot be told. Not with choose_gpus off (SIGSTREAM_ALL_GPUS=1).
   void let_the_driver_see_the_gpus_that_pay() {
-    if (options_.shard)
+    if (options_.shard || !options_.choose_gpus)
       return;
     const bool light = batch_cpu_helps(file_estimate_);
     if (listed_.empty()) {
@@ -1384,8 +1403,8 @@ private:
     std::sort(lowest.begin(), lowest.end());
     lowest.erase(std::unique(lowest.begin(), lowest.end()), lowest.end());
     const int most = static_cast<int>(lowest.size());
-    const int k = light ? 1 : gpus_that_pay(gpu_batch_estimate_, most);
     // A negative entry is left to resolve_batch_devices' message.
+    const int k = light || lowest.front() < 0 ? 1 : gpus_that_pay(gpu_batch_estimate_, lowest);
     if (k < most && lowest.front() >= 0) {
       const int last = lowest[static_cast<std::size_t>(k - 1)];
       std::vector<int> kept;
@@ -1395,12 +1414,16 @@ private:
       std::string named;
       for (const int d : kept)
         named += (named.empty() ? "" : ",") + std::to_string(d);
-      info(std::string("batch: GPU") + (kept.size() > 1 ? "s " : " ") + named + " of the " +
-           std::to_string(most) + " listed: " +
-           (light ? "light files (~" + fmt("%.2f", file_estimate_) +
-                        " s each on one CPU thread), which the host's reading and writing bound"
-                  : "~" + fmt("%.1f", gpu_batch_estimate_) +
-                        " s of GPU work, which a further GPU's start would not pay for"));
+      // Said once the driver has found them (use_devices_after_estimate).
+      cut_note_ =
+          std::string("batch: GPU") + (kept.size() > 1 ? "s " : " ") + named + " of the " +
+          std::to_string(most) + " listed: " +
+          (light ? "light files (up to ~" + fmt("%.2g", file_estimate_) +
+                       " s each on one CPU thread): the host's reading and writing bound this "
+                       "batch, not the GPUs"
+                 : "~" + fmt("%.2g", gpu_batch_estimate_) +
+                       " s of GPU work, which a further GPU's start would not pay for "
+                       "(SIGSTREAM_ALL_GPUS=1 uses them all)");
       listed_ = std::move(kept);
     }
     if (const auto highest = highest_device_used(listed_, kind_, true))
@@ -1417,9 +1440,19 @@ private:
       let_the_driver_see_the_gpus_that_pay();
     }
     use_devices(count_devices());
-    if (!use_cuda_) { // auto, and the driver found no device: planned again for the CPU
+    if (use_cuda_ && !cut_note_.empty())
+      info(cut_note_);
+    if (!use_cuda_) {
+      // Auto, and the driver found no device: the files are checked again
+      // against the CPU's fingerprint (a file made on the GPUs is redone,
+      // as auto on a host without one does).
       backend_ = "cpu";
-      plan();
+      summary_.backend = backend_;
+      fingerprint_ = batch_config_fingerprint(config_, backend_);
+      summary_.files.clear();
+      summary_.skipped = 0;
+      todo_.clear();
+      check_resume();
     }
     start_contexts();
   }
@@ -1566,7 +1599,6 @@ private:
       summary_.summary_csv = summary_csv_path(summary_.summary_json);
     }
     fingerprint_ = batch_config_fingerprint(config_, backend_);
-    deps_.clear(); // planned again where auto's driver found no device
     if (!options_.config_path.empty())
       deps_.push_back(options_.config_path);
     for (const StageSpec& s : config_.stages)
@@ -1577,6 +1609,7 @@ private:
 
   // What is up to date (skipped), and what a killed run committed the audio of.
   void check_resume() {
+    resume_checked_ = true;
     summary_.files.resize(items_.size());
     std::size_t other_config = 0, completed = 0;
     for (std::size_t i = 0; i < items_.size(); ++i) {
@@ -2357,6 +2390,8 @@ private:
   double gpu_file_estimate_ = std::numeric_limits<double>::infinity();
   double gpu_batch_estimate_ = std::numeric_limits<double>::infinity();
   std::vector<int> listed_; // execution.device, or the GPUs of it that pay (narrow_visible_devices)
+  std::string cut_note_;    // why listed_ is shorter than execution.device
+  bool resume_checked_ = false;
   bool cpu_yields_ = false; // the GPUs start: CPU workers take no new file (guarded)
   std::shared_ptr<GpuStart> gpu_start_;
   std::shared_future<int>

@@ -160,6 +160,10 @@ struct BatchOptions {
   // list's highest). Elsewhere (Python, where the process may hold other
   // CUDA users) the environment is left alone.
   bool narrow_visible_devices = false;
+  // With narrow_visible_devices: the GPUs seen are those the work pays the
+  // start of (above). False (the CLI under SIGSTREAM_ALL_GPUS=1): every GPU
+  // of execution.device, up to its highest, as before stop 47.
+  bool choose_gpus = true;
   // The driver of a distributed batch asked this task's batch to stop (a
   // Ctrl-C there; python/sigstream/distributed.py): polled before each file
   // is handed out, as a signal is. The files in flight finish, the others

@@ -67,6 +67,9 @@ void resolve_methods(Plan& plan, const std::string& backend,
 // release being paid only where it shortens the batch by more (rule and
 // measurements in pipeline/backend_choice.cpp). At least 1.
 [[nodiscard]] int gpus_that_pay(double gpu_batch_s, int most);
+// The same for a list of GPUs (distinct, ascending, not negative), of which
+// the first k are kept: the driver then sees those up to lowest[k - 1].
+[[nodiscard]] int gpus_that_pay(double gpu_batch_s, const std::vector<int>& lowest);
 // And whether its first GPU, listed while the CPU workers did `done` of
 // `total` in `elapsed_s`, pays for the rest of its start (a context).
 [[nodiscard]] bool first_device_pays(double elapsed_s, double done, double total);

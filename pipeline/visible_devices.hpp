@@ -8,10 +8,10 @@
 // execution.device) lets the driver see just those: CUDA_VISIBLE_DEVICES cut
 // to its first k + 1 entries (or "0,...,k" where it is unset), which keeps
 // every index the same, so messages, statistics and summaries name the
-// devices as before. A batch on every GPU by default sees GPU 0 alone where
-// its files are light work (pipeline/batch.cpp,
-// narrow_to_one_gpu_for_light_files). Only where the process is the
-// command's own: the CLI, never the Python module.
+// devices as before. A batch sees only the GPUs of its list (every GPU by
+// default) that its files' work pays the start of, one for light files
+// (pipeline/batch.cpp, let_the_driver_see_the_gpus_that_pay). Only where the
+// process is the command's own: the CLI, never the Python module.
 #include <optional>
 #include <string>
 #include <vector>

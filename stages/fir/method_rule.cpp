@@ -141,8 +141,9 @@ double fir_cuda_ns_per_frame(const PlannedStage& stage, std::int64_t frames_per_
   const FirPlan& fir = stage.as<FirPlan>();
   if (fir.method != FirMethod::fft)
     return static_cast<double>(fir.taps_f32.size()) / kCudaDirectFmaPerNs;
+  // A response per channel runs one single-channel FIR each: a call each.
   const double samples_per_call = static_cast<double>(std::max<std::int64_t>(1, frames_per_call)) *
-                                  std::max(1, stage.channels_out);
+                                  (fir.channel_taps.empty() ? std::max(1, stage.channels_out) : 1);
   return kCudaFftNsPerSample + kCudaFftCallNs / samples_per_call;
 }
 

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -1552,6 +1553,7 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
     const char* start;    // CUDA_VISIBLE_DEVICES before (nullptr: unset)
     const char* want;     // after (nullptr: unset)
     std::vector<int> ran; // the devices the files ran on (empty: not checked)
+    bool choose = true;   // BatchOptions::choose_gpus (false: SIGSTREAM_ALL_GPUS=1)
   };
   const std::vector<Case> cases = {
       {"auto, light", std::nullopt, {}, 0.06, 0.05, true, nullptr, "0", {}},
@@ -1575,6 +1577,37 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
        "0,1",
        {1, 0}},
       {"auto, named, light", std::nullopt, {1, 0, 1}, 0.06, 0.05, true, "5,4,6", "5", {0}},
+      // Kept GPU 2 alone, the driver sees 0..2 (0.6 x 3 + 1.0 s); GPUs 2,3: 0..3 (0.6 x 4 + 0.5).
+      {"cuda, named high, one pays",
+       BackendKind::cuda,
+       {3, 2},
+       5.0,
+       0.025,
+       true,
+       "5,4,6,7",
+       "5,4,6",
+       {2}},
+      {"cuda, named high, two pay",
+       BackendKind::cuda,
+       {3, 2},
+       5.0,
+       0.05,
+       true,
+       "5,4,6,7,8",
+       "5,4,6,7",
+       {}},
+      // SIGSTREAM_ALL_GPUS=1: the list's highest, the default list every GPU, as before.
+      {"cuda, named, every one",
+       BackendKind::cuda,
+       {1, 0},
+       0.06,
+       0.001,
+       true,
+       "5,4,6",
+       "5,4",
+       {1, 0},
+       false},
+      {"cuda, every one", BackendKind::cuda, {}, 5.0, 0.05, true, "5,4,6", "5,4,6", {}, false},
       {"auto, named one", std::nullopt, {1}, 0.06, 0.05, true, nullptr, "0,1", {1}},
       {"cpu", BackendKind::cpu, {1}, 0.06, 0.05, true, "5,4,6", "5,4,6", {}},
       {"not the process's own", std::nullopt, {}, 0.06, 0.05, false, "5,4,6", "5,4,6", {}},
@@ -1587,17 +1620,21 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
     FakeRuns fake;
     std::atomic<int> listed{0};
     BatchOptions o = listing(fake, listed, 2);
-    // What the driver would have seen, taken as it is asked.
+    // What the driver would have seen, taken as it is asked; it finds the
+    // GPUs the variable names (four where it is unset).
     std::optional<std::string> asked_with;
     o.count_devices = [&] {
       ++listed;
-      if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES"))
-        asked_with = v;
-      return 2;
+      const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+      if (v == nullptr)
+        return 4;
+      asked_with = v;
+      return static_cast<int>(std::count(v, v + std::strlen(v), ',')) + 1;
     };
     o.backend = k.backend;
     o.force = true;
     o.narrow_visible_devices = k.narrow;
+    o.choose_gpus = k.choose;
     o.cpu_file_estimate = [f = k.file_s](const Plan&) { return f; };
     o.gpu_file_estimate = [f = k.gpu_file_s](const Plan&) { return f; };
     std::vector<std::string> lines;
@@ -1630,9 +1667,10 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
       return m.find(" listed: ") != std::string::npos;
     });
     EXPECT_EQ(said != lines.end(), cut) << k.what;
-    if (cut && said != lines.end())
+    if (cut && said != lines.end()) {
       EXPECT_NE(said->find(k.file_s < 0.6 ? "light files" : "of GPU work"), std::string::npos)
           << *said;
+    }
   }
   // A shard of light files keeps every GPU (shards side by side on one host
   // would all land on GPU 0).
@@ -1649,6 +1687,58 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
     EXPECT_EQ(s.ok, kFiles / 2);
     EXPECT_STREQ(std::getenv("CUDA_VISIBLE_DEVICES"), "5,4,6");
   }
+  if (saved)
+    ::setenv("CUDA_VISIBLE_DEVICES", saved->c_str(), 1);
+  else
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+// The GPUs are chosen for the files left to run: a re-run whose files are
+// all up to date lets the driver see one GPU where the first saw two. And
+// auto with a list, where the driver finds no GPU, runs every file on the
+// CPU under the CPU's fingerprint, saying nothing of a cut list.
+TEST_F(BatchBesideGpus, TheGpusAreChosenForTheFilesLeftAndAutoFindingNoneUsesTheCpu) {
+  const char* before = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
+  const auto run = [&](bool force, std::optional<BackendKind> backend, std::vector<int> devices,
+                       int found, std::vector<std::string>* lines) {
+    ::unsetenv("CUDA_VISIBLE_DEVICES");
+    FakeRuns fake;
+    std::atomic<int> listed{0};
+    BatchOptions o = listing(fake, listed, found);
+    o.backend = backend;
+    o.force = force;
+    o.narrow_visible_devices = true;
+    o.cpu_file_estimate = [](const Plan&) { return 5.0; };
+    o.gpu_file_estimate = [](const Plan&) { return 0.05; }; // 40 files: 2 s, two GPUs
+    if (lines != nullptr) {
+      o.quiet = false;
+      o.log = [lines](const std::string& m) { lines->push_back(m); };
+    }
+    Config c = config("{type: gain, name: g, db: -3}");
+    c.execution.devices = std::move(devices);
+    const BatchSummary s = run_batch(c, o);
+    const char* now = std::getenv("CUDA_VISIBLE_DEVICES");
+    return std::make_pair(s, std::string(now != nullptr ? now : "(unset)"));
+  };
+  const auto [first, first_seen] = run(true, BackendKind::cuda, {}, 2, nullptr);
+  EXPECT_EQ(first.ok, kFiles);
+  EXPECT_EQ(first_seen, "0,1");
+  const auto [again, again_seen] = run(false, BackendKind::cuda, {}, 2, nullptr);
+  EXPECT_EQ(again.skipped, kFiles);
+  EXPECT_EQ(again_seen, "0");
+
+  std::vector<std::string> lines;
+  const auto [cpu, cpu_seen] = run(true, std::nullopt, {3, 1, 0, 2}, 0, &lines);
+  EXPECT_EQ(cpu.backend, "cpu");
+  EXPECT_EQ(cpu.ok, kFiles);
+  EXPECT_EQ(cpu_seen, "0,1");
+  for (const std::string& m : lines)
+    EXPECT_EQ(m.find(" listed: "), std::string::npos) << m;
+  // Its records carry the CPU's fingerprint: a CPU batch finds them up to date.
+  const auto [cpu_again, ignored] = run(false, BackendKind::cpu, {}, 0, nullptr);
+  EXPECT_EQ(cpu_again.skipped, kFiles);
   if (saved)
     ::setenv("CUDA_VISIBLE_DEVICES", saved->c_str(), 1);
   else

@@ -190,6 +190,13 @@ TEST(Plan, AFurtherGpuOnlyWhereItsStartPays) {
   EXPECT_EQ(gpus_that_pay(100.0, 1), 1);
   EXPECT_EQ(gpus_that_pay(100.0, 64), 13); // 0.6 x 13 x 14 = 109.2
   EXPECT_EQ(gpus_that_pay(std::numeric_limits<double>::infinity(), 8), 8);
+  // A list: keeping its first k, the driver sees the GPUs up to the k-th.
+  EXPECT_EQ(gpus_that_pay(1.0, std::vector<int>{2, 3}), 1); // 0.6 x 3 + 1.0 < 0.6 x 4 + 0.5
+  EXPECT_EQ(gpus_that_pay(2.0, std::vector<int>{2, 3}), 2); // 3.8 > 3.4
+  EXPECT_EQ(gpus_that_pay(3.0, std::vector<int>{0, 5}), 1); // 3.6 < 0.6 x 6 + 1.5
+  EXPECT_EQ(gpus_that_pay(1.5, std::vector<int>{0, 1, 2, 3}), gpus_that_pay(1.5, 4));
+  EXPECT_EQ(gpus_that_pay(std::numeric_limits<double>::infinity(), std::vector<int>{0, 5}), 2);
+  EXPECT_EQ(gpus_that_pay(9.0, std::vector<int>{7}), 1);
 }
 
 } // namespace
