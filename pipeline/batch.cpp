@@ -1432,8 +1432,10 @@ private:
 
   // CUDA (or auto with a list of GPUs) and narrow_visible_devices: the
   // driver starts once the files are listed and the largest is estimated.
+  // Every file up to date: the driver is not asked at all (on 4 x H100 its
+  // start and exit were 1.1-1.2 s of a 1.35-1.5 s re-run of 200 files).
   void use_devices_after_estimate() {
-    if (!driver_after_estimate_)
+    if (!driver_after_estimate_ || todo_.empty())
       return;
     if (!items_.empty()) {
       static_cast<void>(estimate_cpu_seconds());
@@ -1706,7 +1708,7 @@ private:
       if (cpu_alone_)
         info("batch: the CPU should end these files before a GPU's start pays: using the CPU "
              "backend");
-      else if (kind_ == BackendKind::automatic && !beside_)
+      else if (kind_ == BackendKind::automatic && !beside_ && !todo_.empty())
         info(cuda_built() ? "batch: no CUDA device found, using the CPU backend"
                           : "batch: built without CUDA, using the CPU backend");
       const int per = summary_.workers.empty() ? 0 : summary_.workers.front().threads;

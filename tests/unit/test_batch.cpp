@@ -27,6 +27,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "core/error.hpp"
@@ -1694,7 +1695,7 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
 }
 
 // The GPUs are chosen for the files left to run: a re-run whose files are
-// all up to date lets the driver see one GPU where the first saw two. And
+// all up to date does not ask the driver, where the first saw two GPUs. And
 // auto with a list, where the driver finds no GPU, runs every file on the
 // CPU under the CPU's fingerprint, saying nothing of a cut list.
 TEST_F(BatchBesideGpus, TheGpusAreChosenForTheFilesLeftAndAutoFindingNoneUsesTheCpu) {
@@ -1720,24 +1721,31 @@ TEST_F(BatchBesideGpus, TheGpusAreChosenForTheFilesLeftAndAutoFindingNoneUsesThe
     c.execution.devices = std::move(devices);
     const BatchSummary s = run_batch(c, o);
     const char* now = std::getenv("CUDA_VISIBLE_DEVICES");
-    return std::make_pair(s, std::string(now != nullptr ? now : "(unset)"));
+    return std::make_tuple(s, std::string(now != nullptr ? now : "(unset)"), listed.load());
   };
-  const auto [first, first_seen] = run(true, BackendKind::cuda, {}, 2, nullptr);
+  const auto [first, first_seen, first_asked] = run(true, BackendKind::cuda, {}, 2, nullptr);
   EXPECT_EQ(first.ok, kFiles);
   EXPECT_EQ(first_seen, "0,1");
-  const auto [again, again_seen] = run(false, BackendKind::cuda, {}, 2, nullptr);
+  EXPECT_EQ(first_asked, 1);
+  std::vector<std::string> again_lines;
+  const auto [again, again_seen, again_asked] =
+      run(false, BackendKind::cuda, {0, 1}, 2, &again_lines);
   EXPECT_EQ(again.skipped, kFiles);
-  EXPECT_EQ(again_seen, "0");
+  EXPECT_EQ(again_seen, "(unset)");
+  EXPECT_EQ(again_asked, 0);
+  EXPECT_EQ(again.exit_code(), 0);
+  for (const std::string& m : again_lines)
+    EXPECT_EQ(m.find("no CUDA device"), std::string::npos) << m;
 
   std::vector<std::string> lines;
-  const auto [cpu, cpu_seen] = run(true, std::nullopt, {3, 1, 0, 2}, 0, &lines);
+  const auto [cpu, cpu_seen, cpu_asked] = run(true, std::nullopt, {3, 1, 0, 2}, 0, &lines);
   EXPECT_EQ(cpu.backend, "cpu");
   EXPECT_EQ(cpu.ok, kFiles);
   EXPECT_EQ(cpu_seen, "0,1");
   for (const std::string& m : lines)
     EXPECT_EQ(m.find(" listed: "), std::string::npos) << m;
   // Its records carry the CPU's fingerprint: a CPU batch finds them up to date.
-  const auto [cpu_again, ignored] = run(false, BackendKind::cpu, {}, 0, nullptr);
+  const auto [cpu_again, seen, asked] = run(false, BackendKind::cpu, {}, 0, nullptr);
   EXPECT_EQ(cpu_again.skipped, kFiles);
   if (saved)
     ::setenv("CUDA_VISIBLE_DEVICES", saved->c_str(), 1);
