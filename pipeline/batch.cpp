@@ -1586,6 +1586,33 @@ private:
 
   // --- planning --------------------------------------------------------------
 
+  // Each file's resume check (up_to_date_or_completed) reads its statistics
+  // back: a JSON of 0.15-1 MB (the filter's response, the excerpt, spectra),
+  // 2-6 ms to parse, so a re-run of 200 files spent 1.2 s in them on one
+  // thread of a 4 x H100 host. They are independent: on every CPU thread, a
+  // run of files each.
+  static constexpr std::size_t kFilesAResumeTask = 8;
+  void check_files_in_parallel(std::vector<ResumeCheck>& checks, std::vector<char>& adopted) {
+    const auto check = [&](std::int64_t task) {
+      const std::size_t from = static_cast<std::size_t>(task) * kFilesAResumeTask;
+      for (std::size_t i = from; i < std::min(items_.size(), from + kFilesAResumeTask); ++i) {
+        bool a = false;
+        checks[i] = up_to_date_or_completed(items_[i], deps_, options_.verify, fingerprint_, &a);
+        adopted[i] = a ? 1 : 0;
+      }
+    };
+    const auto tasks =
+        static_cast<std::int64_t>((items_.size() + kFilesAResumeTask - 1) / kFilesAResumeTask);
+    const int threads = static_cast<int>(std::min<std::int64_t>(cpu_threads(), tasks));
+    if (threads <= 1) {
+      for (std::int64_t t = 0; t < tasks; ++t)
+        check(t);
+      return;
+    }
+    ThreadPool pool(threads - 1);
+    run_tasks(pool, tasks, check);
+  }
+
   // The list (expanded, or options.items), this shard's part of it; the
   // fingerprint and the files whose changes make outputs out of date.
   void plan() {
@@ -1613,16 +1640,18 @@ private:
   void check_resume() {
     resume_checked_ = true;
     summary_.files.resize(items_.size());
+    // Before the sweep below, which would remove a dead worker's pending record.
+    std::vector<ResumeCheck> checks(items_.size());
+    std::vector<char> adopted(items_.size(), 0);
+    if (!options_.force)
+      check_files_in_parallel(checks, adopted);
     std::size_t other_config = 0, completed = 0;
     for (std::size_t i = 0; i < items_.size(); ++i) {
       BatchFileResult& r = summary_.files[i];
       r.item = items_[i];
       if (!options_.force) {
-        // Before the sweep below, which would remove a dead worker's pending record.
-        bool adopted = false;
-        ResumeCheck check =
-            up_to_date_or_completed(items_[i], deps_, options_.verify, fingerprint_, &adopted);
-        completed += adopted ? 1 : 0;
+        ResumeCheck& check = checks[i];
+        completed += adopted[i] != 0 ? 1 : 0;
         if (check.stats) {
           r.status = BatchStatus::skipped;
           r.outputs_written = true;
