@@ -1727,25 +1727,51 @@ TEST_F(BatchBesideGpus, TheGpusAreChosenForTheFilesLeftAndAutoFindingNoneUsesThe
   EXPECT_EQ(first.ok, kFiles);
   EXPECT_EQ(first_seen, "0,1");
   EXPECT_EQ(first_asked, 1);
+  // Auto with a list (its fingerprint CUDA's, as where the driver finds GPUs).
   std::vector<std::string> again_lines;
-  const auto [again, again_seen, again_asked] =
-      run(false, BackendKind::cuda, {0, 1}, 2, &again_lines);
+  const auto [again, again_seen, again_asked] = run(false, std::nullopt, {0, 1}, 2, &again_lines);
   EXPECT_EQ(again.skipped, kFiles);
   EXPECT_EQ(again_seen, "(unset)");
   EXPECT_EQ(again_asked, 0);
   EXPECT_EQ(again.exit_code(), 0);
+  EXPECT_EQ(again.backend, "cuda");
+  EXPECT_TRUE(again.devices.empty()); // none asked, none named
   for (const std::string& m : again_lines)
-    EXPECT_EQ(m.find("no CUDA device"), std::string::npos) << m;
+    EXPECT_EQ(m.find("using the CPU backend"), std::string::npos) << m;
+  // A quarter of the files left: 0.5 s of GPU work, one GPU.
+  int removed = 0;
+  for (const auto& e : fs::directory_iterator(dir_.path() / "out"))
+    if (e.path().extension() == ".json" && e.path().stem() != "batch_summary" && removed < 10) {
+      fs::remove(e.path());
+      ++removed;
+    }
+  ASSERT_EQ(removed, 10);
+  const auto [part, part_seen, part_asked] = run(false, BackendKind::cuda, {}, 2, nullptr);
+  EXPECT_EQ(part.skipped, kFiles - 10);
+  EXPECT_EQ(part.ok, 10);
+  EXPECT_EQ(part_seen, "0");
+  EXPECT_EQ(part_asked, 1);
 
+  // Outputs the CPU made, then auto with a list whose driver finds no GPU:
+  // checked under the CPU's fingerprint, up to date, said once.
+  const auto [by_cpu, seen, asked] = run(true, BackendKind::cpu, {}, 0, nullptr);
+  EXPECT_EQ(by_cpu.ok, kFiles);
   std::vector<std::string> lines;
-  const auto [cpu, cpu_seen, cpu_asked] = run(true, std::nullopt, {3, 1, 0, 2}, 0, &lines);
+  const auto [cpu, cpu_seen, cpu_asked] = run(false, std::nullopt, {3, 1, 0, 2}, 0, &lines);
   EXPECT_EQ(cpu.backend, "cpu");
-  EXPECT_EQ(cpu.ok, kFiles);
+  EXPECT_EQ(cpu.skipped, kFiles);
   EXPECT_EQ(cpu_seen, "0,1");
-  for (const std::string& m : lines)
+  for (const std::string& m : lines) {
     EXPECT_EQ(m.find(" listed: "), std::string::npos) << m;
-  // Its records carry the CPU's fingerprint: a CPU batch finds them up to date.
-  const auto [cpu_again, seen, asked] = run(false, BackendKind::cpu, {}, 0, nullptr);
+    EXPECT_EQ(m.find("another config"), std::string::npos) << m;
+  }
+  // And forced: every file on the CPU, its records the CPU's.
+  const auto [cpu_forced, forced_seen, forced_asked] =
+      run(true, std::nullopt, {3, 1, 0, 2}, 0, nullptr);
+  EXPECT_EQ(cpu_forced.backend, "cpu");
+  EXPECT_EQ(cpu_forced.ok, kFiles);
+  const auto [cpu_again, again_cpu_seen, again_cpu_asked] =
+      run(false, BackendKind::cpu, {}, 0, nullptr);
   EXPECT_EQ(cpu_again.skipped, kFiles);
   if (saved)
     ::setenv("CUDA_VISIBLE_DEVICES", saved->c_str(), 1);

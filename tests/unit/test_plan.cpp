@@ -197,6 +197,8 @@ TEST(Plan, AFurtherGpuOnlyWhereItsStartPays) {
   EXPECT_EQ(gpus_that_pay(1.5, std::vector<int>{0, 1, 2, 3}), gpus_that_pay(1.5, 4));
   EXPECT_EQ(gpus_that_pay(std::numeric_limits<double>::infinity(), std::vector<int>{0, 5}), 2);
   EXPECT_EQ(gpus_that_pay(9.0, std::vector<int>{7}), 1);
+  // The least over every k, not the first that stops paying: 7.6, 7.7, 7.13, 7.15 s.
+  EXPECT_EQ(gpus_that_pay(7.0, std::vector<int>{0, 6, 7, 8}), 3);
 }
 
 } // namespace
