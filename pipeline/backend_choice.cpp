@@ -21,6 +21,24 @@ std::int64_t frames_per_call(const Plan& plan, const PlannedStage& st) {
   return std::max<std::int64_t>(1, std::min(plan.chunk_frames, st.frames_out));
 }
 
+// The ns of a run of `plan`: `overhead_ns` per sample and channel of its
+// output, and each stage's cost per frame and channel of its own output (its
+// kind's `per_frame` hook, times `factor`) at its own length (a resampler
+// changes it). A kind without the hook costs next to nothing.
+double plan_ns(const Plan& plan, double overhead_ns,
+               double (*StageKind::*per_frame)(const PlannedStage&, std::int64_t), double factor) {
+  const auto stage_frames = [&](const PlannedStage& st) {
+    return plan.rate_changes ? static_cast<double>(st.frames_out)
+                             : static_cast<double>(plan.output_frames);
+  };
+  double ns = overhead_ns * static_cast<double>(plan.output_frames) *
+              static_cast<double>(plan.max_channels);
+  for (const PlannedStage& st : plan.stages)
+    if (const auto cost = stage_kind(st.type).*per_frame)
+      ns += stage_frames(st) * st.channels_out * factor * cost(st, frames_per_call(plan, st));
+  return ns;
+}
+
 } // namespace
 
 void resolve_methods(Plan& plan, const std::string& backend, CudaFftEngine engine) {
@@ -51,20 +69,8 @@ constexpr double kCpuEndToEndFactor = 4.0;
 constexpr double kCpuOverheadNsPerSample = 1.0; // I/O, layout, metrics per sample and thread
 
 double cpu_seconds_estimate(const Plan& plan, int threads) {
-  // Each stage's work counts at its own length (a resampler changes it).
-  const auto stage_frames = [&](const PlannedStage& st) {
-    return plan.rate_changes ? static_cast<double>(st.frames_out)
-                             : static_cast<double>(plan.output_frames);
-  };
-  // Per frame and channel of the stage's output.
-  double ns = kCpuOverheadNsPerSample * static_cast<double>(plan.output_frames) *
-              static_cast<double>(plan.max_channels);
-  for (const PlannedStage& st : plan.stages) {
-    if (const auto cost = stage_kind(st.type).cpu_ns_per_frame)
-      ns += stage_frames(st) * st.channels_out * kCpuEndToEndFactor *
-            cost(st, frames_per_call(plan, st));
-  }
-  return ns * 1e-9 / std::max(1, threads);
+  return plan_ns(plan, kCpuOverheadNsPerSample, &StageKind::cpu_ns_per_frame, kCpuEndToEndFactor) *
+         1e-9 / std::max(1, threads);
 }
 
 // A file's seconds on one GPU, for a batch's choice of how many GPUs pay
@@ -76,17 +82,7 @@ double cpu_seconds_estimate(const Plan& plan, int threads) {
 constexpr double kCudaOverheadNsPerSample = 0.2;
 
 double cuda_seconds_estimate(const Plan& plan) {
-  const auto stage_frames = [&](const PlannedStage& st) {
-    return plan.rate_changes ? static_cast<double>(st.frames_out)
-                             : static_cast<double>(plan.output_frames);
-  };
-  double ns = kCudaOverheadNsPerSample * static_cast<double>(plan.output_frames) *
-              static_cast<double>(plan.max_channels);
-  for (const PlannedStage& st : plan.stages) {
-    if (const auto cost = stage_kind(st.type).cuda_ns_per_frame)
-      ns += stage_frames(st) * st.channels_out * cost(st, frames_per_call(plan, st));
-  }
-  return ns * 1e-9;
+  return plan_ns(plan, kCudaOverheadNsPerSample, &StageKind::cuda_ns_per_frame, 1.0) * 1e-9;
 }
 
 bool cpu_finishes_before_cuda_starts(const Plan& plan, int threads) {
