@@ -1245,12 +1245,13 @@ public:
     resolve_devices();
     start_contexts();
     plan();
-    if (driver_after_estimate_)
+    if (driver_after_estimate_) {
       check_resume(); // first: the GPUs are chosen for the files left to run
-    use_devices_after_estimate();
-    choose_cpu_alone_or_list_devices();
-    if (!driver_after_estimate_)
+      use_devices_after_estimate();
+    } else {
+      choose_cpu_alone_or_list_devices(); // its driver's start overlaps the check
       check_resume();
+    }
     say_resume();
     sweep_temps();
     decide_cpu_beside_gpus();
@@ -1331,8 +1332,9 @@ private:
   // where it cannot be told) and the whole list's on every CPU thread,
   // scaled from it by bytes; the list's seconds on one GPU
   // (gpu_batch_estimate_) the same way. The list: the files left to run
-  // where the resume check came first (a CUDA batch's), else every file.
-  double estimate_cpu_seconds() {
+  // where the resume check came first (a CUDA batch's), else every file; at
+  // least one (the callers return before with none).
+  double estimate_work() {
     std::vector<const BatchItem*> files_left;
     if (resume_checked_)
       for (const std::size_t i : todo_)
@@ -1340,10 +1342,6 @@ private:
     else
       for (const BatchItem& item : items_)
         files_left.push_back(&item);
-    if (files_left.empty()) { // nothing to run: no GPU pays
-      file_estimate_ = gpu_file_estimate_ = gpu_batch_estimate_ = 0.0;
-      return 0.0;
-    }
     const BatchItem* largest = files_left.front();
     for (const BatchItem* item : files_left)
       if (item->bytes > largest->bytes)
@@ -1357,13 +1355,12 @@ private:
         c.source.synth.reset();
         const std::unique_ptr<Source> source = open_source(c.source);
         Plan p = make_plan(c, source->info(), 0);
-        Plan g = p;
         resolve_methods(p, "cpu");
         file_estimate_ =
             options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
-        resolve_methods(g, "cuda");
+        resolve_methods(p, "cuda"); // each method again from what the stage asked
         gpu_file_estimate_ =
-            options_.gpu_file_estimate ? options_.gpu_file_estimate(g) : cuda_seconds_estimate(g);
+            options_.gpu_file_estimate ? options_.gpu_file_estimate(p) : cuda_seconds_estimate(p);
       } catch (const std::exception&) {
         // A file that does not open fails in its worker; the GPUs run the batch.
       }
@@ -1437,12 +1434,10 @@ private:
   // re-run of 200 up-to-date files went from 1.35-1.52 to 1.25-1.33 s; the
   // rest was the resume checks, check_files_in_parallel).
   void use_devices_after_estimate() {
-    if (!driver_after_estimate_ || todo_.empty())
+    if (todo_.empty())
       return;
-    if (!items_.empty()) {
-      static_cast<void>(estimate_cpu_seconds());
-      let_the_driver_see_the_gpus_that_pay();
-    }
+    static_cast<void>(estimate_work());
+    let_the_driver_see_the_gpus_that_pay();
     use_devices(count_devices());
     if (use_cuda_ && !cut_note_.empty())
       info(cut_note_);
@@ -1451,11 +1446,7 @@ private:
       // against the CPU's fingerprint (a file made on the GPUs is redone,
       // as auto on a host without one does).
       backend_ = "cpu";
-      summary_.backend = backend_;
-      fingerprint_ = batch_config_fingerprint(config_, backend_);
-      summary_.files.clear();
-      summary_.skipped = 0;
-      todo_.clear();
+      record_backend();
       check_resume();
     }
     start_contexts();
@@ -1519,7 +1510,7 @@ private:
   void choose_cpu_alone_or_list_devices() {
     if (!beside_ || items_.empty())
       return;
-    const double batch_estimate = estimate_cpu_seconds();
+    const double batch_estimate = estimate_work();
     if (trace_on())
       trace(("batch: the largest file should take the CPU ~" + fmt("%.3f", file_estimate_) +
              " s on one thread, the batch ~" + fmt("%.3f", batch_estimate) + " s on " +
@@ -1621,7 +1612,6 @@ private:
     BatchPlan plan = plan_batch(config_, options_, out_dir_, backend_,
                                 [this](const std::string& m) { info(m); });
     items_ = std::move(plan.items);
-    summary_.backend = backend_;
     summary_.out_dir = out_dir_;
     summary_.shard = std::move(plan.shard);
     if (options_.write_summary) {
@@ -1629,7 +1619,7 @@ private:
           options_.summary_json.empty() ? plan.summary_json : options_.summary_json;
       summary_.summary_csv = summary_csv_path(summary_.summary_json);
     }
-    fingerprint_ = batch_config_fingerprint(config_, backend_);
+    record_backend();
     if (!options_.config_path.empty())
       deps_.push_back(options_.config_path);
     for (const StageSpec& s : config_.stages)
@@ -1638,10 +1628,19 @@ private:
           deps_.push_back(std::move(f));
   }
 
+  // The backend the summary and each file's resume record name.
+  void record_backend() {
+    summary_.backend = backend_;
+    fingerprint_ = batch_config_fingerprint(config_, backend_);
+  }
+
   // What is up to date (skipped), and what a killed run committed the audio of.
+  // From the start each time (auto's fallback to the CPU checks again).
   void check_resume() {
     resume_checked_ = true;
-    summary_.files.resize(items_.size());
+    summary_.files.assign(items_.size(), BatchFileResult{});
+    summary_.skipped = 0;
+    todo_.clear();
     // Before the sweep below, which would remove a dead worker's pending record.
     std::vector<ResumeCheck> checks(items_.size());
     std::vector<char> adopted(items_.size(), 0);
@@ -2423,7 +2422,7 @@ private:
   bool cpu_alone_ = false; // backend auto: the CPU ends the batch before a GPU would start
   bool driver_after_estimate_ = false; // narrow_visible_devices: the driver waits for the list
   // The largest file's CPU seconds on one thread, and the list's seconds on
-  // one GPU (infinite: unknown; estimate_cpu_seconds).
+  // one GPU (infinite: unknown; estimate_work).
   double file_estimate_ = std::numeric_limits<double>::infinity();
   double gpu_file_estimate_ = std::numeric_limits<double>::infinity();
   double gpu_batch_estimate_ = std::numeric_limits<double>::infinity();
