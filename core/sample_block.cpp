@@ -1,7 +1,6 @@
 #include "core/sample_block.hpp"
 
-#include <cstdlib>
-#include <new>
+#include "core/host_cache.hpp"
 
 namespace sigstream {
 
@@ -11,14 +10,15 @@ HostBlock make_host_block(SampleType type, int channels, std::int64_t frames) {
   b.channels = channels;
   b.capacity = frames;
   b.frames = 0;
+  // 64-byte alignment keeps vector loads on cache lines, and 64 bytes past
+  // the end let them run over it; the memory comes from, and goes back to,
+  // the process's block cache (host_cache.hpp).
   const std::size_t bytes =
-      static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels) * sample_bytes(type);
-  // 64-byte alignment keeps vector loads on cache lines.
-  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-  if (p == nullptr)
-    throw std::bad_alloc();
-  b.data =
-      std::shared_ptr<std::byte>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
+      static_cast<std::size_t>(frames) * static_cast<std::size_t>(channels) * sample_bytes(type) +
+      64;
+  void* p = host_cache_alloc(bytes);
+  b.data = std::shared_ptr<std::byte>(static_cast<std::byte*>(p),
+                                      [bytes](std::byte* q) { host_cache_free(q, bytes); });
   return b;
 }
 

@@ -9,25 +9,12 @@
 #include <utility>
 #include <vector>
 
+#include "core/size_class.hpp"
 #include "kernels/cuda/check.hpp"
 
 namespace sigstream::kernels::cuda {
 
 namespace {
-
-// Sizes are rounded up to a quarter of their power of two (at least 64 KiB),
-// so that blocks of nearly the same size (files of different lengths) share
-// a class; at most 25% is wasted.
-std::size_t size_class(std::size_t bytes) {
-  constexpr std::size_t kMin = 64 * 1024;
-  if (bytes <= kMin)
-    return kMin;
-  std::size_t p = kMin;
-  while (p < bytes)
-    p <<= 1; // p: the power of two >= bytes
-  const std::size_t step = p / 8;
-  return (bytes + step - 1) / step * step;
-}
 
 struct Cache {
   // Free blocks per (device, or kPinned for pinned host memory; size class).
@@ -45,7 +32,7 @@ Cache& cache() {
 constexpr int kPinned = -1;
 
 void* take(int key_device, std::size_t bytes) {
-  const std::size_t cls = size_class(bytes);
+  const std::size_t cls = block_size_class(bytes);
   Cache& c = cache();
   {
     std::lock_guard lock(c.mutex);
@@ -78,7 +65,7 @@ void give_back(int key_device, void* p, std::size_t bytes) noexcept {
   Cache& c = cache();
   try {
     std::lock_guard lock(c.mutex);
-    c.free[{key_device, size_class(bytes)}].push_back(p);
+    c.free[{key_device, block_size_class(bytes)}].push_back(p);
   } catch (...) {
     // Out of host memory for the free list: the block stays allocated.
   }

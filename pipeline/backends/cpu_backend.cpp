@@ -36,6 +36,11 @@ public:
   OutputBlocks(SampleType type, int channels, std::int64_t capacity)
       : type_(type), channels_(channels), capacity_(capacity) {}
 
+  // Whether its blocks suit outputs of this form.
+  [[nodiscard]] bool fits(SampleType type, int channels, std::int64_t capacity) const {
+    return type == type_ && channels == channels_ && capacity == capacity_;
+  }
+
   HostBlock take(Backend& backend) {
     HostBlock raw;
     {
@@ -81,12 +86,38 @@ public:
   [[nodiscard]] std::string device_name() const override { return cpu_model(); }
 
   void prepare(const Plan& plan, const BackendOptions& options) override {
-    plan_ = &plan;
     options_ = options;
     const int threads = options.threads > 0 ? options.threads : hardware_threads();
     pool_ = std::make_unique<ThreadPool>(threads);
+    take_plan(plan);
+  }
+
+  // The next file of a batch worker: the threads, the chunks' working memory
+  // and the output blocks stay (a thread and ~6 MB of fresh pages a file
+  // otherwise); what follows the plan (steps, spectra, meters, pieces) is
+  // made again from it, so any plan runs as on a new backend.
+  [[nodiscard]] bool adopt(const Plan& plan, const BackendOptions& options) override {
+    if (!pool_ || !in_flight_.empty() || options.threads != options_.threads ||
+        options.keep_float_output != options_.keep_float_output)
+      return false;
+    options_ = options;
+    take_plan(plan);
+    return true;
+  }
+
+private:
+  // Everything that follows the plan (a copy of it, which the chunks read).
+  void take_plan(const Plan& given) {
+    plan_ = given;
+    const Plan& plan = plan_;
     stage_ns_.assign(plan.stages.size(), 0);
     steps_ = make_cpu_steps(plan);
+    {
+      // Each step's scratch belongs to the step that made it.
+      std::lock_guard lock(scratch_mutex_);
+      for (const auto& s : scratch_)
+        s->work.step.clear();
+    }
     welch_.clear();
     welch_.resize(plan.metric_names.size());
     for (const PlannedStage& st : plan.stages)
@@ -141,15 +172,18 @@ public:
       turn_ = 0;
       turn_broken_ = false;
     }
-    outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
-                                              plan.max_chunk_frames());
+    if (!outputs_ ||
+        !outputs_->fits(plan.output_type, plan.output_channels, plan.max_chunk_frames()))
+      outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
+                                                plan.max_chunk_frames());
   }
 
+public:
   // Chunks in flight: enough to keep every thread busy, two chunks' worth of
   // work queued when chunks are split into pieces.
   [[nodiscard]] int depth() const override {
     return static_cast<int>(
-        std::max<std::int64_t>(3, 2 * pool_->size() / pieces(plan_->chunk_frames) + 1));
+        std::max<std::int64_t>(3, 2 * pool_->size() / pieces(plan_.chunk_frames) + 1));
   }
 
   void submit(ChunkJob job) override {
@@ -245,24 +279,24 @@ private:
   // A chunk's result before its frames are computed: the output block and,
   // for --verify, the float planes and the source block.
   ChunkResult start_result(const ChunkJob& job) {
-    const int ch = plan_->output_channels;
+    const int ch = plan_.output_channels;
     ChunkResult r;
     r.index = job.index;
     r.start = job.start;
     r.frames = job.frames;
     r.source_frames = job.source_frames;
-    r.metrics = empty_metrics(*plan_);
-    r.spectra.assign(plan_->metric_names.size(), SpectrumSums{});
-    r.observed.resize(plan_->metric_names.size());
-    r.measured.resize(plan_->metric_names.size());
-    for (std::size_t j = 0; j < plan_->stages.size(); ++j) {
-      const PlannedStage& st = plan_->stages[j];
+    r.metrics = empty_metrics(plan_);
+    r.spectra.assign(plan_.metric_names.size(), SpectrumSums{});
+    r.observed.resize(plan_.metric_names.size());
+    r.measured.resize(plan_.metric_names.size());
+    for (std::size_t j = 0; j < plan_.stages.size(); ++j) {
+      const PlannedStage& st = plan_.stages[j];
       if (st.metrics_slot < 0 || !st.as<MetricsPlan>().loudness ||
           measurers_[static_cast<std::size_t>(st.metrics_slot)])
         continue;
-      const FrameWindow own = plan_->owned(j, job.start, job.frames);
+      const FrameWindow own = plan_.owned(j, job.start, job.frames);
       const std::int64_t n =
-          frames_inside(own.lo, own.size(), plan_->defined_in(j, job.source_frames));
+          frames_inside(own.lo, own.size(), plan_.defined_in(j, job.source_frames));
       r.observed[static_cast<std::size_t>(st.metrics_slot)].assign(
           static_cast<std::size_t>(st.channels_in),
           std::vector<float>(static_cast<std::size_t>(n)));
@@ -300,7 +334,7 @@ private:
     // run stops within a piece's time instead of finishing every chunk in
     // flight (over a second at 4095 taps direct on 2 cores).
     throw_if_interrupted();
-    const Plan& plan = *plan_;
+    const Plan& plan = plan_;
     const int ch = plan.channels;
     const std::int64_t start = job.start + first;
     // This piece's source window, inside the chunk's input block.
@@ -418,9 +452,9 @@ private:
 
   // The first frame a metrics block owns in `job`'s chunk.
   [[nodiscard]] std::int64_t observed_lo(const PlannedStage& st, const ChunkJob& job) const {
-    for (std::size_t j = 0; j < plan_->stages.size(); ++j)
-      if (&plan_->stages[j] == &st)
-        return plan_->owned(j, job.start, job.frames).lo;
+    for (std::size_t j = 0; j < plan_.stages.size(); ++j)
+      if (&plan_.stages[j] == &st)
+        return plan_.owned(j, job.start, job.frames).lo;
     throw internal_error("cpu backend: a metrics block outside the plan");
   }
 
@@ -463,11 +497,11 @@ private:
       const std::int64_t first = p * piece_frames_;
       const std::int64_t frames = std::min(piece_frames_, st.job.frames - first);
       auto& m = st.metrics[static_cast<std::size_t>(p)];
-      m = empty_metrics(*plan_);
+      m = empty_metrics(plan_);
       auto& sp = st.spectra[static_cast<std::size_t>(p)];
-      sp.assign(plan_->metric_names.size(), SpectrumSums{});
+      sp.assign(plan_.metric_names.size(), SpectrumSums{});
       auto& l = st.measured[static_cast<std::size_t>(p)];
-      l.resize(plan_->metric_names.size());
+      l.resize(plan_.metric_names.size());
       st.clipped += compute(st.job, first, frames, st.result, m, sp, l);
     } catch (...) {
       std::lock_guard lock(st.error_mutex);
@@ -513,7 +547,7 @@ private:
     ChunkTurn(const ChunkTurn&) = delete;
     ChunkTurn& operator=(const ChunkTurn&) = delete;
     ~ChunkTurn() {
-      if (done_ || !b_.plan_->carries_state())
+      if (done_ || !b_.plan_.carries_state())
         return;
       {
         std::lock_guard lock(b_.turn_mutex_);
@@ -534,7 +568,7 @@ private:
     }
     // After the chunk's stages: hands the turn to the next chunk.
     void pass() {
-      if (b_.plan_->carries_state()) {
+      if (b_.plan_.carries_state()) {
         take(); // (every chunk visits every stage, so it holds the turn already)
         {
           std::lock_guard lock(b_.turn_mutex_);
@@ -557,7 +591,7 @@ private:
   // (K - 1 frames per fir stage) stays a small fraction.
   static constexpr std::int64_t kPieceFrames = 65536;
 
-  const Plan* plan_ = nullptr;
+  Plan plan_; // the plan being run (a copy: a kept backend outlives its file's)
   BackendOptions options_;
   std::int64_t piece_frames_ = 1; // kPieceFrames, or one group of FFT blocks if more
   std::unique_ptr<ThreadPool> pool_;

@@ -1,0 +1,28 @@
+#pragma once
+// A process-wide cache of pageable host memory for sample blocks
+// (make_host_block). A file's pipeline reads into, and writes from, blocks of
+// a chunk each (4 MiB at the default chunk): fresh ones cost a page fault and
+// the kernel's zeroing per 4 KiB page, and their frees give the pages back
+// (munmap or a trim, with a TLB shootdown on every core that runs one of the
+// process's threads). A batch of 64 files at once on 64 cores spent a third
+// of its CPU time so. Freed blocks are parked by size class
+// (core/size_class.hpp) and handed out again, up to kHostCacheBytes parked;
+// beyond that a freed block goes back to the C library.
+#include <cstddef>
+
+namespace sigstream {
+
+// The most bytes parked at once.
+inline constexpr std::size_t kHostCacheBytes = std::size_t{1} << 30;
+
+// At least `bytes` bytes, 64-byte aligned (contents unspecified). Throws
+// std::bad_alloc.
+[[nodiscard]] void* host_cache_alloc(std::size_t bytes);
+// Parks a block from host_cache_alloc; `bytes` as it was asked for.
+void host_cache_free(void* p, std::size_t bytes) noexcept;
+// Returns every parked block to the C library.
+void release_host_cache() noexcept;
+// Bytes parked now (for tests).
+[[nodiscard]] std::size_t host_cache_parked_bytes() noexcept;
+
+} // namespace sigstream
