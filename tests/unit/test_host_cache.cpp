@@ -33,7 +33,7 @@ TEST(HostCache, SizeClassesHoldTheRequestAndWasteUnderAQuarter) {
     if (b > 64u * 1024) {
       ASSERT_LT(static_cast<double>(c - b), 0.25 * static_cast<double>(b)) << b;
     }
-    ASSERT_EQ(block_size_class(c), c) << b; // a class is its own class
+    ASSERT_EQ(block_size_class(c), c) << b;     // a class is its own class
     ASSERT_LE(block_size_class(b - 1), c) << b; // monotone
   }
 }
@@ -59,6 +59,11 @@ TEST(HostCache, AFreedBlockComesBackForItsClassOnly) {
   EXPECT_EQ(host_cache_parked_bytes(), block_size_class(kOdd));
   host_cache_free(c, 3 * kOdd);
   EXPECT_EQ(host_cache_parked_bytes(), block_size_class(kOdd) + block_size_class(3 * kOdd));
+  // A block of 2 MiB or more sits on 2 MiB boundaries (for huge pages).
+  void* huge = host_cache_alloc(3 * 1024 * 1024 + 7);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(huge) % (2 * 1024 * 1024), 0u);
+  std::memset(huge, 0x33, 3 * 1024 * 1024 + 7);
+  host_cache_free(huge, 3 * 1024 * 1024 + 7);
   release_host_cache();
   EXPECT_EQ(host_cache_parked_bytes(), 0u);
   host_cache_free(nullptr, 12345); // nothing to park

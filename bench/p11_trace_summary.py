@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""One line from a batch's SIGSTREAM_TRACE=1 log (core/trace.hpp): when the
+batch's phases began (ms since the process started), when the files began
+("source opened") and were committed ("outputs committed") as quantiles, the
+median file's time from its start to its commit, and the mean number of
+files in flight while any was.
+
+Usage: bench/p11_trace_summary.py TRACE.txt
+"""
+from __future__ import annotations
+
+import re
+import statistics
+import sys
+
+LINE = re.compile(r"trace\s+([0-9.]+) ms t(\d+)\s+(.*)$")
+
+
+def summary(path: str) -> str:
+    events: list[tuple[float, int, str]] = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            m = LINE.search(line)
+            if m:
+                events.append((float(m.group(1)), int(m.group(2)), m.group(3).strip()))
+    if not events:
+        return "no trace lines"
+    first: dict[str, float] = {}
+    for t, _, what in events:
+        first.setdefault(what, t)
+    begun = sorted(t for t, _, w in events if w == "source opened")
+    done = sorted(t for t, _, w in events if w == "outputs committed")
+    # A file's span: its worker thread's "source opened" to that thread's next commit.
+    open_at: dict[int, float] = {}
+    spans: list[float] = []
+    for t, th, w in events:
+        if w == "source opened":
+            open_at[th] = t
+        elif w == "outputs committed" and th in open_at:
+            spans.append(t - open_at.pop(th))
+
+    def q(xs: list[float], p: float) -> str:
+        return f"{xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]:.0f}" if xs else "-"
+
+    phases = " ".join(f"{k.split(': ', 1)[-1].split()[0]}={first[k]:.0f}"
+                      for k in ("batch: inputs listed", "batch: resume checked", "batch: scheduled",
+                                "batch: workers joined", "batch: summary written", "exit") if k in first)
+    busy = ""
+    if begun and done:
+        wall = done[-1] - begun[0]
+        busy = f" in flight {sum(spans) / wall:.1f}" if wall > 0 else ""
+    return (f"{phases} | begun {q(begun, 0)}..{q(begun, 1)} committed 10/50/90/100% "
+            f"{q(done, 0.1)}/{q(done, 0.5)}/{q(done, 0.9)}/{q(done, 1)} | file median "
+            f"{statistics.median(spans) if spans else 0:.0f} ms{busy} ({len(done)} files)")
+
+
+if __name__ == "__main__":
+    print(summary(sys.argv[1]))
