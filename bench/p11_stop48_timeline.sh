@@ -20,6 +20,8 @@ for r in $(seq "${ROUNDS:-2}"); do
     set -- batch "$C" --backend cpu --force -q --no-progress --out-dir /tmp/po
     case $v in
       *threads32) set -- "$@" --set execution.threads=32 ;;
+      *threads96) set -- "$@" --set execution.threads=96 ;;
+      *threads128) set -- "$@" --set execution.threads=128 ;;
       *chunk256k) set -- "$@" --set execution.chunk_frames=262144 ;;
       *chunk128k) set -- "$@" --set execution.chunk_frames=131072 ;;
     esac
