@@ -1066,6 +1066,27 @@ std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>&
   return order;
 }
 
+FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
+                                  const BatchOptions& options) {
+  FileSeconds est;
+  if (item.bytes == 0)
+    return est;
+  try {
+    Config c = config;
+    c.source.file = item.input;
+    c.source.synth.reset();
+    const std::unique_ptr<Source> source = open_source(c.source);
+    Plan p = make_plan(c, source->info(), 0);
+    resolve_methods(p, "cpu");
+    est.cpu = options.cpu_file_estimate ? options.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
+    resolve_methods(p, "cuda"); // each method again from what the stage asked
+    est.cuda = options.gpu_file_estimate ? options.gpu_file_estimate(p) : cuda_seconds_estimate(p);
+  } catch (const std::exception&) {
+    return FileSeconds{};
+  }
+  return est;
+}
+
 std::string batch_config_fingerprint(const Config& c, const std::string& backend) {
   return fnv_hex(batch_config_facts(c, backend));
 }
@@ -1351,24 +1372,10 @@ private:
     for (const BatchItem* item : files_left)
       if (item->bytes > largest->bytes)
         largest = item;
-    // Opened only where it is a file with a size: a FIFO's header would be
-    // read before its worker reads it (and its writer may not be there yet).
-    if (largest->bytes > 0)
-      try {
-        Config c = config_;
-        c.source.file = largest->input;
-        c.source.synth.reset();
-        const std::unique_ptr<Source> source = open_source(c.source);
-        Plan p = make_plan(c, source->info(), 0);
-        resolve_methods(p, "cpu");
-        file_estimate_ =
-            options_.cpu_file_estimate ? options_.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
-        resolve_methods(p, "cuda"); // each method again from what the stage asked
-        gpu_file_estimate_ =
-            options_.gpu_file_estimate ? options_.gpu_file_estimate(p) : cuda_seconds_estimate(p);
-      } catch (const std::exception&) {
-        // A file that does not open fails in its worker; the GPUs run the batch.
-      }
+    // (A file that does not open fails in its worker; the GPUs run the batch.)
+    const FileSeconds est = estimate_file_seconds(config_, *largest, options_);
+    file_estimate_ = est.cpu;
+    gpu_file_estimate_ = est.cuda;
     // The whole list on every CPU thread, each file as long per byte as the
     // largest (as long as it where a size is unknown: a FIFO's).
     double files = 0.0;

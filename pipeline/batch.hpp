@@ -84,6 +84,7 @@
 // flight end with Error(interrupted), leaving nothing behind.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -246,6 +247,18 @@ std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int
 // The order files are handed out in: by bytes, largest first (ties: input order),
 // so that long files start early and short ones fill the gaps.
 std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>& bytes);
+
+// One file's estimated seconds on one CPU thread (cpu_seconds_estimate, or
+// the options' cpu_file_estimate) and on one GPU (cuda_seconds_estimate, or
+// gpu_file_estimate), from its header and the config's plan; infinity where
+// it does not open, or has no size (a FIFO is not opened: its header would be
+// read before its worker reads it, and its writer may not be there yet).
+struct FileSeconds {
+  double cpu = std::numeric_limits<double>::infinity();
+  double cuda = std::numeric_limits<double>::infinity();
+};
+[[nodiscard]] FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
+                                                const BatchOptions& options);
 
 enum class BatchStatus {
   ok,          // processed now

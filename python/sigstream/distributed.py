@@ -261,20 +261,41 @@ def auto_files_per_task(files: int, threads: int) -> int:
     return max(1, min(64, -(-int(files) // max(1, int(threads)))))
 
 
+# The driver's own time for a task (its submission, its result's gather and summary, one task
+# after another): 162 tasks of 200 light files on four GPU workers of 16 threads took 0.44-0.54 s,
+# 25-50 tasks of the same files 0.15-0.17 s (bench/RESULTS.md, stop 48; Dask 2026.8.0, 4 x H100).
+TASK_COST_S = 0.0025
+
+
+def least_files_per_task(threads: int, file_seconds: float) -> int:
+    """The fewest files a task takes by default, so that the driver keeps up with the workers: at
+    most half its time goes on tasks while every thread works, each on files of ``file_seconds``
+    (a file's estimated seconds on one CPU thread, sigstream's estimate); 1 to 64, 1 where the
+    estimate is unknown (0 or less)."""
+    if not file_seconds > 0.0:
+        return 1
+    need = 2.0 * max(1, int(threads)) * TASK_COST_S / file_seconds
+    return max(1, min(64, int(-(-need // 1))))
+
+
 class _TaskQueue:
     """The files not yet sent, largest first, cut into tasks as they are sent.
 
     With files_per_task N, N files a task. By default each task takes at most a worker thread's
     share of what is left, in files (:func:`auto_files_per_task`) and in bytes:
     tasks shrink towards the end of the batch and a long file goes alone, so the threads end
-    together whatever the files' sizes, and threads that join later still find work. The files
+    together whatever the files' sizes, and threads that join later still find work; but no
+    task takes fewer files than the driver needs to keep up (:func:`least_files_per_task`, from
+    ``seconds_per_byte``, the largest file's estimated seconds on one CPU thread over its bytes;
+    0: unknown), nor more than a thread's share of the whole batch for that. The files
     of a task that failed come back one a task (:meth:`again`), before the rest: only a file that
     kills its worker on every try becomes a failed entry, not the files beside it in its task.
     """
 
-    def __init__(self, sizes: Sequence[int], files_per_task: Optional[int]) -> None:
+    def __init__(self, sizes: Sequence[int], files_per_task: Optional[int], seconds_per_byte: float = 0.0) -> None:
         self._sizes = list(sizes)
         self._per = files_per_task
+        self._seconds_per_byte = seconds_per_byte
         self._order = collections.deque(sorted(range(len(self._sizes)), key=lambda i: -self._sizes[i]))
         self._bytes = sum(self._sizes)
         self._singles: collections.deque[int] = collections.deque()
@@ -288,6 +309,13 @@ class _TaskQueue:
             return [self._singles.popleft()]
         most = self._per if self._per is not None else auto_files_per_task(len(self._order), threads)
         cap = None if self._per is not None else self._bytes / max(1, threads)
+        if self._per is None and self._order:
+            # (No more than a thread's share of the whole batch, so that every thread gets a task.)
+            mean = self._bytes / len(self._order)
+            least = min(least_files_per_task(threads, self._seconds_per_byte * mean),
+                        auto_files_per_task(len(self._sizes), threads))
+            most = max(most, least)
+            cap = max(cap or 0.0, least * self._sizes[self._order[0]])
         task: list[int] = []
         got = 0
         while self._order and len(task) < most:
@@ -712,7 +740,10 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
                verify=bool(verify), threads=int(plan.get("threads", 0)), keep_going=bool(keep), batch_id=batch_id)
 
     # Files largest first (as the CLI hands them out), cut into tasks as they are sent (_TaskQueue.take).
-    queue = _TaskQueue([int(it["bytes"]) for it in items], files_per_task)
+    largest = plan.get("largest_file") or {}
+    largest_s, largest_bytes = largest.get("cpu_seconds"), int(largest.get("bytes") or 0)
+    seconds_per_byte = float(largest_s) / largest_bytes if largest_s is not None and largest_bytes > 0 else 0.0
+    queue = _TaskQueue([int(it["bytes"]) for it in items], files_per_task, seconds_per_byte)
     tasks: list[list[int]] = []  # every task sent, by number
     absolute = [_absolute(it) for it in items]
     noted = [_identity(a["stats_json"]) for a in absolute] if force else None

@@ -50,7 +50,7 @@ def test_outputs_and_summary_equal_the_cli_batch(tmp_path: Path, job: Path, clie
     assert written == summary
     assert len((tmp_path / "dask" / "batch_summary.csv").read_text().splitlines()) == FILES + 2
     assert summary["config_fingerprint"] == ref["config_fingerprint"]
-    # Tasks of several files by default, shrinking to one.
+    # Tasks of several files by default (a thread's share at most: every thread gets one).
     assert 1 < summary["tasks"] < FILES + 1
     assert {w["address"] for w in summary["workers"]} <= set(client.nthreads())
     assert summary["wall_s"] > 0 and summary["files_per_s"] == pytest.approx(FILES / summary["wall_s"])
@@ -347,6 +347,22 @@ def test_tasks_are_cut_by_files_and_bytes_left_and_a_failed_tasks_files_come_bac
     assert first == [0]
     second = q.take(4)
     assert len(second) == 25
+    # Light files (an estimate of 39 ms on one CPU thread): no task under the least the driver
+    # keeps up with (9 files on 64 threads, 3 on 16), but for the last, and none over a thread's
+    # share of the batch for that (4 on 64 threads); without the estimate they shrink to one
+    # file, and heavy files (2 s each) still do.
+    for threads, least, most_tasks in ((64, 4, 50), (16, 3, 45)):
+        light = _TaskQueue([1000 + k % 7 for k in range(200)], None, 0.039 / 1006)
+        sizes = []
+        while light:
+            sizes.append(len(light.take(threads)))
+        assert sum(sizes) == 200 and min(sizes[:-1]) >= least and len(sizes) <= most_tasks, (threads, sizes)
+    for spb in (0.0, 2.0 / 1006):
+        q = _TaskQueue([1000 + k % 7 for k in range(200)], None, spb)
+        sizes = []
+        while q:
+            sizes.append(len(q.take(64)))
+        assert sum(sizes) == 200 and sizes[-1] == 1 and len(sizes) > 100, (spb, sizes)
     # A fixed count; a failed task's files come back one a task, first; left() is what was never sent.
     q = _TaskQueue([5, 4, 3, 2, 1], 2)
     assert q.take(8) == [0, 1]
@@ -363,7 +379,8 @@ def test_a_failed_tasks_pending_commit_is_kept_for_the_next_run(tmp_path: Path, 
     it: each output is committed once over both runs."""
     out = tmp_path / "dask"
     log, mark = tmp_path / "commits.log", tmp_path / "stall.pid"
-    summary, killed = batch_killed_once(monkeypatch, shim, job, out, log, mark, "f03.csv", "commit")
+    summary, killed = batch_killed_once(monkeypatch, shim, job, out, log, mark, "f03.csv", "commit",
+                                        files_per_task=1)  # (a task of several would run it again alone)
     assert len(killed) == 1 and committed_by(log, "f03.wav") == {killed[0]}
     got = {Path(f["file"]).name: f["status"] for f in summary["files"]}
     assert got["f03.wav"] == "failed" and summary["exit_code"] == 1, got
@@ -423,6 +440,18 @@ def test_driver_killed_then_rerun_skips_finished_files(tmp_path: Path, job: Path
     assert {k: v for k, v in counted.items() if k in every} == {name: 1 for name in every}
     assert outputs(out) == outputs(tmp_path / "ref")
     assert temporaries(out) == []
+
+
+def test_the_least_files_a_task_keeps_the_driver_up_with_the_threads() -> None:
+    from sigstream.distributed import TASK_COST_S, least_files_per_task
+
+    assert least_files_per_task(64, 0.039) == 9  # ceil(2 * 64 * 2.5 ms / 39 ms)
+    assert least_files_per_task(16, 0.039) == 3
+    assert least_files_per_task(64, 2.0) == 1  # heavy files: one a task may be
+    assert least_files_per_task(64, 0.0) == 1  # unknown
+    assert least_files_per_task(64, float("nan")) == 1
+    assert least_files_per_task(64, 1e-9) == 64  # at most 64
+    assert least_files_per_task(0, TASK_COST_S) == 2  # no thread known yet: as one
 
 
 def test_auto_files_per_task_is_a_threads_share_from_1_to_64() -> None:
