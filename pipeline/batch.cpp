@@ -1071,18 +1071,30 @@ FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
   FileSeconds est;
   if (item.bytes == 0)
     return est;
+  std::optional<Plan> p;
   try {
     Config c = config;
     c.source.file = item.input;
     c.source.synth.reset();
     const std::unique_ptr<Source> source = open_source(c.source);
-    Plan p = make_plan(c, source->info(), 0);
-    resolve_methods(p, "cpu");
-    est.cpu = options.cpu_file_estimate ? options.cpu_file_estimate(p) : cpu_seconds_estimate(p, 1);
-    resolve_methods(p, "cuda"); // each method again from what the stage asked
-    est.cuda = options.gpu_file_estimate ? options.gpu_file_estimate(p) : cuda_seconds_estimate(p);
+    p = make_plan(c, source->info(), 0);
   } catch (const std::exception&) {
-    return FileSeconds{};
+    return est;
+  }
+  try {
+    Plan cpu = *p;
+    resolve_methods(cpu, "cpu");
+    est.cpu =
+        options.cpu_file_estimate ? options.cpu_file_estimate(cpu) : cpu_seconds_estimate(cpu, 1);
+  } catch (const std::exception&) {
+    est.cpu = std::numeric_limits<double>::infinity();
+  }
+  try {
+    resolve_methods(*p, "cuda"); // each method from what the stage asked
+    est.cuda =
+        options.gpu_file_estimate ? options.gpu_file_estimate(*p) : cuda_seconds_estimate(*p);
+  } catch (const std::exception&) {
+    est.cuda = std::numeric_limits<double>::infinity();
   }
   return est;
 }

@@ -368,6 +368,9 @@ RunReport run_pipeline(const Config& config, const RunOptions& options) {
   }
   if (backend) {
     trace("backend kept");
+    // (Its methods may differ from the last file's: a batch's log says each line once.)
+    if (const std::string d = backend->describe(); !d.empty())
+      log(d);
   } else {
     backend = choose_backend(config, device, plan, log);
     trace("backend chosen");

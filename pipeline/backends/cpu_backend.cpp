@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <type_traits>
 
 #include "core/cleanup.hpp"
 #include "core/error.hpp"
@@ -93,53 +94,54 @@ public:
   }
 
   // The next file of a batch worker: the threads, the chunks' working memory
-  // and the output blocks stay (a thread and ~6 MB of fresh pages a file
-  // otherwise); what follows the plan (steps, spectra, meters, pieces) is
-  // made again from it, so any plan runs as on a new backend.
+  // (its planes; each step's scratch is made again with its step) and the
+  // output blocks stay (a thread and ~6 MB of fresh pages a file otherwise),
+  // as long as the plan has the shape of the one prepared (same_shape) and
+  // no longer windows, so that they never hold more than that plan's (which
+  // passed the pipeline's memory check). What follows the plan (steps,
+  // spectra, meters, pieces) is made again from it.
   [[nodiscard]] bool adopt(const Plan& plan, const BackendOptions& options) override {
-    if (!pool_ || !in_flight_.empty() || options.threads != options_.threads ||
-        options.keep_float_output != options_.keep_float_output)
+    if (pool_ == nullptr || !in_flight_.empty() || options.threads != options_.threads ||
+        options.keep_float_output != options_.keep_float_output || !same_shape(plan, plan_) ||
+        plan.max_chunk_frames() > prepared_chunk_)
       return false;
+    for (std::size_t j = 0; j < plan.max_window.size(); ++j)
+      if (plan.max_window[j] > prepared_window_[j])
+        return false;
     options_ = options;
     take_plan(plan);
     return true;
   }
 
 private:
-  // Everything that follows the plan (a copy of it, which the chunks read).
+  // Everything that follows the plan: made first, then taken all at once, so
+  // that a throw leaves the backend as it was.
   void take_plan(const Plan& given) {
-    plan_ = given;
-    const Plan& plan = plan_;
-    stage_ns_.assign(plan.stages.size(), 0);
-    steps_ = make_cpu_steps(plan);
-    {
-      // Each step's scratch belongs to the step that made it.
-      std::lock_guard lock(scratch_mutex_);
-      for (const auto& s : scratch_)
-        s->work.step.clear();
-    }
-    welch_.clear();
-    welch_.resize(plan.metric_names.size());
+    // The steps read the copy's stages, which stay where they are when the
+    // copy moves into plan_ (a vector's move keeps its elements).
+    static_assert(std::is_nothrow_move_assignable_v<Plan>);
+    Plan plan = given;
+    CpuSteps steps = make_cpu_steps(plan);
+    std::vector<std::unique_ptr<const kernels::cpu::Welch>> welch(plan.metric_names.size());
     for (const PlannedStage& st : plan.stages)
       if (const MetricsPlan* mp = st.params.find<MetricsPlan>(); mp && !mp->spectrum_window.empty())
-        welch_[static_cast<std::size_t>(st.metrics_slot)] =
+        welch[static_cast<std::size_t>(st.metrics_slot)] =
             std::make_unique<const kernels::cpu::Welch>(mp->spectrum_window, mp->spectrum_hop);
     // A loudness block's frames are measured by the workers, each piece on
     // its own (its K-weighting settled in the block's look-back, as on the
     // GPU), and the writer's meter only gates and sums the steps: no copy of
     // the frames, no filter on the writer's thread. Where chunks are short
     // beside the settling, the frames go to the writer's meter instead.
-    measurers_.clear();
-    measurers_.resize(plan.metric_names.size());
-    peak_seen_.clear();
-    peak_seen_.resize(plan.metric_names.size());
+    std::vector<std::unique_ptr<const kernels::cpu::Bs1770Meter>> measurers(
+        plan.metric_names.size());
+    std::vector<std::unique_ptr<std::atomic<float>>> peak_seen(plan.metric_names.size());
     for (const PlannedStage& st : plan.stages)
       if (const MetricsPlan* mp = st.params.find<MetricsPlan>(); mp && mp->loudness) {
         auto m = std::make_unique<const kernels::cpu::Bs1770Meter>(st.channels_in,
                                                                    std::lround(mp->loudness_rate));
         if (plan.chunk_frames >= kSettlingsAChunk * m->settle_frames()) {
-          measurers_[static_cast<std::size_t>(st.metrics_slot)] = std::move(m);
-          peak_seen_[static_cast<std::size_t>(st.metrics_slot)] =
+          measurers[static_cast<std::size_t>(st.metrics_slot)] = std::move(m);
+          peak_seen[static_cast<std::size_t>(st.metrics_slot)] =
               std::make_unique<std::atomic<float>>(0.0f);
         }
       }
@@ -151,31 +153,53 @@ private:
     // with another chunk size), so its pieces hold at least one full group of
     // the engine's blocks.
     // In output frames: behind a down-sampler, fewer (windows stay near kPieceFrames).
-    piece_frames_ = std::max<std::int64_t>(
+    std::int64_t piece_frames = std::max<std::int64_t>(
         1, static_cast<std::int64_t>(static_cast<double>(kPieceFrames) / plan.in_per_out));
-    for (const auto& step : steps_)
+    for (const auto& step : steps)
       if (step)
-        piece_frames_ = std::max(piece_frames_, step->min_frames_per_call());
+        piece_frames = std::max(piece_frames, step->min_frames_per_call());
     // A stage that carries state (iir) takes its frames in order: a chunk runs
     // whole, and takes its turn (chunk index order) at its first such stage;
     // the stages before it run on every thread.
     if (plan.carries_state())
-      piece_frames_ = std::max<std::int64_t>(piece_frames_, plan.max_chunk_frames());
+      piece_frames = std::max<std::int64_t>(piece_frames, plan.max_chunk_frames());
     // A piece measured for loudness settles its K-weighting first, and the
     // stages before compute that look-back again for each piece: pieces of
     // at least 16 settlings keep both near 6%.
-    for (const auto& m : measurers_)
+    for (const auto& m : measurers)
       if (m)
-        piece_frames_ = std::max(piece_frames_, kSettlingsAPiece * m->settle_frames());
+        piece_frames = std::max(piece_frames, kSettlingsAPiece * m->settle_frames());
+    std::vector<std::int64_t> stage_ns(plan.stages.size(), 0);
+    std::shared_ptr<OutputBlocks> outputs = outputs_;
+    if (!outputs || !outputs->fits(plan.output_type, plan.output_channels, plan.max_chunk_frames()))
+      outputs = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
+                                               plan.max_chunk_frames());
+    std::vector<std::int64_t> prepared_window = prepared_ ? prepared_window_ : plan.max_window;
+    const std::int64_t prepared_chunk = prepared_ ? prepared_chunk_ : plan.max_chunk_frames();
+
+    // Taken (nothing below throws). Each step's scratch belongs to the step
+    // that made it.
+    {
+      std::lock_guard lock(scratch_mutex_);
+      for (const auto& sc : scratch_)
+        sc->work.step.clear();
+    }
+    steps_ = std::move(steps);
+    plan_ = std::move(plan);
+    welch_ = std::move(welch);
+    measurers_ = std::move(measurers);
+    peak_seen_ = std::move(peak_seen);
+    piece_frames_ = piece_frames;
+    stage_ns_ = std::move(stage_ns);
+    outputs_ = std::move(outputs);
+    prepared_window_ = std::move(prepared_window);
+    prepared_chunk_ = prepared_chunk;
+    prepared_ = true;
     {
       std::lock_guard lock(turn_mutex_);
       turn_ = 0;
       turn_broken_ = false;
     }
-    if (!outputs_ ||
-        !outputs_->fits(plan.output_type, plan.output_channels, plan.max_chunk_frames()))
-      outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
-                                                plan.max_chunk_frames());
   }
 
 public:
@@ -254,13 +278,18 @@ public:
   }
 
 private:
-  static std::string cpu_model() {
-    std::ifstream in("/proc/cpuinfo");
-    std::string line;
-    while (std::getline(in, line))
-      if (line.rfind("model name", 0) == 0)
-        return line.substr(line.find(':') + 2);
-    return "cpu";
+  // Read once (/proc/cpuinfo is long on a big host, and a kept backend
+  // describes itself for every file).
+  static const std::string& cpu_model() {
+    static const std::string model = [] {
+      std::ifstream in("/proc/cpuinfo");
+      std::string line;
+      while (std::getline(in, line))
+        if (line.rfind("model name", 0) == 0)
+          return line.substr(line.find(':') + 2);
+      return std::string("cpu");
+    }();
+    return model;
   }
 
   std::unique_ptr<Scratch> take_scratch() {
@@ -592,6 +621,10 @@ private:
   static constexpr std::int64_t kPieceFrames = 65536;
 
   Plan plan_; // the plan being run (a copy: a kept backend outlives its file's)
+  // The windows and the longest chunk of the plan prepared (adopt takes no longer ones).
+  bool prepared_ = false;
+  std::vector<std::int64_t> prepared_window_;
+  std::int64_t prepared_chunk_ = 0;
   BackendOptions options_;
   std::int64_t piece_frames_ = 1; // kPieceFrames, or one group of FFT blocks if more
   std::unique_ptr<ThreadPool> pool_;

@@ -61,6 +61,7 @@ from __future__ import annotations
 import collections
 import json
 import logging
+import math
 import os
 import signal
 import threading
@@ -275,7 +276,7 @@ def least_files_per_task(threads: int, file_seconds: float) -> int:
     if not file_seconds > 0.0:
         return 1
     need = 2.0 * max(1, int(threads)) * TASK_COST_S / file_seconds
-    return max(1, min(64, int(-(-need // 1))))
+    return 64 if not need < 64.0 else max(1, math.ceil(need))
 
 
 class _TaskQueue:
@@ -310,12 +311,13 @@ class _TaskQueue:
         most = self._per if self._per is not None else auto_files_per_task(len(self._order), threads)
         cap = None if self._per is not None else self._bytes / max(1, threads)
         if self._per is None and self._order:
-            # (No more than a thread's share of the whole batch, so that every thread gets a task.)
-            mean = self._bytes / len(self._order)
-            least = min(least_files_per_task(threads, self._seconds_per_byte * mean),
+            # Sized on the file at the head (the largest left: a long one still goes alone), and
+            # no more than a thread's share of the whole batch, so that every thread gets a task.
+            head = self._sizes[self._order[0]]
+            least = min(least_files_per_task(threads, self._seconds_per_byte * head),
                         auto_files_per_task(len(self._sizes), threads))
             most = max(most, least)
-            cap = max(cap or 0.0, least * self._sizes[self._order[0]])
+            cap = max(cap or 0.0, least * head)
         task: list[int] = []
         got = 0
         while self._order and len(task) < most:

@@ -363,6 +363,15 @@ def test_tasks_are_cut_by_files_and_bytes_left_and_a_failed_tasks_files_come_bac
         while q:
             sizes.append(len(q.take(64)))
         assert sum(sizes) == 200 and sizes[-1] == 1 and len(sizes) > 100, (spb, sizes)
+    # Heavy files at the head of light ones (10 of 30 s on a thread, 2,000 of 30 ms): each heavy
+    # file alone, the light ones still in tasks of the least.
+    mixed = _TaskQueue([1000] * 10 + [1] * 2000, None, 30.0 / 1000)
+    firsts = [mixed.take(64) for _ in range(10)]
+    assert all(len(t) == 1 for t in firsts), firsts
+    rest = []
+    while mixed:
+        rest.append(len(mixed.take(64)))
+    assert sum(rest) == 2000 and min(rest[:-1]) >= 9, rest
     # A fixed count; a failed task's files come back one a task, first; left() is what was never sent.
     q = _TaskQueue([5, 4, 3, 2, 1], 2)
     assert q.take(8) == [0, 1]
@@ -451,6 +460,7 @@ def test_the_least_files_a_task_keeps_the_driver_up_with_the_threads() -> None:
     assert least_files_per_task(64, 0.0) == 1  # unknown
     assert least_files_per_task(64, float("nan")) == 1
     assert least_files_per_task(64, 1e-9) == 64  # at most 64
+    assert least_files_per_task(64, 5e-324) == 64  # (no overflow)
     assert least_files_per_task(0, TASK_COST_S) == 2  # no thread known yet: as one
 
 

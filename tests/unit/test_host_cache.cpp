@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <new>
 #include <random>
 #include <set>
 #include <vector>
@@ -45,9 +46,9 @@ TEST(HostCache, AFreedBlockComesBackForItsClassOnly) {
   void* a = host_cache_alloc(kOdd);
   ASSERT_NE(a, nullptr);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(a) % 64, 0u);
-  std::memset(a, 0x5a, block_size_class(kOdd)); // the whole class is usable
+  std::memset(a, 0x5a, kOdd); // every byte asked for is usable
   host_cache_free(a, kOdd);
-  EXPECT_EQ(host_cache_parked_bytes(), block_size_class(kOdd));
+  EXPECT_EQ(host_cache_parked_bytes(), host_cache_block_bytes(kOdd));
   // Another size of the same class: the same block, and nothing parked after.
   void* b = host_cache_alloc(kOdd + 40000);
   EXPECT_EQ(b, a);
@@ -56,9 +57,10 @@ TEST(HostCache, AFreedBlockComesBackForItsClassOnly) {
   host_cache_free(b, kOdd + 40000);
   void* c = host_cache_alloc(3 * kOdd);
   EXPECT_NE(c, a);
-  EXPECT_EQ(host_cache_parked_bytes(), block_size_class(kOdd));
+  EXPECT_EQ(host_cache_parked_bytes(), host_cache_block_bytes(kOdd));
   host_cache_free(c, 3 * kOdd);
-  EXPECT_EQ(host_cache_parked_bytes(), block_size_class(kOdd) + block_size_class(3 * kOdd));
+  EXPECT_EQ(host_cache_parked_bytes(),
+            host_cache_block_bytes(kOdd) + host_cache_block_bytes(3 * kOdd));
   // A block of 2 MiB or more sits on 2 MiB boundaries (for huge pages).
   void* huge = host_cache_alloc(3 * 1024 * 1024 + 7);
   EXPECT_EQ(reinterpret_cast<std::uintptr_t>(huge) % (2 * 1024 * 1024), 0u);
@@ -72,16 +74,21 @@ TEST(HostCache, AFreedBlockComesBackForItsClassOnly) {
 
 TEST(HostCache, NoMoreThanTheCapIsParked) {
   release_host_cache();
-  // Two blocks of 0.6 GiB (never touched: only their addresses are used).
-  const std::size_t big = kHostCacheBytes / 10 * 6;
-  void* a = host_cache_alloc(big);
-  void* b = host_cache_alloc(big);
+  EXPECT_EQ(host_cache_block_bytes(std::size_t{1} << 62), 0u); // too large: no class
+  EXPECT_THROW(static_cast<void>(host_cache_alloc(std::size_t{1} << 62)), std::bad_alloc);
+  const std::size_t was = set_host_cache_limit(3 * 1024 * 1024 / 2); // 1.5 MiB
+  EXPECT_EQ(was, kHostCacheBytes);
+  constexpr std::size_t kOdd = 1000003; // a class of 1 MiB
+  void* a = host_cache_alloc(kOdd);
+  void* b = host_cache_alloc(kOdd);
   ASSERT_NE(a, b);
-  host_cache_free(a, big);
-  EXPECT_EQ(host_cache_parked_bytes(), block_size_class(big));
-  host_cache_free(b, big); // over the cap: back to the C library
-  EXPECT_EQ(host_cache_parked_bytes(), block_size_class(big));
-  EXPECT_LE(host_cache_parked_bytes(), kHostCacheBytes);
+  host_cache_free(a, kOdd);
+  EXPECT_EQ(host_cache_parked_bytes(), host_cache_block_bytes(kOdd));
+  host_cache_free(b, kOdd); // over the cap: given back
+  EXPECT_EQ(host_cache_parked_bytes(), host_cache_block_bytes(kOdd));
+  EXPECT_EQ(host_cache_alloc(kOdd), a); // the parked one
+  host_cache_free(a, kOdd);
+  set_host_cache_limit(was);
   release_host_cache();
 }
 
@@ -97,11 +104,15 @@ TEST(HostCache, HostBlocksGoBackToItAndComeOutOfItAgain) {
     first = blk.data.get();
     EXPECT_EQ(host_cache_parked_bytes(), 0u);
   }
-  EXPECT_EQ(host_cache_parked_bytes(), block_size_class(777777u * 4 + 64));
+  EXPECT_EQ(host_cache_parked_bytes(), host_cache_block_bytes(777777u * 4 + 64));
+  EXPECT_EQ(host_cache_block_bytes(777777u * 4 + 64), 4u * 1024 * 1024); // whole 2 MiB pages
   // The next file's block of another length in the same class: the same memory.
   HostBlock again = make_host_block(SampleType::i16, 2, 760001);
   EXPECT_EQ(again.data.get(), first);
   EXPECT_EQ(host_cache_parked_bytes(), 0u);
+  EXPECT_THROW(static_cast<void>(make_host_block(SampleType::i16, 2, -1)), std::bad_alloc);
+  EXPECT_THROW(static_cast<void>(make_host_block(SampleType::f32, 1 << 20, std::int64_t{1} << 40)),
+               std::bad_alloc);
   // Blocks in use at once are distinct.
   std::set<const std::byte*> seen{again.data.get()};
   std::vector<HostBlock> held;
