@@ -24,7 +24,7 @@ inline constexpr std::size_t kHostCacheBytes = std::size_t{1} << 30;
 [[nodiscard]] void* host_cache_alloc(std::size_t bytes);
 // Parks a block from host_cache_alloc; `bytes` as it was asked for.
 void host_cache_free(void* p, std::size_t bytes) noexcept;
-// Returns every parked block to the C library.
+// Returns every parked block (to the C library, or unmapped).
 void release_host_cache() noexcept;
 // Bytes parked now (for tests).
 [[nodiscard]] std::size_t host_cache_parked_bytes() noexcept;

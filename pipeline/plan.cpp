@@ -148,4 +148,15 @@ bool same_shape(const Plan& a, const Plan& b) {
   return true;
 }
 
+bool fits_prepared(const Plan& plan, const Plan& prepared, std::int64_t max_chunk,
+                   const std::vector<std::int64_t>& windows) {
+  if (!same_shape(plan, prepared) || plan.max_chunk_frames() > max_chunk ||
+      plan.max_window.size() > windows.size())
+    return false;
+  for (std::size_t j = 0; j < plan.max_window.size(); ++j)
+    if (plan.max_window[j] > windows[j])
+      return false;
+  return true;
+}
+
 } // namespace sigstream

@@ -16,6 +16,13 @@ namespace sigstream {
 // other's windows (max_window) are no longer.
 [[nodiscard]] bool same_shape(const Plan& a, const Plan& b);
 
+// Whether a backend prepared for `prepared`, with room for chunks of up to
+// `max_chunk` frames and stage windows of up to `windows` (max_window's
+// entries), runs `plan` on what it allocated (Backend::adopt): the same
+// shape, no longer chunk, no longer window.
+[[nodiscard]] bool fits_prepared(const Plan& plan, const Plan& prepared, std::int64_t max_chunk,
+                                 const std::vector<std::int64_t>& windows);
+
 // Resolves stages (designs taps, reads taps files), halos, lengths and chunks.
 // `output_bits` is 0 for a float sink. Throws Error(config) for bad stages
 // (e.g. a cutoff at or above this source's Nyquist) naming the stage.

@@ -102,14 +102,11 @@ public:
   // spectra, meters, pieces) is made again from it.
   [[nodiscard]] bool adopt(const Plan& plan, const BackendOptions& options) override {
     if (pool_ == nullptr || !in_flight_.empty() || options.threads != options_.threads ||
-        options.keep_float_output != options_.keep_float_output || !same_shape(plan, plan_) ||
-        plan.max_chunk_frames() > prepared_chunk_)
+        options.keep_float_output != options_.keep_float_output ||
+        !fits_prepared(plan, plan_, prepared_chunk_, prepared_window_))
       return false;
-    for (std::size_t j = 0; j < plan.max_window.size(); ++j)
-      if (plan.max_window[j] > prepared_window_[j])
-        return false;
-    options_ = options;
     take_plan(plan);
+    options_ = options;
     return true;
   }
 

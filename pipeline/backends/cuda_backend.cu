@@ -278,12 +278,9 @@ public:
   [[nodiscard]] bool adopt(const Plan& plan, const BackendOptions& options) override {
     if (!prepared_ || !in_flight_.empty() || options.device != options_.device ||
         lanes_for(plan, options) != options_.streams ||
-        options.keep_float_output != options_.keep_float_output || !same_shape(plan, plan_) ||
-        plan.max_chunk_frames() > max_chunk_)
+        options.keep_float_output != options_.keep_float_output ||
+        !fits_prepared(plan, plan_, max_chunk_, capacity_))
       return false;
-    for (std::size_t j = 0; j < plan.max_window.size(); ++j)
-      if (plan.max_window[j] > capacity_[j])
-        return false;
     for (const Lane& lane : lanes_)
       for (std::size_t j = 0; j < lane.steps.size(); ++j)
         if (lane.steps[j] &&

@@ -745,7 +745,8 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
     largest = plan.get("largest_file") or {}
     largest_s, largest_bytes = largest.get("cpu_seconds"), int(largest.get("bytes") or 0)
     seconds_per_byte = float(largest_s) / largest_bytes if largest_s is not None and largest_bytes > 0 else 0.0
-    queue = _TaskQueue([int(it["bytes"]) for it in items], files_per_task, seconds_per_byte)
+    queue = _TaskQueue([int(it["bytes"]) for it in items], None if files_per_task is None else int(files_per_task),
+                       seconds_per_byte)
     tasks: list[list[int]] = []  # every task sent, by number
     absolute = [_absolute(it) for it in items]
     noted = [_identity(a["stats_json"]) for a in absolute] if force else None

@@ -30,10 +30,10 @@ constexpr const char* kStages =
     "hann}}\n";
 
 Plan plan_of(int channels, std::int64_t frames, std::int64_t chunk) {
-  const Config config =
-      parse_config(std::string("version: 1\nsource: {file: p.wav}\nsink: {file: q.wav}\nstages:\n") +
-                       kStages + "execution: {chunk_frames: " + std::to_string(chunk) + "}\n",
-                   "adopt.yaml");
+  const Config config = parse_config(
+      std::string("version: 1\nsource: {file: p.wav}\nsink: {file: q.wav}\nstages:\n") + kStages +
+          "execution: {chunk_frames: " + std::to_string(chunk) + "}\n",
+      "adopt.yaml");
   SourceInfo si;
   si.sample_rate = 48000.0;
   si.channels = channels;

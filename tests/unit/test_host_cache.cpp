@@ -78,6 +78,10 @@ TEST(HostCache, NoMoreThanTheCapIsParked) {
   EXPECT_THROW(static_cast<void>(host_cache_alloc(std::size_t{1} << 62)), std::bad_alloc);
   const std::size_t was = set_host_cache_limit(3 * 1024 * 1024 / 2); // 1.5 MiB
   EXPECT_EQ(was, kHostCacheBytes);
+  struct Restore {
+    std::size_t limit;
+    ~Restore() { set_host_cache_limit(limit); }
+  } restore{was};
   constexpr std::size_t kOdd = 1000003; // a class of 1 MiB
   void* a = host_cache_alloc(kOdd);
   void* b = host_cache_alloc(kOdd);
@@ -88,7 +92,6 @@ TEST(HostCache, NoMoreThanTheCapIsParked) {
   EXPECT_EQ(host_cache_parked_bytes(), host_cache_block_bytes(kOdd));
   EXPECT_EQ(host_cache_alloc(kOdd), a); // the parked one
   host_cache_free(a, kOdd);
-  set_host_cache_limit(was);
   release_host_cache();
 }
 
