@@ -55,21 +55,17 @@ std::size_t class_of(std::size_t bytes) noexcept {
   return cls < kHuge ? cls : (cls + kHuge - 1) / kHuge * kHuge;
 }
 
-void poison(void* p, std::size_t bytes) noexcept {
+// Marks `bytes` from `p` unusable (poisoned) or usable again; nothing without ASan.
+void mark(void* p, std::size_t bytes, bool poisoned) noexcept {
 #ifdef SIGSTREAM_HOST_CACHE_ASAN
-  ASAN_POISON_MEMORY_REGION(p, bytes);
+  if (poisoned)
+    ASAN_POISON_MEMORY_REGION(p, bytes);
+  else
+    ASAN_UNPOISON_MEMORY_REGION(p, bytes);
 #else
   static_cast<void>(p);
   static_cast<void>(bytes);
-#endif
-}
-
-void unpoison(void* p, std::size_t bytes) noexcept {
-#ifdef SIGSTREAM_HOST_CACHE_ASAN
-  ASAN_UNPOISON_MEMORY_REGION(p, bytes);
-#else
-  static_cast<void>(p);
-  static_cast<void>(bytes);
+  static_cast<void>(poisoned);
 #endif
 }
 
@@ -101,7 +97,7 @@ void* fresh(std::size_t cls) noexcept {
 }
 
 void give_back(void* p, std::size_t cls) noexcept {
-  unpoison(p, cls);
+  mark(p, cls, false);
   if (cls < kHuge)
     std::free(p);
   else
@@ -133,9 +129,9 @@ void* host_cache_alloc(std::size_t bytes) {
     }
     if (p == nullptr)
       throw std::bad_alloc();
-    poison(p, cls);
+    mark(p, cls, true);
   }
-  unpoison(p, bytes);
+  mark(p, bytes, false);
   return p;
 }
 
@@ -149,7 +145,7 @@ void host_cache_free(void* p, std::size_t bytes) noexcept {
     if (c.parked + cls <= c.limit) {
       c.free[cls].push_back(p);
       c.parked += cls;
-      poison(p, cls);
+      mark(p, cls, true);
       return;
     }
   } catch (...) {

@@ -1081,16 +1081,17 @@ FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
   } catch (const std::exception&) {
     return est;
   }
+  // (resolve_methods resolves each method from what the stage asked: one
+  // plan serves both.)
   try {
-    Plan cpu = *p;
-    resolve_methods(cpu, "cpu");
+    resolve_methods(*p, "cpu");
     est.cpu =
-        options.cpu_file_estimate ? options.cpu_file_estimate(cpu) : cpu_seconds_estimate(cpu, 1);
+        options.cpu_file_estimate ? options.cpu_file_estimate(*p) : cpu_seconds_estimate(*p, 1);
   } catch (const std::exception&) {
     est.cpu = std::numeric_limits<double>::infinity();
   }
   try {
-    resolve_methods(*p, "cuda"); // each method from what the stage asked
+    resolve_methods(*p, "cuda");
     est.cuda =
         options.gpu_file_estimate ? options.gpu_file_estimate(*p) : cuda_seconds_estimate(*p);
   } catch (const std::exception&) {

@@ -251,8 +251,9 @@ std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>&
 // One file's estimated seconds on one CPU thread (cpu_seconds_estimate, or
 // the options' cpu_file_estimate) and on one GPU (cuda_seconds_estimate, or
 // gpu_file_estimate), from its header and the config's plan; infinity where
-// it does not open, or has no size, and for a backend whose estimate failed (a FIFO is not opened:
-// its header would be read before its worker reads it, and its writer may not be there yet).
+// it does not open or has no size (a FIFO is not opened: its header would be
+// read before its worker reads it, and its writer may not be there yet), and
+// for a backend whose estimate failed.
 struct FileSeconds {
   double cpu = std::numeric_limits<double>::infinity();
   double cuda = std::numeric_limits<double>::infinity();

@@ -1,4 +1,8 @@
 // The CPU backend: the reference semantics of a chunk, run on a thread pool.
+// Over 600 lines (~650) and one file on purpose: one class whose prepare,
+// adopt, submit, pieces, turns and compute share the plan, the steps and the
+// chunks' working memory; split, each part would reach into the others'
+// members (the helpers it alone uses, OutputBlocks and Scratch, sit above it).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -36,11 +40,6 @@ class OutputBlocks : public std::enable_shared_from_this<OutputBlocks> {
 public:
   OutputBlocks(SampleType type, int channels, std::int64_t capacity)
       : type_(type), channels_(channels), capacity_(capacity) {}
-
-  // Whether its blocks suit outputs of this form.
-  [[nodiscard]] bool fits(SampleType type, int channels, std::int64_t capacity) const {
-    return type == type_ && channels == channels_ && capacity == capacity_;
-  }
 
   HostBlock take(Backend& backend) {
     HostBlock raw;
@@ -90,6 +89,12 @@ public:
     options_ = options;
     const int threads = options.threads > 0 ? options.threads : hardware_threads();
     pool_ = std::make_unique<ThreadPool>(threads);
+    // What adopt() may take: plans no longer than this one, whose outputs
+    // these blocks hold.
+    prepared_window_ = plan.max_window;
+    prepared_chunk_ = plan.max_chunk_frames();
+    outputs_ = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
+                                              plan.max_chunk_frames());
     take_plan(plan);
   }
 
@@ -167,12 +172,6 @@ private:
       if (m)
         piece_frames = std::max(piece_frames, kSettlingsAPiece * m->settle_frames());
     std::vector<std::int64_t> stage_ns(plan.stages.size(), 0);
-    std::shared_ptr<OutputBlocks> outputs = outputs_;
-    if (!outputs || !outputs->fits(plan.output_type, plan.output_channels, plan.max_chunk_frames()))
-      outputs = std::make_shared<OutputBlocks>(plan.output_type, plan.output_channels,
-                                               plan.max_chunk_frames());
-    std::vector<std::int64_t> prepared_window = prepared_ ? prepared_window_ : plan.max_window;
-    const std::int64_t prepared_chunk = prepared_ ? prepared_chunk_ : plan.max_chunk_frames();
 
     // Taken (nothing below throws). Each step's scratch belongs to the step
     // that made it.
@@ -188,10 +187,6 @@ private:
     peak_seen_ = std::move(peak_seen);
     piece_frames_ = piece_frames;
     stage_ns_ = std::move(stage_ns);
-    outputs_ = std::move(outputs);
-    prepared_window_ = std::move(prepared_window);
-    prepared_chunk_ = prepared_chunk;
-    prepared_ = true;
     {
       std::lock_guard lock(turn_mutex_);
       turn_ = 0;
@@ -619,7 +614,6 @@ private:
 
   Plan plan_; // the plan being run (a copy: a kept backend outlives its file's)
   // The windows and the longest chunk of the plan prepared (adopt takes no longer ones).
-  bool prepared_ = false;
   std::vector<std::int64_t> prepared_window_;
   std::int64_t prepared_chunk_ = 0;
   BackendOptions options_;

@@ -308,16 +308,18 @@ class _TaskQueue:
         """The next task's files (non-empty; call only while the queue is not empty)."""
         if self._singles:
             return [self._singles.popleft()]
-        most = self._per if self._per is not None else auto_files_per_task(len(self._order), threads)
-        cap = None if self._per is not None else self._bytes / max(1, threads)
-        if self._per is None and self._order:
-            # Sized on the file at the head (the largest left: a long one still goes alone), and
-            # no more than a thread's share of the whole batch, so that every thread gets a task.
+        cap: Optional[float] = None
+        if self._per is not None:
+            most = self._per
+        else:
+            # A thread's share of what is left, but at least the least the driver keeps up with,
+            # sized on the file at the head (the largest left: a long one still goes alone) and no
+            # more than a thread's share of the whole batch, so that every thread gets a task.
             head = self._sizes[self._order[0]]
             least = min(least_files_per_task(threads, self._seconds_per_byte * head),
                         auto_files_per_task(len(self._sizes), threads))
-            most = max(most, least)
-            cap = max(cap or 0.0, least * head)
+            most = max(auto_files_per_task(len(self._order), threads), least)
+            cap = max(self._bytes / max(1, threads), least * head)
         task: list[int] = []
         got = 0
         while self._order and len(task) < most:
