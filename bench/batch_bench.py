@@ -23,7 +23,11 @@ cache by reading them, then times (best of --runs):
   io floor xP      the same, --jobs processes at a time
   cuda start       (--backend cuda, where bench_gpu_start sits beside the floor tool) a CUDA
                    process with no work: driver, a context per GPU of each set, exit
-and prints files/s, MB/s of input, each ratio to the batch and to the xP floor's rate. Every contender writes new files
+and prints files/s, MB/s of input, each ratio to the batch and to the xP floor's rate.
+With --steady, each batch row and the xP floor run once more for their rate once started
+(bench/rates.py: the files done between the 10th and the 90th percentile of their completion
+times, the batch's from its SIGSTREAM_TRACE=1 commits, the floor's from its processes' ends):
+the rate that more files approach, without the fixed start and exit. Every contender writes new files
 (its output folder is emptied, untimed, before each run). The batch's
 outputs are checked byte for byte against the filter loop's for a few files.
 """
@@ -36,6 +40,9 @@ import subprocess
 import sys
 import time
 import wave
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rates import commit_times, steady_rate  # noqa: E402
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 ap.add_argument("--bin", default="build/sigstream", help="the sigstream binary")
@@ -55,6 +62,9 @@ ap.add_argument("--config", default="io", choices=("io", "gpu"),
 ap.add_argument("--devices", default="",
                 help="semicolon list of GPU sets for extra batch rows, e.g. '0;0,1;0,1,2,3' (execution.device)")
 ap.add_argument("--floor", default="", help="the bench_cpu_io_floor binary (default: found beside --bin)")
+ap.add_argument("--steady", action="store_true",
+                help="one more run of each batch row and of the xP floor for its rate once started "
+                     "(files/s between the 10th and 90th percentile of completions)")
 ap.add_argument("--skip-loop", action="store_true", help="leave out the per-file `sigstream filter` rows (loop and xP) and the one-process "
                      "floor loop (slow)")
 args = ap.parse_args()
@@ -161,22 +171,49 @@ def timed(fn, out_dir=None):
     return best
 
 
-def check(cmd):
+def check(cmd, env=None):
+    """Runs `cmd`; exits on failure; returns its stderr."""
     p = subprocess.run(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                       text=True)
+                       text=True, env=env)
     if p.returncode != 0:
         sys.exit(f"batch_bench: {' '.join(cmd)} failed (rc {p.returncode}): {p.stderr[-800:]}")
+    return p.stderr
 
 
-def per_file(make_cmd, out_dir, jobs):
+def per_file(make_cmd, out_dir, jobs, done=None):
+    """One process per input, `jobs` at a time; each one's end (seconds from the start) into `done`."""
     os.makedirs(out_dir, exist_ok=True)
     cmds = [make_cmd(p, os.path.join(out_dir, os.path.basename(p))) for p in inputs]
+    t0 = time.monotonic()
+
+    def one(c):
+        check(c)
+        if done is not None:
+            done.append(time.monotonic() - t0)  # list.append is atomic under the GIL
+
     if jobs <= 1:
         for c in cmds:
-            check(c)
+            one(c)
     else:
         with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as ex:
-            list(ex.map(check, cmds))
+            list(ex.map(one, cmds))
+
+
+steady = {}  # contender -> files/s once started (--steady)
+
+
+def fresh(out_dir):
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+
+
+def batch_row(name, cmd):
+    """A batch contender: best of --runs; with --steady, one traced run more for its rate once started."""
+    rows.append((name, timed(lambda: check(cmd), batch_out)))
+    if args.steady:
+        fresh(batch_out)
+        err = check(cmd, env=dict(os.environ, SIGSTREAM_TRACE="1"))
+        steady[name] = steady_rate(commit_times(err.splitlines()))
 
 
 def filter_cmd(i, o):
@@ -190,16 +227,12 @@ def floor_cmd(i, o):
 
 rows = []
 batch_out = os.path.join(work, "out_batch")
+batch_cmd = [sig, "batch", cfg, "--force", "--quiet", "--no-progress", "--backend", args.backend]
 for per in args.per_device.split(","):
-    flag = [] if per == "auto" else ["--files-per-device", per]
-    rows.append(("batch" if per == "auto" else f"batch {per}/gpu",
-                 timed(lambda flag=flag: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
-                                                "--backend", args.backend] + flag), batch_out)))
+    batch_row("batch" if per == "auto" else f"batch {per}/gpu",
+              batch_cmd + ([] if per == "auto" else ["--files-per-device", per]))
 for devs in [d for d in args.devices.split(";") if d]:
-    rows.append((f"batch gpus {devs}",
-                 timed(lambda devs=devs: check([sig, "batch", cfg, "--force", "--quiet", "--no-progress",
-                                                "--backend", args.backend, "--set",
-                                                f"execution.device=[{devs}]"]), batch_out)))
+    batch_row(f"batch gpus {devs}", batch_cmd + ["--set", f"execution.device=[{devs}]"])
 if not args.skip_loop and args.config == "io":
     rows.append(("filter loop", timed(lambda: per_file(filter_cmd, os.path.join(work, "out_loop"), 1),
                                       os.path.join(work, "out_loop"))))
@@ -211,8 +244,13 @@ if have_floor:
         rows.append(("io floor loop", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"), 1),
                                             os.path.join(work, "out_floor"))))
     if args.jobs > 1:
-        rows.append((f"io floor x{args.jobs}", timed(lambda: per_file(floor_cmd, os.path.join(work, "out_floor"),
-                                                                       args.jobs), os.path.join(work, "out_floor"))))
+        floor_out = os.path.join(work, "out_floor")
+        rows.append((f"io floor x{args.jobs}", timed(lambda: per_file(floor_cmd, floor_out, args.jobs), floor_out)))
+        if args.steady:
+            fresh(floor_out)
+            ends = []
+            per_file(floor_cmd, floor_out, args.jobs, ends)
+            steady[f"io floor x{args.jobs}"] = steady_rate(ends)
 else:
     print(f"(no {floor_tool}: build the bench target for the I/O floor rows)")
 # What a CUDA process pays with no work (driver, contexts, exit): the part of a
@@ -240,6 +278,13 @@ print(f"\n{'contender':<20} {'seconds':>9} {'files/s':>9} {'MB/s':>9} {'x real t
 for name, s in rows:
     print(f"{name:<20} {s:9.2f} {args.files / s:9.1f} {in_bytes / s / 1e6:9.1f} {audio_s / s:12.0f} "
           f"{s / batch_s:8.2f}x {(floor_s / s if floor_s else float('nan')):12.2f}x")
+if steady:
+    floor_rate = next((r for n, r in steady.items() if n.startswith("io floor x")), None)
+    print(f"\nonce started (files/s between the 10th and 90th percentile of completions)")
+    print(f"{'contender':<20} {'files/s':>9} {'x floor':>9}")
+    for name, r in steady.items():
+        ratio = r / floor_rate if r and floor_rate else float("nan")
+        print(f"{name:<20} {(r or float('nan')):9.1f} {ratio:8.2f}x")
 what = (f"{args.taps}-tap low-pass" if args.config == "io"
         else "65,536-tap direct low-pass + 44.1 kHz resample + spectrum")
 print(f"\nbackend {args.backend}, {what}, best of {args.runs}; 'vs batch' > 1 means slower than the batch")

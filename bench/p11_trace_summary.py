@@ -9,20 +9,17 @@ Usage: bench/p11_trace_summary.py TRACE.txt
 """
 from __future__ import annotations
 
-import re
+import os
 import statistics
 import sys
 
-LINE = re.compile(r"trace\s+([0-9.]+) ms t(\d+)\s+(.*)$")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rates import steady_rate, trace_events  # noqa: E402
 
 
 def summary(path: str) -> str:
-    events: list[tuple[float, int, str]] = []
     with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            m = LINE.search(line)
-            if m:
-                events.append((float(m.group(1)), int(m.group(2)), m.group(3).strip()))
+        events = trace_events(f)
     if not events:
         return "no trace lines"
     first: dict[str, float] = {}
@@ -49,8 +46,10 @@ def summary(path: str) -> str:
     if begun and done:
         wall = done[-1] - begun[0]
         busy = f" in flight {sum(spans) / wall:.1f}" if wall > 0 else ""
+    rate = steady_rate([t / 1000.0 for t in done])
     return (f"{phases} | begun {q(begun, 0)}..{q(begun, 1)} committed 10/50/90/100% "
-            f"{q(done, 0.1)}/{q(done, 0.5)}/{q(done, 0.9)}/{q(done, 1)} | file median "
+            f"{q(done, 0.1)}/{q(done, 0.5)}/{q(done, 0.9)}/{q(done, 1)}"
+            f"{f' ({rate:.0f} files/s once started)' if rate else ''} | file median "
             f"{statistics.median(spans) if spans else 0:.0f} ms{busy} ({len(done)} files)")
 
 

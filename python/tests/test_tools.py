@@ -1,12 +1,16 @@
 """The project's own tools (issue P10): bench/soak.py's sampler and summary,
-and fuzz/make_seeds.py's corpora, run for real on a short job."""
+fuzz/make_seeds.py's corpora, run for real on a short job, and bench/rates.py's
+rate once started (P11), on a real batch's trace."""
 from __future__ import annotations
 
 import importlib.util
 import json
 import os
+import random
 import subprocess
 import sys
+import time
+import wave
 from pathlib import Path
 from types import ModuleType
 
@@ -26,6 +30,7 @@ def load(path: Path) -> ModuleType:
 
 
 soak = load(ROOT / "bench" / "soak.py")
+rates = load(ROOT / "bench" / "rates.py")
 
 
 def test_read_sample_of_this_process() -> None:
@@ -71,3 +76,57 @@ def test_make_seeds_writes_every_corpus(tmp_path: Path) -> None:
     assert seed.read_bytes()[:3] in (b"\x00\x00\x00", b"\x01\x00\x00")
     words = (tmp_path / "config.dict").read_text().splitlines()
     assert '"chunk_frames:"' in words and '"kaiser"' in words
+
+
+def test_the_rate_once_started_leaves_out_the_start_and_the_tail() -> None:
+    rng = random.Random(7)
+    # 997 files: a start of 0.8 s before the first, then one every 3 ms (333.3/s) with jitter
+    # below the spacing, the slowest 3% strung out over a tail of 0.5 s more.
+    ends = [0.8 + 0.003 * i + rng.uniform(-0.001, 0.001) for i in range(967)]
+    ends += [ends[-1] + rng.uniform(0.01, 0.5) for _ in range(30)]
+    rng.shuffle(ends)
+    rate = rates.steady_rate(ends)
+    assert rate is not None and abs(rate - 1 / 0.003) < 0.01 * (1 / 0.003), rate
+    # The whole-wall rate is far below: the start and the tail weigh on it.
+    assert len(ends) / max(ends) < 0.8 * rate
+    assert rates.steady_rate(ends[:9]) is None  # too few to tell
+    assert rates.steady_rate([1.0] * 50) is None  # no time between them
+    with pytest.raises(ValueError):
+        rates.steady_rate(ends, 0.9, 0.1)
+
+
+def test_commit_times_read_a_trace() -> None:
+    lines = ["sigstream: trace     0.007 ms t0   main",
+             "sigstream: trace    14.500 ms t3   outputs committed",
+             "sigstream: warning: something else entirely",
+             "sigstream: trace     9.250 ms t12  outputs committed",
+             "sigstream: trace    20.000 ms t3   source opened"]
+    assert rates.commit_times(lines) == [0.00925, 0.0145]
+    assert rates.trace_events(lines)[1] == (14.5, 3, "outputs committed")
+
+
+@pytest.mark.skipif(not CLI, reason="needs the CLI (SIGSTREAM_CLI)")
+def test_commit_times_of_a_real_batch(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.mkdir()
+    rng = random.Random(11)
+    for i in range(13):
+        with wave.open(str(src / f"f{i:02d}.wav"), "wb") as w:
+            w.setnchannels(2)
+            w.setsampwidth(2)
+            w.setframerate(48000)
+            w.writeframes(rng.randbytes(2 * 2 * (4000 + 37 * i)))
+    cfg = tmp_path / "b.yaml"
+    cfg.write_text("version: 1\nsource: {file: x.wav}\nstages:\n"
+                   "  - {type: fir, name: lp, design: {kind: lowpass, cutoff_hz: 3000, taps: 63}}\n"
+                   "sink: {file: x.wav}\nexecution: {backend: cpu}\n"
+                   f"batch:\n  inputs: [\"{src}/*.wav\"]\n  out_dir: {tmp_path / 'out'}\n")
+    t0 = time.monotonic()
+    got = subprocess.run([CLI, "batch", str(cfg), "--quiet", "--no-progress"], capture_output=True, text=True,
+                         env=dict(os.environ, SIGSTREAM_TRACE="1"), check=True)
+    wall = time.monotonic() - t0
+    ends = rates.commit_times(got.stderr.splitlines())
+    assert len(ends) == 13 and len(list((tmp_path / "out").glob("*.wav"))) == 13
+    assert ends == sorted(ends) and 0 < ends[0] and ends[-1] < wall
+    rate = rates.steady_rate(ends)
+    assert rate is None or rate > 0
