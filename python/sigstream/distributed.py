@@ -271,25 +271,12 @@ TASK_COST_S = 0.0025
 def least_files_per_task(threads: int, file_seconds: float) -> int:
     """The fewest files a task takes by default, so that the driver keeps up with the workers: at
     most half its time goes on tasks while every thread works, each on files of ``file_seconds``
-    (a file's estimated seconds on a worker thread, :func:`file_seconds_on_a_thread`); 1 to 64, 1
-    where the estimate is unknown (0 or less)."""
+    (a file's estimated seconds on one CPU thread, sigstream's estimate); 1 to 64, 1 where the
+    estimate is unknown (0 or less)."""
     if not file_seconds > 0.0:
         return 1
     need = 2.0 * max(1, int(threads)) * TASK_COST_S / file_seconds
     return 64 if not need < 64.0 else max(1, math.ceil(need))
-
-
-def file_seconds_on_a_thread(largest: dict[str, Any], backend: str, threads_per_worker: float) -> float:
-    """How long the plan's largest file (``largest_file``: its estimated ``cpu_seconds`` on one CPU
-    thread and ``cuda_seconds`` on one GPU) holds a worker thread: on the CPU backend its CPU
-    seconds; on CUDA its GPU seconds times the worker's threads, which share the worker's one GPU
-    (a GPU-bound file of ~7.5 ms of an H100 holds a thread of a 16-thread worker ~0.12 s, not
-    the ~19 s it would take a CPU thread). 0 where the estimate is unknown."""
-    key = "cuda_seconds" if backend == "cuda" else "cpu_seconds"
-    s = largest.get(key)
-    if s is None or not float(s) > 0.0 or not math.isfinite(float(s)):
-        return 0.0
-    return float(s) * (max(1.0, float(threads_per_worker)) if backend == "cuda" else 1.0)
 
 
 class _TaskQueue:
@@ -300,9 +287,8 @@ class _TaskQueue:
     tasks shrink towards the end of the batch and a long file goes alone, so the threads end
     together whatever the files' sizes, and threads that join later still find work; but no
     task takes fewer files than the driver needs to keep up (:func:`least_files_per_task`, from
-    ``seconds_per_byte``, the largest file's estimated seconds on a worker thread over its bytes,
-    :func:`file_seconds_on_a_thread`; 0: unknown), nor more than a thread's share of the whole
-    batch for that. The files
+    ``seconds_per_byte``, the largest file's estimated seconds on one CPU thread over its bytes;
+    0: unknown), nor more than a thread's share of the whole batch for that. The files
     of a task that failed come back one a task (:meth:`again`), before the rest: only a file that
     kills its worker on every try becomes a failed entry, not the files beside it in its task.
     """
@@ -759,10 +745,8 @@ def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, q
 
     # Files largest first (as the CLI hands them out), cut into tasks as they are sent (_TaskQueue.take).
     largest = plan.get("largest_file") or {}
-    largest_bytes = int(largest.get("bytes") or 0)
-    per_worker = _threads_of(client) / max(1, len(client.nthreads()))
-    largest_s = file_seconds_on_a_thread(largest, resolved, per_worker)
-    seconds_per_byte = largest_s / largest_bytes if largest_bytes > 0 else 0.0
+    largest_s, largest_bytes = largest.get("cpu_seconds"), int(largest.get("bytes") or 0)
+    seconds_per_byte = float(largest_s) / largest_bytes if largest_s is not None and largest_bytes > 0 else 0.0
     queue = _TaskQueue([int(it["bytes"]) for it in items], None if files_per_task is None else int(files_per_task),
                        seconds_per_byte)
     tasks: list[list[int]] = []  # every task sent, by number

@@ -140,9 +140,8 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
   // What each resolved backend records in the files' statistics (the resume check's key).
   j["config_fingerprint"] = {{"cpu", batch_config_fingerprint(config, "cpu")},
                              {"cuda", batch_config_fingerprint(config, "cuda")}};
-  // The largest file's estimated seconds on one CPU thread and on one GPU
-  // (null where unknown): the driver sizes its tasks from the one its
-  // workers' backend runs.
+  // The largest file's estimated seconds on one CPU thread (null where
+  // unknown): the driver sizes its tasks from it.
   const BatchItem* largest = nullptr;
   for (const BatchItem& it : items)
     if (largest == nullptr || it.bytes > largest->bytes)
@@ -154,8 +153,7 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
   }
   auto seconds = [](double s) { return std::isfinite(s) ? json(s) : json(nullptr); };
   j["largest_file"] = {{"bytes", largest != nullptr ? largest->bytes : 0},
-                       {"cpu_seconds", seconds(est.cpu)},
-                       {"cuda_seconds", seconds(est.cuda)}};
+                       {"cpu_seconds", seconds(est.cpu)}};
   j["items"] = json::array();
   for (const BatchItem& it : items)
     j["items"].push_back({{"input", it.input},

@@ -19,7 +19,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 import sigstream
@@ -463,47 +462,6 @@ def test_the_least_files_a_task_keeps_the_driver_up_with_the_threads() -> None:
     assert least_files_per_task(64, 1e-9) == 64  # at most 64
     assert least_files_per_task(64, 5e-324) == 64  # (no overflow)
     assert least_files_per_task(0, TASK_COST_S) == 2  # no thread known yet: as one
-
-
-def test_a_file_holds_a_gpu_workers_thread_for_its_gpu_seconds_times_the_threads() -> None:
-    from sigstream.distributed import file_seconds_on_a_thread, least_files_per_task
-
-    heavy = {"bytes": 5_760_044, "cpu_seconds": 19.0, "cuda_seconds": 0.0075}
-    assert file_seconds_on_a_thread(heavy, "cpu", 16) == 19.0
-    assert file_seconds_on_a_thread(heavy, "cuda", 16) == pytest.approx(0.12)  # 16 threads share the GPU
-    assert file_seconds_on_a_thread(heavy, "cuda", 0.5) == 0.0075  # at least one thread
-    for unknown in (None, float("inf"), float("nan"), 0.0, -1.0):
-        assert file_seconds_on_a_thread({"cpu_seconds": unknown, "cuda_seconds": unknown}, "cuda", 16) == 0.0
-        assert file_seconds_on_a_thread({"cpu_seconds": unknown}, "cpu", 16) == 0.0
-    assert file_seconds_on_a_thread({}, "cuda", 16) == 0.0
-    # GPU-bound files on four GPU workers of 16 threads: tasks of at least ceil(2 * 64 * 2.5 ms /
-    # 0.12 s) = 3 files, where the CPU's estimate would have made them one file each (the driver
-    # then fell behind at the batch's end: 800 files in 258 tasks).
-    assert least_files_per_task(64, file_seconds_on_a_thread(heavy, "cuda", 16)) == 3
-    assert least_files_per_task(64, file_seconds_on_a_thread(heavy, "cpu", 16)) == 1
-
-
-def test_the_plan_carries_both_estimates_of_its_largest_file(tmp_path: Path) -> None:
-    import wave
-
-    rng = np.random.default_rng(5)
-    for i, frames in enumerate((48_000, 96_001, 7_777)):
-        with wave.open(str(tmp_path / f"f{i}.wav"), "wb") as w:
-            w.setnchannels(2)
-            w.setsampwidth(2)
-            w.setframerate(48000)
-            w.writeframes(rng.integers(-2000, 2000, 2 * frames, dtype="<i2").tobytes())
-    cfg = ("version: 1\nsource: {file: x.wav}\nstages:\n"
-           "  - {type: fir, name: lp, design: {kind: lowpass, cutoff_hz: 3000, taps: 4095}, method: direct}\n"
-           f"sink: {{file: x.wav}}\nbatch:\n  inputs: [\"{tmp_path}/*.wav\"]\n  out_dir: {tmp_path / 'out'}\n")
-    plan = json.loads(sigstream._core.batch_plan(cfg, str(tmp_path / "b.yaml"), [], [], None, "", None, True))
-    largest = plan["largest_file"]
-    assert largest["bytes"] == (tmp_path / "f1.wav").stat().st_size
-    assert largest["cpu_seconds"] > 0
-    # Direct 4095 taps over 96,001 stereo frames: a GPU's estimate far below one CPU thread's
-    # (null only where this module has no CUDA step for the stage).
-    if largest["cuda_seconds"] is not None:
-        assert 0 < largest["cuda_seconds"] < largest["cpu_seconds"] / 10
 
 
 def test_auto_files_per_task_is_a_threads_share_from_1_to_64() -> None:
