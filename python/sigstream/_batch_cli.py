@@ -12,8 +12,9 @@ import signal
 import sys
 from typing import Any, Optional, Sequence, Union
 
-from .distributed import (_Interrupted, _on_sigterm, _plan, _require_distributed, _run_planned, _cores,
-                          _visible_gpus, auto_files_per_gpu, local_cluster)
+from ._dask_driver import _Interrupted, _on_sigterm, _plan, _run_planned
+from ._dask_tasks import _cores, _require_distributed
+from .distributed import _visible_gpus, auto_files_per_gpu, local_cluster
 from .errors import ConfigError, Error
 
 
