@@ -280,7 +280,8 @@ for name, s in rows:
           f"{s / batch_s:8.2f}x {(floor_s / s if floor_s else float('nan')):12.2f}x")
 if steady:
     floor_rate = next((r for n, r in steady.items() if n.startswith("io floor x")), None)
-    print(f"\nonce started (files/s between the 10th and 90th percentile of completions)")
+    print("\nonce started (files/s between the 10th and 90th percentile of completions; the batch's from a\n"
+          "traced run, ~10 lines of stderr a file, the floor's untraced)")
     print(f"{'contender':<20} {'files/s':>9} {'x floor':>9}")
     for name, r in steady.items():
         ratio = r / floor_rate if r and floor_rate else float("nan")

@@ -12,7 +12,7 @@ FL=.gpu/bin/bench_cpu_io_floor
 NG=$(nvidia-smi -L | wc -l)
 ALL=$(seq -s, 0 $((NG - 1)))
 echo "host: $(nproc) CPUs, $NG GPUs"
-bb() { python3 bench/batch_bench.py --bin "$B" --floor "$FL" --skip-loop --steady "$@" 2>&1 | grep -vE "^$|^backend |^outputs"; }
+bb() { python3 bench/batch_bench.py --bin "$B" --floor "$FL" --skip-loop --steady "$@" 2>&1 | grep -vE "^$|^backend "; }
 for n in ${IO_SIZES:-200 3000}; do
   echo "== io, $n files, CUDA"
   IODEVS="0;$ALL"; [ "$NG" -eq 1 ] && IODEVS=""

@@ -14,7 +14,7 @@ import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from rates import steady_rate, trace_events  # noqa: E402
+from rates import quantile_index, steady_rate, trace_events  # noqa: E402
 
 
 def summary(path: str) -> str:
@@ -37,7 +37,7 @@ def summary(path: str) -> str:
             spans.append(t - open_at.pop(th))
 
     def q(xs: list[float], p: float) -> str:
-        return f"{xs[min(len(xs) - 1, int(p * (len(xs) - 1) + 0.5))]:.0f}" if xs else "-"
+        return f"{xs[quantile_index(len(xs), p)]:.0f}" if xs else "-"
 
     phases = " ".join(f"{k.split(': ', 1)[-1].split()[0]}={first[k]:.0f}"
                       for k in ("batch: inputs listed", "batch: resume checked", "batch: scheduled",

@@ -34,6 +34,11 @@ def commit_times(lines: Iterable[str]) -> list[float]:
     return sorted(t / 1000.0 for t, _, what in trace_events(lines) if what == "outputs committed")
 
 
+def quantile_index(n: int, p: float) -> int:
+    """The index of the `p` quantile in `n` sorted values (0 <= p <= 1): the nearest, halves up."""
+    return min(n - 1, max(0, int(p * (n - 1) + 0.5)))
+
+
 def steady_rate(done_s: Sequence[float], lo: float = 0.1, hi: float = 0.9) -> float | None:
     """Files per second between the `lo` and `hi` quantiles of the completion
     times `done_s` (any order): None for fewer than 10 files or a span of no
@@ -43,7 +48,6 @@ def steady_rate(done_s: Sequence[float], lo: float = 0.1, hi: float = 0.9) -> fl
     times = sorted(done_s)
     if len(times) < 10:
         return None
-    last = len(times) - 1
-    i, j = round(lo * last), round(hi * last)
+    i, j = quantile_index(len(times), lo), quantile_index(len(times), hi)
     span = times[j] - times[i]
     return (j - i) / span if span > 0 else None

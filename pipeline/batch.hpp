@@ -166,7 +166,7 @@ struct BatchOptions {
   // of execution.device, up to its highest, as before stop 47.
   bool choose_gpus = true;
   // The driver of a distributed batch asked this task's batch to stop (a
-  // Ctrl-C there; python/sigstream/distributed.py): polled before each file
+  // Ctrl-C there; python/sigstream/_dask_driver.py): polled before each file
   // is handed out, as a signal is. The files in flight finish, the others
   // are not_run entries and the summary says interrupted. Default: never.
   // Called from the batch's worker threads with its scheduling lock held

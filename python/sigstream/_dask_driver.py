@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Any, Optional, TextIO
 
 from . import _core
 from ._dask_queue import _TaskQueue
-from ._dask_tasks import (INSTALL_HINT, _entries_summary, _identity, _Job, _sweep_on_worker, _task,
-                          _worker_check)
+from ._dask_tasks import INSTALL_HINT, _entries_summary, _identity
 from .errors import Error, InputError
 
 if TYPE_CHECKING:  # distributed is the optional `dask` extra: imported where used
@@ -115,6 +114,8 @@ def _sweep_workers(client: Client, finished: list[dict[str, Any]]) -> int:
     completed a dead writer's pending commit first (check_resume); a file whose task failed or
     never ran keeps such a record for the next run to complete. How many temporaries the workers
     that answered removed."""
+    from .distributed import _sweep_on_worker
+
     targets = [str(p) for a in finished for p in (a.get("output"), a.get("stats_json"), a.get("stats_csv")) if p]
     if not targets:
         return 0
@@ -203,14 +204,30 @@ def _absolute(item: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _import_failure(e: BaseException) -> Optional[BaseException]:
+    """The ImportError or AttributeError behind what ``client.run`` raised where a worker could not
+    load the function it was sent (no sigstream there, or another version: Dask wraps the worker's
+    error in a plain Exception), else None."""
+    for x in (e, *(a for a in e.args if isinstance(a, BaseException)), e.__cause__):
+        if isinstance(x, (ImportError, AttributeError)):
+            return x
+    return None
+
+
 def _resolve_backend(client: Client, wanted: str, display: _Display) -> str:
     """'cpu' or 'cuda' for every task: one backend, so one config fingerprint and one resume record."""
+    import sigstream
+    from .distributed import _worker_check
+
     try:
         facts: dict[str, dict[str, Any]] = client.run(_worker_check)
-    except ImportError as e:
-        raise InputError(f"batch: the Dask workers cannot import sigstream ({e}); install it where the workers "
+    except Exception as e:
+        why = _import_failure(e)
+        if why is None:
+            raise
+        raise InputError(f"batch: the Dask workers cannot run sigstream {sigstream.__version__}'s worker check "
+                         f"({type(why).__name__}: {why}): they need this driver's sigstream, installed where they "
                          f"run: {INSTALL_HINT}") from None
-    import sigstream
 
     versions = sorted({str(f.get("version")) for f in facts.values()})
     if versions != [sigstream.__version__]:
@@ -276,6 +293,8 @@ def _plan(config_text: str, origin: str, config_path: str, overrides: Sequence[s
 def _run_planned(client: Client, planned: _Planned, force: bool, verify: bool, quiet: bool, progress: bool,
                  summary_path: Optional[str], files_per_task: Optional[int],
                  stream: Optional[TextIO]) -> dict[str, Any]:
+    from .distributed import _Job, _task
+
     t0 = time.monotonic()
     out = stream if stream is not None else sys.stderr
     if files_per_task is not None and int(files_per_task) < 1:

@@ -57,17 +57,21 @@ never lands while the driver takes a task's result (``_SignalGate``).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import socket
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional, TextIO, Union
 
 from . import _core
 from ._dask_driver import _plan, _run_planned
-# Importable from here as before the driver had modules of its own (tests, bench, users' code).
+# The task sizes (and INSTALL_HINT) stay importable from here (tests, bench, users' code).
 from ._dask_queue import TASK_COST_S, _TaskQueue, auto_files_per_task, least_files_per_task  # noqa: F401
-from ._dask_tasks import INSTALL_HINT, _cores, _require_distributed  # noqa: F401
+from ._dask_tasks import (INSTALL_HINT, Identity, _cores, _entries_summary, _file_threads,  # noqa: F401
+                          _host_numbering, _identity, _require_distributed, _worker_facts)
 
 if TYPE_CHECKING:  # distributed is the optional `dask` extra: imported where used
     from distributed import Client, SpecCluster
@@ -199,7 +203,81 @@ def auto_files_per_gpu(cores: int, gpus: int) -> int:
 
 
 # ---------------------------------------------------------------------------
-# The batch (the driver: sigstream/_dask_driver.py; the workers' tasks: sigstream/_dask_tasks.py)
+# What Dask sends to the workers. Pickled by module and name: kept here, where a driver and
+# workers of earlier versions look for them (the task's helpers are in sigstream/_dask_tasks.py).
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every task of one batch shares (pickled with each task: a few kB)."""
+
+    yaml: str
+    origin: str
+    overrides: tuple[str, ...]  # the user's, and execution.backend as the driver resolved it
+    out_dir: str  # absolute
+    config_path: str  # absolute, "" for a dict config (the resume check's dependency)
+    verify: bool
+    threads: int  # the config's execution.threads (0: the task chooses)
+    keep_going: bool = True  # False: a task stops at its first failed file (its others: not run)
+    batch_id: str = ""  # what the driver's stop names (StopBatch); "" never stops
+
+
+def _task(job: _Job, items: list[dict[str, Any]], noted: Optional[list[Identity]]) -> dict[str, Any]:
+    """Runs one task's files in this worker; returns {"summary": JSON text, "worker": facts}.
+
+    noted: with force, each file's statistics identity when the driver
+    planned; a file is forced only while its statistics are still those, and
+    only if it had statistics then (one without them is not up to date, so it
+    runs unforced: a retry then completes what a killed first attempt
+    committed instead of committing it again).
+    """
+    overrides = list(job.overrides)
+    if job.threads == 0:
+        overrides.append(f"execution.threads={_file_threads()}")
+    groups: list[tuple[list[dict[str, Any]], bool]]
+    if noted is None:
+        groups = [(items, False)]
+    else:
+        still = [n is not None and _identity(it["stats_json"]) == tuple(n) for it, n in zip(items, noted)]
+        groups = [([it for it, s in zip(items, still) if s], True), ([it for it, s in zip(items, still) if not s], False)]
+        groups = [g for g in groups if g[0]]
+    texts: list[str] = []
+    for g, force in groups:
+        last = json.loads(texts[-1]) if texts and not job.keep_going else None
+        if last is not None and any(f["status"] == "failed" for f in last["files"]):
+            files = [{"file": it["input"], "status": "not_run", "error": None, "bytes": 0} for it in g]
+            texts.append(_entries_summary(last["config_fingerprint"], files, stopped=True))
+            continue
+        texts.append(_core.batch_items(job.yaml, job.origin, overrides, json.dumps(g), job.out_dir, force, job.verify,
+                                       1, job.config_path, True, False, job.keep_going, job.batch_id))
+    text = texts[0] if len(texts) == 1 else _core.merge_summaries(texts, job.out_dir, None, None)
+    text = _host_numbering(text)
+    return {"summary": text, "worker": _worker_facts(text)}
+
+
+async def _sweep_on_worker(targets: list[str]) -> int:
+    """On each worker once a batch's tasks are done: the temporaries of this host's dead writers
+    beside the targets of the files whose tasks returned (a task killed mid-file leaves them where
+    the file system has no O_TMPFILE). Done once a worker, not by each task: a task's sweep listed
+    the output folder, once a task. Off the worker's event loop (a listing of a large folder on NFS
+    would hold up its heartbeats). Returns how many it removed."""
+    import asyncio
+
+    removed, _other_hosts, _live = await asyncio.to_thread(_core.sweep_temps, targets)
+    return int(removed)
+
+
+def _worker_check() -> dict[str, Any]:
+    """What the driver asks every worker before a batch (client.run)."""
+    import sigstream
+
+    gpus = int(sigstream._core.cuda_device_count()) if sigstream.cuda_available() else 0
+    return {"cuda": sigstream.cuda_available(), "gpus": gpus, "version": sigstream.__version__,
+            "host": socket.gethostname()}
+
+
+# ---------------------------------------------------------------------------
+# The batch (the driver: sigstream/_dask_driver.py; its queue: sigstream/_dask_queue.py)
 
 
 def run_batch_on_client(

@@ -464,6 +464,32 @@ def test_the_least_files_a_task_keeps_the_driver_up_with_the_threads() -> None:
     assert least_files_per_task(0, TASK_COST_S) == 2  # no thread known yet: as one
 
 
+def test_workers_without_this_sigstream_are_an_input_error_not_a_traceback() -> None:
+    """What client.run raises where a worker cannot load the function it was sent (no sigstream there,
+    or another version: Dask wraps the worker's ImportError or AttributeError in a plain Exception)
+    becomes an InputError naming the install; any other failure is raised as it came."""
+    import io
+
+    from sigstream._dask_driver import _Display, _resolve_backend
+
+    class Raising:
+        def __init__(self, e: BaseException) -> None:
+            self.e = e
+
+        def run(self, *a: Any, **k: Any) -> Any:
+            raise self.e
+
+    display = _Display(1, 1, False, True, io.StringIO())
+    for inner in (ModuleNotFoundError("No module named 'sigstream._dask_tasks'"),
+                  AttributeError("Can't get attribute '_worker_check' on <module 'sigstream.distributed'>")):
+        with pytest.raises(sigstream.InputError, match="need this driver's sigstream.*pip install"):
+            _resolve_backend(Raising(Exception(inner)), "auto", display)  # type: ignore[arg-type]
+        with pytest.raises(sigstream.InputError, match=type(inner).__name__):
+            _resolve_backend(Raising(inner), "auto", display)  # type: ignore[arg-type]
+    with pytest.raises(OSError, match="connection refused"):
+        _resolve_backend(Raising(OSError("connection refused")), "auto", display)  # type: ignore[arg-type]
+
+
 def test_auto_files_per_task_is_a_threads_share_from_1_to_64() -> None:
     assert auto_files_per_task(13, 2) == 7  # ceil(13 / 2)
     assert auto_files_per_task(400, 2) == 64  # at most 64
