@@ -32,6 +32,8 @@ from typing import Any
 
 import sigstream
 import yaml
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from rates import steady_rate  # noqa: E402
 from distributed import Client
 from sigstream.distributed import auto_files_per_gpu, local_cluster
 
@@ -45,6 +47,25 @@ def run_batch(client: Client, config: str, out_dir: str | None,
     summary = sigstream.batch(config, client=client, force=True, quiet=True, progress=False, backend=BACKEND,
                               out_dir=out_dir, files_per_task=files_per_task)
     return time.monotonic() - t0, summary
+
+
+def timeline(summary: dict[str, Any], began: float, took: float) -> str:
+    """Where a batch's wall went, from its files' statistics JSON (committed last, each file's
+    end) against the wall clock at the batch's call (`began`, time.time()): the first and the
+    last file's end, the rate once started (bench/rates.py) and the driver's time after the
+    last file (its sweep, the merged summary written)."""
+    ends = []
+    for f in summary["files"]:
+        try:
+            ends.append(os.stat(f["stats"]).st_mtime - began)
+        except (KeyError, TypeError, OSError):
+            pass
+    if not ends:
+        return ""
+    ends.sort()
+    rate = steady_rate(ends)
+    return (f"; first file ended at {ends[0]:.2f} s, last {ends[-1]:.2f} s, then {took - ends[-1]:.2f} s to the "
+            f"return; {f'{rate:.0f} files/s once started' if rate else ''}")
 
 
 def kill_halfway(config: str, gpus: int, per_gpu: int, out_dir: str) -> int:
@@ -129,12 +150,13 @@ def main() -> int:
             print(f"dask, {n} GPU worker(s) x {per} files: cluster start {start:.2f} s", flush=True)
             for r in range(args.runs):
                 for fpt in args.files_per_task.split(","):
+                    began = time.time()
                     took, summary = run_batch(client, args.config, args.out_dir,
                                               None if fpt == "auto" else int(fpt))
                     ok = summary["counts"]["ok"]
                     rows.append((n, per, start, took, ok))
                     print(f"  round {r + 1}, files a task {fpt} ({summary['tasks']} tasks): batch {took:.2f} s, "
-                          f"{ok} ok, {ok / took:.1f} files/s", flush=True)
+                          f"{ok} ok, {ok / took:.1f} files/s{timeline(summary, began, took)}", flush=True)
     if args.kill:
         n = max(int(g) for g in args.gpus.split(","))
         per = args.files_per_gpu or auto_files_per_gpu(os.cpu_count() or 2, n)

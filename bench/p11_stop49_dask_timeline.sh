@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# P11 (stop 49): where a warm Dask batch's wall goes on 1 / 2 / 4 GPU workers
+# (after `tar -xJf .gpu.txz`; the wheels in .whl/): the GPU-bound config's
+# 800 files, each run's first and last file end (their statistics JSON's
+# mtimes), the rate once started and the driver's time after the last file
+# (bench/dask_gpu.py's timeline). Logs to stdout.
+set -uo pipefail
+. bench/p11_lib.sh
+B=$PWD/.gpu/bin/sigstream
+NG=$(nvidia-smi -L | wc -l)
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
+  .whl/*.whl || exit 1
+make_inputs .gpu/bin/sigstream 8 "${GPU_FILES:-800}"
+PYTHONPATH=/tmp/site SIGSTREAM_CLI=$B PYTHONUNBUFFERED=1 timeout 300 python3 bench/dask_gpu.py "$G" \
+  --gpus "1,2,$NG" --files-per-task auto --runs "${RUNS:-2}" --out-dir /tmp/dk 2>&1 | grep -E "^dask|round|rror"
