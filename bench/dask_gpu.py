@@ -49,6 +49,34 @@ def run_batch(client: Client, config: str, out_dir: str | None,
     return time.monotonic() - t0, summary
 
 
+# --probe-tail: the driver's calls after the last file, timed (summed over a run).
+TAIL: dict[str, float] = {}
+
+
+def probe_tail() -> None:
+    """Wraps the driver's end-of-batch calls (its sweep, the summary merged and written) in timers."""
+    import sigstream._dask_driver as dd
+
+    def timed(name: str, fn: Any) -> Any:
+        def run(*a: Any, **k: Any) -> Any:
+            t = time.monotonic()
+            try:
+                return fn(*a, **k)
+            finally:
+                TAIL[name] = TAIL.get(name, 0.0) + time.monotonic() - t
+        return run
+
+    dd._sweep_workers = timed("sweep", dd._sweep_workers)
+    core = dd._core
+
+    class Core:
+        def __getattr__(self, n: str) -> Any:
+            f = getattr(core, n)
+            return timed(n, f) if n in ("merge_summaries", "write_summary", "batch_plan") else f
+
+    dd._core = Core()
+
+
 def timeline(summary: dict[str, Any], began: float, took: float) -> str:
     """Where a batch's wall went, from its files' statistics JSON (committed last, each file's
     end) against the wall clock at the batch's call (`began`, time.time()): the first and the
@@ -64,8 +92,10 @@ def timeline(summary: dict[str, Any], began: float, took: float) -> str:
         return ""
     ends.sort()
     rate = steady_rate(ends)
+    tail = "".join(f", {k} {v * 1e3:.0f} ms" for k, v in TAIL.items())
+    TAIL.clear()
     return (f"; first file ended at {ends[0]:.2f} s, last {ends[-1]:.2f} s, then {took - ends[-1]:.2f} s to the "
-            f"return; {f'{rate:.0f} files/s once started' if rate else ''}")
+            f"return{tail}; {f'{rate:.0f} files/s once started' if rate else ''}")
 
 
 def kill_halfway(config: str, gpus: int, per_gpu: int, out_dir: str) -> int:
@@ -126,7 +156,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="timed batches per --files-per-task value")
     ap.add_argument("--out-dir", default=None)
     ap.add_argument("--backend", default="cuda", choices=("cuda", "cpu"), help="cpu: CPU workers (a check without a GPU)")
+    ap.add_argument("--probe-tail", action="store_true",
+                    help="time the driver's plan, sweep and summary merge and write in each run")
     args = ap.parse_args()
+    if args.probe_tail:
+        probe_tail()
     global BACKEND
     BACKEND = args.backend
     visible = len([d for d in os.environ.get("CUDA_VISIBLE_DEVICES", "x").split(",") if d]) \
@@ -150,6 +184,7 @@ def main() -> int:
             print(f"dask, {n} GPU worker(s) x {per} files: cluster start {start:.2f} s", flush=True)
             for r in range(args.runs):
                 for fpt in args.files_per_task.split(","):
+                    TAIL.clear()
                     began = time.time()
                     took, summary = run_batch(client, args.config, args.out_dir,
                                               None if fpt == "auto" else int(fpt))

@@ -12,4 +12,4 @@ python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upg
   .whl/*.whl || exit 1
 make_inputs .gpu/bin/sigstream 8 "${GPU_FILES:-800}"
 PYTHONPATH=/tmp/site SIGSTREAM_CLI=$B PYTHONUNBUFFERED=1 timeout 300 python3 bench/dask_gpu.py "$G" \
-  --gpus "1,2,$NG" --files-per-task auto --runs "${RUNS:-2}" --out-dir /tmp/dk 2>&1 | grep -E "^dask|round|rror"
+  --gpus "${GPUS:-1,2,$NG}" --files-per-task auto --runs "${RUNS:-2}" --out-dir /tmp/dk ${PROBE:+--probe-tail} 2>&1 | grep -E "^dask|round|rror"
