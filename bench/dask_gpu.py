@@ -55,7 +55,10 @@ TAIL: dict[str, float] = {}
 
 def probe_tail() -> None:
     """Wraps the driver's end-of-batch calls (its sweep, the summary merged and written) in timers."""
-    import sigstream._dask_driver as dd
+    try:
+        import sigstream._dask_driver as dd
+    except ImportError:  # a sigstream from before the driver had a module of its own
+        import sigstream.distributed as dd  # type: ignore[no-redef]
 
     def timed(name: str, fn: Any) -> Any:
         def run(*a: Any, **k: Any) -> Any:
