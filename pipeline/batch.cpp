@@ -8,6 +8,7 @@
 #include "pipeline/batch.hpp"
 #include "pipeline/batch_commit.hpp"
 #include "pipeline/batch_shard.hpp"
+#include "pipeline/batch_summary_json.hpp"
 
 #include "pipeline/plan.hpp"
 #include "pipeline/resource_limits.hpp"
@@ -1118,7 +1119,7 @@ std::string batch_config_facts(const Config& c, const std::string& backend) {
   return o.str();
 }
 
-std::string batch_summary_json(const BatchSummary& s, const std::string& fingerprint) {
+json batch_summary_object(const BatchSummary& s, const std::string& fingerprint) {
   json j;
   j["schema"] = 1;
   j["sigstream_version"] = kVersion;
@@ -1206,7 +1207,11 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
     e["rel_l2_error"] = f.verification_ran ? json(f.rel_l2_error) : json(nullptr);
     j["files"].push_back(std::move(e));
   }
-  return j.dump(2) + "\n";
+  return j;
+}
+
+std::string batch_summary_json(const BatchSummary& s, const std::string& fingerprint) {
+  return batch_summary_object(s, fingerprint).dump(2) + "\n";
 }
 
 std::string batch_summary_csv(const BatchSummary& s) {

@@ -3,6 +3,7 @@
 // reading, input lists and the merge all read and write the same summary
 // JSON and shard record; the merge is the part to split off when it grows.
 #include "pipeline/batch_shard.hpp"
+#include "pipeline/batch_summary_json.hpp"
 
 #include <openssl/evp.h>
 
@@ -327,7 +328,7 @@ int device_of(const json& d) {
   return d.is_number_integer() ? d.get<int>() : -1;
 }
 
-std::string merge_parsed(const std::vector<Parsed>& ps, const std::string& out_dir) {
+json merge_parsed(const std::vector<Parsed>& ps, const std::string& out_dir) {
   check_together(ps);
   BatchSummary m;
   m.out_dir = out_dir;
@@ -363,11 +364,10 @@ std::string merge_parsed(const std::vector<Parsed>& ps, const std::string& out_d
                    });
   count_statuses(m);
 
-  const json merged =
-      json::parse(batch_summary_json(m, ps.front().j["config_fingerprint"].get<std::string>()));
+  json merged = batch_summary_object(m, ps.front().j["config_fingerprint"].get<std::string>());
   json out;
-  for (const auto& [k, v] : merged.items()) {
-    out[k] = v;
+  for (auto& [k, v] : merged.items()) {
+    out[k] = std::move(v);
     if (k != "config_fingerprint")
       continue;
     out["shards"] = ps.size();
@@ -377,7 +377,7 @@ std::string merge_parsed(const std::vector<Parsed>& ps, const std::string& out_d
       out["inputs_total"] = ps.front().rec->inputs_total;
     }
   }
-  return out.dump(2) + "\n";
+  return out;
 }
 
 } // namespace
@@ -629,7 +629,12 @@ std::string merge_batch_summaries(const std::vector<std::string>& summary_json_t
 std::string merge_batch_summaries(const std::vector<std::string>& summary_json_texts,
                                   const std::string& out_dir,
                                   const std::vector<std::string>& names) {
-  return merge_parsed(parse_summaries(summary_json_texts, names), out_dir);
+  return merge_parsed(parse_summaries(summary_json_texts, names), out_dir).dump(2) + "\n";
+}
+
+json merged_batch_summaries(const std::vector<std::string>& summary_json_texts,
+                            const std::string& out_dir) {
+  return merge_parsed(parse_summaries(summary_json_texts, {}), out_dir);
 }
 
 std::vector<int> missing_shards(const std::vector<std::string>& summary_json_texts) {
@@ -726,7 +731,7 @@ BatchMergeResult merge_batch_dir(const std::string& dir) {
   for (const Parsed& p : ps)
     if (out_dir_of(p) != out_dir)
       out_dir.clear();
-  const std::string merged = merge_parsed(ps, out_dir.empty() ? dir : out_dir);
+  const std::string merged = merge_parsed(ps, out_dir.empty() ? dir : out_dir).dump(2) + "\n";
   result.summary_json = (fs::path(dir) / "batch_summary.json").string();
   result.summary_csv = (fs::path(dir) / "batch_summary.csv").string();
   write_file_atomic(result.summary_json, merged);

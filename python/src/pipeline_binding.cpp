@@ -25,6 +25,7 @@
 #include "core/error.hpp"
 #include "pipeline/batch.hpp"
 #include "pipeline/batch_shard.hpp"
+#include "pipeline/batch_summary_json.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/stats_writer.hpp"
@@ -248,7 +249,7 @@ std::tuple<int, int, int> sweep_temps(const std::vector<std::string>& targets) {
 std::string merge_summaries(const std::vector<std::string>& texts, const std::string& out_dir,
                             std::optional<double> wall_s, std::optional<std::string> workers_json,
                             std::optional<int> tasks) {
-  json j = json::parse(merge_batch_summaries(texts, out_dir));
+  json j = merged_batch_summaries(texts, out_dir); // an object: no text parsed again
   if (wall_s) {
     const double w = *wall_s;
     const double ok = j["counts"].value("ok", 0.0);
