@@ -9,6 +9,7 @@
 #include "pipeline/batch_commit.hpp"
 #include "pipeline/batch_shard.hpp"
 #include "pipeline/batch_summary_json.hpp"
+#include "pipeline/canonical_path.hpp"
 
 #include "pipeline/plan.hpp"
 #include "pipeline/resource_limits.hpp"
@@ -128,17 +129,6 @@ bool is_hidden(const fs::path& p) {
   return !n.empty() && n[0] == '.' && n != "." && n != "..";
 }
 
-// Absolute first: weakly_canonical leaves a relative path none of whose
-// parts exists relative, so "x.wav" and "./x.wav" would differ.
-fs::path canonical_of(const fs::path& p) {
-  std::error_code ec;
-  const fs::path a = fs::absolute(p, ec);
-  fs::path c = fs::weakly_canonical(a, ec);
-  if (ec)
-    c = a.lexically_normal();
-  return c;
-}
-
 bool is_under(const fs::path& p, const fs::path& dir) {
   auto pi = p.begin();
   for (auto di = dir.begin(); di != dir.end(); ++di, ++pi) {
@@ -165,7 +155,7 @@ public:
   // `rest` (a `**` pattern's tail) further filters the path below `dir`.
   void walk(const fs::path& dir, const fs::path& base, const std::string& rest = {}) {
     std::error_code ec;
-    if (is_under(canonical_of(dir), out_dir_))
+    if (is_under(canon_.of(dir), out_dir_))
       return;
     fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec),
         end;
@@ -178,7 +168,7 @@ public:
         continue;
       }
       if (it->is_directory(ec)) {
-        if (is_under(canonical_of(p), out_dir_))
+        if (is_under(canon_.of(p), out_dir_))
           it.disable_recursion_pending();
         continue;
       }
@@ -230,7 +220,7 @@ public:
       std::error_code ec;
       if (fs::is_directory(m, ec)) {
         walk(m, base);
-      } else if (!is_under(canonical_of(m), out_dir_)) {
+      } else if (!is_under(canon_.of(m), out_dir_)) {
         out_.push_back({m, base, false});
       }
     }
@@ -238,6 +228,7 @@ public:
   }
 
 private:
+  CanonicalPaths canon_; // the globs' matches are mostly in a few folders
   static std::vector<std::string> glob_paths(const std::string& pattern) {
     if (!has_wildcard(pattern))
       return {pattern};
@@ -869,8 +860,9 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
   // output made before). Globs and folders mirror their subfolders.
   std::set<fs::path> seen;
   std::vector<BatchItem> items;
+  CanonicalPaths canon;
   for (const Found& f : found) {
-    if (!seen.insert(canonical_of(f.path)).second)
+    if (!seen.insert(canon.of(f.path)).second)
       continue;
     BatchItem it;
     it.input = f.path;
@@ -922,8 +914,9 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
                                           const std::string& out_dir) {
   std::set<fs::path> seen;
   std::vector<BatchItem> items;
+  CanonicalPaths canon;
   for (BatchItem& it : given) {
-    if (!seen.insert(canonical_of(it.input)).second)
+    if (!seen.insert(canon.of(it.input)).second)
       continue;
     std::error_code ec;
     const auto size = fs::file_size(it.input, ec);
@@ -953,7 +946,7 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
   // Every path written must be distinct, and none may be an input.
   std::map<fs::path, std::string> inputs;
   for (const BatchItem& it : items)
-    inputs.emplace(canonical_of(it.input), it.input);
+    inputs.emplace(canon.of(it.input), it.input);
   std::map<fs::path, std::string> claimed;
   const std::string summary = (fs::path(out_dir) / "batch_summary.json").string();
   claimed.emplace(canonical_of(summary), "the batch summary");
@@ -963,7 +956,7 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
     for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv}) {
       if (p->empty())
         continue;
-      const fs::path c = canonical_of(*p);
+      const fs::path c = canon.of(*p);
       if (auto in = inputs.find(c); in != inputs.end()) {
         problems.push_back("output '" + *p + "' of '" + it.input + "' would overwrite the input '" +
                            in->second + "' (choose another out_dir or sink extension)");

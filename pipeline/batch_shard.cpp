@@ -4,6 +4,7 @@
 // JSON and shard record; the merge is the part to split off when it grows.
 #include "pipeline/batch_shard.hpp"
 #include "pipeline/batch_summary_json.hpp"
+#include "pipeline/canonical_path.hpp"
 
 #include <openssl/evp.h>
 
@@ -62,17 +63,6 @@ void check_shard(BatchShard shard) {
     throw Error(ErrorKind::invalid_argument, "batch shard " + std::to_string(shard.index) + "/" +
                                                  std::to_string(shard.count) +
                                                  ": expected 0 <= index < count");
-}
-
-// Absolute first: weakly_canonical leaves a relative path none of whose
-// parts exists relative, so "x.wav" and "./x.wav" would differ.
-fs::path canonical_of(const fs::path& p) {
-  std::error_code ec;
-  const fs::path a = fs::absolute(p, ec);
-  fs::path c = fs::weakly_canonical(a, ec);
-  if (ec)
-    c = a.lexically_normal();
-  return c;
 }
 
 std::string list_output(const BatchItem& it) {
@@ -477,6 +467,7 @@ std::vector<BatchItem> read_batch_input_list(const Config& config, const std::st
   std::vector<std::string> plain;
   std::vector<BatchItem> given;
   std::map<fs::path, int> first_line;
+  CanonicalPaths canon;
   std::istringstream in(text);
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
@@ -493,7 +484,7 @@ std::vector<BatchItem> read_batch_input_list(const Config& config, const std::st
                          "expected 'input<TAB>output' or one input path, got more than one tab");
     if (input.empty())
       throw config_error(where + "the input path before the tab is empty");
-    if (auto [it, fresh] = first_line.emplace(canonical_of(input), number); !fresh)
+    if (auto [it, fresh] = first_line.emplace(canon.of(input), number); !fresh)
       throw config_error(where + "'" + input + "' is listed again (first on line " +
                          std::to_string(it->second) + "); a file is processed once");
     if (tab == std::string::npos) {
@@ -535,10 +526,11 @@ std::optional<std::string> list_outputs_outside(const std::vector<BatchItem>& it
   };
   std::size_t outside = 0;
   const BatchItem* first = nullptr;
+  CanonicalPaths canon;
   for (const BatchItem& it : items) {
     if (it.stats_json.empty())
       continue; // a line with the input alone: its outputs go into out_dir
-    const fs::path rel = canonical_of(written(it)).lexically_relative(dir);
+    const fs::path rel = canon.of(written(it)).lexically_relative(dir);
     if ((rel.empty() || *rel.begin() == "..") && outside++ == 0)
       first = &it;
   }
@@ -586,9 +578,10 @@ BatchPlan plan_batch(const Config& config, const BatchOptions& options, const st
     fs::path csv(plan.summary_json);
     csv.replace_extension(".csv");
     const std::set<fs::path> taken = {canonical_of(plan.summary_json), canonical_of(csv)};
+    CanonicalPaths canon;
     for (const BatchItem& it : all)
       for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv})
-        if (!p->empty() && taken.count(canonical_of(*p)) > 0)
+        if (!p->empty() && taken.count(canon.of(*p)) > 0)
           throw config_error(
               "batch: the output '" + *p + "' of '" + it.input +
               "' is the shard's summary (rename the input, or choose another out_dir)");
