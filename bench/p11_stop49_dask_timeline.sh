@@ -8,8 +8,13 @@ set -uo pipefail
 . bench/p11_lib.sh
 B=$PWD/.gpu/bin/sigstream
 NG=$(nvidia-smi -L | wc -l)
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .whl/*.whl || exit 1
+# WHEELS: folders of sigstream wheels to compare (default .whl), each with .whl's Dask wheels.
 make_inputs .gpu/bin/sigstream 8 "${GPU_FILES:-800}"
-PYTHONPATH=/tmp/site SIGSTREAM_CLI=$B PYTHONUNBUFFERED=1 timeout 300 python3 bench/dask_gpu.py "$G" \
-  --gpus "${GPUS:-1,2,$NG}" --files-per-task auto --runs "${RUNS:-2}" --out-dir /tmp/dk ${PROBE:+--probe-tail} 2>&1 | grep -E "^dask|round|rror"
+for w in ${WHEELS:-.whl}; do
+  rm -rf /tmp/site && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
+    $(ls .whl/*.whl | grep -v sigstream) "$w"/sigstream*.whl || exit 1
+  echo "== sigstream from $w"
+  PYTHONPATH=/tmp/site SIGSTREAM_CLI=$B PYTHONUNBUFFERED=1 timeout 300 python3 bench/dask_gpu.py "$G" \
+    --gpus "${GPUS:-1,2,$NG}" --files-per-task auto --runs "${RUNS:-2}" --out-dir /tmp/dk ${PROBE:+--probe-tail} 2>&1 |
+    grep -E "^dask|round|rror"
+done
