@@ -27,14 +27,15 @@ fs::path CanonicalPaths::of(const fs::path& p) {
   // the name is a plain part that is not a link and the folder's spelling
   // has no "." or ".." (those normalise across parts that may not exist).
   const auto dotted = [](const fs::path& q) {
-    return std::any_of(q.begin(), q.end(), [](const fs::path& part) {
-      return part == "." || part == "..";
-    });
+    return std::any_of(q.begin(), q.end(),
+                       [](const fs::path& part) { return part == "." || part == ".."; });
   };
   if (name.empty() || name == "." || name == ".." || folder == a || dotted(folder))
     return canonical_of(p);
+  // A name that does not exist yet (most outputs) is a plain part too:
+  // symlink_status reports it as not_found with ENOENT.
   const fs::file_status st = fs::symlink_status(a, ec);
-  if (ec || fs::is_symlink(st))
+  if ((ec && st.type() != fs::file_type::not_found) || fs::is_symlink(st))
     return canonical_of(p);
   auto [it, fresh] = folders_.try_emplace(folder.native());
   if (fresh)

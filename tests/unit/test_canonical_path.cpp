@@ -76,8 +76,31 @@ TEST(CanonicalPaths, GivesCanonicalOfsAnswerForEveryKindOfPath) {
   CanonicalPaths canon;
   for (const fs::path& p : asked)
     EXPECT_EQ(canon.of(p), canonical_of(p)) << p;
+  // The paths in plain folders took the cache's way: each folder resolved once.
+  EXPECT_LE(canon.folders_resolved(), 12u);
   // Links resolve, and two spellings of one file are one path.
   EXPECT_EQ(canon.of(r / "in" / "link.wav"), canon.of(r / "other" / "c.wav"));
   EXPECT_EQ(canon.of(r / "in" / "to_other" / "c.wav"), canonical_of(r / "other" / "c.wav"));
   EXPECT_EQ(canon.of(r / "in" / "deep" / ".." / "a.wav"), canon.of(r / "in" / "a.wav"));
+}
+
+// The common case, a batch's outputs: many names, existing or not yet, in one
+// folder (and a folder not made yet), relative to this process's folder.
+TEST(CanonicalPaths, ResolvesAFolderOnceForItsNamesExistingOrNot) {
+  const TempTree t;
+  const fs::path before = fs::current_path();
+  fs::current_path(t.root); // relative spellings without dots
+  struct Back {
+    fs::path to;
+    ~Back() { fs::current_path(to); }
+  } const back{before};
+  CanonicalPaths canon;
+  for (int i = 0; i < 200; ++i) {
+    const std::string n = "out" + std::to_string(i * 37 % 1000);
+    for (const fs::path& p : {fs::path("in") / (n + ".wav"), fs::path("in/deep") / (n + ".json"),
+                              fs::path("made_later") / (n + ".csv")})
+      ASSERT_EQ(canon.of(p), canonical_of(p)) << p;
+  }
+  EXPECT_EQ(canon.of("in/a.wav"), canonical_of(t.root) / "in" / "a.wav");
+  EXPECT_EQ(canon.folders_resolved(), 3u); // in, in/deep, made_later: once each
 }
