@@ -1,7 +1,7 @@
 // `sigstream batch` (pipeline/batch.hpp): input expansion, resume records,
 // the device starts, progress, the summary, and BatchRun, one batch as an
 // object with small methods (where, planning, scheduling, the workers, the
-// summary). Over 600 lines (~2280) and one file on purpose: these parts
+// summary). Over 600 lines (~2500) and one file on purpose: these parts
 // share the per-file record type, its JSON form and the scheduler's state,
 // which would otherwise move into a header of internals; the summary writer
 // is the part to split off when it grows.
