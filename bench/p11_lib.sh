@@ -22,3 +22,11 @@ make_inputs() {
   C=/tmp/bb_io/batch_bench.yaml; G=/tmp/bb_gpu/batch_bench.yaml
   ONE=$(ls /tmp/bb_io/in_*/* | head -1)
 }
+# dask_site [FOLDER]: the Dask wheels of .whl/ and FOLDER's sigstream wheel
+# (default .whl) into a fresh /tmp/site, and the environment bench/dask_gpu.py
+# runs in (PYTHONPATH, SIGSTREAM_CLI: the bundle's CLI).
+dask_site() {
+  rm -rf /tmp/site && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --target /tmp/site $(ls .whl/*.whl | grep -v sigstream) "${1:-.whl}"/sigstream*.whl || return 1
+  export PYTHONPATH=/tmp/site SIGSTREAM_CLI=$PWD/.gpu/bin/sigstream PYTHONUNBUFFERED=1
+}

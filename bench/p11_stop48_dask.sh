@@ -7,9 +7,7 @@
 # Logs to stdout.
 set -uo pipefail
 . bench/p11_lib.sh
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site SIGSTREAM_CLI=$PWD/.gpu/bin/sigstream PYTHONUNBUFFERED=1
+dask_site || exit 1
 NG=$(nvidia-smi -L | wc -l)
 python3 bench/batch_bench.py --bin "$PWD/.gpu/bin/sigstream" --floor .gpu/bin/bench_cpu_io_floor \
   --files 200 --work /tmp/bb_io --config io --skip-loop --runs 2 2>&1 | grep -E "inputs:|io floor x|^batch"

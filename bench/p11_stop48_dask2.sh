@@ -6,9 +6,7 @@
 # GPU worker killed at 50% with its commits counted. Logs to stdout.
 set -uo pipefail
 . bench/p11_lib.sh
-python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-  .whl/*.whl || exit 1
-export PYTHONPATH=/tmp/site SIGSTREAM_CLI=$PWD/.gpu/bin/sigstream PYTHONUNBUFFERED=1
+dask_site || exit 1
 NG=$(nvidia-smi -L | wc -l)
 make_inputs .gpu/bin/sigstream 200 200
 echo "== Dask, io config"

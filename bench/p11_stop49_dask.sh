@@ -7,19 +7,16 @@
 # alternating old / new. Logs to stdout.
 set -uo pipefail
 . bench/p11_lib.sh
-B=$PWD/.gpu/bin/sigstream
 NG=$(nvidia-smi -L | wc -l)
-inst() { python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$1" "${@:2}"; }
-inst /tmp/site_old .whl/*.whl || exit 1
-inst /tmp/site_new $(ls .whl/*.whl | grep -v sigstream) .whl_new/*.whl || exit 1
 make_inputs .gpu/bin/sigstream "${IO_FILES:-800}" "${GPU_FILES:-800}"
 for r in 1 2; do
   for v in old new; do
+    if [ "$v" = old ]; then dask_site .whl || exit 1; else dask_site .whl_new || exit 1; fi
     echo "== $v, round $r: GPU-bound"
-    PYTHONPATH=/tmp/site_$v SIGSTREAM_CLI=$B PYTHONUNBUFFERED=1 timeout 200 python3 bench/dask_gpu.py "$G" \
+    timeout 200 python3 bench/dask_gpu.py "$G" \
       --gpus "1,2,$NG" --files-per-task auto --runs 1 --out-dir /tmp/dk 2>&1 | grep -E "^dask|round|rror" | sed 's/^/  /'
     echo "== $v, round $r: io"
-    PYTHONPATH=/tmp/site_$v SIGSTREAM_CLI=$B PYTHONUNBUFFERED=1 timeout 200 python3 bench/dask_gpu.py "$C" \
+    timeout 200 python3 bench/dask_gpu.py "$C" \
       --gpus "2,$NG" --files-per-task auto --runs 2 --out-dir /tmp/dk 2>&1 | grep -E "^dask|round|rror" | sed 's/^/  /'
   done
 done

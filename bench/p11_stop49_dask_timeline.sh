@@ -6,15 +6,13 @@
 # (bench/dask_gpu.py's timeline). Logs to stdout.
 set -uo pipefail
 . bench/p11_lib.sh
-B=$PWD/.gpu/bin/sigstream
 NG=$(nvidia-smi -L | wc -l)
 # WHEELS: folders of sigstream wheels to compare (default .whl), each with .whl's Dask wheels.
 make_inputs .gpu/bin/sigstream 8 "${GPU_FILES:-800}"
 for w in ${WHEELS:-.whl}; do
-  rm -rf /tmp/site && python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site \
-    $(ls .whl/*.whl | grep -v sigstream) "$w"/sigstream*.whl || exit 1
+  dask_site "$w" || exit 1
   echo "== sigstream from $w"
-  PYTHONPATH=/tmp/site SIGSTREAM_CLI=$B PYTHONUNBUFFERED=1 timeout 300 python3 bench/dask_gpu.py "$G" \
+  timeout 300 python3 bench/dask_gpu.py "$G" \
     --gpus "${GPUS:-1,2,$NG}" --files-per-task auto --runs "${RUNS:-2}" --out-dir /tmp/dk ${PROBE:+--probe-tail} 2>&1 |
     grep -E "^dask|round|rror"
 done

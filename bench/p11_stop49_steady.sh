@@ -28,10 +28,9 @@ echo "== GPU-bound, $GN files"
 DEVS="0;0,1"; [ "$NG" -gt 2 ] && DEVS="$DEVS;$ALL"; [ "$NG" -eq 1 ] && DEVS=""
 bb --files "$GN" --work /tmp/g --config gpu --runs 1 --backend cuda --devices "$DEVS"
 if ls .whl/*.whl >/dev/null 2>&1 && [ "$NG" -gt 1 ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
-    .whl/*.whl || exit 1
+  dask_site || exit 1
   echo "== GPU-bound, $GN files, Dask (warm, one worker per GPU)"
-  PYTHONPATH=/tmp/site SIGSTREAM_CLI=$B PYTHONUNBUFFERED=1 timeout 300 python3 bench/dask_gpu.py \
+  timeout 300 python3 bench/dask_gpu.py \
     /tmp/g/batch_bench.yaml --gpus "1,2,$NG" --files-per-task auto --runs 2 --out-dir /tmp/dk 2>&1 |
     grep -vE "Warn|warn"
 fi

@@ -912,11 +912,13 @@ std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths) 
 
 std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<BatchItem> given,
                                           const std::string& out_dir) {
-  std::set<fs::path> seen;
+  // Each input once (by its canonical path, the first spelling kept): the
+  // outputs below may be none of them either.
+  std::map<fs::path, std::string> inputs;
   std::vector<BatchItem> items;
   CanonicalPaths canon;
   for (BatchItem& it : given) {
-    if (!seen.insert(canon.of(it.input)).second)
+    if (!inputs.emplace(canon.of(it.input), it.input).second)
       continue;
     std::error_code ec;
     const auto size = fs::file_size(it.input, ec);
@@ -944,9 +946,6 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
   }
 
   // Every path written must be distinct, and none may be an input.
-  std::map<fs::path, std::string> inputs;
-  for (const BatchItem& it : items)
-    inputs.emplace(canon.of(it.input), it.input);
   std::map<fs::path, std::string> claimed;
   const std::string summary = (fs::path(out_dir) / "batch_summary.json").string();
   claimed.emplace(canonical_of(summary), "the batch summary");

@@ -18,6 +18,7 @@
 #include "pipeline/config.hpp"
 #include "pipeline/plan.hpp"
 #include "tests/support/backend_jobs.hpp"
+#include "tests/support/stage_builders.hpp"
 
 namespace sigstream {
 namespace {
@@ -34,12 +35,8 @@ Plan plan_of(int channels, std::int64_t frames, std::int64_t chunk) {
       std::string("version: 1\nsource: {file: p.wav}\nsink: {file: q.wav}\nstages:\n") + kStages +
           "execution: {chunk_frames: " + std::to_string(chunk) + "}\n",
       "adopt.yaml");
-  SourceInfo si;
-  si.sample_rate = 48000.0;
+  SourceInfo si = test::pcm16_stereo_source(frames);
   si.channels = channels;
-  si.frames = frames;
-  si.sample_type = SampleType::i16;
-  si.bits = 16;
   Plan p = make_plan(config, si, 16);
   resolve_methods(p, "cpu");
   return p;
