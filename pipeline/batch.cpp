@@ -1029,6 +1029,28 @@ int auto_files_per_device(int cpu_threads, int devices) {
   return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, kAutoFilesPerDevice);
 }
 
+int auto_files_per_device(int cpu_threads, int devices, double gpu_seconds_per_byte) {
+  // A file the GPU bounds keeps it busy with fewer files in flight: its
+  // host work (reading, writing, ~2-4 ns a byte of input on the hosts we
+  // measured) over its GPU time, plus one, is the files it needs, and 8
+  // leave room at 1 ns a byte. The io config (255 taps + metrics) is
+  // ~0.1 ns a byte on the cost model; the GPU-bound one (65,536 taps direct
+  // + 48 -> 44.1 kHz + spectrum) ~1.3. Measured (4 x H200, 64 cores, 800
+  // GPU-bound files, bench/p11_stop50_perdev.sh, two rounds alternating):
+  // GPU 0 6.37-6.41 s at 8 a GPU against 6.42-6.53 s at 16; GPUs 0,1
+  // 3.84-3.92 s against 4.07-4.14 s; 0-3 3.26-3.28 s against 3.55-3.60 s
+  // (12 a GPU: 6.39-6.42 / 3.95-4.01 / 3.35-3.45 s). Every row ran at the
+  // same rate once started (136 files/s a GPU); the later devices' workers
+  // held their lanes sooner (fewer to set up, a shorter first wave before
+  // the next device starts, DeviceStarts) and the exit released less pinned
+  // memory. (Stop 42, 4 x H100: 8 a GPU 2.29-2.58 s against 2.86-3.16 s at
+  // 16, 600 files on four GPUs; 4 a GPU left the GPUs idle part of the time.)
+  const int most = auto_files_per_device(cpu_threads, devices);
+  return std::isfinite(gpu_seconds_per_byte) && gpu_seconds_per_byte >= kGpuBoundSecondsPerByte
+             ? std::min(most, kGpuBoundFilesPerDevice)
+             : most;
+}
+
 std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int files_per_device,
                                             int cpu_threads, std::size_t files) {
   std::vector<BatchWorker> out;
@@ -1386,6 +1408,8 @@ private:
     const FileSeconds est = estimate_file_seconds(config_, *largest, options_);
     file_estimate_ = est.cpu;
     gpu_file_estimate_ = est.cuda;
+    largest_bytes_ = largest->bytes;
+    estimated_ = true;
     // The whole list on every CPU thread, each file as long per byte as the
     // largest (as long as it where a size is unknown: a FIFO's).
     double files = 0.0;
@@ -1728,6 +1752,19 @@ private:
 
   // --- scheduling ------------------------------------------------------------
 
+  // Files in flight per GPU on `devices` GPUs: the user's
+  // --files-per-device, else auto_files_per_device over `cpu_threads`, fewer
+  // for files the GPU bounds (the largest file's GPU estimate per byte, from
+  // estimate_work; unknown where it has not run: schedule() runs it).
+  [[nodiscard]] int files_per_device(int cpu_threads, std::size_t devices) const {
+    if (options_.files_per_device > 0 || devices == 0)
+      return options_.files_per_device;
+    const double per_byte = estimated_ && largest_bytes_ > 0
+                                ? gpu_file_estimate_ / static_cast<double>(largest_bytes_)
+                                : 0.0;
+    return auto_files_per_device(cpu_threads, static_cast<int>(devices), per_byte);
+  }
+
   // The order (largest first), the workers, and the line that says where.
   void schedule() {
     std::vector<std::uintmax_t> todo_bytes;
@@ -1740,9 +1777,13 @@ private:
     const int cpu_budget = cpu_threads();
     cpu_budget_ = cpu_budget;
     const int cpu_workers = beside_ ? std::min(cpu_budget, kCpuWorkersBesideGpus) : cpu_budget;
+    // (Python's in-process batch, a shard: no step before needed the estimate.)
+    if (use_cuda_ && !devices_.empty() && !estimated_ && !todo_.empty() &&
+        options_.files_per_device <= 0)
+      static_cast<void>(estimate_work());
     if (!todo_.empty())
-      summary_.workers =
-          plan_batch_workers(devices_, options_.files_per_device, cpu_workers, todo_.size());
+      summary_.workers = plan_batch_workers(
+          devices_, files_per_device(cpu_workers, devices_.size()), cpu_workers, todo_.size());
     if (use_cuda_) {
       for (int d : devices_) {
         BatchDeviceCount c;
@@ -2269,8 +2310,9 @@ private:
     // The workers wait for their device's signal (device_ready); those that
     // start are the GPUs' share.
     std::vector<BatchWorker> started;
-    for (const BatchWorker& w : plan_batch_workers(devices, options_.files_per_device, cpu_budget_,
-                                                   order_.size() - next_)) {
+    for (const BatchWorker& w :
+         plan_batch_workers(devices, files_per_device(cpu_budget_, devices.size()), cpu_budget_,
+                            order_.size() - next_)) {
       try {
         threads_.emplace_back([this, w] { worker_loop(w); });
         started.push_back(w);
@@ -2448,6 +2490,8 @@ private:
   double file_estimate_ = std::numeric_limits<double>::infinity();
   double gpu_file_estimate_ = std::numeric_limits<double>::infinity();
   double gpu_batch_estimate_ = std::numeric_limits<double>::infinity();
+  std::uintmax_t largest_bytes_ = 0; // the file those estimates are of
+  bool estimated_ = false;
   std::vector<int> listed_; // execution.device, or the GPUs of it that pay (narrow_visible_devices)
   std::string cut_note_;    // why listed_ is shorter than execution.device
   bool resume_checked_ = false;

@@ -235,6 +235,18 @@ inline constexpr int kAutoFilesPerDevice = 16;
 // Dask cluster (sigstream.distributed) both take it.
 [[nodiscard]] int auto_files_per_device(int cpu_threads, int devices);
 
+// Files the GPU bounds: a file whose estimated seconds on one GPU per byte
+// of input (cuda_seconds_estimate over its size) reach
+// kGpuBoundSecondsPerByte. A GPU then needs fewer files in flight to stay
+// busy, and more only set up later and pin more memory:
+// kGpuBoundFilesPerDevice at most.
+inline constexpr double kGpuBoundSecondsPerByte = 1e-9;
+inline constexpr int kGpuBoundFilesPerDevice = 8;
+
+// auto_files_per_device, at most kGpuBoundFilesPerDevice for files the GPU
+// bounds (`gpu_seconds_per_byte`: 0 or not finite where unknown).
+[[nodiscard]] int auto_files_per_device(int cpu_threads, int devices, double gpu_seconds_per_byte);
+
 // The workers of a batch of `files` files. CUDA (devices non-empty):
 // files_per_device workers per device (0: auto_files_per_device), interleaved
 // (d0, d1, ..., d0, d1, ...) so

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/thread_pool.hpp"
 #include "pipeline/batch.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/atomic_file.hpp"
@@ -1692,6 +1693,48 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
     ::setenv("CUDA_VISIBLE_DEVICES", saved->c_str(), 1);
   else
     ::unsetenv("CUDA_VISIBLE_DEVICES");
+}
+
+// Files in flight per GPU (auto_files_per_device): files the GPU bounds (its
+// estimate per byte of input at kGpuBoundSecondsPerByte or more) run 8 a GPU,
+// light ones as many as the CPU threads over the GPUs allow (16 a GPU here);
+// --files-per-device overrides both. The estimate is made where no earlier
+// step needed it (no narrowing of the driver's GPUs: Python's batch).
+TEST_F(BatchBesideGpus, FilesTheGpuBoundsRunFewerAGpu) {
+  // The rule: never more than the CPU threads allow.
+  EXPECT_EQ(auto_files_per_device(64, 4, 1.3e-9), 8);
+  EXPECT_EQ(auto_files_per_device(64, 4, kGpuBoundSecondsPerByte), 8);
+  EXPECT_EQ(auto_files_per_device(64, 4, 0.1e-9), 16);
+  EXPECT_EQ(auto_files_per_device(8, 2, 1.3e-9), 4);
+  EXPECT_EQ(auto_files_per_device(64, 1, 0.0), 16);
+  EXPECT_EQ(auto_files_per_device(64, 1, std::numeric_limits<double>::infinity()), 16);
+  // A batch takes it from its largest file's estimate. execution.threads may
+  // be at most 4 a hardware thread: 32 (16 a GPU on two) needs 8 of them.
+  if (hardware_threads() < 8)
+    GTEST_SKIP() << "the batch's part needs 8 hardware threads (16 a GPU against 8 on two GPUs)";
+  const auto bytes = static_cast<double>(std::filesystem::file_size(dir_.path() / "in" / "f0.wav"));
+  const auto workers = [&](double seconds_per_byte, int per_device) {
+    FakeRuns fake;
+    std::atomic<int> listed{0};
+    BatchOptions o = listing(fake, listed, 2);
+    o.backend = BackendKind::cuda;
+    o.force = true;
+    o.files_per_device = per_device;
+    o.gpu_file_estimate = [f = bytes * seconds_per_byte](const Plan&) { return f; };
+    Config c = config("{type: gain, name: g, db: -3}");
+    c.execution.threads = 32;
+    const BatchSummary s = run_batch(c, o);
+    EXPECT_EQ(s.ok, kFiles);
+    std::map<int, int> per;
+    for (const BatchWorker& w : s.workers)
+      ++per[w.device];
+    return per;
+  };
+  EXPECT_EQ(workers(1.3e-9, 0), (std::map<int, int>{{0, 8}, {1, 8}}));
+  EXPECT_EQ(workers(0.1e-9, 0), (std::map<int, int>{{0, 16}, {1, 16}}));
+  EXPECT_EQ(workers(1.3e-9, 12), (std::map<int, int>{{0, 12}, {1, 12}}));
+  EXPECT_EQ(workers(std::numeric_limits<double>::infinity(), 0),
+            (std::map<int, int>{{0, 16}, {1, 16}})); // unknown: as before
 }
 
 // The GPUs are chosen for the files left to run: a re-run whose files are

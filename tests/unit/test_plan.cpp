@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.hpp"
+#include "pipeline/batch.hpp"
 #include "pipeline/plan.hpp"
 #include "stage_builders.hpp"
 #include "stages/design.hpp"
@@ -175,6 +176,12 @@ TEST(Plan, AFilesGpuSecondsFollowTheKernelsAndTheCopies) {
     EXPECT_LT(s, 1e-3);
   }
   EXPECT_GT(copies, 1e-4);
+  // A batch runs fewer files a GPU where the GPU bounds them
+  // (auto_files_per_device): the GPU-bound bench file is past that line per
+  // byte of its WAV, a light one well under it.
+  const double wav_bytes = static_cast<double>(frames) * 2 * 2 + 44;
+  EXPECT_GE(heavy / wav_bytes, kGpuBoundSecondsPerByte);
+  EXPECT_LT(light / wav_bytes, kGpuBoundSecondsPerByte / 4);
 }
 
 // How many GPUs a batch lets the driver see (gpus_that_pay): one more while
