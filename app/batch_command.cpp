@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "app/common.hpp"
 #include "core/error.hpp"
 #include "core/text_match.hpp"
 #include "pipeline/batch.hpp"
@@ -267,7 +268,8 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
   batch->add_option("CONFIG", f.config_path,
                     "YAML config with a batch: section (required unless --merge)");
   batch->add_option("INPUT", f.inputs, "More inputs: files, folders or globs");
-  batch->add_option("--out-dir", f.out_dir, "Output folder (overrides batch.out_dir)");
+  batch->add_option("--out-dir", f.out_dir, "Output folder (overrides batch.out_dir)")
+      ->check(given_value("a folder"));
   auto* keep_going =
       batch->add_flag("--keep-going", f.keep_going,
                       "Report a bad file and go on (the default; overrides batch.keep_going)");
@@ -286,7 +288,8 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
                    "Run only shard I of N: the files at positions I, I+N, I+2N, ... of the sorted "
                    "list, summary "
                    "OUT_DIR/batch_summary.I-of-N.json; auto: from Slurm's array variables")
-      ->type_name("I/N|auto");
+      ->type_name("I/N|auto")
+      ->check(given_value("I/N or auto"));
   batch->add_flag("--list-inputs", f.list_inputs,
                   "Print the planned 'input<TAB>output' list (this shard's with --shard) and exit");
   batch
@@ -294,20 +297,23 @@ CLI::App* add_batch_command(CLI::App& app, BatchFlags& f) {
           "--inputs-from", f.inputs_from,
           "Take the inputs from a list ('input<TAB>output' or one path a line; - = standard input) "
           "instead of batch.inputs and INPUT")
-      ->type_name("FILE");
+      ->type_name("FILE")
+      ->check(given_value("a list's file name (or - for standard input)"));
   batch
       ->add_option(
           "--merge", f.merge_dir,
           "Merge DIR/batch_summary.I-of-N.json into DIR/batch_summary.json and .csv (no CONFIG); "
           "missing shards: exit 1 and their --array= list")
-      ->type_name("DIR");
+      ->type_name("DIR")
+      ->check(given_value("the shards' out_dir"));
   batch
       ->add_option(
           "--scheduler", f.scheduler,
           "Run the batch on a Dask cluster through Python (sigstream.distributed, pip install "
           "'.[dask]'): a scheduler's address (tcp://host:8786), its scheduler file (FILE.json), "
           "or local[:N]: N workers on this host, one per GPU (all GPUs; CPU workers without)")
-      ->type_name("ADDRESS|FILE.json|local[:N]");
+      ->type_name("ADDRESS|FILE.json|local[:N]")
+      ->check(given_value("ADDRESS, FILE.json or local[:N]"));
   batch->footer(
       "Shards: N processes, each with --shard I/N (0 <= I < N) and one out_dir, cover the files "
       "once; then\n"

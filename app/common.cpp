@@ -29,14 +29,31 @@ void add_common(CLI::App* cmd, CommonFlags& f, BackendCheck check) {
                 "Check the output against a float64 CPU reference (exit 1 if off)");
   cmd->add_flag("--quiet,-q", f.quiet, "Print nothing but errors");
   cmd->add_flag("--no-progress", f.no_progress, "No progress bar");
-  cmd->add_option("--stats", f.stats, "Write statistics JSON here");
+  cmd->add_option("--stats", f.stats, "Write statistics JSON here")
+      ->check(given_value("a file name"));
+}
+
+CLI::Validator given_value(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& v) -> std::string {
+        if (v.empty())
+          return "expected " + what + ", got '' (an empty value: an unset shell variable?)";
+        if (v.rfind("--", 0) == 0)
+          return "expected " + what + ", got '" + v +
+                 "', an option (was the value left empty? a name that starts with '--' is "
+                 "given as ./" +
+                 v + ")";
+        return {};
+      },
+      "", "given_value");
 }
 
 void add_plot_flag(CLI::App* cmd, CommonFlags& f) {
   cmd->add_option("--plot", f.plot,
                   "Also draw the run's figure (waveforms, spectra, filter responses, levels) "
                   "into FIG (.png, .svg, .pdf; needs matplotlib)")
-      ->type_name("FIG");
+      ->type_name("FIG")
+      ->check(given_value("a figure's file name"));
 }
 
 // --set takes one value per use, so that `--set a=1 CONFIG` and

@@ -31,6 +31,12 @@ struct CommonFlags {
 enum class BackendCheck { cli, schema };
 
 void add_common(CLI::App* cmd, CommonFlags& f, BackendCheck check);
+// A flag's value that must be given: an empty one ("" from an unset shell
+// variable) is refused, as is one that starts with "--" (`--out-dir=
+// --list-inputs`: CLI11 fills an empty `--flag=` from the next argument).
+// `what` names what is expected ("a folder"). A name that starts with "--"
+// is given as ./--name.
+CLI::Validator given_value(const std::string& what);
 void add_plot_flag(CLI::App* cmd, CommonFlags& f);
 // --set KEY.PATH=VALUE, repeatable.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);

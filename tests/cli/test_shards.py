@@ -432,6 +432,31 @@ def malformed_shards_exit_2():
 
 
 @case
+def empty_values_are_usage_errors_not_absent_flags():
+    # `--shard "$IDX"` with IDX unset must not run every file, nor `--out-dir=`
+    # take the next argument as its folder.
+    make_inputs(2)
+    write_text("cfg.yaml", config_text())
+    for flag in ("--shard", "--out-dir", "--inputs-from", "--stats", "--scheduler"):
+        for args in ([flag, ""], [flag + "=", "--list-inputs"]):
+            p = run(["batch", "cfg.yaml", "--no-progress"] + args)
+            expect_rc(p, 2)
+            expect_in(flag + ": expected", p.stderr)
+            expect_in("got ''" if args[1] == "" else "got '--list-inputs'", p.stderr)
+    p = run(["batch", "--merge", ""])
+    expect_rc(p, 2)
+    expect_in("--merge: expected", p.stderr)
+    for stray in ("out", "--list-inputs", "batch_summary.json"):
+        if os.path.exists(stray):
+            raise AssertionError("an empty value wrote %r" % stray)
+    # A folder whose name starts with "--" is still reachable as ./--name.
+    p = run(["batch", "cfg.yaml", "--no-progress", "--out-dir", "./--odd"])
+    expect_rc(p, 0)
+    if len(files_under("--odd")) < 2:
+        raise AssertionError("./--odd holds %r" % sorted(files_under("--odd")))
+
+
+@case
 def bad_config_fails_a_shard_like_a_plain_batch():
     make_inputs(3)
     bad = [
