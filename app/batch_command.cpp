@@ -110,8 +110,19 @@ constexpr const char* kDaskHint =
     "pip install '.[dask]' in sigstream's source folder (Dask: dask[distributed]==2026.8.0), or "
     "point SIGSTREAM_PYTHON at a Python that has sigstream and Dask";
 
+// argv: the hint, this process's id, then main's arguments. The child asks
+// Linux for a SIGTERM when this process ends (PR_SET_PDEATHSIG), so that a
+// SIGKILL of sigstream, which it cannot pass on, still stops the driver and
+// its cluster as a SIGTERM does; one whose parent is already gone stops.
 constexpr const char* kBootstrap =
-    "import sys\n"
+    "import os, signal, sys\n"
+    "try:\n"
+    "    import ctypes\n"
+    "    ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))\n"
+    "except Exception:\n"
+    "    pass\n"
+    "if os.getppid() != int(sys.argv[2]):\n"
+    "    sys.exit(130)\n"
     "try:\n"
     "    from sigstream.distributed import main\n"
     "except ImportError as e:\n"
@@ -119,7 +130,7 @@ constexpr const char* kBootstrap =
     "                     'sigstream with Dask, and ' + sys.executable + ' cannot import it ('\n"
     "                     + str(e) + '): ' + sys.argv[1] + '\\n')\n"
     "    sys.exit(2)\n"
-    "sys.exit(main(sys.argv[2:]))\n";
+    "sys.exit(main(sys.argv[3:]))\n";
 
 std::vector<std::string> scheduler_args(const BatchFlags& f, const std::vector<std::string>& sets,
                                         const BatchCommon& c) {
@@ -246,7 +257,7 @@ int run_on_scheduler(const BatchFlags& f, const std::vector<std::string>& sets,
   }
   const char* env = std::getenv("SIGSTREAM_PYTHON");
   const std::string python = env != nullptr && *env != '\0' ? env : "python3";
-  std::vector<std::string> args = {"-c", kBootstrap, kDaskHint};
+  std::vector<std::string> args = {"-c", kBootstrap, kDaskHint, std::to_string(::getpid())};
   for (std::string& a : scheduler_args(f, sets, c))
     args.push_back(std::move(a));
   const int code = run_child(python, args);

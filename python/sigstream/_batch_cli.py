@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import os
 import signal
 import sys
+import time
 from typing import Any, Optional, Sequence, Union
 
 from ._dask_driver import _Interrupted, _on_sigterm, _plan, _run_planned
@@ -62,6 +64,56 @@ def _local_gpus(spec: str) -> Union[str, int]:
     return int(n)
 
 
+# How long ``--scheduler FILE.json`` waits for a scheduler to write its file, as Dask's own
+# ``dask worker --scheduler-file`` does (and as long as the CLI then waits to connect).
+SCHEDULER_FILE_WAIT_S = 30.0
+# A file there but not a scheduler's for this long is not one being written (a scheduler writes it in
+# one go).
+SCHEDULER_FILE_WHOLE_S = 2.0
+
+
+def _scheduler_address(path: str, err: Optional[Any]) -> str:
+    """The address in a scheduler file (``dask scheduler --scheduler-file`` writes it), once the file is
+    there and whole: a scheduler started just before this command has not written it yet, so it is
+    waited for (SCHEDULER_FILE_WAIT_S, saying so after a second). A folder that does not exist is
+    not waited for; ``err`` (None: quiet) is told of the wait. Raises _UsageError naming the file."""
+    folder = os.path.dirname(os.path.abspath(path))
+    hint = "dask scheduler --scheduler-file FILE.json writes it"
+    if not os.path.isdir(folder):
+        raise _UsageError(f"--scheduler '{path}': no such scheduler file (no folder '{folder}'; {hint})")
+    t0 = time.monotonic()
+    said = False
+    why = ""
+    bad_since: Optional[float] = None  # a file there but not (yet) whole: written now, or not a scheduler's
+    while True:
+        try:
+            with open(path, encoding="utf-8") as f:
+                info = json.load(f)
+            address = info.get("address") if isinstance(info, dict) else None
+            if isinstance(address, str) and address:
+                return address
+            why = 'it has no "address"'
+        except FileNotFoundError:
+            why = ""
+        except (OSError, UnicodeDecodeError) as e:
+            why = f"cannot read it: {e}"
+        except json.JSONDecodeError as e:  # (also a file still being written)
+            why = f"not JSON: {e}"
+        now = time.monotonic()
+        bad_since = (bad_since or now) if why else None
+        if now - t0 >= SCHEDULER_FILE_WAIT_S or (bad_since is not None and now - bad_since >= SCHEDULER_FILE_WHOLE_S):
+            break
+        if not said and err is not None and not why and now - t0 >= 1.0:
+            err.write(f"batch: waiting for the scheduler file '{path}' ({hint}; up to "
+                      f"{SCHEDULER_FILE_WAIT_S:.0f} s)\n")
+            said = True
+        time.sleep(0.1)
+    if not why:
+        raise _UsageError(f"--scheduler '{path}': no such scheduler file after {SCHEDULER_FILE_WAIT_S:.0f} s ({hint})")
+    raise _UsageError(f"--scheduler '{path}': not a Dask scheduler file ({why}; dask scheduler --scheduler-file "
+                      'FILE.json writes a JSON object with its "address")')
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """``sigstream batch --scheduler``'s work; returns the CLI's exit code (0, 1, 2 or 130)."""
     err = sys.stderr
@@ -83,9 +135,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     spec = args.scheduler
     try:
         gpus = _local_gpus(spec) if spec == "local" or spec.startswith("local:") else None
-        if gpus is None and spec.endswith(".json") and not os.path.isfile(spec):
-            raise _UsageError(f"--scheduler '{spec}': no such scheduler file (dask scheduler --scheduler-file "
-                              "FILE.json writes it)")
+        address = _scheduler_address(spec, None if args.quiet else err) if gpus is None and spec.endswith(".json") else spec
         if gpus is None and not spec.endswith(".json") and ":" not in spec:
             near = difflib.get_close_matches(spec, ["local"], n=1, cutoff=0.6)
             raise _UsageError(f"--scheduler '{spec}': expected local[:N], a scheduler file (FILE.json) or an address "
@@ -124,10 +174,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     per = auto_files_per_gpu(_cores(), n)
                 with_cluster = local_cluster(gpus, files_per_gpu=per)
                 client = Client(with_cluster)
-            elif spec.endswith(".json"):
-                client = Client(scheduler_file=spec, timeout=30)
-            else:
-                client = Client(spec, timeout=30)
+            else:  # (a scheduler file's address)
+                client = Client(address, timeout=30)
         except ValueError as e:
             if with_cluster is not None:
                 with_cluster.close()

@@ -345,7 +345,8 @@ NB_MODULE(_core, m) {
   m.def("cuda_device_count", [] { return 0; });
 #endif
 
-  m.def("auto_files_per_device", &auto_files_per_device, "cpu_threads"_a, "devices"_a);
+  m.def("auto_files_per_device", static_cast<int (*)(int, int)>(&auto_files_per_device),
+        "cpu_threads"_a, "devices"_a);
   m.def("set_error_types", [](nb::dict types) {
     // kind name -> class; kept for the life of the process.
     const std::pair<const char*, ErrorKind> kinds[] = {

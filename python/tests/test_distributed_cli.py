@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -44,8 +45,8 @@ def test_cli_scheduler_local(tmp_path: Path, job: Path) -> None:
     bad = subprocess.run([cli(), "batch", str(job), "--scheduler", "local:two"], env=env, cwd=tmp_path,
                          capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "local:N" in bad.stderr
-    missing = subprocess.run([cli(), "batch", str(job), "--scheduler", str(tmp_path / "none.json")], env=env,
-                             cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    missing = subprocess.run([cli(), "batch", str(job), "--scheduler", str(tmp_path / "nowhere" / "none.json")],
+                             env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "no such scheduler file" in missing.stderr
     cfg = subprocess.run([cli(), "batch", str(job), "--scheduler", "local:1", "--set", "stages.0.mdoe=same"],
                          env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
@@ -61,7 +62,8 @@ def test_cli_scheduler_file_of_a_dask_scheduler_and_worker(tmp_path: Path, job: 
                                  str(sched_file), "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
                                 env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)]
     try:
-        wait_for(sched_file.exists, "the scheduler file")
+        # As the README's block runs them: the worker and the batch at once, before the scheduler has
+        # written its file (both wait for it).
         started.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file",
                                          str(sched_file), "--nthreads", "2", "--no-dashboard", "--host",
                                          "127.0.0.1"], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL,
@@ -119,6 +121,61 @@ def test_cli_scheduler_sigterm_is_forwarded_and_the_child_reaped(tmp_path: Path,
     # The driver was reaped by the CLI, and the cluster it started is gone with it.
     wait_for(lambda: not any(alive(p) for p in family), "the driver and its workers to exit", timeout=30)
     assert temporaries(tmp_path / "dask") == []
+
+
+def test_a_sigkill_of_the_cli_stops_its_driver_and_cluster(tmp_path: Path, job: Path, shim: str) -> None:
+    """SIGKILL leaves sigstream no time to pass a signal on: its Python driver is told by Linux
+    (PR_SET_PDEATHSIG), stops as on SIGTERM, writes the summary of an interrupted batch, and its
+    workers end; no output is committed after and no temporary file is left."""
+    log, mark, errors = tmp_path / "commits.log", tmp_path / "stall.pid", tmp_path / "stderr.txt"
+    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable, "LD_PRELOAD": shim, "SIGSTREAM_COMMIT_LOG": str(log),
+           "SIGSTREAM_STALL_PATH": "f02.wav", "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark)}
+    family: list[int] = []
+    with open(errors, "w") as err_file:
+        proc = subprocess.Popen([cli(), "batch", str(job), *inputs_of(job), "--scheduler", "local:1", "--out-dir",
+                                 str(tmp_path / "dask")], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
+        try:
+            stalled_pid(mark)
+            family = descendants(proc.pid)
+            proc.kill()
+            proc.wait(timeout=30)
+            wait_for(lambda: not any(alive(p) for p in family), "the driver and its workers to exit", timeout=60)
+        finally:
+            for p in family:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+    assert len(family) >= 2, f"expected the Python driver and its worker processes under the CLI: {family}"
+    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
+    assert summary["interrupted"] is True and summary["exit_code"] == 130, errors.read_text()
+    assert {Path(f["file"]).name: f["status"] for f in summary["files"]}["f02.wav"] == "interrupted"
+    assert temporaries(tmp_path / "dask") == []
+
+
+def test_a_scheduler_file_is_waited_for_then_checked(tmp_path: Path, job: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """--scheduler FILE.json waits for a scheduler to write the file, then refuses (exit 2, naming it) a
+    file that is not a scheduler's: no traceback."""
+    from sigstream import _batch_cli
+
+    monkeypatch.setattr(_batch_cli, "SCHEDULER_FILE_WAIT_S", 1.3)
+    monkeypatch.setattr(_batch_cli, "SCHEDULER_FILE_WHOLE_S", 0.2)
+    late = tmp_path / "late.json"
+    t0 = time.monotonic()
+    assert _batch_cli.main([str(job), "--scheduler", str(late)]) == 2
+    assert time.monotonic() - t0 >= 1.3
+    err = capsys.readouterr().err
+    assert "waiting for the scheduler file" in err and "no such scheduler file after 1 s" in err, err
+    bad = tmp_path / "bad.json"
+    for text, why in (("{garbage", "not JSON"), ('{"foo": 1}', 'it has no "address"'), ("", "not JSON"),
+                      ("[1, 2]", 'it has no "address"'), ('{"address": ""}', 'it has no "address"')):
+        bad.write_text(text)
+        assert _batch_cli.main([str(job), "--scheduler", str(bad), "--quiet"]) == 2, text
+        err = capsys.readouterr().err
+        assert f"--scheduler '{bad}': not a Dask scheduler file ({why}" in err, err
+        assert "Traceback" not in err
 
 
 def descendants(pid: int) -> list[int]:
