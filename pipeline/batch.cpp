@@ -1039,7 +1039,9 @@ int auto_files_per_device(int cpu_threads, int devices, double gpu_seconds_per_b
   // GPU-bound files, bench/p11_stop50_perdev.sh, two rounds alternating):
   // GPU 0 6.37-6.41 s at 8 a GPU against 6.42-6.53 s at 16; GPUs 0,1
   // 3.84-3.92 s against 4.07-4.14 s; 0-3 3.26-3.28 s against 3.55-3.60 s
-  // (12 a GPU: 6.39-6.42 / 3.95-4.01 / 3.35-3.45 s). Every row ran at the
+  // (12 a GPU: 6.39-6.42 / 3.95-4.01 / 3.35-3.45 s); on another host of
+  // that kind, three rounds, 0-3 3.45-3.70 s against 3.52-3.67 s at 16 and
+  // 0,1 3.91-4.16 against 4.06-4.13 s: no slower anywhere. Every row ran at the
   // same rate once started (136 files/s a GPU); the later devices' workers
   // held their lanes sooner (fewer to set up, a shorter first wave before
   // the next device starts, DeviceStarts) and the exit released less pinned
