@@ -427,12 +427,16 @@ BatchShard shard_from_slurm(const ShardEnvironment& env) {
     throw config_error("--shard auto: the Slurm array variables do not describe an array" + values +
                        " (expected STEP >= 1, COUNT >= 1 and MIN <= ID <= MAX)");
   const long long even = (max - min) / step + 1;
-  if (count != even || (id - min) % step != 0 || count > 1'000'000'000)
+  if (count != even || (id - min) % step != 0 || count > 1'000'000'000) {
+    const std::string why = count != even
+                                ? "COUNT is " + std::to_string(count) +
+                                      ", (MAX - MIN) / STEP + 1 is " + std::to_string(even)
+                                : "task " + std::to_string(id) + " is not MIN + k x STEP";
     throw config_error(
-        "--shard auto: the Slurm array is not evenly stepped" + values + ": COUNT is " +
-        std::to_string(count) + ", (MAX - MIN) / STEP + 1 is " + std::to_string(even) +
+        "--shard auto: the Slurm array is not evenly stepped" + values + ": " + why +
         ", so task ids do not map onto shards 0..COUNT-1 (an array like --array=1,3,7); submit "
         "--array=A-B or --array=A-B:S (a %K throttle is fine), or give --shard I/N");
+  }
   return {static_cast<int>((id - min) / step), static_cast<int>(count)};
 }
 

@@ -247,7 +247,7 @@ def _resolve_backend(client: Client, wanted: str, display: _Display) -> str:
         if len(with_cuda) < len(facts):
             missing = sorted(set(facts) - set(with_cuda))
             raise sigstream.CudaError(f"backend 'cuda': {len(missing)} of {len(facts)} Dask worker(s) have no CUDA "
-                                      f"device ({', '.join(missing[:3])}); use backend='auto' or 'cpu'")
+                                      f"device ({', '.join(missing[:3])}); use backend auto or cpu (--backend, backend=)")
         return "cuda"
     if with_cuda and len(with_cuda) == len(facts):
         return "cuda"

@@ -172,11 +172,12 @@ TEST(BatchShard, SlurmArraysRefused) {
       EXPECT_NE(m.find("SLURM_ARRAY_TASK_ID='" + std::to_string(id) + "'"), std::string::npos) << m;
     }
   }
-  // An id off the step (0-6:2, id 3).
-  EXPECT_NE(config_message([] {
-              (void)shard_from_slurm(slurm(3, 0, 6, 2, 4));
-            }).find("not evenly stepped"),
-            std::string::npos);
+  // An id off the step (0-6:2, id 3): said as such, not as a COUNT that
+  // matches (COUNT 4 = (6 - 0) / 2 + 1).
+  const std::string off = config_message([] { (void)shard_from_slurm(slurm(3, 0, 6, 2, 4)); });
+  EXPECT_NE(off.find("not evenly stepped"), std::string::npos) << off;
+  EXPECT_NE(off.find("task 3 is not MIN + k x STEP"), std::string::npos) << off;
+  EXPECT_EQ(off.find("COUNT is"), std::string::npos) << off;
   // Outside an array.
   const std::string outside = config_message([] { (void)parse_batch_shard("auto", {}); });
   EXPECT_NE(outside.find("not inside a Slurm job array"), std::string::npos) << outside;
