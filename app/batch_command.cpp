@@ -111,9 +111,11 @@ constexpr const char* kDaskHint =
     "point SIGSTREAM_PYTHON at a Python that has sigstream and Dask";
 
 // argv: the hint, this process's id, then main's arguments. The child asks
-// Linux for a SIGTERM when this process ends (PR_SET_PDEATHSIG), so that a
+// Linux for a SIGTERM when its parent ends (PR_SET_PDEATHSIG), so that a
 // SIGKILL of sigstream, which it cannot pass on, still stops the driver and
-// its cluster as a SIGTERM does; one whose parent is already gone stops.
+// its cluster as a SIGTERM does; one started after sigstream ended stops.
+// (A $SIGSTREAM_PYTHON wrapper that does not exec is the child's parent:
+// the signal then comes when the wrapper ends.)
 constexpr const char* kBootstrap =
     "import os, signal, sys\n"
     "try:\n"
@@ -122,7 +124,14 @@ constexpr const char* kBootstrap =
     "except Exception:\n"
     "    pass\n"
     "if os.getppid() != int(sys.argv[2]):\n"
-    "    sys.exit(130)\n"
+    "    try:\n"
+    "        os.kill(int(sys.argv[2]), 0)\n"
+    "    except ProcessLookupError:\n"
+    "        sys.stderr.write('sigstream: error: batch --scheduler: sigstream ended before its '\n"
+    "                         'Python child started\\n')\n"
+    "        sys.exit(130)\n"
+    "    except OSError:\n"
+    "        pass\n"
     "try:\n"
     "    from sigstream.distributed import main\n"
     "except ImportError as e:\n"
@@ -134,11 +143,13 @@ constexpr const char* kBootstrap =
 
 std::vector<std::string> scheduler_args(const BatchFlags& f, const std::vector<std::string>& sets,
                                         const BatchCommon& c) {
-  std::vector<std::string> a = {"--scheduler", f.scheduler};
+  // Values as --flag=VALUE: argparse would take a value that starts with
+  // '-' (`--out-dir -x`) for a flag of its own.
+  std::vector<std::string> a = {"--scheduler=" + f.scheduler};
   for (const std::string& s : sets)
-    a.insert(a.end(), {"--set", s});
+    a.push_back("--set=" + s);
   if (!f.out_dir.empty())
-    a.insert(a.end(), {"--out-dir", f.out_dir});
+    a.push_back("--out-dir=" + f.out_dir);
   if (f.command->count("--keep-going") > 0)
     a.push_back("--keep-going");
   if (f.command->count("--stop-on-error") > 0)
@@ -146,7 +157,7 @@ std::vector<std::string> scheduler_args(const BatchFlags& f, const std::vector<s
   if (f.force)
     a.push_back("--force");
   if (!c.backend.empty())
-    a.insert(a.end(), {"--backend", c.backend});
+    a.push_back("--backend=" + c.backend);
   if (c.verify)
     a.push_back("--verify");
   if (c.quiet)
@@ -154,11 +165,11 @@ std::vector<std::string> scheduler_args(const BatchFlags& f, const std::vector<s
   if (c.no_progress)
     a.push_back("--no-progress");
   if (!c.stats.empty())
-    a.insert(a.end(), {"--stats", c.stats});
+    a.push_back("--stats=" + c.stats);
   if (f.files_per_device > 0) // 0: auto, the child's own default
-    a.insert(a.end(), {"--files-per-device", std::to_string(f.files_per_device)});
+    a.push_back("--files-per-device=" + std::to_string(f.files_per_device));
   if (!f.inputs_from.empty())
-    a.insert(a.end(), {"--inputs-from", f.inputs_from});
+    a.push_back("--inputs-from=" + f.inputs_from);
   // Positionals after "--": an input may start with '-'.
   a.insert(a.end(), {"--", f.config_path});
   a.insert(a.end(), f.inputs.begin(), f.inputs.end());
@@ -345,8 +356,6 @@ int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const 
       throw config_error(
           "batch --scheduler: CONFIG is required (sigstream batch CONFIG.yaml [INPUT...] "
           "--scheduler ADDRESS|FILE.json|local[:N])");
-    if (f.scheduler.empty())
-      throw config_error("--scheduler: expected ADDRESS, FILE.json or local[:N], got ''");
     return run_on_scheduler(f, sets, c);
   }
   if (f.config_path.empty())

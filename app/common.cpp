@@ -33,6 +33,18 @@ void add_common(CLI::App* cmd, CommonFlags& f, BackendCheck check) {
       ->check(given_value("a file name"));
 }
 
+std::optional<std::string> empty_flag_value(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "--")
+      break;
+    if (a.size() > 3 && a.rfind("--", 0) == 0 && a.find('=') == a.size() - 1)
+      return std::string(a) + " has no value after '=' (an empty value: an unset shell " +
+             "variable?); give " + std::string(a.substr(0, a.size() - 1)) + " VALUE";
+  }
+  return std::nullopt;
+}
+
 CLI::Validator given_value(const std::string& what) {
   return CLI::Validator(
       [what](std::string& v) -> std::string {

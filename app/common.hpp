@@ -37,6 +37,10 @@ void add_common(CLI::App* cmd, CommonFlags& f, BackendCheck check);
 // `what` names what is expected ("a folder"). A name that starts with "--"
 // is given as ./--name.
 CLI::Validator given_value(const std::string& what);
+// `--flag=` with nothing after the '=' anywhere before a "--": CLI11 would
+// take the next argument as its value (`--stats= in/a.wav` wrote the summary
+// over an input). The message, or nothing.
+std::optional<std::string> empty_flag_value(int argc, char** argv);
 void add_plot_flag(CLI::App* cmd, CommonFlags& f);
 // --set KEY.PATH=VALUE, repeatable.
 void add_set_option(CLI::App* cmd, std::vector<std::string>& sets);

@@ -91,6 +91,11 @@ int run_main(int argc, char** argv) {
   auto* devices = app::add_devices_command(app);
   auto* schema = app::add_schema_command(app);
 
+  if (const std::optional<std::string> empty = app::empty_flag_value(argc, argv)) {
+    std::cerr << "sigstream: error: " << *empty
+              << "\n(run 'sigstream --help' or 'sigstream COMMAND --help')\n";
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1029,28 +1029,35 @@ int auto_files_per_device(int cpu_threads, int devices) {
   return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, kAutoFilesPerDevice);
 }
 
-int auto_files_per_device(int cpu_threads, int devices, double gpu_seconds_per_byte) {
+bool gpu_bound_file(double gpu_seconds, double bytes, double samples) {
+  return std::isfinite(gpu_seconds) && samples > 0.0 &&
+         bytes >= kUncompressedBytesPerSample * samples &&
+         gpu_seconds >= kGpuBoundSecondsPerSample * samples;
+}
+
+int auto_files_per_device(int cpu_threads, int devices, bool gpu_bound) {
   // A file the GPU bounds keeps it busy with fewer files in flight: its
-  // host work (reading, writing, ~2-4 ns a byte of input on the hosts we
-  // measured) over its GPU time, plus one, is the files it needs, and 8
-  // leave room at 1 ns a byte. The io config (255 taps + metrics) is
-  // ~0.1 ns a byte on the cost model; the GPU-bound one (65,536 taps direct
-  // + 48 -> 44.1 kHz + spectrum) ~1.3. Measured (4 x H200, 64 cores, 800
-  // GPU-bound files, bench/p11_stop50_perdev.sh, two rounds alternating):
-  // GPU 0 6.37-6.41 s at 8 a GPU against 6.42-6.53 s at 16; GPUs 0,1
-  // 3.84-3.92 s against 4.07-4.14 s; 0-3 3.26-3.28 s against 3.55-3.60 s
-  // (12 a GPU: 6.39-6.42 / 3.95-4.01 / 3.35-3.45 s); on another host of
-  // that kind, three rounds, 0-3 3.45-3.70 s against 3.52-3.67 s at 16 and
-  // 0,1 3.91-4.16 against 4.06-4.13 s: no slower anywhere. Every row ran at the
-  // same rate once started (136 files/s a GPU); the later devices' workers
-  // held their lanes sooner (fewer to set up, a shorter first wave before
-  // the next device starts, DeviceStarts) and the exit released less pinned
-  // memory. (Stop 42, 4 x H100: 8 a GPU 2.29-2.58 s against 2.86-3.16 s at
-  // 16, 600 files on four GPUs; 4 a GPU left the GPUs idle part of the time.)
+  // host work (reading, writing) over its GPU time, plus one, is the files
+  // it needs. An uncompressed 30 s stereo file costs the host ~10-25 ms
+  // (the floor's processes on the hosts we measured: ~3.5-9 ns a sample),
+  // so 8 leave room at 1 ns a sample of GPU time. The io config (255 taps +
+  // metrics) is ~0.2 ns a sample on the cost model; the GPU-bound one
+  // (65,536 taps direct + 48 -> 44.1 kHz + spectrum) ~2.6. Measured (4 x
+  // H200, 64 cores, 800 GPU-bound files, bench/p11_stop50_perdev.sh, two
+  // rounds alternating): GPU 0 6.37-6.41 s at 8 a GPU against 6.42-6.53 s
+  // at 16; GPUs 0,1 3.84-3.92 s against 4.07-4.14 s; 0-3 3.26-3.28 s
+  // against 3.55-3.60 s (12 a GPU: 6.39-6.42 / 3.95-4.01 / 3.35-3.45 s); on
+  // another host of that kind, three rounds, 0-3 3.45-3.70 s against
+  // 3.52-3.67 s at 16 and 0,1 3.91-4.16 against 4.06-4.13 s: no slower
+  // anywhere. Every row ran at the same rate once started (136 files/s a
+  // GPU); the later devices' workers held their lanes sooner (fewer to set
+  // up, a shorter first wave before the next device starts, DeviceStarts)
+  // and the exit released less pinned memory. (Stop 42, 4 x H100: 8 a GPU
+  // 2.29-2.58 s against 2.86-3.16 s at 16, 600 files on four GPUs; 4 a GPU
+  // left the GPUs idle part of the time.) A compressed input (FLAC, MP3)
+  // costs the host more a file: its rule stays the CPU threads'.
   const int most = auto_files_per_device(cpu_threads, devices);
-  return std::isfinite(gpu_seconds_per_byte) && gpu_seconds_per_byte >= kGpuBoundSecondsPerByte
-             ? std::min(most, kGpuBoundFilesPerDevice)
-             : most;
+  return gpu_bound ? std::min(most, kGpuBoundFilesPerDevice) : most;
 }
 
 std::vector<BatchWorker> plan_batch_workers(const std::vector<int>& devices, int files_per_device,
@@ -1098,6 +1105,8 @@ FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
   } catch (const std::exception&) {
     return est;
   }
+  if (p->length_known && p->source_frames > 0)
+    est.samples = static_cast<double>(p->source_frames) * std::max(1, p->channels);
   // (resolve_methods resolves each method from what the stage asked: one
   // plan serves both.)
   try {
@@ -1410,7 +1419,7 @@ private:
     const FileSeconds est = estimate_file_seconds(config_, *largest, options_);
     file_estimate_ = est.cpu;
     gpu_file_estimate_ = est.cuda;
-    largest_bytes_ = largest->bytes;
+    gpu_bound_ = gpu_bound_file(est.cuda, static_cast<double>(largest->bytes), est.samples);
     estimated_ = true;
     // The whole list on every CPU thread, each file as long per byte as the
     // largest (as long as it where a size is unknown: a FIFO's).
@@ -1666,6 +1675,7 @@ private:
       summary_.summary_json =
           options_.summary_json.empty() ? plan.summary_json : options_.summary_json;
       summary_.summary_csv = summary_csv_path(summary_.summary_json);
+      refuse_summary_over_a_file();
     }
     record_backend();
     if (!options_.config_path.empty())
@@ -1674,6 +1684,26 @@ private:
       if (const auto files = stage_kind(s.type).files)
         for (std::string& f : files(s))
           deps_.push_back(std::move(f));
+  }
+
+  // The summary (its JSON or its CSV, --stats) is never written over an
+  // input of the batch nor over a file's output (SPEC §5: `--stats in/a.wav`
+  // had replaced that input with the summary).
+  void refuse_summary_over_a_file() const {
+    CanonicalPaths canonical;
+    const fs::path json = canonical.of(summary_.summary_json);
+    const fs::path csv = canonical.of(summary_.summary_csv);
+    for (const BatchItem& item : items_)
+      for (const std::string* p : {&item.input, &item.output, &item.stats_json, &item.stats_csv}) {
+        if (p->empty())
+          continue;
+        const fs::path c = canonical.of(*p);
+        if (c == json || c == csv)
+          throw config_error(
+              "batch: the summary " + (c == json ? summary_.summary_json : summary_.summary_csv) +
+              " would be written over " + (p == &item.input ? "the input " : "an output of ") +
+              item.input + "; give --stats another path");
+      }
   }
 
   // The backend the summary and each file's resume record name.
@@ -1756,15 +1786,12 @@ private:
 
   // Files in flight per GPU on `devices` GPUs: the user's
   // --files-per-device, else auto_files_per_device over `cpu_threads`, fewer
-  // for files the GPU bounds (the largest file's GPU estimate per byte, from
-  // estimate_work; unknown where it has not run: schedule() runs it).
+  // for files the GPU bounds (the largest file's estimate, estimate_work;
+  // where it has not run, schedule() runs it when it can change the count).
   [[nodiscard]] int files_per_device(int cpu_threads, std::size_t devices) const {
     if (options_.files_per_device > 0 || devices == 0)
       return options_.files_per_device;
-    const double per_byte = estimated_ && largest_bytes_ > 0
-                                ? gpu_file_estimate_ / static_cast<double>(largest_bytes_)
-                                : 0.0;
-    return auto_files_per_device(cpu_threads, static_cast<int>(devices), per_byte);
+    return auto_files_per_device(cpu_threads, static_cast<int>(devices), estimated_ && gpu_bound_);
   }
 
   // The order (largest first), the workers, and the line that says where.
@@ -1779,9 +1806,13 @@ private:
     const int cpu_budget = cpu_threads();
     cpu_budget_ = cpu_budget;
     const int cpu_workers = beside_ ? std::min(cpu_budget, kCpuWorkersBesideGpus) : cpu_budget;
-    // (Python's in-process batch, a shard: no step before needed the estimate.)
-    if (use_cuda_ && !devices_.empty() && !estimated_ && !todo_.empty() &&
-        options_.files_per_device <= 0)
+    // (Python's in-process batch, a shard: no step before needed the
+    // estimate. Only where it can change the workers: more than the GPU-bound
+    // count a GPU by the CPU threads' rule, and files for them.)
+    const int by_threads = auto_files_per_device(cpu_workers, static_cast<int>(devices_.size()));
+    if (use_cuda_ && !devices_.empty() && !estimated_ && options_.files_per_device <= 0 &&
+        by_threads > kGpuBoundFilesPerDevice &&
+        todo_.size() > static_cast<std::size_t>(kGpuBoundFilesPerDevice) * devices_.size())
       static_cast<void>(estimate_work());
     if (!todo_.empty())
       summary_.workers = plan_batch_workers(
@@ -2492,7 +2523,7 @@ private:
   double file_estimate_ = std::numeric_limits<double>::infinity();
   double gpu_file_estimate_ = std::numeric_limits<double>::infinity();
   double gpu_batch_estimate_ = std::numeric_limits<double>::infinity();
-  std::uintmax_t largest_bytes_ = 0; // the file those estimates are of
+  bool gpu_bound_ = false; // the largest file is one the GPU bounds (gpu_bound_file)
   bool estimated_ = false;
   std::vector<int> listed_; // execution.device, or the GPUs of it that pay (narrow_visible_devices)
   std::string cut_note_;    // why listed_ is shorter than execution.device

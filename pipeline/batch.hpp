@@ -235,17 +235,25 @@ inline constexpr int kAutoFilesPerDevice = 16;
 // Dask cluster (sigstream.distributed) both take it.
 [[nodiscard]] int auto_files_per_device(int cpu_threads, int devices);
 
-// Files the GPU bounds: a file whose estimated seconds on one GPU per byte
-// of input (cuda_seconds_estimate over its size) reach
-// kGpuBoundSecondsPerByte. A GPU then needs fewer files in flight to stay
-// busy, and more only set up later and pin more memory:
-// kGpuBoundFilesPerDevice at most.
-inline constexpr double kGpuBoundSecondsPerByte = 1e-9;
+// Files the GPU bounds: an uncompressed file (kUncompressedBytesPerSample or
+// more of input a sample: PCM or float, whose decoding costs the host least)
+// whose estimated seconds on one GPU per decoded sample (frames x channels)
+// reach kGpuBoundSecondsPerSample. A GPU then needs fewer files in flight to
+// stay busy, and more only set up later and pin more memory:
+// kGpuBoundFilesPerDevice at most. (Compressed inputs keep the host busier
+// a file: they keep the CPU threads' rule.)
+inline constexpr double kGpuBoundSecondsPerSample = 1e-9;
+inline constexpr double kUncompressedBytesPerSample = 1.9;
 inline constexpr int kGpuBoundFilesPerDevice = 8;
 
+// Whether a file of `bytes` bytes and `samples` decoded samples (frames x
+// channels) that takes `gpu_seconds` on one GPU is one the GPU bounds
+// (unknown or 0: no).
+[[nodiscard]] bool gpu_bound_file(double gpu_seconds, double bytes, double samples);
+
 // auto_files_per_device, at most kGpuBoundFilesPerDevice for files the GPU
-// bounds (`gpu_seconds_per_byte`: 0 or not finite where unknown).
-[[nodiscard]] int auto_files_per_device(int cpu_threads, int devices, double gpu_seconds_per_byte);
+// bounds (gpu_bound_file).
+[[nodiscard]] int auto_files_per_device(int cpu_threads, int devices, bool gpu_bound);
 
 // The workers of a batch of `files` files. CUDA (devices non-empty):
 // files_per_device workers per device (0: auto_files_per_device), interleaved
@@ -269,6 +277,7 @@ std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>&
 struct FileSeconds {
   double cpu = std::numeric_limits<double>::infinity();
   double cuda = std::numeric_limits<double>::infinity();
+  double samples = 0.0; // decoded: frames x channels (0: unknown)
 };
 [[nodiscard]] FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
                                                 const BatchOptions& options);

@@ -427,7 +427,10 @@ BatchShard shard_from_slurm(const ShardEnvironment& env) {
     throw config_error("--shard auto: the Slurm array variables do not describe an array" + values +
                        " (expected STEP >= 1, COUNT >= 1 and MIN <= ID <= MAX)");
   const long long even = (max - min) / step + 1;
-  if (count != even || (id - min) % step != 0 || count > 1'000'000'000) {
+  if (count > 1'000'000'000)
+    throw config_error("--shard auto: SLURM_ARRAY_TASK_COUNT " + std::to_string(count) +
+                       " is more than 1,000,000,000 shards" + values + "; give --shard I/N");
+  if (count != even || (id - min) % step != 0) {
     const std::string why = count != even
                                 ? "COUNT is " + std::to_string(count) +
                                       ", (MAX - MIN) / STEP + 1 is " + std::to_string(even)

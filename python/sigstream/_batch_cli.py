@@ -64,23 +64,19 @@ def _local_gpus(spec: str) -> Union[str, int]:
     return int(n)
 
 
-# How long ``--scheduler FILE.json`` waits for a scheduler to write its file, as Dask's own
-# ``dask worker --scheduler-file`` does (and as long as the CLI then waits to connect).
+# How long ``--scheduler FILE.json`` waits for a scheduler to write its file (``dask worker
+# --scheduler-file`` waits as long as its --death-timeout, forever by default; the CLI gives up and says so).
 SCHEDULER_FILE_WAIT_S = 30.0
 # A file there but not a scheduler's for this long is not one being written (a scheduler writes it in
 # one go).
 SCHEDULER_FILE_WHOLE_S = 2.0
+_SCHEDULER_FILE_HINT = "dask scheduler --scheduler-file FILE.json writes it"
 
 
 def _scheduler_address(path: str, err: Optional[Any]) -> str:
-    """The address in a scheduler file (``dask scheduler --scheduler-file`` writes it), once the file is
-    there and whole: a scheduler started just before this command has not written it yet, so it is
-    waited for (SCHEDULER_FILE_WAIT_S, saying so after a second). A folder that does not exist is
-    not waited for; ``err`` (None: quiet) is told of the wait. Raises _UsageError naming the file."""
-    folder = os.path.dirname(os.path.abspath(path))
-    hint = "dask scheduler --scheduler-file FILE.json writes it"
-    if not os.path.isdir(folder):
-        raise _UsageError(f"--scheduler '{path}': no such scheduler file (no folder '{folder}'; {hint})")
+    """The address in a scheduler file, once the file is there and whole: a scheduler started just before
+    this command has not written it yet, so it is waited for (SCHEDULER_FILE_WAIT_S; ``err``, None when
+    quiet, is told after a second). Raises _UsageError naming the file."""
     t0 = time.monotonic()
     said = False
     why = ""
@@ -104,12 +100,13 @@ def _scheduler_address(path: str, err: Optional[Any]) -> str:
         if now - t0 >= SCHEDULER_FILE_WAIT_S or (bad_since is not None and now - bad_since >= SCHEDULER_FILE_WHOLE_S):
             break
         if not said and err is not None and not why and now - t0 >= 1.0:
-            err.write(f"batch: waiting for the scheduler file '{path}' ({hint}; up to "
-                      f"{SCHEDULER_FILE_WAIT_S:.0f} s)\n")
+            err.write(f"sigstream: batch: waiting for the scheduler file '{path}' ({_SCHEDULER_FILE_HINT}; up to "
+                      f"{SCHEDULER_FILE_WAIT_S:g} s)\n")
             said = True
         time.sleep(0.1)
     if not why:
-        raise _UsageError(f"--scheduler '{path}': no such scheduler file after {SCHEDULER_FILE_WAIT_S:.0f} s ({hint})")
+        raise _UsageError(f"--scheduler '{path}': no such scheduler file after {SCHEDULER_FILE_WAIT_S:g} s "
+                          f"({_SCHEDULER_FILE_HINT})")
     raise _UsageError(f"--scheduler '{path}': not a Dask scheduler file ({why}; dask scheduler --scheduler-file "
                       'FILE.json writes a JSON object with its "address")')
 
@@ -131,11 +128,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     from ._pipelines import _config_text
 
-    # Checked before the signals are this function's and before --inputs-from - is read.
+    # Checked before the signals are this function's and before --inputs-from - is read (a scheduler
+    # file's content later, once the batch is planned).
     spec = args.scheduler
     try:
         gpus = _local_gpus(spec) if spec == "local" or spec.startswith("local:") else None
-        address = _scheduler_address(spec, None if args.quiet else err) if gpus is None and spec.endswith(".json") else spec
+        scheduler_file = gpus is None and spec.endswith(".json")
+        if scheduler_file and not os.path.isdir(os.path.dirname(os.path.abspath(spec))):
+            raise _UsageError(f"--scheduler '{spec}': no such scheduler file (no folder "
+                              f"'{os.path.dirname(os.path.abspath(spec))}'; {_SCHEDULER_FILE_HINT})")
         if gpus is None and not spec.endswith(".json") and ":" not in spec:
             near = difflib.get_close_matches(spec, ["local"], n=1, cutoff=0.6)
             raise _UsageError(f"--scheduler '{spec}': expected local[:N], a scheduler file (FILE.json) or an address "
@@ -165,6 +166,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         planned = _plan(text, origin, args.config, args.sets, args.inputs, args.out_dir, args.keep_going,
                         args.backend, args.quiet, list_text,
                         "<standard input>" if args.inputs_from == "-" else (args.inputs_from or ""))
+        # (Waited for once the batch is planned, under the signal handlers: Ctrl-C ends the wait.)
+        address = _scheduler_address(spec, None if args.quiet else err) if scheduler_file else spec
         with_cluster: Any = None
         try:
             if gpus is not None:

@@ -11,8 +11,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -87,92 +89,106 @@ def test_cli_scheduler_file_of_a_dask_scheduler_and_worker(tmp_path: Path, job: 
     assert len(summary["workers"]) == 1 and summary["workers"][0]["threads"] == 2
 
 
-def test_cli_scheduler_sigterm_is_forwarded_and_the_child_reaped(tmp_path: Path, job: Path, shim: str) -> None:
-    log, mark, errors = tmp_path / "commits.log", tmp_path / "stall.pid", tmp_path / "stderr.txt"
-    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable, "LD_PRELOAD": shim, "SIGSTREAM_COMMIT_LOG": str(log),
-           "SIGSTREAM_STALL_PATH": "f02.wav", "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark)}
+def stopped_while_a_file_stalls(tmp_path: Path, job: Path, shim: str,
+                                stop: Callable[[subprocess.Popen[bytes]], None]) -> tuple[int, list[int], str]:
+    """Runs `sigstream batch --scheduler local:1` until a worker stalls in f02.wav (the shim), calls
+    `stop` on the CLI, waits for it and for its Python driver and workers to end (killing what is left
+    at the end, whatever happened); returns the CLI's exit code, its descendants and its stderr."""
+    mark, errors = tmp_path / "stall.pid", tmp_path / "stderr.txt"
+    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable, "LD_PRELOAD": shim,
+           "SIGSTREAM_COMMIT_LOG": str(tmp_path / "commits.log"), "SIGSTREAM_STALL_PATH": "f02.wav",
+           "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark)}
     family: list[int] = []
     with open(errors, "w") as err_file:
-        # Its own session: whatever happens, the test can end the whole tree (killpg below).
+        # Its own session: whatever happens, the test can end the whole tree.
         proc = subprocess.Popen([cli(), "batch", str(job), *inputs_of(job), "--scheduler", "local:1", "--out-dir",
                                  str(tmp_path / "dask")], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
         try:
             stalled_pid(mark)
             family = descendants(proc.pid)
-            proc.send_signal(signal.SIGTERM)
+            stop(proc)
             proc.wait(timeout=60)
+            wait_for(lambda: not any(alive(p) for p in family), "the driver and its workers to exit", timeout=60)
         finally:
-            if proc.poll() is None or any(alive(p) for p in family):
-                for p in [proc.pid, *family]:
-                    try:
-                        os.kill(p, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
-                proc.wait()
-    err = errors.read_text()
+            for p in [proc.pid, *family]:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            proc.wait()
     assert len(family) >= 2, f"expected the Python driver and its worker processes under the CLI: {family}"
-    assert proc.returncode == 130, err
-    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
+    return proc.returncode, family, errors.read_text()
+
+
+def interrupted_at_f02(out: Path) -> None:
+    """The summary of a batch interrupted while f02.wav stalled, and no temporary file left."""
+    summary = json.loads((out / "batch_summary.json").read_text())
     assert summary["interrupted"] is True and summary["exit_code"] == 130
     status = {Path(f["file"]).name: f["status"] for f in summary["files"]}
     assert status["f02.wav"] == "interrupted"
+    assert not (out / "f02.wav").exists()
+    assert temporaries(out) == []
+
+
+def test_cli_scheduler_sigterm_is_forwarded_and_the_child_reaped(tmp_path: Path, job: Path, shim: str) -> None:
+    """SIGTERM to the CLI is passed on: the driver stops the batch, writes its summary, and is reaped with its
+    cluster (the helper waits for every descendant to end)."""
+    code, _, err = stopped_while_a_file_stalls(tmp_path, job, shim, lambda p: p.send_signal(signal.SIGTERM))
+    assert code == 130, err
     assert "run the same command again to resume" in err
-    # The driver was reaped by the CLI, and the cluster it started is gone with it.
-    wait_for(lambda: not any(alive(p) for p in family), "the driver and its workers to exit", timeout=30)
-    assert temporaries(tmp_path / "dask") == []
+    interrupted_at_f02(tmp_path / "dask")
 
 
 def test_a_sigkill_of_the_cli_stops_its_driver_and_cluster(tmp_path: Path, job: Path, shim: str) -> None:
     """SIGKILL leaves sigstream no time to pass a signal on: its Python driver is told by Linux
     (PR_SET_PDEATHSIG), stops as on SIGTERM, writes the summary of an interrupted batch, and its
-    workers end; no output is committed after and no temporary file is left."""
-    log, mark, errors = tmp_path / "commits.log", tmp_path / "stall.pid", tmp_path / "stderr.txt"
-    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable, "LD_PRELOAD": shim, "SIGSTREAM_COMMIT_LOG": str(log),
-           "SIGSTREAM_STALL_PATH": "f02.wav", "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark)}
-    family: list[int] = []
-    with open(errors, "w") as err_file:
-        proc = subprocess.Popen([cli(), "batch", str(job), *inputs_of(job), "--scheduler", "local:1", "--out-dir",
-                                 str(tmp_path / "dask")], env=env, cwd=tmp_path, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.DEVNULL, stderr=err_file, start_new_session=True)
-        try:
-            stalled_pid(mark)
-            family = descendants(proc.pid)
-            proc.kill()
-            proc.wait(timeout=30)
-            wait_for(lambda: not any(alive(p) for p in family), "the driver and its workers to exit", timeout=60)
-        finally:
-            for p in family:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-    assert len(family) >= 2, f"expected the Python driver and its worker processes under the CLI: {family}"
-    summary = json.loads((tmp_path / "dask" / "batch_summary.json").read_text())
-    assert summary["interrupted"] is True and summary["exit_code"] == 130, errors.read_text()
-    assert {Path(f["file"]).name: f["status"] for f in summary["files"]}["f02.wav"] == "interrupted"
-    assert temporaries(tmp_path / "dask") == []
+    workers end (without it they finished the batch after the kill)."""
+    code, _, err = stopped_while_a_file_stalls(tmp_path, job, shim, lambda p: p.kill())
+    assert code == -signal.SIGKILL, err
+    interrupted_at_f02(tmp_path / "dask")
 
 
 def test_a_scheduler_file_is_waited_for_then_checked(tmp_path: Path, job: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    """--scheduler FILE.json waits for a scheduler to write the file, then refuses (exit 2, naming it) a
-    file that is not a scheduler's: no traceback."""
+    """--scheduler FILE.json waits for a scheduler to write the file (the batch planned first: a config error
+    is said at once), takes its address once it is whole, and refuses (exit 2, naming it) a file that is not
+    a scheduler's: no traceback."""
     from sigstream import _batch_cli
 
     monkeypatch.setattr(_batch_cli, "SCHEDULER_FILE_WAIT_S", 1.3)
     monkeypatch.setattr(_batch_cli, "SCHEDULER_FILE_WHOLE_S", 0.2)
+    args = [str(job), *inputs_of(job)]
     late = tmp_path / "late.json"
     t0 = time.monotonic()
-    assert _batch_cli.main([str(job), "--scheduler", str(late)]) == 2
+    assert _batch_cli.main([*args, "--scheduler", str(late)]) == 2
     assert time.monotonic() - t0 >= 1.3
     err = capsys.readouterr().err
-    assert "waiting for the scheduler file" in err and "no such scheduler file after 1 s" in err, err
+    assert "sigstream: batch: waiting for the scheduler file" in err, err
+    assert "no such scheduler file after 1.3 s" in err, err
+    # A config error first, without the wait.
+    t0 = time.monotonic()
+    assert _batch_cli.main([*args, "--scheduler", str(late), "--set", "stages.0.mdoe=same"]) == 2
+    assert time.monotonic() - t0 < 1.0
+    assert "did you mean 'mode'" in capsys.readouterr().err
+    # A file written during the wait, first half of it, then whole.
+    def write_late() -> None:
+        time.sleep(0.3)
+        late.write_text('{"address": "tcp://127.0.0.1:')
+        time.sleep(0.1)
+        late.write_text('{"address": "tcp://127.0.0.1:8786", "id": "Scheduler-1"}')
+
+    writer = threading.Thread(target=write_late)
+    writer.start()
+    try:
+        assert _batch_cli._scheduler_address(str(late), None) == "tcp://127.0.0.1:8786"
+    finally:
+        writer.join()
     bad = tmp_path / "bad.json"
     for text, why in (("{garbage", "not JSON"), ('{"foo": 1}', 'it has no "address"'), ("", "not JSON"),
                       ("[1, 2]", 'it has no "address"'), ('{"address": ""}', 'it has no "address"')):
         bad.write_text(text)
-        assert _batch_cli.main([str(job), "--scheduler", str(bad), "--quiet"]) == 2, text
+        assert _batch_cli.main([*args, "--scheduler", str(bad), "--quiet"]) == 2, text
         err = capsys.readouterr().err
         assert f"--scheduler '{bad}': not a Dask scheduler file ({why}" in err, err
         assert "Traceback" not in err

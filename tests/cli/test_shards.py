@@ -437,16 +437,33 @@ def empty_values_are_usage_errors_not_absent_flags():
     # take the next argument as its folder.
     make_inputs(2)
     write_text("cfg.yaml", config_text())
+    inputs = sorted(os.path.join("in", f) for f in files_under("in"))
+    before = {f: read(f) for f in inputs}
     for flag in ("--shard", "--out-dir", "--inputs-from", "--stats", "--scheduler"):
-        for args in ([flag, ""], [flag + "=", "--list-inputs"]):
-            p = run(["batch", "cfg.yaml", "--no-progress"] + args)
+        p = run(["batch", "cfg.yaml", "--no-progress", flag, ""])
+        expect_rc(p, 2)
+        expect_in(flag + ": expected", p.stderr)
+        expect_in("got ''", p.stderr)
+        p = run(["batch", "cfg.yaml", "--no-progress", flag, "--list-inputs"])
+        expect_rc(p, 2)
+        expect_in(flag + ": expected", p.stderr)
+        expect_in("got '--list-inputs'", p.stderr)
+        # `--flag=` with nothing after it, whatever comes next (an input, a flag).
+        for nxt in ("--list-inputs", "-q", inputs[0]):
+            p = run(["batch", "cfg.yaml", "--no-progress", flag + "=", nxt])
             expect_rc(p, 2)
-            expect_in(flag + ": expected", p.stderr)
-            expect_in("got ''" if args[1] == "" else "got '--list-inputs'", p.stderr)
+            expect_in(flag + "= has no value after '='", p.stderr)
     p = run(["batch", "--merge", ""])
     expect_rc(p, 2)
     expect_in("--merge: expected", p.stderr)
-    for stray in ("out", "--list-inputs", "batch_summary.json"):
+    # The summary is never written over an input or an output (SPEC §5).
+    for target in (inputs[1], "out/" + os.path.basename(inputs[1])):
+        p = run(["batch", "cfg.yaml", "--no-progress", "--stats", target])
+        expect_rc(p, 2)
+        expect_in("would be written over", p.stderr)
+    if {f: read(f) for f in inputs} != before:
+        raise AssertionError("an input changed")
+    for stray in ("out", "--list-inputs", "-q", "batch_summary.json"):
         if os.path.exists(stray):
             raise AssertionError("an empty value wrote %r" % stray)
     # A folder whose name starts with "--" is still reachable as ./--name.

@@ -1695,46 +1695,48 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
     ::unsetenv("CUDA_VISIBLE_DEVICES");
 }
 
-// Files in flight per GPU (auto_files_per_device): files the GPU bounds (its
-// estimate per byte of input at kGpuBoundSecondsPerByte or more) run 8 a GPU,
-// light ones as many as the CPU threads over the GPUs allow (16 a GPU here);
-// --files-per-device overrides both. The estimate is made where no earlier
-// step needed it (no narrowing of the driver's GPUs: Python's batch).
+// Files in flight per GPU (auto_files_per_device): uncompressed files the
+// GPU bounds (gpu_bound_file: its estimate per decoded sample at
+// kGpuBoundSecondsPerSample or more) run 8 a GPU, others as many as the CPU
+// threads over the GPUs allow (16 a GPU here); --files-per-device overrides
+// both, and the estimate is then not made. It is made where no earlier step
+// needed it (no narrowing of the driver's GPUs: Python's batch).
 TEST_F(BatchBesideGpus, FilesTheGpuBoundsRunFewerAGpu) {
   // The rule: never more than the CPU threads allow.
-  EXPECT_EQ(auto_files_per_device(64, 4, 1.3e-9), 8);
-  EXPECT_EQ(auto_files_per_device(64, 4, kGpuBoundSecondsPerByte), 8);
-  EXPECT_EQ(auto_files_per_device(64, 4, 0.1e-9), 16);
-  EXPECT_EQ(auto_files_per_device(8, 2, 1.3e-9), 4);
-  EXPECT_EQ(auto_files_per_device(64, 1, 0.0), 16);
-  EXPECT_EQ(auto_files_per_device(64, 1, std::numeric_limits<double>::infinity()), 16);
+  EXPECT_EQ(auto_files_per_device(64, 4, true), 8);
+  EXPECT_EQ(auto_files_per_device(64, 4, false), 16);
+  EXPECT_EQ(auto_files_per_device(8, 2, true), 4);
+  EXPECT_EQ(auto_files_per_device(64, 1, false), 16);
   // A batch takes it from its largest file's estimate. execution.threads may
-  // be at most 4 a hardware thread: 32 (16 a GPU on two) needs 8 of them.
-  if (hardware_threads() < 8)
-    GTEST_SKIP() << "the batch's part needs 8 hardware threads (16 a GPU against 8 on two GPUs)";
-  const auto bytes = static_cast<double>(std::filesystem::file_size(dir_.path() / "in" / "f0.wav"));
-  const auto workers = [&](double seconds_per_byte, int per_device) {
+  // be at most 4 a hardware thread: 16 (16 a GPU on one) needs 4 of them.
+  if (hardware_threads() < 4)
+    GTEST_SKIP() << "the batch's part needs 4 hardware threads (16 a GPU against 8)";
+  const double samples = 4801.0 * 2; // the fixture's files, 16-bit WAV
+  const auto workers = [&](double seconds_per_sample, int per_device, int* estimates) {
     FakeRuns fake;
     std::atomic<int> listed{0};
-    BatchOptions o = listing(fake, listed, 2);
+    BatchOptions o = listing(fake, listed, 1);
     o.backend = BackendKind::cuda;
     o.force = true;
     o.files_per_device = per_device;
-    o.gpu_file_estimate = [f = bytes * seconds_per_byte](const Plan&) { return f; };
+    o.gpu_file_estimate = [f = samples * seconds_per_sample, estimates](const Plan&) {
+      ++*estimates;
+      return f;
+    };
     Config c = config("{type: gain, name: g, db: -3}");
-    c.execution.threads = 32;
+    c.execution.threads = 16;
     const BatchSummary s = run_batch(c, o);
     EXPECT_EQ(s.ok, kFiles);
-    std::map<int, int> per;
-    for (const BatchWorker& w : s.workers)
-      ++per[w.device];
-    return per;
+    return static_cast<int>(s.workers.size());
   };
-  EXPECT_EQ(workers(1.3e-9, 0), (std::map<int, int>{{0, 8}, {1, 8}}));
-  EXPECT_EQ(workers(0.1e-9, 0), (std::map<int, int>{{0, 16}, {1, 16}}));
-  EXPECT_EQ(workers(1.3e-9, 12), (std::map<int, int>{{0, 12}, {1, 12}}));
-  EXPECT_EQ(workers(std::numeric_limits<double>::infinity(), 0),
-            (std::map<int, int>{{0, 16}, {1, 16}})); // unknown: as before
+  int made = 0;
+  EXPECT_EQ(workers(2.6e-9, 0, &made), 8);
+  EXPECT_EQ(made, 1);
+  EXPECT_EQ(workers(0.2e-9, 0, &made), 16);
+  EXPECT_EQ(workers(std::numeric_limits<double>::infinity(), 0, &made), 16); // unknown
+  made = 0;
+  EXPECT_EQ(workers(2.6e-9, 12, &made), 12);
+  EXPECT_EQ(made, 0); // the user's count: no estimate
 }
 
 // The GPUs are chosen for the files left to run: a re-run whose files are

@@ -177,11 +177,20 @@ TEST(Plan, AFilesGpuSecondsFollowTheKernelsAndTheCopies) {
   }
   EXPECT_GT(copies, 1e-4);
   // A batch runs fewer files a GPU where the GPU bounds them
-  // (auto_files_per_device): the GPU-bound bench file is past that line per
-  // byte of its WAV, a light one well under it.
-  const double wav_bytes = static_cast<double>(frames) * 2 * 2 + 44;
-  EXPECT_GE(heavy / wav_bytes, kGpuBoundSecondsPerByte);
-  EXPECT_LT(light / wav_bytes, kGpuBoundSecondsPerByte / 4);
+  // (gpu_bound_file): the GPU-bound bench file (a 16-bit WAV) is past that
+  // line per decoded sample, a light one well under it; the same work from
+  // a compressed file is not (its decoding keeps the host busier).
+  const double samples = static_cast<double>(frames) * 2;
+  const double wav_bytes = samples * 2 + 44;
+  EXPECT_GE(heavy / samples, 2 * kGpuBoundSecondsPerSample);
+  EXPECT_LT(light / samples, kGpuBoundSecondsPerSample / 4);
+  EXPECT_TRUE(gpu_bound_file(heavy, wav_bytes, samples));
+  EXPECT_TRUE(gpu_bound_file(heavy, 2 * wav_bytes, samples)); // float32
+  EXPECT_FALSE(gpu_bound_file(light, wav_bytes, samples));
+  EXPECT_FALSE(gpu_bound_file(heavy, wav_bytes / 2, samples));  // FLAC-like
+  EXPECT_FALSE(gpu_bound_file(heavy, wav_bytes / 10, samples)); // MP3-like
+  EXPECT_FALSE(gpu_bound_file(heavy, wav_bytes, 0.0));          // length unknown
+  EXPECT_FALSE(gpu_bound_file(std::numeric_limits<double>::infinity(), wav_bytes, samples));
 }
 
 // How many GPUs a batch lets the driver see (gpus_that_pay): one more while
