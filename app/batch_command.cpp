@@ -2,6 +2,7 @@
 // (SPEC §1, §10; pipeline/batch.hpp, pipeline/batch_shard.hpp).
 #include "app/batch_command.hpp"
 
+#include <fcntl.h>
 #include <malloc.h>
 #include <signal.h>
 #include <spawn.h>
@@ -110,28 +111,26 @@ constexpr const char* kDaskHint =
     "pip install '.[dask]' in sigstream's source folder (Dask: dask[distributed]==2026.8.0), or "
     "point SIGSTREAM_PYTHON at a Python that has sigstream and Dask";
 
-// argv: the hint, this process's id, then main's arguments. The child asks
-// Linux for a SIGTERM when its parent ends (PR_SET_PDEATHSIG), so that a
-// SIGKILL of sigstream, which it cannot pass on, still stops the driver and
-// its cluster as a SIGTERM does; one started after sigstream ended stops.
-// (A $SIGSTREAM_PYTHON wrapper that does not exec is the child's parent:
-// the signal then comes when the wrapper ends.)
+// argv: the hint, the read end of a pipe whose only write end sigstream
+// holds, then main's arguments. The child stops as on SIGTERM when that
+// pipe ends: when sigstream ends, however (a SIGKILL it cannot pass on),
+// even through a $SIGSTREAM_PYTHON wrapper that does not exec; and it asks
+// Linux for the same signal when its parent ends (PR_SET_PDEATHSIG).
 constexpr const char* kBootstrap =
-    "import os, signal, sys\n"
+    "import os, signal, sys, threading\n"
     "try:\n"
     "    import ctypes\n"
     "    ctypes.CDLL(None).prctl(1, int(signal.SIGTERM))\n"
     "except Exception:\n"
     "    pass\n"
-    "if os.getppid() != int(sys.argv[2]):\n"
+    "def _watch(fd):\n"
     "    try:\n"
-    "        os.kill(int(sys.argv[2]), 0)\n"
-    "    except ProcessLookupError:\n"
-    "        sys.stderr.write('sigstream: error: batch --scheduler: sigstream ended before its '\n"
-    "                         'Python child started\\n')\n"
-    "        sys.exit(130)\n"
+    "        while os.read(fd, 64):\n"
+    "            pass\n"
     "    except OSError:\n"
     "        pass\n"
+    "    os.kill(os.getpid(), signal.SIGTERM)\n"
+    "threading.Thread(target=_watch, args=(int(sys.argv[2]),), daemon=True).start()\n"
     "try:\n"
     "    from sigstream.distributed import main\n"
     "except ImportError as e:\n"
@@ -176,12 +175,29 @@ std::vector<std::string> scheduler_args(const BatchFlags& f, const std::vector<s
   return a;
 }
 
-// Runs python with `args` and waits for it. SIGINT and SIGTERM sent to this
+// A pipe's two ends, each closed when the pipe goes (-1: none).
+struct Pipe {
+  int fd[2] = {-1, -1};
+  Pipe() {
+    if (::pipe2(fd, O_CLOEXEC) != 0)
+      fd[0] = fd[1] = -1;
+  }
+  ~Pipe() {
+    for (const int f : fd)
+      if (f >= 0)
+        ::close(f);
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+};
+
+// Runs python with `args` and waits for it; `child_fd`, a descriptor the
+// child inherits, is closed here once it started (and set to -1). SIGINT and SIGTERM sent to this
 // process are passed on to the child (one from the terminal already reached
 // it: same process group), which stops its batch and writes the summary;
 // the child is always reaped. Returns its exit code (128 + signal if killed),
 // or -1 (errno set) if it could not start.
-int run_child(const std::string& python, const std::vector<std::string>& args) {
+int run_child(const std::string& python, const std::vector<std::string>& args, int& child_fd) {
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(python.c_str()));
   for (const std::string& s : args)
@@ -211,6 +227,10 @@ int run_child(const std::string& python, const std::vector<std::string>& args) {
   pid_t pid = -1;
   const int rc = posix_spawnp(&pid, python.c_str(), nullptr, &attr, argv.data(), environ);
   posix_spawnattr_destroy(&attr);
+  if (child_fd >= 0) { // the child's own now
+    ::close(child_fd);
+    child_fd = -1;
+  }
   int code = -1;
   if (rc != 0) {
     errno = rc;
@@ -268,10 +288,15 @@ int run_on_scheduler(const BatchFlags& f, const std::vector<std::string>& sets,
   }
   const char* env = std::getenv("SIGSTREAM_PYTHON");
   const std::string python = env != nullptr && *env != '\0' ? env : "python3";
-  std::vector<std::string> args = {"-c", kBootstrap, kDaskHint, std::to_string(::getpid())};
+  // The child's watch (kBootstrap): it inherits the read end; the write end
+  // stays this process's alone (close-on-exec), closed when it ends.
+  Pipe watch;
+  if (watch.fd[0] < 0 || ::fcntl(watch.fd[0], F_SETFD, 0) != 0)
+    throw io_error(std::string("batch --scheduler: cannot make a pipe: ") + std::strerror(errno));
+  std::vector<std::string> args = {"-c", kBootstrap, kDaskHint, std::to_string(watch.fd[0])};
   for (std::string& a : scheduler_args(f, sets, c))
     args.push_back(std::move(a));
-  const int code = run_child(python, args);
+  const int code = run_child(python, args, watch.fd[0]);
   if (code < 0) {
     std::cerr << "sigstream: error: batch --scheduler runs Python ('" << python
               << "', or $SIGSTREAM_PYTHON) and it could not start: " << std::strerror(errno) << "; "
@@ -404,6 +429,7 @@ int run_batch_command(const BatchFlags& f, std::vector<std::string> sets, const 
   if (!f.inputs_from.empty()) {
     const std::string origin = f.inputs_from == "-" ? "<standard input>" : f.inputs_from;
     bo.items = read_batch_input_list(config, read_list(f.inputs_from), origin);
+    bo.inputs_from = f.inputs_from;
     if (!f.out_dir.empty() && !c.quiet)
       if (const auto w = list_outputs_outside(bo.items, f.out_dir, origin))
         std::cerr << "sigstream: " << *w << "\n";

@@ -40,7 +40,7 @@ std::optional<std::string> empty_flag_value(int argc, char** argv) {
       break;
     if (a.size() > 3 && a.rfind("--", 0) == 0 && a.find('=') == a.size() - 1)
       return std::string(a) + " has no value after '=' (an empty value: an unset shell " +
-             "variable?); give " + std::string(a.substr(0, a.size() - 1)) + " VALUE";
+             "variable?)";
   }
   return std::nullopt;
 }

@@ -1029,20 +1029,22 @@ int auto_files_per_device(int cpu_threads, int devices) {
   return std::clamp((std::max(1, cpu_threads) + d - 1) / d, 2, kAutoFilesPerDevice);
 }
 
-bool gpu_bound_file(double gpu_seconds, double bytes, double samples) {
-  return std::isfinite(gpu_seconds) && samples > 0.0 &&
-         bytes >= kUncompressedBytesPerSample * samples &&
-         gpu_seconds >= kGpuBoundSecondsPerSample * samples;
+bool gpu_bound_file(const FileSeconds& est, double bytes) {
+  const double host = est.samples + est.output_samples;
+  return std::isfinite(est.cuda) && est.samples > 0.0 && !est.output_compressed &&
+         bytes >= kUncompressedBytesPerSample * est.samples &&
+         est.cuda >= kGpuBoundSecondsPerHostSample * host;
 }
 
 int auto_files_per_device(int cpu_threads, int devices, bool gpu_bound) {
   // A file the GPU bounds keeps it busy with fewer files in flight: its
   // host work (reading, writing) over its GPU time, plus one, is the files
   // it needs. An uncompressed 30 s stereo file costs the host ~10-25 ms
-  // (the floor's processes on the hosts we measured: ~3.5-9 ns a sample),
-  // so 8 leave room at 1 ns a sample of GPU time. The io config (255 taps +
-  // metrics) is ~0.2 ns a sample on the cost model; the GPU-bound one
-  // (65,536 taps direct + 48 -> 44.1 kHz + spectrum) ~2.6. Measured (4 x
+  // (the floor's processes on the hosts we measured: ~2-4.5 ns a sample read
+  // or written), so 8 leave room at 0.5 ns of GPU time a sample read or
+  // written. The io config (255 taps + metrics) is ~0.1 ns on the cost
+  // model; the GPU-bound one (65,536 taps direct + 48 -> 44.1 kHz +
+  // spectrum) ~1.4. Measured (4 x
   // H200, 64 cores, 800 GPU-bound files, bench/p11_stop50_perdev.sh, two
   // rounds alternating): GPU 0 6.37-6.41 s at 8 a GPU against 6.42-6.53 s
   // at 16; GPUs 0,1 3.84-3.92 s against 4.07-4.14 s; 0-3 3.26-3.28 s
@@ -1090,6 +1092,22 @@ std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>&
   return order;
 }
 
+namespace {
+
+// Whether a sink's container (by its file's extension) holds PCM or float
+// samples as they are: its writing costs the host a copy. FLAC, Ogg, MP3 and
+// what FFmpeg writes compress (an unknown extension is counted as compressed).
+bool uncompressed_container(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  static const std::set<std::string> kPcm = {".wav", ".wave", ".aif", ".aiff", ".aifc", ".caf",
+                                             ".w64", ".rf64", ".au",  ".snd",  ".raw",  ".pcm"};
+  return kPcm.count(ext) != 0;
+}
+
+} // namespace
+
 FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
                                   const BatchOptions& options) {
   FileSeconds est;
@@ -1105,8 +1123,12 @@ FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
   } catch (const std::exception&) {
     return est;
   }
-  if (p->length_known && p->source_frames > 0)
+  if (p->length_known && p->source_frames > 0) {
     est.samples = static_cast<double>(p->source_frames) * std::max(1, p->channels);
+    est.output_samples = static_cast<double>(std::max<std::int64_t>(0, p->output_frames)) *
+                         std::max(1, p->output_channels);
+  }
+  est.output_compressed = config.sink.file && !uncompressed_container(*config.sink.file);
   // (resolve_methods resolves each method from what the stage asked: one
   // plan serves both.)
   try {
@@ -1419,7 +1441,7 @@ private:
     const FileSeconds est = estimate_file_seconds(config_, *largest, options_);
     file_estimate_ = est.cpu;
     gpu_file_estimate_ = est.cuda;
-    gpu_bound_ = gpu_bound_file(est.cuda, static_cast<double>(largest->bytes), est.samples);
+    gpu_bound_ = gpu_bound_file(est, static_cast<double>(largest->bytes));
     estimated_ = true;
     // The whole list on every CPU thread, each file as long per byte as the
     // largest (as long as it where a size is unknown: a FIFO's).
@@ -1675,7 +1697,6 @@ private:
       summary_.summary_json =
           options_.summary_json.empty() ? plan.summary_json : options_.summary_json;
       summary_.summary_csv = summary_csv_path(summary_.summary_json);
-      refuse_summary_over_a_file();
     }
     record_backend();
     if (!options_.config_path.empty())
@@ -1684,26 +1705,6 @@ private:
       if (const auto files = stage_kind(s.type).files)
         for (std::string& f : files(s))
           deps_.push_back(std::move(f));
-  }
-
-  // The summary (its JSON or its CSV, --stats) is never written over an
-  // input of the batch nor over a file's output (SPEC §5: `--stats in/a.wav`
-  // had replaced that input with the summary).
-  void refuse_summary_over_a_file() const {
-    CanonicalPaths canonical;
-    const fs::path json = canonical.of(summary_.summary_json);
-    const fs::path csv = canonical.of(summary_.summary_csv);
-    for (const BatchItem& item : items_)
-      for (const std::string* p : {&item.input, &item.output, &item.stats_json, &item.stats_csv}) {
-        if (p->empty())
-          continue;
-        const fs::path c = canonical.of(*p);
-        if (c == json || c == csv)
-          throw config_error(
-              "batch: the summary " + (c == json ? summary_.summary_json : summary_.summary_csv) +
-              " would be written over " + (p == &item.input ? "the input " : "an output of ") +
-              item.input + "; give --stats another path");
-      }
   }
 
   // The backend the summary and each file's resume record name.

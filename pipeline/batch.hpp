@@ -132,6 +132,7 @@ struct BatchOptions {
   double tolerance = 1e-5;
   std::string config_path;        // for the up-to-date check (mtime); may be empty
   std::string summary_json;       // default out_dir/batch_summary.json; CSV: same stem, .csv
+  std::string inputs_from;        // the input list's file (--inputs-from), never written over
   int files_per_device = 0;       // CUDA: files in flight per GPU (0: auto, plan_batch_workers)
   int device_count_override = -1; // >= 0: pretend this many CUDA devices exist (tests)
   // Backend auto (see "Scheduling"): how the batch learns the number of CUDA
@@ -237,19 +238,20 @@ inline constexpr int kAutoFilesPerDevice = 16;
 
 // Files the GPU bounds: an uncompressed file (kUncompressedBytesPerSample or
 // more of input a sample: PCM or float, whose decoding costs the host least)
-// whose estimated seconds on one GPU per decoded sample (frames x channels)
-// reach kGpuBoundSecondsPerSample. A GPU then needs fewer files in flight to
-// stay busy, and more only set up later and pin more memory:
-// kGpuBoundFilesPerDevice at most. (Compressed inputs keep the host busier
-// a file: they keep the CPU threads' rule.)
-inline constexpr double kGpuBoundSecondsPerSample = 1e-9;
+// written uncompressed (or not written), whose estimated seconds on one GPU
+// reach kGpuBoundSecondsPerHostSample for each sample the host reads or
+// writes (the source's frames x channels plus the output's). A GPU then
+// needs fewer files in flight to stay busy, and more only set up later and
+// pin more memory: kGpuBoundFilesPerDevice at most. (Compressed inputs or
+// outputs keep the host busier a file: they keep the CPU threads' rule.)
+inline constexpr double kGpuBoundSecondsPerHostSample = 0.5e-9;
 inline constexpr double kUncompressedBytesPerSample = 1.9;
 inline constexpr int kGpuBoundFilesPerDevice = 8;
 
-// Whether a file of `bytes` bytes and `samples` decoded samples (frames x
-// channels) that takes `gpu_seconds` on one GPU is one the GPU bounds
-// (unknown or 0: no).
-[[nodiscard]] bool gpu_bound_file(double gpu_seconds, double bytes, double samples);
+struct FileSeconds;
+// Whether a file of `bytes` bytes with the estimate `est` is one the GPU
+// bounds (an unknown estimate or length: no).
+[[nodiscard]] bool gpu_bound_file(const FileSeconds& est, double bytes);
 
 // auto_files_per_device, at most kGpuBoundFilesPerDevice for files the GPU
 // bounds (gpu_bound_file).
@@ -277,7 +279,9 @@ std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>&
 struct FileSeconds {
   double cpu = std::numeric_limits<double>::infinity();
   double cuda = std::numeric_limits<double>::infinity();
-  double samples = 0.0; // decoded: frames x channels (0: unknown)
+  double samples = 0.0;           // the source's, decoded: frames x channels (0: unknown)
+  double output_samples = 0.0;    // the output's: frames x channels
+  bool output_compressed = false; // the sink's container compresses (FLAC, Ogg, MP3, ...)
 };
 [[nodiscard]] FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
                                                 const BatchOptions& options);

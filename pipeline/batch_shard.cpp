@@ -23,6 +23,8 @@
 
 #include "core/error.hpp"
 #include "pipeline/io/atomic_file.hpp"
+#include "pipeline/io/audio_sink.hpp"
+#include "stages/registry.hpp"
 
 namespace sigstream {
 
@@ -429,7 +431,7 @@ BatchShard shard_from_slurm(const ShardEnvironment& env) {
   const long long even = (max - min) / step + 1;
   if (count > 1'000'000'000)
     throw config_error("--shard auto: SLURM_ARRAY_TASK_COUNT " + std::to_string(count) +
-                       " is more than 1,000,000,000 shards" + values + "; give --shard I/N");
+                       " is more than 1,000,000,000 shards" + values + " (the most a batch takes)");
   if (count != even || (id - min) % step != 0) {
     const std::string why = count != even
                                 ? "COUNT is " + std::to_string(count) +
@@ -567,19 +569,56 @@ std::string shard_summary_path(const std::string& out_dir, BatchShard shard) {
       .string();
 }
 
+void refuse_summary_over_batch_files(const std::string& summary_json,
+                                     const std::vector<BatchItem>& all, const Config& config,
+                                     const std::string& config_path,
+                                     const std::string& inputs_from) {
+  CanonicalPaths canon;
+  fs::path csv(summary_json);
+  csv.replace_extension(".csv");
+  const fs::path json_c = canon.of(summary_json), csv_c = canon.of(csv);
+  const auto refuse_if = [&](const std::string& p, const std::string& what) {
+    if (p.empty() || p == "-" || is_std_stream(p))
+      return;
+    const fs::path c = canon.of(p);
+    if (c == json_c || c == csv_c)
+      throw config_error("batch: the summary " + (c == json_c ? summary_json : csv.string()) +
+                         " would be written over " + what + "; give --stats another path");
+  };
+  for (const BatchItem& item : all) {
+    refuse_if(item.input, "the input " + item.input);
+    for (const std::string* p : {&item.output, &item.stats_json, &item.stats_csv})
+      refuse_if(*p, "an output of " + item.input + " (" + *p + ")");
+  }
+  refuse_if(config_path, "the config " + config_path);
+  refuse_if(inputs_from, "the input list " + inputs_from);
+  for (const StageSpec& s : config.stages)
+    if (const auto files = stage_kind(s.type).files)
+      for (const std::string& f : files(s))
+        refuse_if(f, "the file " + f + " of stage '" + s.name + "'");
+}
+
 BatchPlan plan_batch(const Config& config, const BatchOptions& options, const std::string& out_dir,
                      const std::string& backend,
                      const std::function<void(const std::string&)>& log) {
   std::vector<BatchItem> all = batch_items(config, options, out_dir, log);
   BatchPlan plan;
+  const auto refuse_summary_over_files = [&] {
+    if (options.write_summary)
+      refuse_summary_over_batch_files(options.summary_json.empty() ? plan.summary_json
+                                                                   : options.summary_json,
+                                      all, config, options.config_path, options.inputs_from);
+  };
   if (!options.shard) {
-    plan.items = std::move(all);
     plan.summary_json = (fs::path(out_dir) / "batch_summary.json").string();
+    refuse_summary_over_files();
+    plan.items = std::move(all);
     return plan;
   }
   const BatchShard shard = *options.shard;
   check_shard(shard);
   plan.summary_json = shard_summary_path(out_dir, shard);
+  refuse_summary_over_files();
   {
     // The shard summaries' names are taken too (finish_batch_items claims batch_summary.*).
     fs::path csv(plan.summary_json);

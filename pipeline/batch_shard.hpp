@@ -103,6 +103,16 @@ struct BatchPlan {
   std::string summary_json;              // the default summary path (batch_summary[.I-of-N].json)
 };
 
+// The batch summary (`summary_json` and its CSV) is never written over a
+// file the batch reads or writes (SPEC §5): an input, an output or a file's
+// statistics of the whole list (`all`, every shard's), the config
+// (`config_path`), the input list (`inputs_from`), or a stage's file (taps).
+// Throws a config error naming both.
+void refuse_summary_over_batch_files(const std::string& summary_json,
+                                     const std::vector<BatchItem>& all, const Config& config,
+                                     const std::string& config_path,
+                                     const std::string& inputs_from);
+
 // batch_items, then options.shard's part of it and its record (`backend`:
 // the resolved "cpu" or "cuda", part of config_sha256). Logs a line naming
 // the shard.

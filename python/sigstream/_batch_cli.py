@@ -165,7 +165,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # Planned before any cluster: a bad config or input list fails at once.
         planned = _plan(text, origin, args.config, args.sets, args.inputs, args.out_dir, args.keep_going,
                         args.backend, args.quiet, list_text,
-                        "<standard input>" if args.inputs_from == "-" else (args.inputs_from or ""))
+                        "<standard input>" if args.inputs_from == "-" else (args.inputs_from or ""), args.stats)
         # (Waited for once the batch is planned, under the signal handlers: Ctrl-C ends the wait.)
         address = _scheduler_address(spec, None if args.quiet else err) if scheduler_file else spec
         with_cluster: Any = None

@@ -279,13 +279,14 @@ class _Planned:
 
 def _plan(config_text: str, origin: str, config_path: str, overrides: Sequence[str], inputs: Sequence[str],
           out_dir: Optional[str], keep_going: Optional[bool], backend: Optional[str], quiet: bool,
-          list_text: Optional[str] = None, list_origin: str = "") -> _Planned:
-    """The batch's whole sorted list and every path it writes (config errors raise ConfigError here)."""
+          list_text: Optional[str] = None, list_origin: str = "", summary_path: Optional[str] = None) -> _Planned:
+    """The batch's whole sorted list and every path it writes (config errors raise ConfigError here; so does a
+    summary path that is a file the batch reads or writes)."""
     sets = [str(o) for o in overrides]
     if backend is not None:
         sets.append(f"execution.backend={backend}")
     plan = json.loads(_core.batch_plan(config_text, origin, sets, list(inputs), list_text, list_origin, out_dir,
-                                       quiet))
+                                       quiet, summary_path or "", config_path))
     keep = plan["keep_going"] if keep_going is None else bool(keep_going)
     return _Planned(plan, config_text, origin, config_path, sets, keep)
 

@@ -299,7 +299,8 @@ def run_batch_on_client(
     stream: Optional[TextIO] = None,
 ) -> dict[str, Any]:
     """The distributed batch behind ``sigstream.batch(client=...)`` (see the module's docstring)."""
-    planned = _plan(config_text, origin, config_path, overrides, inputs, out_dir, keep_going, backend, quiet)
+    planned = _plan(config_text, origin, config_path, overrides, inputs, out_dir, keep_going, backend, quiet,
+                    summary_path=summary_path)
     return _run_planned(client, planned, force, verify, quiet, progress, summary_path, files_per_task, stream)
 
 

@@ -116,7 +116,8 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
                        const std::vector<std::string>& overrides,
                        const std::vector<std::string>& inputs, std::optional<std::string> list_text,
                        const std::string& list_origin, std::optional<std::string> out_dir,
-                       bool quiet) {
+                       bool quiet, const std::string& summary_json,
+                       const std::string& config_path) {
   const Config config = parse_config(yaml, origin, overrides, ConfigUse::batch);
   BatchOptions bo;
   bo.extra_inputs = inputs;
@@ -135,6 +136,10 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
   json j;
   j["out_dir"] = dir;
   j["summary_json"] = (std::filesystem::path(dir) / "batch_summary.json").string();
+  // (The list's origin names its file unless it came from standard input.)
+  refuse_summary_over_batch_files(
+      summary_json.empty() ? j["summary_json"].get<std::string>() : summary_json, items, config,
+      config_path, list_text && list_origin != "<standard input>" ? list_origin : std::string());
   j["keep_going"] = config.batch.keep_going;
   j["threads"] = config.execution.threads;
   j["backend"] = std::string(to_string(config.execution.backend));
@@ -300,7 +305,8 @@ void bind_pipelines(nb::module_& m) {
   m.def("batch", &batch, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a, "out_dir"_a.none(),
         "keep_going"_a.none(), "force"_a, "verify"_a, "quiet"_a, "summary_json"_a = "");
   m.def("batch_plan", &batch_plan, "yaml"_a, "origin"_a, "overrides"_a, "inputs"_a,
-        "list_text"_a.none(), "list_origin"_a, "out_dir"_a.none(), "quiet"_a);
+        "list_text"_a.none(), "list_origin"_a, "out_dir"_a.none(), "quiet"_a, "summary_json"_a = "",
+        "config_path"_a = "");
   m.def("batch_items", &batch_items_run, "yaml"_a, "origin"_a, "overrides"_a, "items_json"_a,
         "out_dir"_a, "force"_a, "verify"_a, "files_per_device"_a, "config_path"_a, "quiet"_a,
         "sweep"_a = true, "keep_going"_a = true, "stop_token"_a = "");

@@ -89,13 +89,13 @@ def test_cli_scheduler_file_of_a_dask_scheduler_and_worker(tmp_path: Path, job: 
     assert len(summary["workers"]) == 1 and summary["workers"][0]["threads"] == 2
 
 
-def stopped_while_a_file_stalls(tmp_path: Path, job: Path, shim: str,
-                                stop: Callable[[subprocess.Popen[bytes]], None]) -> tuple[int, list[int], str]:
+def stopped_while_a_file_stalls(tmp_path: Path, job: Path, shim: str, stop: Callable[[subprocess.Popen[bytes]], None],
+                                python: str = sys.executable) -> tuple[int, list[int], str]:
     """Runs `sigstream batch --scheduler local:1` until a worker stalls in f02.wav (the shim), calls
     `stop` on the CLI, waits for it and for its Python driver and workers to end (killing what is left
     at the end, whatever happened); returns the CLI's exit code, its descendants and its stderr."""
     mark, errors = tmp_path / "stall.pid", tmp_path / "stderr.txt"
-    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable, "LD_PRELOAD": shim,
+    env = {**clean_env(), "SIGSTREAM_PYTHON": python, "LD_PRELOAD": shim,
            "SIGSTREAM_COMMIT_LOG": str(tmp_path / "commits.log"), "SIGSTREAM_STALL_PATH": "f02.wav",
            "SIGSTREAM_STALL_ON": "open", "SIGSTREAM_STALL_MARK": str(mark)}
     family: list[int] = []
@@ -140,13 +140,35 @@ def test_cli_scheduler_sigterm_is_forwarded_and_the_child_reaped(tmp_path: Path,
     interrupted_at_f02(tmp_path / "dask")
 
 
-def test_a_sigkill_of_the_cli_stops_its_driver_and_cluster(tmp_path: Path, job: Path, shim: str) -> None:
-    """SIGKILL leaves sigstream no time to pass a signal on: its Python driver is told by Linux
-    (PR_SET_PDEATHSIG), stops as on SIGTERM, writes the summary of an interrupted batch, and its
-    workers end (without it they finished the batch after the kill)."""
-    code, _, err = stopped_while_a_file_stalls(tmp_path, job, shim, lambda p: p.kill())
-    assert code == -signal.SIGKILL, err
+@pytest.mark.parametrize("through", ["python", "a wrapper that does not exec"])
+def test_a_sigkill_of_the_cli_stops_its_driver_and_cluster(tmp_path: Path, job: Path, shim: str, through: str) -> None:
+    """SIGKILL leaves sigstream no time to pass a signal on: its Python driver sees the pipe only sigstream
+    held end (and Linux's parent-death signal where it is sigstream's child), stops as on SIGTERM, writes the
+    summary of an interrupted batch, and its workers end (without it they finished the batch after the
+    kill). Also through a $SIGSTREAM_PYTHON wrapper script that runs Python as its child."""
+    python = sys.executable
+    if through != "python":
+        wrapper = tmp_path / "python.sh"
+        wrapper.write_text(f'#!/bin/sh\n"{sys.executable}" "$@"\n')
+        wrapper.chmod(0o755)
+        python = str(wrapper)
+    _, family, err = stopped_while_a_file_stalls(tmp_path, job, shim, lambda p: p.kill(), python)
+    assert len(family) >= (3 if through != "python" else 2), family
     interrupted_at_f02(tmp_path / "dask")
+
+
+def test_a_summary_over_an_input_is_refused_before_any_cluster(tmp_path: Path, job: Path) -> None:
+    """--stats naming an input of the batch is exit 2 through --scheduler too (SPEC §5), the input unchanged."""
+    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable}
+    target = sorted(Path(inputs_of(job)[0]).glob("*.wav"))[0]
+    before = target.read_bytes()
+    p = subprocess.run([cli(), "batch", str(job), *inputs_of(job), "--scheduler", "local:1", "--stats", str(target),
+                        "--out-dir", str(tmp_path / "dask")], env=env, cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "would be written over" in p.stderr
+    assert target.read_bytes() == before
+    assert not (tmp_path / "dask").exists()
 
 
 def test_a_scheduler_file_is_waited_for_then_checked(tmp_path: Path, job: Path, monkeypatch: pytest.MonkeyPatch,
@@ -157,7 +179,7 @@ def test_a_scheduler_file_is_waited_for_then_checked(tmp_path: Path, job: Path, 
     from sigstream import _batch_cli
 
     monkeypatch.setattr(_batch_cli, "SCHEDULER_FILE_WAIT_S", 1.3)
-    monkeypatch.setattr(_batch_cli, "SCHEDULER_FILE_WHOLE_S", 0.2)
+    monkeypatch.setattr(_batch_cli, "SCHEDULER_FILE_WHOLE_S", 0.6)  # the half-written file below lasts 0.1 s
     args = [str(job), *inputs_of(job)]
     late = tmp_path / "late.json"
     t0 = time.monotonic()

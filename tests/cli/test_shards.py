@@ -456,11 +456,6 @@ def empty_values_are_usage_errors_not_absent_flags():
     p = run(["batch", "--merge", ""])
     expect_rc(p, 2)
     expect_in("--merge: expected", p.stderr)
-    # The summary is never written over an input or an output (SPEC §5).
-    for target in (inputs[1], "out/" + os.path.basename(inputs[1])):
-        p = run(["batch", "cfg.yaml", "--no-progress", "--stats", target])
-        expect_rc(p, 2)
-        expect_in("would be written over", p.stderr)
     if {f: read(f) for f in inputs} != before:
         raise AssertionError("an input changed")
     for stray in ("out", "--list-inputs", "-q", "batch_summary.json"):
@@ -471,6 +466,34 @@ def empty_values_are_usage_errors_not_absent_flags():
     expect_rc(p, 0)
     if len(files_under("--odd")) < 2:
         raise AssertionError("./--odd holds %r" % sorted(files_under("--odd")))
+
+
+@case
+def the_summary_is_never_written_over_a_file_the_batch_reads_or_writes():
+    # SPEC §5: `--stats in/a.wav` had replaced that input with the summary.
+    make_inputs(4)
+    write_text("cfg.yaml", config_text())
+    p = run(["batch", "cfg.yaml", "--out-dir", "out", "--list-inputs"])
+    expect_rc(p, 0)
+    write_text("list.tsv", p.stdout)
+    rows = [line.split("\t") for line in p.stdout.splitlines()]
+    kept = {f: read(f) for f in ("cfg.yaml", "list.tsv", *[r[0] for r in rows])}
+    cases = [
+        ([], rows[1][0], "the input"),
+        ([], rows[2][1], "an output of"),
+        ([], "cfg.yaml", "the config"),
+        ([], os.path.splitext(rows[2][1])[0] + ".summary", "an output of"),  # its CSV is that file's
+        (["--shard", "1/2"], rows[0][0], "the input"),  # another shard's input
+        (["--shard", "0/2", "--inputs-from", "list.tsv"], "list.tsv", "the input list"),
+    ]
+    for extra, target, what in cases:
+        p = run(["batch", "cfg.yaml", "--no-progress", "--stats", target] + extra)
+        expect_rc(p, 2)
+        expect_in("would be written over " + what, p.stderr)
+    if {f: read(f) for f in kept} != kept:
+        raise AssertionError("a file the batch reads changed")
+    if os.path.exists("out"):
+        raise AssertionError("a refused summary path wrote %r" % sorted(files_under("out")))
 
 
 @case

@@ -1696,8 +1696,8 @@ TEST_F(BatchBesideGpus, TheDriverSeesOneGpuForLightFilesAndTheGpusThatPay) {
 }
 
 // Files in flight per GPU (auto_files_per_device): uncompressed files the
-// GPU bounds (gpu_bound_file: its estimate per decoded sample at
-// kGpuBoundSecondsPerSample or more) run 8 a GPU, others as many as the CPU
+// GPU bounds (gpu_bound_file: its estimate per sample read or written at
+// kGpuBoundSecondsPerHostSample or more) run 8 a GPU, others as many as the CPU
 // threads over the GPUs allow (16 a GPU here); --files-per-device overrides
 // both, and the estimate is then not made. It is made where no earlier step
 // needed it (no narrowing of the driver's GPUs: Python's batch).
@@ -1712,7 +1712,8 @@ TEST_F(BatchBesideGpus, FilesTheGpuBoundsRunFewerAGpu) {
   if (hardware_threads() < 4)
     GTEST_SKIP() << "the batch's part needs 4 hardware threads (16 a GPU against 8)";
   const double samples = 4801.0 * 2; // the fixture's files, 16-bit WAV
-  const auto workers = [&](double seconds_per_sample, int per_device, int* estimates) {
+  const auto workers = [&](double seconds_per_sample, int per_device, int* estimates,
+                           const char* sink = "p.wav") {
     FakeRuns fake;
     std::atomic<int> listed{0};
     BatchOptions o = listing(fake, listed, 1);
@@ -1725,6 +1726,7 @@ TEST_F(BatchBesideGpus, FilesTheGpuBoundsRunFewerAGpu) {
     };
     Config c = config("{type: gain, name: g, db: -3}");
     c.execution.threads = 16;
+    c.sink.file = sink;
     const BatchSummary s = run_batch(c, o);
     EXPECT_EQ(s.ok, kFiles);
     return static_cast<int>(s.workers.size());
@@ -1734,6 +1736,7 @@ TEST_F(BatchBesideGpus, FilesTheGpuBoundsRunFewerAGpu) {
   EXPECT_EQ(made, 1);
   EXPECT_EQ(workers(0.2e-9, 0, &made), 16);
   EXPECT_EQ(workers(std::numeric_limits<double>::infinity(), 0, &made), 16); // unknown
+  EXPECT_EQ(workers(2.6e-9, 0, &made, "p.flac"), 16); // a compressed output: the host's work
   made = 0;
   EXPECT_EQ(workers(2.6e-9, 12, &made), 12);
   EXPECT_EQ(made, 0); // the user's count: no estimate

@@ -177,20 +177,38 @@ TEST(Plan, AFilesGpuSecondsFollowTheKernelsAndTheCopies) {
   }
   EXPECT_GT(copies, 1e-4);
   // A batch runs fewer files a GPU where the GPU bounds them
-  // (gpu_bound_file): the GPU-bound bench file (a 16-bit WAV) is past that
-  // line per decoded sample, a light one well under it; the same work from
-  // a compressed file is not (its decoding keeps the host busier).
-  const double samples = static_cast<double>(frames) * 2;
-  const double wav_bytes = samples * 2 + 44;
-  EXPECT_GE(heavy / samples, 2 * kGpuBoundSecondsPerSample);
-  EXPECT_LT(light / samples, kGpuBoundSecondsPerSample / 4);
-  EXPECT_TRUE(gpu_bound_file(heavy, wav_bytes, samples));
-  EXPECT_TRUE(gpu_bound_file(heavy, 2 * wav_bytes, samples)); // float32
-  EXPECT_FALSE(gpu_bound_file(light, wav_bytes, samples));
-  EXPECT_FALSE(gpu_bound_file(heavy, wav_bytes / 2, samples));  // FLAC-like
-  EXPECT_FALSE(gpu_bound_file(heavy, wav_bytes / 10, samples)); // MP3-like
-  EXPECT_FALSE(gpu_bound_file(heavy, wav_bytes, 0.0));          // length unknown
-  EXPECT_FALSE(gpu_bound_file(std::numeric_limits<double>::infinity(), wav_bytes, samples));
+  // (gpu_bound_file): the GPU-bound bench file (a 16-bit WAV in, a WAV out
+  // at 44.1 kHz) is past that line per sample the host reads or writes, a
+  // light one well under it; the same work is not GPU-bound from a
+  // compressed input, into a compressed output, or of unknown length.
+  const double in = static_cast<double>(frames) * 2;
+  const double wav_bytes = in * 2 + 44;
+  FileSeconds est;
+  est.cuda = heavy;
+  est.samples = in;
+  est.output_samples = in * 147 / 160;
+  EXPECT_GE(heavy / (est.samples + est.output_samples), 1.5 * kGpuBoundSecondsPerHostSample);
+  EXPECT_LT(light / (2 * in), kGpuBoundSecondsPerHostSample / 2);
+  EXPECT_TRUE(gpu_bound_file(est, wav_bytes));
+  EXPECT_TRUE(gpu_bound_file(est, 2 * wav_bytes));   // float32
+  EXPECT_FALSE(gpu_bound_file(est, wav_bytes / 2));  // FLAC-like
+  EXPECT_FALSE(gpu_bound_file(est, wav_bytes / 10)); // MP3-like
+  FileSeconds out = est;
+  out.output_compressed = true;
+  EXPECT_FALSE(gpu_bound_file(out, wav_bytes));
+  FileSeconds up = est; // to 4 x the rate: four times the samples written
+  up.output_samples = 8 * in;
+  EXPECT_FALSE(gpu_bound_file(up, wav_bytes));
+  FileSeconds lit = est;
+  lit.cuda = light;
+  lit.output_samples = in;
+  EXPECT_FALSE(gpu_bound_file(lit, wav_bytes));
+  FileSeconds unknown = est;
+  unknown.samples = 0.0;
+  EXPECT_FALSE(gpu_bound_file(unknown, wav_bytes));
+  unknown = est;
+  unknown.cuda = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(gpu_bound_file(unknown, wav_bytes));
 }
 
 // How many GPUs a batch lets the driver see (gpus_that_pay): one more while
