@@ -91,11 +91,13 @@ int run_main(int argc, char** argv) {
   auto* devices = app::add_devices_command(app);
   auto* schema = app::add_schema_command(app);
 
-  if (const std::optional<std::string> empty = app::empty_flag_value(argc, argv)) {
-    std::cerr << "sigstream: error: " << *empty
+  const auto usage_error = [](const std::string& m) {
+    std::cerr << "sigstream: error: " << m
               << "\n(run 'sigstream --help' or 'sigstream COMMAND --help')\n";
     return 2;
-  }
+  };
+  if (const std::optional<std::string> empty = app::empty_flag_value(argc, argv))
+    return usage_error(*empty);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -107,9 +109,7 @@ int run_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     // A mistyped command or option is the error to name, whatever CLI11 met first.
     const std::optional<std::string> typo = app::unknown_word(app, argc, argv);
-    std::cerr << "sigstream: error: " << (typo ? *typo : std::string(e.what()))
-              << "\n(run 'sigstream --help' or 'sigstream COMMAND --help')\n";
-    return 2;
+    return usage_error(typo ? *typo : std::string(e.what()));
   }
 
   try {

@@ -53,6 +53,7 @@
 #include "core/trace.hpp"
 #include "core/version.hpp"
 #include "pipeline/io/atomic_file.hpp"
+#include "pipeline/io/audio_sink.hpp"
 #include "pipeline/io/source.hpp"
 #include "pipeline/io/stats_writer.hpp"
 
@@ -1092,22 +1093,6 @@ std::vector<std::size_t> batch_dispatch_order(const std::vector<std::uintmax_t>&
   return order;
 }
 
-namespace {
-
-// Whether a sink's container (by its file's extension) holds PCM or float
-// samples as they are: its writing costs the host a copy. FLAC, Ogg, MP3 and
-// what FFmpeg writes compress (an unknown extension is counted as compressed).
-bool uncompressed_container(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  static const std::set<std::string> kPcm = {".wav", ".wave", ".aif", ".aiff", ".aifc", ".caf",
-                                             ".w64", ".rf64", ".au",  ".snd",  ".raw",  ".pcm"};
-  return kPcm.count(ext) != 0;
-}
-
-} // namespace
-
 FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
                                   const BatchOptions& options) {
   FileSeconds est;
@@ -1120,6 +1105,11 @@ FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
     c.source.synth.reset();
     const std::unique_ptr<Source> source = open_source(c.source);
     p = make_plan(c, source->info(), 0);
+    // The format the pipeline would write (choose_sink_format, as it does).
+    est.output_compressed =
+        c.sink.file &&
+        compresses(choose_sink_format(*c.sink.file, c.sink.format, source->sndfile_format(),
+                                      c.sink.type, c.sink.quality));
   } catch (const std::exception&) {
     return est;
   }
@@ -1128,7 +1118,6 @@ FileSeconds estimate_file_seconds(const Config& config, const BatchItem& item,
     est.output_samples = static_cast<double>(std::max<std::int64_t>(0, p->output_frames)) *
                          std::max(1, p->output_channels);
   }
-  est.output_compressed = config.sink.file && !uncompressed_container(*config.sink.file);
   // (resolve_methods resolves each method from what the stage asked: one
   // plan serves both.)
   try {
@@ -1792,7 +1781,7 @@ private:
   [[nodiscard]] int files_per_device(int cpu_threads, std::size_t devices) const {
     if (options_.files_per_device > 0 || devices == 0)
       return options_.files_per_device;
-    return auto_files_per_device(cpu_threads, static_cast<int>(devices), estimated_ && gpu_bound_);
+    return auto_files_per_device(cpu_threads, static_cast<int>(devices), gpu_bound_);
   }
 
   // The order (largest first), the workers, and the line that says where.

@@ -578,7 +578,7 @@ void refuse_summary_over_batch_files(const std::string& summary_json,
   csv.replace_extension(".csv");
   const fs::path json_c = canon.of(summary_json), csv_c = canon.of(csv);
   const auto refuse_if = [&](const std::string& p, const std::string& what) {
-    if (p.empty() || p == "-" || is_std_stream(p))
+    if (p.empty() || is_std_stream(p))
       return;
     const fs::path c = canon.of(p);
     if (c == json_c || c == csv_c)
@@ -697,12 +697,21 @@ std::string slurm_array_list(std::vector<int> indices) {
   return s;
 }
 
+namespace {
+
+// The CSV of a summary object (`name` for its errors).
+std::string summary_csv(const json& j, const std::string& name) {
+  BatchSummary s;
+  for (const json& e : j["files"])
+    s.files.push_back(file_from_json(e, name));
+  return batch_summary_csv(s);
+}
+
+} // namespace
+
 std::string batch_summary_csv_from_json(const std::string& summary_json_text) {
   const Parsed p = parse_summary(summary_json_text, "batch summary");
-  BatchSummary s;
-  for (const json& e : p.j["files"])
-    s.files.push_back(file_from_json(e, p.name));
-  return batch_summary_csv(s);
+  return summary_csv(p.j, p.name);
 }
 
 BatchMergeResult merge_batch_dir(const std::string& dir) {
@@ -770,14 +779,13 @@ BatchMergeResult merge_batch_dir(const std::string& dir) {
   for (const Parsed& p : ps)
     if (out_dir_of(p) != out_dir)
       out_dir.clear();
-  const std::string merged = merge_parsed(ps, out_dir.empty() ? dir : out_dir).dump(2) + "\n";
+  const json merged = merge_parsed(ps, out_dir.empty() ? dir : out_dir);
   result.summary_json = (fs::path(dir) / "batch_summary.json").string();
   result.summary_csv = (fs::path(dir) / "batch_summary.csv").string();
-  write_file_atomic(result.summary_json, merged);
-  write_file_atomic(result.summary_csv, batch_summary_csv_from_json(merged));
-  const json j = json::parse(merged);
-  result.exit_code = j.value("exit_code", 0);
-  result.files = j["files"].size();
+  write_file_atomic(result.summary_json, merged.dump(2) + "\n");
+  write_file_atomic(result.summary_csv, summary_csv(merged, result.summary_json));
+  result.exit_code = merged.value("exit_code", 0);
+  result.files = merged["files"].size();
   return result;
 }
 

@@ -174,6 +174,26 @@ void check_sink_channels(const std::string& path, const SinkFormat& format, int 
                      (most > 0 ? "; it holds at most " + std::to_string(most) : std::string()));
 }
 
+bool compresses(const SinkFormat& format) {
+  if (!format.ffmpeg_muxer.empty())
+    return true;
+  const int major = format.sndfile_format & SF_FORMAT_TYPEMASK;
+  if (major == SF_FORMAT_FLAC || major == SF_FORMAT_OGG || major == SF_FORMAT_MPEG)
+    return true;
+  switch (format.sndfile_format & SF_FORMAT_SUBMASK) {
+    case SF_FORMAT_PCM_S8:
+    case SF_FORMAT_PCM_U8:
+    case SF_FORMAT_PCM_16:
+    case SF_FORMAT_PCM_24:
+    case SF_FORMAT_PCM_32:
+    case SF_FORMAT_FLOAT:
+    case SF_FORMAT_DOUBLE:
+      return false;
+    default:
+      return true;
+  }
+}
+
 SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, int source_format,
                               std::optional<SinkType> type, std::optional<double> quality) {
   // AAC in MP4 (.m4a, .m4b, .mp4): FFmpeg encodes it from 24-bit samples.

@@ -40,6 +40,10 @@ SinkFormat choose_sink_format(const std::string& path, SampleFormat requested, i
                               std::optional<SinkType> type = std::nullopt,
                               std::optional<double> quality = std::nullopt);
 
+// Whether the chosen format compresses (FLAC, Ogg, MP3, ALAC, what FFmpeg
+// encodes): its writing costs the host an encoder's work, not a copy.
+[[nodiscard]] bool compresses(const SinkFormat& format);
+
 // Throws Error(config) when the chosen container cannot hold `channels`
 // channels (the output's, after a mix): "sink.file out.flac: a flac file
 // holds at most 8 channels ..." (found before any work).
