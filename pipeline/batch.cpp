@@ -45,6 +45,8 @@
 #include <stop_token>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "core/cleanup.hpp"
@@ -130,6 +132,14 @@ bool is_hidden(const fs::path& p) {
   return !n.empty() && n[0] == '.' && n != "." && n != "..";
 }
 
+// is_under for canonical spellings (CanonicalPaths::key): `p` is `dir` or
+// below it.
+bool is_under(const std::string& p, const std::string& dir) {
+  if (p.compare(0, dir.size(), dir) != 0)
+    return false;
+  return p.size() == dir.size() || (!dir.empty() && dir.back() == '/') || p[dir.size()] == '/';
+}
+
 bool is_under(const fs::path& p, const fs::path& dir) {
   auto pi = p.begin();
   for (auto di = dir.begin(); di != dir.end(); ++di, ++pi) {
@@ -149,14 +159,17 @@ struct Found {
 
 class Expander {
 public:
-  Expander(const fs::path& out_dir_canonical, std::vector<Found>& out)
-      : out_dir_(out_dir_canonical), out_(out) {}
+  Expander(CanonicalPaths& canon, std::string out_dir_canonical, std::vector<Found>& out)
+      : canon_(canon), out_dir_(std::move(out_dir_canonical)), out_(out) {
+    while (out_dir_.size() > 1 && out_dir_.back() == '/') // (one not made yet: "out/")
+      out_dir_.pop_back();
+  }
 
   // Every audio file under `dir` (recursively), mirrored relative to `base`.
   // `rest` (a `**` pattern's tail) further filters the path below `dir`.
   void walk(const fs::path& dir, const fs::path& base, const std::string& rest = {}) {
     std::error_code ec;
-    if (is_under(canon_.of(dir), out_dir_))
+    if (is_under(canon_.key(dir.native()), out_dir_))
       return;
     fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec),
         end;
@@ -169,7 +182,7 @@ public:
         continue;
       }
       if (it->is_directory(ec)) {
-        if (is_under(canon_.of(p), out_dir_))
+        if (is_under(canon_.key(p.native()), out_dir_))
           it.disable_recursion_pending();
         continue;
       }
@@ -219,9 +232,10 @@ public:
     }
     for (const std::string& m : glob_paths(text)) {
       std::error_code ec;
-      if (fs::is_directory(m, ec)) {
+      const auto seen = canon_.found(m); // (a link: stat's answer)
+      if (seen ? seen->directory : fs::is_directory(m, ec)) {
         walk(m, base);
-      } else if (!is_under(canon_.of(m), out_dir_)) {
+      } else if (!is_under(canon_.key(m), out_dir_)) {
         out_.push_back({m, base, false});
       }
     }
@@ -229,7 +243,7 @@ public:
   }
 
 private:
-  CanonicalPaths canon_; // the globs' matches are mostly in a few folders
+  CanonicalPaths& canon_; // the globs' matches are mostly in a few folders
   static std::vector<std::string> glob_paths(const std::string& pattern) {
     if (!has_wildcard(pattern))
       return {pattern};
@@ -262,7 +276,7 @@ private:
     return false;
   }
 
-  fs::path out_dir_;
+  std::string out_dir_; // canonical
   std::vector<Found>& out_;
 };
 
@@ -829,10 +843,13 @@ int BatchSummary::exit_code() const noexcept {
 std::vector<BatchItem> collect_batch_items(const Config& config,
                                            const std::vector<std::string>& extra_inputs,
                                            const std::string& out_dir,
-                                           const std::function<void(const std::string&)>& log) {
+                                           const std::function<void(const std::string&)>& log,
+                                           CanonicalPaths* shared) {
+  CanonicalPaths own;
+  CanonicalPaths& canon = shared != nullptr ? *shared : own;
   const fs::path out_canon = canonical_of(out_dir);
   std::vector<Found> found;
-  Expander ex(out_canon, found);
+  Expander ex(canon, out_canon.native(), found);
   std::vector<std::string> patterns = config.batch.inputs;
   patterns.insert(patterns.end(), extra_inputs.begin(), extra_inputs.end());
   if (patterns.empty())
@@ -859,16 +876,31 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
   // whatever else the batch holds: where they go must not change when a file
   // from another folder joins the batch (the resume check would miss every
   // output made before). Globs and folders mirror their subfolders.
-  std::set<fs::path> seen;
+  std::unordered_set<std::string> seen;
   std::vector<BatchItem> items;
-  CanonicalPaths canon;
+  // (A glob's or a folder's files share a few folders: each folder's
+  // mirrored subfolder is worked out once.)
+  std::unordered_map<std::string, std::string> subdirs;
   for (const Found& f : found) {
-    if (!seen.insert(canon.of(f.path)).second)
+    if (!seen.insert(canon.key(f.path)).second)
       continue;
     BatchItem it;
     it.input = f.path;
-    if (!f.literal)
-      it.subdir = mirrored_subdir(f.path, f.base);
+    if (!f.literal) {
+      const std::size_t slash = f.path.rfind('/');
+      const std::string name = slash == std::string::npos ? f.path : f.path.substr(slash + 1);
+      if (name.empty() || name == "." || name == "..") {
+        it.subdir = mirrored_subdir(f.path, f.base);
+      } else {
+        std::string folder = (slash == std::string::npos ? std::string() : f.path.substr(0, slash));
+        folder += '\0';
+        folder += f.base.native();
+        auto [pos, fresh] = subdirs.try_emplace(std::move(folder));
+        if (fresh)
+          pos->second = mirrored_subdir(f.path, f.base);
+        it.subdir = pos->second;
+      }
+    }
     items.push_back(std::move(it));
   }
   if (items.empty()) {
@@ -878,7 +910,7 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
     throw config_error("batch: no input files: " + list + " matched nothing (out_dir '" + out_dir +
                        "' is never searched)");
   }
-  return finish_batch_items(config, std::move(items), out_dir);
+  return finish_batch_items(config, std::move(items), out_dir, &canon);
 }
 
 void check_out_dir(const std::string& out_dir) {
@@ -912,18 +944,23 @@ std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths) 
 }
 
 std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<BatchItem> given,
-                                          const std::string& out_dir) {
+                                          const std::string& out_dir, CanonicalPaths* shared) {
+  CanonicalPaths own;
+  CanonicalPaths& canon = shared != nullptr ? *shared : own;
   // Each input once (by its canonical path, the first spelling kept): the
   // outputs below may be none of them either.
-  std::map<fs::path, std::string> inputs;
+  std::unordered_map<std::string_view, std::string> inputs; // (canon's strings)
   std::vector<BatchItem> items;
-  CanonicalPaths canon;
   for (BatchItem& it : given) {
-    if (!inputs.emplace(canon.of(it.input), it.input).second)
+    if (!inputs.emplace(canon.key(it.input), it.input).second)
       continue;
-    std::error_code ec;
-    const auto size = fs::file_size(it.input, ec);
-    it.bytes = ec ? 0 : size;
+    if (const auto seen = canon.found(it.input); seen && seen->regular) {
+      it.bytes = seen->bytes;
+    } else { // (a link: stat's answer)
+      std::error_code ec;
+      const auto size = fs::file_size(it.input, ec);
+      it.bytes = ec ? 0 : size;
+    }
     items.push_back(std::move(it));
   }
   std::stable_sort(items.begin(), items.end(),
@@ -947,24 +984,30 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
   }
 
   // Every path written must be distinct, and none may be an input.
-  std::map<fs::path, std::string> claimed;
+  // (Keyed by canon's own strings; the value: whose output, null for the summary.)
+  std::unordered_map<std::string_view, const std::string*> claimed;
   const std::string summary = (fs::path(out_dir) / "batch_summary.json").string();
-  claimed.emplace(canonical_of(summary), "the batch summary");
-  claimed.emplace(canonical_of(summary_csv_path(summary)), "the batch summary");
+  const std::string summary_c = canonical_of(summary).native(),
+                    summary_csv_c = canonical_of(summary_csv_path(summary)).native();
+  claimed.emplace(summary_c, nullptr);
+  claimed.emplace(summary_csv_c, nullptr);
   std::vector<std::string> problems;
   for (const BatchItem& it : items) {
     for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv}) {
       if (p->empty())
         continue;
-      const fs::path c = canon.of(*p);
+      const std::string& c = canon.key(*p);
       if (auto in = inputs.find(c); in != inputs.end()) {
         problems.push_back("output '" + *p + "' of '" + it.input + "' would overwrite the input '" +
                            in->second + "' (choose another out_dir or sink extension)");
         continue;
       }
-      auto [pos, fresh] = claimed.emplace(c, "'" + it.input + "'");
+      auto [pos, fresh] = claimed.emplace(c, &it.input);
       if (!fresh)
-        problems.push_back("'" + it.input + "' and " + pos->second + " both map to '" + *p + "'");
+        problems.push_back(
+            "'" + it.input + "' and " +
+            (pos->second != nullptr ? "'" + *pos->second + "'" : std::string("the batch summary")) +
+            " both map to '" + *p + "'");
     }
   }
   if (!problems.empty()) {

@@ -94,6 +94,8 @@
 
 namespace sigstream {
 
+class CanonicalPaths; // pipeline/canonical_path.hpp
+
 // One input and where its results go.
 struct BatchItem {
   std::string input;
@@ -195,10 +197,13 @@ struct BatchOptions {
 // Expands inputs and computes output paths (see the header comment). Throws
 // Error(config) when nothing matched, for colliding outputs, or when an
 // output would overwrite an input. `log` gets warnings (a glob matching nothing).
+// `canon`: the paths' canonical spellings, where a caller asks for them again
+// (plan_batch); else one of its own.
 std::vector<BatchItem> collect_batch_items(const Config& config,
                                            const std::vector<std::string>& extra_inputs,
                                            const std::string& out_dir,
-                                           const std::function<void(const std::string&)>& log = {});
+                                           const std::function<void(const std::string&)>& log = {},
+                                           CanonicalPaths* canon = nullptr);
 
 // Throws Error(config) where out_dir, or the nearest part of it that exists,
 // is a file: said once, before any file (each file's outputs would fail).
@@ -213,9 +218,10 @@ std::vector<BatchItem> plain_batch_items(const std::vector<std::string>& paths);
 // items without stats_json computed as above (out_dir/<subdir>/<stem>...);
 // items with stats_json keep their paths. Then the checks above: throws
 // Error(config) for colliding outputs or an output that would overwrite an
-// input. An empty list stays empty.
+// input. An empty list stays empty. `canon` as collect_batch_items'.
 std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<BatchItem> items,
-                                          const std::string& out_dir);
+                                          const std::string& out_dir,
+                                          CanonicalPaths* canon = nullptr);
 
 // One slot of the scheduler: a device (-1 = the CPU backend) and the CPU
 // threads its file pipelines get.

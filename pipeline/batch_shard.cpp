@@ -556,11 +556,12 @@ std::optional<std::string> list_outputs_outside(const std::vector<BatchItem>& it
 
 std::vector<BatchItem> batch_items(const Config& config, const BatchOptions& options,
                                    const std::string& out_dir,
-                                   const std::function<void(const std::string&)>& log) {
+                                   const std::function<void(const std::string&)>& log,
+                                   CanonicalPaths* canon) {
   check_out_dir(out_dir);
   if (!options.items.empty())
-    return finish_batch_items(config, options.items, out_dir);
-  return collect_batch_items(config, options.extra_inputs, out_dir, log);
+    return finish_batch_items(config, options.items, out_dir, canon);
+  return collect_batch_items(config, options.extra_inputs, out_dir, log, canon);
 }
 
 std::string shard_summary_path(const std::string& out_dir, BatchShard shard) {
@@ -571,43 +572,47 @@ std::string shard_summary_path(const std::string& out_dir, BatchShard shard) {
 
 void refuse_summary_over_batch_files(const std::string& summary_json,
                                      const std::vector<BatchItem>& all, const Config& config,
-                                     const std::string& config_path,
-                                     const std::string& inputs_from) {
-  CanonicalPaths canon;
+                                     const std::string& config_path, const std::string& inputs_from,
+                                     CanonicalPaths* shared) {
+  CanonicalPaths own;
+  CanonicalPaths& canon = shared != nullptr ? *shared : own;
   fs::path csv(summary_json);
   csv.replace_extension(".csv");
-  const fs::path json_c = canon.of(summary_json), csv_c = canon.of(csv);
-  const auto refuse_if = [&](const std::string& p, const std::string& what) {
+  const std::string json_c = canon.key(summary_json), csv_c = canon.key(csv.native());
+  // `what()` names the file: made only for the one refused.
+  const auto refuse_if = [&](const std::string& p, const auto& what) {
     if (p.empty() || is_std_stream(p))
       return;
-    const fs::path c = canon.of(p);
+    const std::string& c = canon.key(p);
     if (c == json_c || c == csv_c)
       throw config_error("batch: the summary " + (c == json_c ? summary_json : csv.string()) +
-                         " would be written over " + what + "; give --stats another path");
+                         " would be written over " + what() + "; give --stats another path");
   };
   for (const BatchItem& item : all) {
-    refuse_if(item.input, "the input " + item.input);
+    refuse_if(item.input, [&] { return "the input " + item.input; });
     for (const std::string* p : {&item.output, &item.stats_json, &item.stats_csv})
-      refuse_if(*p, "an output of " + item.input + " (" + *p + ")");
+      refuse_if(*p, [&] { return "an output of " + item.input + " (" + *p + ")"; });
   }
-  refuse_if(config_path, "the config " + config_path);
-  refuse_if(inputs_from, "the input list " + inputs_from);
+  refuse_if(config_path, [&] { return "the config " + config_path; });
+  refuse_if(inputs_from, [&] { return "the input list " + inputs_from; });
   for (const StageSpec& s : config.stages)
     if (const auto files = stage_kind(s.type).files)
       for (const std::string& f : files(s))
-        refuse_if(f, "the file " + f + " of stage '" + s.name + "'");
+        refuse_if(f, [&] { return "the file " + f + " of stage '" + s.name + "'"; });
 }
 
 BatchPlan plan_batch(const Config& config, const BatchOptions& options, const std::string& out_dir,
                      const std::string& backend,
                      const std::function<void(const std::string&)>& log) {
-  std::vector<BatchItem> all = batch_items(config, options, out_dir, log);
+  // One cache of canonical spellings for the list and the checks after it.
+  CanonicalPaths canon;
+  std::vector<BatchItem> all = batch_items(config, options, out_dir, log, &canon);
   BatchPlan plan;
   const auto refuse_summary_over_files = [&] {
     if (options.write_summary)
-      refuse_summary_over_batch_files(options.summary_json.empty() ? plan.summary_json
-                                                                   : options.summary_json,
-                                      all, config, options.config_path, options.inputs_from);
+      refuse_summary_over_batch_files(
+          options.summary_json.empty() ? plan.summary_json : options.summary_json, all, config,
+          options.config_path, options.inputs_from, &canon);
   };
   if (!options.shard) {
     plan.summary_json = (fs::path(out_dir) / "batch_summary.json").string();
@@ -623,11 +628,11 @@ BatchPlan plan_batch(const Config& config, const BatchOptions& options, const st
     // The shard summaries' names are taken too (finish_batch_items claims batch_summary.*).
     fs::path csv(plan.summary_json);
     csv.replace_extension(".csv");
-    const std::set<fs::path> taken = {canonical_of(plan.summary_json), canonical_of(csv)};
-    CanonicalPaths canon;
+    const std::set<std::string> taken = {canonical_of(plan.summary_json).native(),
+                                         canonical_of(csv).native()};
     for (const BatchItem& it : all)
       for (const std::string* p : {&it.output, &it.stats_json, &it.stats_csv})
-        if (!p->empty() && taken.count(canon.of(*p)) > 0)
+        if (!p->empty() && taken.count(canon.key(*p)) > 0)
           throw config_error(
               "batch: the output '" + *p + "' of '" + it.input +
               "' is the shard's summary (rename the input, or choose another out_dir)");

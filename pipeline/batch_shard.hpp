@@ -95,7 +95,8 @@ std::optional<std::string> list_outputs_outside(const std::vector<BatchItem>& it
 // options.extra_inputs (collect_batch_items). Throws as those do.
 std::vector<BatchItem> batch_items(const Config& config, const BatchOptions& options,
                                    const std::string& out_dir,
-                                   const std::function<void(const std::string&)>& log = {});
+                                   const std::function<void(const std::string&)>& log = {},
+                                   CanonicalPaths* canon = nullptr);
 
 struct BatchPlan {
   std::vector<BatchItem> items;          // the files this run processes (its shard's)
@@ -107,11 +108,12 @@ struct BatchPlan {
 // file the batch reads or writes (SPEC §5): an input, an output or a file's
 // statistics of the whole list (`all`, every shard's), the config
 // (`config_path`), the input list (`inputs_from`), or a stage's file (taps).
-// Throws a config error naming both.
+// Throws a config error naming both. `canon`: the spellings batch_items
+// found (plan_batch), else one of its own.
 void refuse_summary_over_batch_files(const std::string& summary_json,
                                      const std::vector<BatchItem>& all, const Config& config,
-                                     const std::string& config_path,
-                                     const std::string& inputs_from);
+                                     const std::string& config_path, const std::string& inputs_from,
+                                     CanonicalPaths* canon = nullptr);
 
 // batch_items, then options.shard's part of it and its record (`backend`:
 // the resolved "cpu" or "cuda", part of config_sha256). Logs a line naming

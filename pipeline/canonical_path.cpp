@@ -1,6 +1,10 @@
 #include "pipeline/canonical_path.hpp"
 
-#include <algorithm>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
 #include <system_error>
 
 namespace sigstream {
@@ -16,31 +20,100 @@ fs::path canonical_of(const fs::path& p) {
   return c;
 }
 
-fs::path CanonicalPaths::of(const fs::path& p) {
-  std::error_code ec;
-  const fs::path a = fs::absolute(p, ec);
-  if (ec)
-    return canonical_of(p);
-  const fs::path name = a.filename();
-  const fs::path folder = a.parent_path();
-  // weakly_canonical(folder / name) is weakly_canonical(folder) / name when
-  // the name is a plain part that is not a link and the folder's spelling
-  // has no "." or ".." (those normalise across parts that may not exist).
-  const auto dotted = [](const fs::path& q) {
-    return std::any_of(q.begin(), q.end(),
-                       [](const fs::path& part) { return part == "." || part == ".."; });
+namespace {
+
+// An absolute folder spelled without ".", ".." or a doubled '/' (those
+// normalise across parts that may not exist: canonical_of's way).
+bool plain_spelling(const std::string& folder) {
+  if (folder == "/")
+    return true;
+  if (folder.find("//") != std::string::npos || folder.find("/./") != std::string::npos ||
+      folder.find("/../") != std::string::npos)
+    return false;
+  const auto ends_with = [&](const char* tail) {
+    const std::string t(tail);
+    return folder.size() >= t.size() && folder.compare(folder.size() - t.size(), t.size(), t) == 0;
   };
-  if (name.empty() || name == "." || name == ".." || folder == a || dotted(folder))
-    return canonical_of(p);
-  // A name that does not exist yet (most outputs) is a plain part too:
-  // symlink_status reports it as not_found with ENOENT.
-  const fs::file_status st = fs::symlink_status(a, ec);
-  if ((ec && st.type() != fs::file_type::not_found) || fs::is_symlink(st))
-    return canonical_of(p);
-  auto [it, fresh] = folders_.try_emplace(folder.native());
+  return !ends_with("/.") && !ends_with("/..") && !ends_with("/");
+}
+
+} // namespace
+
+const std::string& CanonicalPaths::key(const std::string& p) {
+  return lookup(p).key;
+}
+
+std::optional<CanonicalPaths::Found> CanonicalPaths::found(const std::string& p) {
+  return lookup(p).found;
+}
+
+const CanonicalPaths::Known& CanonicalPaths::lookup(const std::string& p) {
+  if (!p.empty() && p.front() == '/')
+    if (const auto it = known_.find(std::string_view(p)); it != known_.end())
+      return it->second;
+  std::string a;
+  if (!p.empty() && p.front() == '/') {
+    a = p;
+  } else if (char cwd[PATH_MAX]; !p.empty() && ::getcwd(cwd, sizeof cwd) != nullptr) {
+    a = cwd;
+    a += '/';
+    a += p;
+  } else {
+    a = p; // (relative: resolve takes canonical_of's way)
+  }
+  if (const auto it = known_.find(std::string_view(a)); it != known_.end())
+    return it->second;
+  Known k = resolve(a, p);
+  return known_.emplace(std::move(a), std::move(k)).first->second;
+}
+
+// weakly_canonical(folder / name) is weakly_canonical(folder) / name when
+// the name is a plain part that is not a link and the folder's spelling is
+// plain. A name that does not exist yet (most outputs) is a plain part too.
+CanonicalPaths::Known CanonicalPaths::resolve(const std::string& a, const std::string& given) {
+  const auto slow = [&] { return Known{canonical_of(given).native(), std::nullopt}; };
+  const std::size_t slash = a.rfind('/');
+  if (a.empty() || a.front() != '/' || slash == std::string::npos)
+    return slow();
+  const std::string_view name = std::string_view(a).substr(slash + 1);
+  if (name.empty() || name == "." || name == "..")
+    return slow();
+  const std::string_view folder_name =
+      slash == 0 ? std::string_view("/") : std::string_view(a).substr(0, slash);
+  auto it = folders_.find(folder_name);
+  const bool fresh = it == folders_.end();
   if (fresh)
-    it->second = canonical_of(folder);
-  return it->second / name;
+    it = folders_.emplace(std::string(folder_name), Folder{}).first;
+  Folder& folder = it->second;
+  if (fresh) {
+    folder.plain = plain_spelling(it->first);
+    if (folder.plain) {
+      folder.canonical = canonical_of(it->first).native();
+      struct stat st {};
+      folder.missing = ::stat(it->first.c_str(), &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+      ++resolved_;
+    }
+  }
+  if (!folder.plain)
+    return slow();
+  const auto in_folder = [&] {
+    std::string k = folder.canonical;
+    if (k != "/")
+      k += '/';
+    k += name;
+    return k;
+  };
+  if (folder.missing) // (an out_dir not made yet: its outputs)
+    return Known{in_folder(), std::nullopt};
+  struct stat st {};
+  const bool there = ::lstat(a.c_str(), &st) == 0;
+  if (there ? S_ISLNK(st.st_mode) : (errno != ENOENT && errno != ENOTDIR))
+    return slow();
+  Known k{in_folder(), std::nullopt};
+  if (there)
+    k.found =
+        Found{S_ISDIR(st.st_mode), S_ISREG(st.st_mode), static_cast<std::uintmax_t>(st.st_size)};
+  return k;
 }
 
 } // namespace sigstream

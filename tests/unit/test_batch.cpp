@@ -1034,6 +1034,34 @@ TEST_F(Batch, OutputsInsideTheInputTreeAreNeverInputs) {
   EXPECT_EQ(second.skipped, 4);
 }
 
+// However out_dir is spelled (a trailing '/', dots, relative), a folder or a
+// glob that reaches it never takes its files as inputs.
+TEST_F(Batch, AFolderOrGlobNeverSearchesTheOutDirHoweverItIsSpelled) {
+  const std::vector<std::string> patterns = {in().string(), in().string() + "/*",
+                                             in().string() + "/**/*.wav"};
+  std::vector<std::size_t> before; // each pattern's files, the out_dir elsewhere
+  for (const std::string& pattern : patterns)
+    before.push_back(
+        collect_batch_items(config("[\"" + pattern + "\"]"), {}, out().string()).size());
+  const fs::path nested = in() / "processed";
+  fs::create_directories(nested);
+  test::write_audio((nested / "old_output.wav").string(), SF_FORMAT_WAV | SF_FORMAT_PCM_16, 8000, 1,
+                    test::random_samples(211, 5, 0.5f, 16));
+  const std::string relative = fs::path(nested).lexically_relative(fs::current_path()).string();
+  for (const std::string& spelled :
+       {nested.string() + "/", nested.string() + "//", (in() / "sub" / ".." / "processed").string(),
+        relative, relative + "/"}) {
+    for (std::size_t k = 0; k < patterns.size(); ++k) {
+      const std::vector<BatchItem> items =
+          collect_batch_items(config("[\"" + patterns[k] + "\"]"), {}, spelled);
+      for (const BatchItem& it : items)
+        EXPECT_EQ(it.input.find("old_output"), std::string::npos)
+            << it.input << " taken with out_dir " << spelled << ", inputs " << patterns[k];
+      EXPECT_EQ(items.size(), before[k]) << spelled << ", " << patterns[k];
+    }
+  }
+}
+
 TEST_F(Batch, CollidingOrSelfOverwritingOutputsAreConfigErrors) {
   test::write_audio((in() / "a_mono8k.flac").string(), SF_FORMAT_FLAC | SF_FORMAT_PCM_16, 8000, 1,
                     test::random_samples(100, 9, 0.5f, 16));

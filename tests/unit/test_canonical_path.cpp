@@ -104,3 +104,36 @@ TEST(CanonicalPaths, ResolvesAFolderOnceForItsNamesExistingOrNot) {
   EXPECT_EQ(canon.of("in/a.wav"), canonical_of(t.root) / "in" / "a.wav");
   EXPECT_EQ(canon.folders_resolved(), 3u); // in, in/deep, made_later: once each
 }
+
+// What a lookup saw of the path itself: a file's size and type, a folder; not
+// a link (its target's answer is stat's), nor a missing name. The names in a
+// folder that was missing when first asked (an out_dir not made yet) take the
+// folder's canonical spelling, as canonical_of gives it, with no lookup of
+// their own; asking again gives the same string (one cached).
+TEST(CanonicalPaths, SaysWhatItFoundOfAFileAndKeepsItsAnswers) {
+  const TempTree t;
+  const fs::path r = t.root;
+  std::ofstream(r / "in" / "sized.wav") << std::string(1237, 'x');
+  CanonicalPaths canon;
+  const auto file = canon.found((r / "in" / "sized.wav").string());
+  ASSERT_TRUE(file.has_value());
+  EXPECT_TRUE(file->regular);
+  EXPECT_FALSE(file->directory);
+  EXPECT_EQ(file->bytes, 1237U);
+  const auto folder = canon.found((r / "in" / "deep").string());
+  ASSERT_TRUE(folder.has_value());
+  EXPECT_TRUE(folder->directory);
+  EXPECT_FALSE(canon.found((r / "in" / "link.wav").string()).has_value());
+  EXPECT_FALSE(canon.found((r / "in" / "to_other").string()).has_value());
+  EXPECT_FALSE(canon.found((r / "in" / "missing.wav").string()).has_value());
+  EXPECT_FALSE(canon.found((r / "in" / "." / "a.wav").string()).has_value());
+
+  const fs::path later = r / "out" / "made_later";
+  for (const char* n : {"a.wav", "a.json", "b.wav"}) {
+    const std::string& k = canon.key((later / n).string());
+    EXPECT_EQ(k, canonical_of(later / n).native());
+    EXPECT_EQ(&canon.key((later / n).string()), &k) << "asked again: not the cached answer";
+  }
+  EXPECT_EQ(canon.key(r.string() + "/in/a.wav"), canonical_of(r / "in" / "a.wav").native());
+  EXPECT_EQ(canon.key("/"), "/");
+}
