@@ -49,6 +49,9 @@ ap.add_argument("--bin", default="build/sigstream", help="the sigstream binary")
 ap.add_argument("--backend", default="auto", choices=("auto", "cpu", "cuda"))
 ap.add_argument("--files", type=int, default=200)
 ap.add_argument("--seconds", type=float, default=30.0)
+ap.add_argument("--unique", type=int, default=0,
+                help="make only this many distinct inputs and hard-link the rest to them (long batches made "
+                     "quickly; every contender reads the same page-cached files); 0: every input distinct")
 ap.add_argument("--taps", type=int, default=255)
 ap.add_argument("--runs", type=int, default=1, help="best of this many runs per contender")
 ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes at a time for the xP rows")
@@ -92,9 +95,10 @@ have_floor = os.access(floor_tool, os.X_OK)
 rate, channels = 48000, 2
 
 work = os.path.abspath(args.work)
-src_dir = os.path.join(work, f"in_{args.files}x{args.seconds:g}s")
+unique = args.unique if 0 < args.unique < args.files else args.files
+src_dir = os.path.join(work, f"in_{args.files}x{args.seconds:g}s" + (f"_u{unique}" if unique < args.files else ""))
 os.makedirs(src_dir, exist_ok=True)
-names = [f"f{i:04d}.wav" for i in range(args.files)]
+names = [f"f{i:0{max(4, len(str(args.files - 1)))}d}.wav" for i in range(args.files)]
 frames = int(args.seconds * rate)
 
 
@@ -123,14 +127,19 @@ def make(name, seed):
 
 t0 = time.monotonic()
 with concurrent.futures.ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as ex:
-    list(ex.map(make, names, range(len(names))))
+    list(ex.map(make, names[:unique], range(unique)))
+for i in range(unique, args.files):  # hard links to the distinct inputs, in turn
+    link = os.path.join(src_dir, names[i])
+    if not os.path.exists(link):
+        os.link(os.path.join(src_dir, names[i % unique]), link)
 inputs = [os.path.join(src_dir, n) for n in names]
 in_bytes = sum(os.path.getsize(p) for p in inputs)
 print(f"inputs: {args.files} x {args.seconds:g} s stereo 48 kHz pcm16 = {in_bytes / 1e9:.2f} GB in {src_dir} "
+      + (f"({unique} distinct, the rest hard links to them) " if unique < args.files else "") +
       f"(ready in {time.monotonic() - t0:.1f} s)")
 
-# Warm the page cache so that every contender reads from memory alike.
-for p in inputs:
+# Warm the page cache so that every contender reads from memory alike (the links share their pages).
+for p in inputs[:unique]:
     with open(p, "rb") as f:
         while f.read(1 << 24):
             pass
