@@ -43,6 +43,7 @@
 #include <set>
 #include <sstream>
 #include <stop_token>
+#include <string_view>
 #include <system_error>
 #include <thread>
 #include <unordered_map>

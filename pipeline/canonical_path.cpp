@@ -56,7 +56,8 @@ const CanonicalPaths::Known& CanonicalPaths::lookup(const std::string& p) {
     a = p;
   } else if (char cwd[PATH_MAX]; !p.empty() && ::getcwd(cwd, sizeof cwd) != nullptr) {
     a = cwd;
-    a += '/';
+    if (a != "/") // (at the root, "/x", not "//x": that one takes canonical_of's way)
+      a += '/';
     a += p;
   } else {
     a = p; // (relative: resolve takes canonical_of's way)

@@ -42,11 +42,14 @@ template <typename T>
     deinterleave_planes<0>(p, ch, n, scale, out);
 }
 
-} // namespace
-
 // Built for AVX-512, AVX2 and baseline x86-64 (the same arithmetic every way).
+// The clones are file-private, behind the public function: a function
+// declared before without target_clones (as in the header) gets no clones
+// from clang 14, only the first one's code (AVX-512) and no resolver, which
+// stops a clang build (the sanitized one) with SIGILL on a CPU without
+// AVX-512.
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] void
-deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float* const* out) {
+deinterleave_clones(const HostBlock& in, std::int64_t first, std::int64_t n, float* const* out) {
   const int ch = in.channels;
   switch (in.type) {
     case SampleType::i16:
@@ -62,7 +65,7 @@ deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float* con
 }
 
 [[gnu::target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")]] std::int64_t
-interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
+interleave_clones(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
   const int ch = out.channels;
   std::int64_t clipped = 0;
   out.frames = n;
@@ -143,6 +146,16 @@ interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
     }
   }
   return clipped;
+}
+
+} // namespace
+
+void deinterleave(const HostBlock& in, std::int64_t first, std::int64_t n, float* const* out) {
+  deinterleave_clones(in, first, n, out);
+}
+
+std::int64_t interleave(const float* const* in, std::int64_t n, int bits, HostBlock& out) {
+  return interleave_clones(in, n, bits, out);
 }
 
 } // namespace sigstream::kernels::cpu
