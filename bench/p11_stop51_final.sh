@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# P11 (stop 51), one call on a 4-GPU lease (after `tar -xJf .gpu.txz`): the GPU
+# checks on HEAD (bench/p11_stop50_checks.sh), then GPU_FILES GPU-bound files
+# (default 16,000; 200 distinct, the rest hard links, in /dev/shm) by process
+# wall: GPU 0 once, then the default's GPUs and GPUs 0-3 in ROUNDS rounds
+# (default 2) alternating.
+set -uo pipefail
+. bench/p11_lib.sh
+[ "${SKIP_CHECKS:-0}" = 1 ] || bash bench/p11_stop50_checks.sh
+B=$PWD/.gpu/bin/sigstream
+avail=$(df --output=avail -B1G /dev/shm 2>/dev/null | tail -1)
+W=/tmp/lb; [ "${avail:-0}" -ge 200 ] && W=/dev/shm/lb
+GF=${GPU_FILES:-16000}
+timeout 100 python3 bench/batch_bench.py --bin /bin/true --files "$GF" --unique 200 --work "$W/gpu" \
+  --config gpu --backend cuda --skip-loop --runs 1 --jobs 1 2>&1 | grep -E "^inputs"
+G=$W/gpu/batch_bench.yaml
+run() { # LABEL DEVICES|default
+  local label=$1 t0
+  local args=(batch "$G" --force --no-progress --backend cuda --out-dir "$W/po")
+  [ "$2" != default ] && args+=(--set "execution.device=[$2]")
+  rm -rf "$W/po"; mkdir "$W/po"; t0=$(date +%s%N)
+  "$B" "${args[@]}" >/dev/null 2>/tmp/err.txt || { echo "failed: $label"; tail -2 /tmp/err.txt; }
+  echo "$label: $(ms "$t0") ms | $(grep -oE 'run on cuda device[^>]*' /tmp/err.txt | head -1)"
+}
+run "GPU 0" 0
+for r in $(seq 1 "${ROUNDS:-2}"); do
+  run "r$r default" default
+  run "r$r GPUs 0-3" 0,1,2,3
+done
+rm -rf "$W"
