@@ -30,3 +30,17 @@ dask_site() {
     --target /tmp/site $(ls .whl/*.whl | grep -v sigstream) "${1:-.whl}"/sigstream*.whl || return 1
   export PYTHONPATH=/tmp/site SIGSTREAM_CLI=$PWD/.gpu/bin/sigstream PYTHONUNBUFFERED=1
 }
+# long_work [MIN_GB]: W, the folder of a long batch's inputs and outputs:
+# /dev/shm/lb where /dev/shm has MIN_GB (default 200) free, else /tmp/lb;
+# SHM_FREE, what /dev/shm had.
+long_work() {
+  SHM_FREE=$(df --output=avail -B1G /dev/shm 2>/dev/null | tail -1)
+  W=/tmp/lb; [ "${SHM_FREE:-0}" -ge "${1:-200}" ] && W=/dev/shm/lb
+}
+# gpu_bound_inputs FILES: FILES GPU-bound inputs in $W/gpu (200 distinct, the
+# rest hard links to them), made without timing anything; sets G, their config.
+gpu_bound_inputs() {
+  timeout 120 python3 bench/batch_bench.py --bin /bin/true --files "$1" --unique 200 --work "$W/gpu" \
+    --config gpu --backend cuda --skip-loop --runs 1 --jobs 1 2>&1 | grep -E "^inputs"
+  G=$W/gpu/batch_bench.yaml
+}

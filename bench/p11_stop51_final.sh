@@ -8,12 +8,8 @@ set -uo pipefail
 . bench/p11_lib.sh
 [ "${SKIP_CHECKS:-0}" = 1 ] || bash bench/p11_stop50_checks.sh
 B=$PWD/.gpu/bin/sigstream
-avail=$(df --output=avail -B1G /dev/shm 2>/dev/null | tail -1)
-W=/tmp/lb; [ "${avail:-0}" -ge 200 ] && W=/dev/shm/lb
-GF=${GPU_FILES:-16000}
-timeout 100 python3 bench/batch_bench.py --bin /bin/true --files "$GF" --unique 200 --work "$W/gpu" \
-  --config gpu --backend cuda --skip-loop --runs 1 --jobs 1 2>&1 | grep -E "^inputs"
-G=$W/gpu/batch_bench.yaml
+long_work 200
+gpu_bound_inputs "${GPU_FILES:-16000}"
 run() { # LABEL DEVICES|default
   local label=$1 t0
   local args=(batch "$G" --force --no-progress --backend cuda --out-dir "$W/po")

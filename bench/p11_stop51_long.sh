@@ -10,9 +10,8 @@
 set -uo pipefail
 . bench/p11_lib.sh
 B=$PWD/.gpu/bin/sigstream
-avail=$(df --output=avail -B1G /dev/shm 2>/dev/null | tail -1)
-W=/tmp/lb; [ "${avail:-0}" -ge "${SHM_MIN:-200}" ] && W=/dev/shm/lb
-echo "host: $(nproc) CPUs, $(nvidia-smi -L | wc -l) GPUs; work in $W (/dev/shm: ${avail:-?} GB free)"
+long_work "${SHM_MIN:-200}"
+echo "host: $(nproc) CPUs, $(nvidia-smi -L | wc -l) GPUs; work in $W (/dev/shm: ${SHM_FREE:-?} GB free)"
 IF=${IO_FILES:-10000}; GF=${GPU_FILES:-16000}
 if [ "$IF" -gt 0 ]; then
   echo "== io, $IF files"

@@ -6,8 +6,7 @@
 set -uo pipefail
 . bench/p11_lib.sh
 B=$PWD/.gpu/bin/sigstream
-avail=$(df --output=avail -B1G /dev/shm 2>/dev/null | tail -1)
-W=/tmp/lb; [ "${avail:-0}" -ge 200 ] && W=/dev/shm/lb
+long_work 200
 GF=${GPU_FILES:-16000}
 timeout 300 python3 bench/batch_bench.py --bin "$B" --floor .gpu/bin/bench_cpu_io_floor --files "$GF" \
   --unique 200 --work "$W/gpu" --config gpu --backend cuda --skip-loop --runs 1 --jobs 1 \

@@ -6,12 +6,8 @@
 set -uo pipefail
 . bench/p11_lib.sh
 B=$PWD/.gpu/bin/sigstream
-avail=$(df --output=avail -B1G /dev/shm 2>/dev/null | tail -1)
-W=/tmp/lb; [ "${avail:-0}" -ge 20 ] && W=/dev/shm/lb
-F=${FILES:-16000}
-timeout 120 python3 bench/batch_bench.py --bin /bin/true --files "$F" --unique 200 --work "$W/gpu" \
-  --config gpu --backend cuda --skip-loop --runs 1 --jobs 1 2>&1 | grep -E "^inputs"
-G=$W/gpu/batch_bench.yaml
+long_work 20
+gpu_bound_inputs "${FILES:-16000}"
 for r in 1 2 3; do
   rm -rf "$W/po"
   SIGSTREAM_TRACE=1 timeout 4 "$B" batch "$G" --force --no-progress --backend cuda --out-dir "$W/po" \
