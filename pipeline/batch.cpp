@@ -233,10 +233,10 @@ public:
     }
     for (const std::string& m : glob_paths(text)) {
       std::error_code ec;
-      const auto seen = canon_.found(m); // (a link: stat's answer)
-      if (seen ? seen->directory : fs::is_directory(m, ec)) {
+      const CanonicalPaths::Entry& e = canon_.lookup(m);
+      if (e.found ? e.found->directory : fs::is_directory(m, ec)) { // (a link: stat's answer)
         walk(m, base);
-      } else if (!is_under(canon_.key(m), out_dir_)) {
+      } else if (!is_under(e.key, out_dir_)) {
         out_.push_back({m, base, false});
       }
     }
@@ -881,27 +881,26 @@ std::vector<BatchItem> collect_batch_items(const Config& config,
   std::vector<BatchItem> items;
   // (A glob's or a folder's files share a few folders: each folder's
   // mirrored subfolder is worked out once.)
+  // (Keyed by the file's folder as spelled and its base: a found file's name
+  // is never "." or "..", so its folder fixes its mirrored subfolder.)
   std::unordered_map<std::string, std::string> subdirs;
+  const auto subdir_of = [&](const Found& f) {
+    const std::size_t slash = f.path.rfind('/');
+    std::string key = slash == std::string::npos ? std::string() : f.path.substr(0, slash);
+    key += '\0';
+    key += f.base.native();
+    auto [pos, fresh] = subdirs.try_emplace(std::move(key));
+    if (fresh)
+      pos->second = mirrored_subdir(f.path, f.base);
+    return pos->second;
+  };
   for (const Found& f : found) {
     if (!seen.insert(canon.key(f.path)).second)
       continue;
     BatchItem it;
     it.input = f.path;
-    if (!f.literal) {
-      const std::size_t slash = f.path.rfind('/');
-      const std::string name = slash == std::string::npos ? f.path : f.path.substr(slash + 1);
-      if (name.empty() || name == "." || name == "..") {
-        it.subdir = mirrored_subdir(f.path, f.base);
-      } else {
-        std::string folder = (slash == std::string::npos ? std::string() : f.path.substr(0, slash));
-        folder += '\0';
-        folder += f.base.native();
-        auto [pos, fresh] = subdirs.try_emplace(std::move(folder));
-        if (fresh)
-          pos->second = mirrored_subdir(f.path, f.base);
-        it.subdir = pos->second;
-      }
-    }
+    if (!f.literal)
+      it.subdir = subdir_of(f);
     items.push_back(std::move(it));
   }
   if (items.empty()) {
@@ -953,10 +952,11 @@ std::vector<BatchItem> finish_batch_items(const Config& config, std::vector<Batc
   std::unordered_map<std::string_view, std::string> inputs; // (canon's strings)
   std::vector<BatchItem> items;
   for (BatchItem& it : given) {
-    if (!inputs.emplace(canon.key(it.input), it.input).second)
+    const CanonicalPaths::Entry& e = canon.lookup(it.input);
+    if (!inputs.emplace(e.key, it.input).second)
       continue;
-    if (const auto seen = canon.found(it.input); seen && seen->regular) {
-      it.bytes = seen->bytes;
+    if (e.found && e.found->regular) {
+      it.bytes = e.found->bytes;
     } else { // (a link: stat's answer)
       std::error_code ec;
       const auto size = fs::file_size(it.input, ec);

@@ -27,52 +27,39 @@ namespace {
 bool plain_spelling(const std::string& folder) {
   if (folder == "/")
     return true;
-  if (folder.find("//") != std::string::npos || folder.find("/./") != std::string::npos ||
-      folder.find("/../") != std::string::npos)
-    return false;
-  const auto ends_with = [&](const char* tail) {
-    const std::string t(tail);
-    return folder.size() >= t.size() && folder.compare(folder.size() - t.size(), t.size(), t) == 0;
-  };
-  return !ends_with("/.") && !ends_with("/..") && !ends_with("/");
+  return folder.find("//") == std::string::npos && folder.find("/./") == std::string::npos &&
+         folder.find("/../") == std::string::npos && !folder.ends_with("/.") &&
+         !folder.ends_with("/..") && !folder.ends_with("/");
 }
 
 } // namespace
 
-const std::string& CanonicalPaths::key(const std::string& p) {
-  return lookup(p).key;
-}
-
-std::optional<CanonicalPaths::Found> CanonicalPaths::found(const std::string& p) {
-  return lookup(p).found;
-}
-
-const CanonicalPaths::Known& CanonicalPaths::lookup(const std::string& p) {
-  if (!p.empty() && p.front() == '/')
-    if (const auto it = known_.find(std::string_view(p)); it != known_.end())
-      return it->second;
+const CanonicalPaths::Entry& CanonicalPaths::lookup(const std::string& p) {
+  // Its absolute spelling, the memo's key (an absolute path is looked up as given).
   std::string a;
   if (!p.empty() && p.front() == '/') {
+    if (const auto it = known_.find(std::string_view(p)); it != known_.end())
+      return it->second;
     a = p;
-  } else if (char cwd[PATH_MAX]; !p.empty() && ::getcwd(cwd, sizeof cwd) != nullptr) {
-    a = cwd;
-    if (a != "/") // (at the root, "/x", not "//x": that one takes canonical_of's way)
-      a += '/';
-    a += p;
   } else {
-    a = p; // (relative: resolve takes canonical_of's way)
+    if (char cwd[PATH_MAX]; !p.empty() && ::getcwd(cwd, sizeof cwd) != nullptr) {
+      a = cwd;
+      if (a != "/") // (at the root, "/x", not "//x": that one takes canonical_of's way)
+        a += '/';
+    }
+    a += p; // (still relative where there is no cwd: resolve takes canonical_of's way)
+    if (const auto it = known_.find(std::string_view(a)); it != known_.end())
+      return it->second;
   }
-  if (const auto it = known_.find(std::string_view(a)); it != known_.end())
-    return it->second;
-  Known k = resolve(a, p);
-  return known_.emplace(std::move(a), std::move(k)).first->second;
+  Entry e = resolve(a, p);
+  return known_.emplace(std::move(a), std::move(e)).first->second;
 }
 
 // weakly_canonical(folder / name) is weakly_canonical(folder) / name when
 // the name is a plain part that is not a link and the folder's spelling is
 // plain. A name that does not exist yet (most outputs) is a plain part too.
-CanonicalPaths::Known CanonicalPaths::resolve(const std::string& a, const std::string& given) {
-  const auto slow = [&] { return Known{canonical_of(given).native(), std::nullopt}; };
+CanonicalPaths::Entry CanonicalPaths::resolve(const std::string& a, const std::string& given) {
+  const auto slow = [&] { return Entry{canonical_of(given).native(), std::nullopt}; };
   const std::size_t slash = a.rfind('/');
   if (a.empty() || a.front() != '/' || slash == std::string::npos)
     return slow();
@@ -105,12 +92,12 @@ CanonicalPaths::Known CanonicalPaths::resolve(const std::string& a, const std::s
     return k;
   };
   if (folder.missing) // (an out_dir not made yet: its outputs)
-    return Known{in_folder(), std::nullopt};
+    return Entry{in_folder(), std::nullopt};
   struct stat st {};
   const bool there = ::lstat(a.c_str(), &st) == 0;
   if (there ? S_ISLNK(st.st_mode) : (errno != ENOENT && errno != ENOTDIR))
     return slow();
-  Known k{in_folder(), std::nullopt};
+  Entry k{in_folder(), std::nullopt};
   if (there)
     k.found =
         Found{S_ISDIR(st.st_mode), S_ISREG(st.st_mode), static_cast<std::uintmax_t>(st.st_size)};

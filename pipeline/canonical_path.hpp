@@ -34,16 +34,22 @@ public:
   // paths by, without std::filesystem's parsing of each path into parts
   // (16,000 inputs and their outputs took ~0.6 s of a batch's plan in it;
   // 2-core dev machine). The reference stays valid for this object's life.
-  const std::string& key(const std::string& p);
-  // What key(p)'s lookup found of p itself, where it was a file or folder
-  // that is not a link (else nothing: p was missing, a link, or took
-  // canonical_of's way). Saves a batch a stat a file for its type and size.
+  const std::string& key(const std::string& p) { return lookup(p).key; }
+  // What the lookup found of p itself, where it was a file or folder that is
+  // not a link (else nothing: p was missing, a link, or took canonical_of's
+  // way). Saves a batch a stat a file for its type and size.
   struct Found {
     bool directory = false;
     bool regular = false;
     std::uintmax_t bytes = 0;
   };
-  [[nodiscard]] std::optional<Found> found(const std::string& p);
+  [[nodiscard]] std::optional<Found> found(const std::string& p) { return lookup(p).found; }
+  // Both at once (one lookup): p's key and what was found of it.
+  struct Entry {
+    std::string key;
+    std::optional<Found> found;
+  };
+  const Entry& lookup(const std::string& p);
   // The folders resolved so far (what the cache holds; for tests).
   [[nodiscard]] std::size_t folders_resolved() const { return resolved_; }
 
@@ -60,15 +66,10 @@ private:
       return std::hash<std::string_view>{}(s);
     }
   };
-  struct Known {
-    std::string key;
-    std::optional<Found> found;
-  };
-  const Known& lookup(const std::string& p);
-  Known resolve(const std::string& absolute, const std::string& given);
+  Entry resolve(const std::string& absolute, const std::string& given);
   std::unordered_map<std::string, Folder, Hash, std::equal_to<>> folders_;
   // absolute spelling -> what was found
-  std::unordered_map<std::string, Known, Hash, std::equal_to<>> known_;
+  std::unordered_map<std::string, Entry, Hash, std::equal_to<>> known_;
   std::size_t resolved_ = 0;
 };
 
