@@ -23,6 +23,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -33,6 +34,7 @@
 #include "core/error.hpp"
 #include "core/thread_pool.hpp"
 #include "pipeline/batch.hpp"
+#include "pipeline/batch_summary_json.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/stats_writer.hpp"
@@ -1914,6 +1916,83 @@ TEST(BatchInterrupt, AnInterruptedFileStopsTheBatchWithExit130) {
   EXPECT_EQ(resumed.skipped, 3);
   EXPECT_EQ(resumed.ok, 7);
   EXPECT_EQ(resumed.exit_code(), 0);
+}
+
+// The summary's text is made in runs of files on several threads and spliced
+// into its head: it must be the object's own two-space dump, entries in
+// input order, for 0, 1 and many files (more than one run), with every kind
+// of entry; and the CSV's rows those of each file alone.
+TEST(BatchSummaryText, TheSplicedTextIsTheObjectsDump) {
+  const auto summary = [](std::size_t n) {
+    BatchSummary s;
+    s.out_dir = "out dir/\"q\"";
+    s.backend = "cuda";
+    s.shard = BatchShardRecord{{2, 7}, "ab12", "cd34", 3 * n + 1};
+    s.workers = {{0, 2}, {-1, 3}};
+    s.devices = {{0, 2, 5, 1, 1234, 0.5}, {-1, 3, 7, 0, 99, 1.25}};
+    std::mt19937 rng(11);
+    for (std::size_t i = 0; i < n; ++i) {
+      BatchFileResult f;
+      f.item.input = "in/f" + std::to_string(i) + (i % 13 == 0 ? "\u00e9\t\"x\".wav" : ".wav");
+      f.item.output = i % 5 == 0 ? "" : "out/f" + std::to_string(i) + ".flac";
+      f.item.stats_json = "out/f" + std::to_string(i) + ".json";
+      f.item.bytes = rng() % 100000;
+      f.status = static_cast<BatchStatus>(rng() % 5);
+      f.outputs_written = rng() % 3 != 0;
+      if (rng() % 4 != 0) {
+        f.sample_rate = i % 7 == 0 ? 44100.5 : 48000.0;
+        f.channels = 1 + static_cast<int>(rng() % 6);
+        f.frames = rng() % 1000000;
+        f.output_frames = f.frames / 2 + 1;
+      }
+      if (f.status == BatchStatus::failed)
+        f.error = "line one\nline \"two\"";
+      f.backend = i % 2 ? "cuda" : "cpu";
+      f.device = i % 2 ? static_cast<int>(i % 4) : -1;
+      f.device_name = i % 2 ? "NVIDIA H200" : "";
+      f.wall_s = static_cast<double>(rng() % 1000) / 997.0;
+      f.clipped_samples = rng() % 3;
+      f.nonfinite = rng() % 2;
+      for (int c = 0; c < f.channels; ++c) {
+        f.output_rms.push_back(static_cast<double>(rng()) / 4294967296.0);
+        f.output_peak.push_back(static_cast<double>(rng()) / 3e9);
+      }
+      if (i % 3 == 0) {
+        f.integrated_lufs = -23.0 - static_cast<double>(i % 10) / 7.0;
+        f.true_peak_dbtp = -1.0 / static_cast<double>(i + 1);
+      }
+      f.verification_ran = i % 11 == 0;
+      f.rel_l2_error = 1e-7 * static_cast<double>(i);
+      s.files.push_back(std::move(f));
+    }
+    return s;
+  };
+  for (const std::size_t n : {0UL, 1UL, 513UL, 2049UL}) {
+    const BatchSummary s = summary(n);
+    const std::string text = batch_summary_json(s, "fp");
+    const std::string dump = batch_summary_object(s, "fp").dump(2) + "\n";
+    const auto differ = std::mismatch(text.begin(), text.end(), dump.begin(), dump.end());
+    EXPECT_TRUE(text == dump) << n << " files: the texts differ from byte "
+                              << (differ.first - text.begin()) << " ('"
+                              << text.substr(static_cast<std::size_t>(differ.first - text.begin()),
+                                             40)
+                              << "')";
+    const json j = json::parse(text);
+    ASSERT_EQ(j["files"].size(), n);
+    if (n > 0) {
+      EXPECT_EQ(j["files"].back()["file"], s.files.back().item.input);
+    }
+
+    const std::string csv = batch_summary_csv(s);
+    std::string rows = csv.substr(0, csv.find('\n') + 1);
+    for (const BatchFileResult& f : s.files) {
+      BatchSummary one;
+      one.files = {f};
+      const std::string alone = batch_summary_csv(one);
+      rows += alone.substr(alone.find('\n') + 1);
+    }
+    EXPECT_EQ(csv, rows) << n << " files";
+  }
 }
 
 } // namespace
