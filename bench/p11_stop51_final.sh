@@ -2,7 +2,7 @@
 # P11 (stop 51), one call on a 4-GPU lease (after `tar -xJf .gpu.txz`): the GPU
 # checks on HEAD (bench/p11_stop50_checks.sh), then GPU_FILES GPU-bound files
 # (default 16,000; 200 distinct, the rest hard links, in /dev/shm) by process
-# wall: GPU 0 once, then the default's GPUs and GPUs 0-3 in ROUNDS rounds
+# wall: GPU 0 once, then the default's GPUs and GPUS (default 0,1,2,3) in ROUNDS rounds
 # (default 2) alternating. Each run is traced (SIGSTREAM_TRACE=1): the
 # summary's time (workers joined -> summary written) and the exit are printed.
 set -uo pipefail
@@ -23,6 +23,6 @@ run() { # LABEL DEVICES|default
 run "GPU 0" 0
 for r in $(seq 1 "${ROUNDS:-2}"); do
   run "r$r default" default
-  run "r$r GPUs 0-3" 0,1,2,3
+  run "r$r GPUs ${GPUS:-0,1,2,3}" "${GPUS:-0,1,2,3}"
 done
 rm -rf "$W"
