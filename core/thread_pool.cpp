@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <system_error>
 
 namespace sigstream {
 
@@ -10,8 +11,17 @@ ThreadPool::ThreadPool(int threads) {
   if (threads < 1)
     threads = 1;
   workers_.reserve(static_cast<std::size_t>(threads));
-  for (int i = 0; i < threads; ++i)
-    workers_.emplace_back([this] { work(); });
+  try {
+    for (int i = 0; i < threads; ++i)
+      workers_.emplace_back([this] { work(); });
+  } catch (const std::system_error&) {
+    // Fewer threads than asked (a process or pids limit): the pool runs on
+    // those it has (run_tasks does not depend on its size); with none, the
+    // caller is told. (Thrown on with some running, the members would be
+    // destroyed under them: a hang in the condition variable, or terminate.)
+    if (workers_.empty())
+      throw;
+  }
 }
 
 ThreadPool::~ThreadPool() {

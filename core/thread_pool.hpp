@@ -14,6 +14,8 @@ namespace sigstream {
 
 class ThreadPool {
 public:
+  // At least one thread; fewer than asked where the system has no more
+  // (size() says how many); std::system_error where it has none.
   explicit ThreadPool(int threads);
   ~ThreadPool(); // finishes queued tasks, then joins
   ThreadPool(const ThreadPool&) = delete;

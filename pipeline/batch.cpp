@@ -1328,7 +1328,8 @@ void summary_csv_row(std::ostringstream& o, const BatchFileResult& f) {
 }
 
 // body(from, to) over [0, n) in runs of `run` items, the runs spread over up
-// to `threads` threads (the calling one among them).
+// to `threads` threads (0: every CPU; the calling one among them), or all on
+// the calling thread where no other thread can be had.
 void for_runs(std::size_t n, std::size_t run, int threads,
               const std::function<void(std::size_t, std::size_t)>& body) {
   const auto tasks = static_cast<std::int64_t>((n + run - 1) / run);
@@ -1336,14 +1337,22 @@ void for_runs(std::size_t n, std::size_t run, int threads,
     const std::size_t from = static_cast<std::size_t>(t) * run;
     body(from, std::min(n, from + run));
   };
-  threads = static_cast<int>(std::min<std::int64_t>(threads, tasks));
-  if (threads <= 1) {
+  threads =
+      static_cast<int>(std::min<std::int64_t>(threads > 0 ? threads : hardware_threads(), tasks));
+  std::optional<ThreadPool> pool;
+  if (threads > 1) {
+    try {
+      pool.emplace(threads - 1);
+    } catch (const std::system_error&) {
+      // none to spare (a process or pids limit): this thread runs them all
+    }
+  }
+  if (!pool) {
     for (std::int64_t t = 0; t < tasks; ++t)
       each(t);
     return;
   }
-  ThreadPool pool(threads - 1);
-  run_tasks(pool, tasks, each);
+  run_tasks(*pool, tasks, each);
 }
 
 // The files' entries and rows are made on every CPU thread, in runs of this
@@ -1363,7 +1372,7 @@ json batch_summary_object(const BatchSummary& s, const std::string& fingerprint)
 
 // batch_summary_object(s, fingerprint).dump(2), the entries dumped apart and
 // spliced into the head's empty "files".
-std::string batch_summary_json(const BatchSummary& s, const std::string& fingerprint) {
+std::string batch_summary_json(const BatchSummary& s, const std::string& fingerprint, int threads) {
   std::string text = summary_head(s, fingerprint).dump(2);
   constexpr std::string_view kNoFiles = "\"files\": []\n}";
   if (!text.ends_with(kNoFiles))
@@ -1371,7 +1380,7 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
   if (s.files.empty())
     return text + "\n";
   std::vector<std::string> runs((s.files.size() + kSummaryRun - 1) / kSummaryRun);
-  for_runs(s.files.size(), kSummaryRun, hardware_threads(), [&](std::size_t from, std::size_t to) {
+  for_runs(s.files.size(), kSummaryRun, threads, [&](std::size_t from, std::size_t to) {
     std::string& out = runs[from / kSummaryRun];
     for (std::size_t i = from; i < to; ++i) {
       out += i == 0 ? "\n    " : ",\n    ";
@@ -1385,15 +1394,19 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
     }
   });
   text.resize(text.size() - 3); // "]\n}"
+  std::size_t size = text.size() + 9;
+  for (const std::string& r : runs)
+    size += r.size();
+  text.reserve(size);
   for (const std::string& r : runs)
     text += r;
   text += "\n  ]\n}\n";
   return text;
 }
 
-std::string batch_summary_csv(const BatchSummary& s) {
+std::string batch_summary_csv(const BatchSummary& s, int threads) {
   std::vector<std::string> runs((s.files.size() + kSummaryRun - 1) / kSummaryRun);
-  for_runs(s.files.size(), kSummaryRun, hardware_threads(), [&](std::size_t from, std::size_t to) {
+  for_runs(s.files.size(), kSummaryRun, threads, [&](std::size_t from, std::size_t to) {
     std::ostringstream o;
     for (std::size_t i = from; i < to; ++i)
       summary_csv_row(o, s.files[i]);
@@ -2565,10 +2578,11 @@ private:
     if (summary_.summary_json.empty())
       return;
     try {
-      write_file_atomic(summary_.summary_json, batch_summary_json(summary_, fingerprint_));
-      write_file_atomic(summary_.summary_csv, batch_summary_csv(summary_));
+      write_file_atomic(summary_.summary_json,
+                        batch_summary_json(summary_, fingerprint_, cpu_threads()));
+      write_file_atomic(summary_.summary_csv, batch_summary_csv(summary_, cpu_threads()));
       summary_.summary_written = true;
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       say(std::string("batch: error: cannot write the summary: ") + e.what(), true);
     }
   }

@@ -366,9 +366,11 @@ struct BatchSummary {
 // written (atomically) at the end, also after a stop or an interruption.
 BatchSummary run_batch(const Config& config, const BatchOptions& options);
 
-// The summary files' text (exposed for tests).
-std::string batch_summary_json(const BatchSummary& summary, const std::string& fingerprint);
-std::string batch_summary_csv(const BatchSummary& summary);
+// The summary files' text (exposed for tests), its files' entries made on up
+// to `threads` threads (0: every CPU this process may use).
+std::string batch_summary_json(const BatchSummary& summary, const std::string& fingerprint,
+                               int threads = 0);
+std::string batch_summary_csv(const BatchSummary& summary, int threads = 0);
 
 // A short hash of what determines the outputs (stages, sink format and
 // extension, stats.csv, backend), recorded in each file's statistics JSON for

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sndfile.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -1920,8 +1921,8 @@ TEST(BatchInterrupt, AnInterruptedFileStopsTheBatchWithExit130) {
 
 // The summary's text is made in runs of files on several threads and spliced
 // into its head: it must be the object's own two-space dump, entries in
-// input order, for 0, 1 and many files (more than one run), with every kind
-// of entry; and the CSV's rows those of each file alone.
+// input order, for 0, 1 and many files (whole runs and more), on 1, 3 and 8
+// threads, with every kind of entry; and the CSV's rows those of each file alone.
 TEST(BatchSummaryText, TheSplicedTextIsTheObjectsDump) {
   const auto summary = [](std::size_t n) {
     BatchSummary s;
@@ -1967,32 +1968,88 @@ TEST(BatchSummaryText, TheSplicedTextIsTheObjectsDump) {
     }
     return s;
   };
-  for (const std::size_t n : {0UL, 1UL, 513UL, 2049UL}) {
-    const BatchSummary s = summary(n);
-    const std::string text = batch_summary_json(s, "fp");
-    const std::string dump = batch_summary_object(s, "fp").dump(2) + "\n";
-    const auto differ = std::mismatch(text.begin(), text.end(), dump.begin(), dump.end());
-    EXPECT_TRUE(text == dump) << n << " files: the texts differ from byte "
-                              << (differ.first - text.begin()) << " ('"
-                              << text.substr(static_cast<std::size_t>(differ.first - text.begin()),
-                                             40)
-                              << "')";
-    const json j = json::parse(text);
-    ASSERT_EQ(j["files"].size(), n);
-    if (n > 0) {
-      EXPECT_EQ(j["files"].back()["file"], s.files.back().item.input);
-    }
+  for (const std::size_t n : {0UL, 1UL, 512UL, 513UL, 1024UL, 2049UL})
+    for (const int threads : {1, 3, 8}) {
+      const BatchSummary s = summary(n);
+      const std::string text = batch_summary_json(s, "fp", threads);
+      const std::string dump = batch_summary_object(s, "fp").dump(2) + "\n";
+      const auto differ = std::mismatch(text.begin(), text.end(), dump.begin(), dump.end());
+      EXPECT_TRUE(text == dump) << n << " files, " << threads
+                                << " threads: the texts differ from byte "
+                                << (differ.first - text.begin()) << " ('"
+                                << text.substr(
+                                       static_cast<std::size_t>(differ.first - text.begin()), 40)
+                                << "')";
+      const json j = json::parse(text);
+      ASSERT_EQ(j["files"].size(), n);
+      if (n > 0) {
+        EXPECT_EQ(j["files"].back()["file"], s.files.back().item.input);
+      }
 
-    const std::string csv = batch_summary_csv(s);
-    std::string rows = csv.substr(0, csv.find('\n') + 1);
-    for (const BatchFileResult& f : s.files) {
-      BatchSummary one;
-      one.files = {f};
-      const std::string alone = batch_summary_csv(one);
-      rows += alone.substr(alone.find('\n') + 1);
+      const std::string csv = batch_summary_csv(s, threads);
+      std::string rows = csv.substr(0, csv.find('\n') + 1);
+      for (const BatchFileResult& f : s.files) {
+        BatchSummary one;
+        one.files = {f};
+        const std::string alone = batch_summary_csv(one);
+        rows += alone.substr(alone.find('\n') + 1);
+      }
+      EXPECT_EQ(csv, rows) << n << " files, " << threads << " threads";
     }
-    EXPECT_EQ(csv, rows) << n << " files";
+}
+
+// Where the process may not make the threads asked for (a pids or process
+// limit; here an address-space limit that leaves room for about two thread
+// stacks), a pool runs on those it got and the summary is still made, the
+// same text: no hang in the pool's half-made members, no exception past it.
+// (In a child process: the limit stays there. Not under ASan, whose shadow
+// memory an address-space limit does not leave room for.)
+TEST(BatchSummaryText, AProcessShortOfThreadsStillMakesTheSummary) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "an address-space limit and ASan's shadow memory do not mix";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  GTEST_SKIP() << "an address-space limit and ASan's shadow memory do not mix";
+#endif
+#endif
+  BatchSummary s;
+  s.backend = "cpu";
+  for (int i = 0; i < 3000; ++i) {
+    BatchFileResult f;
+    f.item.input = "in/f" + std::to_string(i) + ".wav";
+    f.status = BatchStatus::ok;
+    f.channels = 2;
+    f.sample_rate = 48000;
+    f.frames = 1000 + i;
+    s.files.push_back(std::move(f));
   }
+  const std::string want = batch_summary_object(s, "fp").dump(2) + "\n";
+  const std::string want_csv = batch_summary_csv(s, 1);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const auto child = [&] {
+    std::ifstream statm("/proc/self/statm");
+    long pages = 0;
+    statm >> pages;
+    const auto page = static_cast<rlim_t>(sysconf(_SC_PAGESIZE));
+    // Room for the texts (a few MB) and ~2 default stacks (8 MiB each), not 16.
+    const rlim_t limit = static_cast<rlim_t>(pages) * page + (40U << 20U);
+    const rlimit r{limit, limit};
+    if (setrlimit(RLIMIT_AS, &r) != 0)
+      std::_Exit(3);
+    bool fewer = false;
+    try {
+      ThreadPool pool(16);
+      fewer = pool.size() < 16;
+    } catch (const std::system_error&) {
+      fewer = true; // none at all: for_runs then runs on this thread
+    }
+    const bool same =
+        batch_summary_json(s, "fp", 16) == want && batch_summary_csv(s, 16) == want_csv;
+    std::_Exit(!fewer ? 4 : same ? 0 : 5);
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "")
+      << "exit 3: no limit set; 4: the limit left room for 16 threads (the test proves nothing); "
+         "5: the summary differed";
 }
 
 } // namespace
