@@ -331,6 +331,19 @@ std::string batch_stats_json(const RunReport& report, const std::string& fingerp
   return stats_text(j, report);
 }
 
+// A path as a file's statistics and the summary spell it where it is not
+// UTF-8 (a Latin-1 name): its odd bytes as U+FFFD (stats_text); nullopt for a
+// UTF-8 path, spelled as it is.
+std::optional<std::string> lossy_spelling(const std::string& path) {
+  try {
+    static_cast<void>(json(path).dump());
+    return std::nullopt;
+  } catch (const json::type_error&) {
+    return json::parse(json(path).dump(-1, ' ', false, json::error_handler_t::replace))
+        .get<std::string>();
+  }
+}
+
 struct ResumeCheck {
   std::optional<json> stats; // set when the file is up to date
   bool other_config = false; // complete and fresh, but not made by this effective config
@@ -375,8 +388,16 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   };
   const std::optional<bool> by_record = resolves_here(record.value(kInputKey, json()));
   const json& given = j["input"].value("path", json());
-  if (!(by_record ? *by_record
-                  : given.is_string() && canonical_of(given.get<std::string>()) == here))
+  bool same_input =
+      by_record ? *by_record : given.is_string() && canonical_of(given.get<std::string>()) == here;
+  if (!same_input && !by_record) {
+    // A name that is not UTF-8 is recorded with U+FFFD for its odd bytes, a
+    // name no file has: the record's spelling is compared instead.
+    std::error_code ec;
+    const auto lossy = lossy_spelling(fs::absolute(item.input, ec).string());
+    same_input = lossy && record.value(kInputKey, json()) == *lossy;
+  }
+  if (!same_input)
     return {};
   if (resolves_here(record.value(kInputRealKey, json())) == std::optional<bool>(false))
     return {};
@@ -1360,6 +1381,10 @@ void for_runs(std::size_t n, std::size_t run, int threads,
 // after the last file of a 16,000-file batch.
 constexpr std::size_t kSummaryRun = 512;
 
+// A name that is not UTF-8 (a Latin-1 file) has U+FFFD for its odd bytes in
+// the summary, as in the file's statistics (stats_text).
+constexpr auto kLossy = json::error_handler_t::replace;
+
 } // namespace
 
 json batch_summary_object(const BatchSummary& s, const std::string& fingerprint) {
@@ -1373,7 +1398,7 @@ json batch_summary_object(const BatchSummary& s, const std::string& fingerprint)
 // batch_summary_object(s, fingerprint).dump(2), the entries dumped apart and
 // spliced into the head's empty "files".
 std::string batch_summary_json(const BatchSummary& s, const std::string& fingerprint, int threads) {
-  std::string text = summary_head(s, fingerprint).dump(2);
+  std::string text = summary_head(s, fingerprint).dump(2, ' ', false, kLossy);
   constexpr std::string_view kNoFiles = "\"files\": []\n}";
   if (!text.ends_with(kNoFiles))
     throw Error(ErrorKind::internal, "batch summary: \"files\" is not the summary's last key");
@@ -1386,7 +1411,7 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
       out += i == 0 ? "\n    " : ",\n    ";
       // An entry sits two levels deep: its lines 4 spaces further in (its
       // strings are escaped: a line break in the text is the dump's own).
-      for (const char c : summary_file_entry(s.files[i]).dump(2)) {
+      for (const char c : summary_file_entry(s.files[i]).dump(2, ' ', false, kLossy)) {
         out += c;
         if (c == '\n')
           out += "    ";

@@ -215,7 +215,9 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
 }
 
 std::string stats_text(const nlohmann::ordered_json& value, const RunReport& r) {
-  std::string text = value.dump(2);
+  // A name that is not UTF-8 (a Latin-1 file) is written with U+FFFD for
+  // its odd bytes (JSON text is UTF-8); strict, the dump threw.
+  std::string text = value.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
   if (r.excerpt) {
     put_samples(text, kSourcePlaceholder, r.excerpt->source);
     put_samples(text, kOutputPlaceholder, r.excerpt->output);

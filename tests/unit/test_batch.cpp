@@ -370,6 +370,46 @@ TEST_F(Batch, ResumeSkipsCompleteFilesAndForceRedoesThem) {
     EXPECT_EQ(read_bytes(out() / f), bytes.at(f)) << f;
 }
 
+// Names that are not UTF-8 (Latin-1 files from an old archive): each file is
+// processed, its statistics and the summary name it with U+FFFD for the odd
+// byte (JSON text is UTF-8; the strict dump had failed the file and the
+// summary with an internal error), and a second run finds them up to date:
+// two names that read alike there (caf\xe9, caf\xe8) each by its own record.
+TEST_F(Batch, NamesThatAreNotUtf8AreProcessedNamedAndResumed) {
+  const std::string e_acute = "caf\xe9.wav", e_grave = "caf\xe8.wav";
+  fs::rename(in() / "a_mono8k.wav", in() / e_acute);
+  fs::rename(in() / "b_stereo44.wav", in() / e_grave);
+  fs::remove(in() / "bad.wav");
+  const Config cfg = tree_config();
+  const BatchSummary first = run_batch(cfg, quiet_options());
+  EXPECT_EQ(first.ok, 4);
+  EXPECT_EQ(first.failed, 0);
+  const json summary = json::parse(read_bytes(out() / "batch_summary.json"));
+  std::set<std::string> named;
+  for (const json& f : summary["files"])
+    named.insert(fs::path(f["file"].get<std::string>()).filename().string());
+  EXPECT_TRUE(named.count("caf\u00ef\u00bf\u00bd.wav") == 0); // not mojibake of U+FFFD
+  EXPECT_EQ(named.count("caf\xef\xbf\xbd.wav"), 1U) << "the two names read alike: one entry name";
+  const json stats = json::parse(read_bytes(out() / "caf\xe9.json"));
+  EXPECT_EQ(fs::path(stats["input"]["path"].get<std::string>()).filename().string(),
+            "caf\xef\xbf\xbd.wav");
+  EXPECT_EQ(stats["input"]["channels"], 1);
+  EXPECT_EQ(json::parse(read_bytes(out() / "caf\xe8.json"))["input"]["channels"], 2);
+
+  const BatchSummary again = run_batch(cfg, quiet_options());
+  EXPECT_EQ(again.skipped, 4);
+  EXPECT_EQ(again.ok, 0);
+  // The one touched since is redone, not the other that reads alike.
+  fs::last_write_time(in() / e_acute, fs::file_time_type::clock::now() + std::chrono::hours(1));
+  const BatchSummary third = run_batch(cfg, quiet_options());
+  EXPECT_EQ(third.ok, 1);
+  EXPECT_EQ(third.skipped, 3);
+  for (const BatchFileResult& r : third.files)
+    if (r.status == BatchStatus::ok) {
+      EXPECT_EQ(fs::path(r.item.input).filename().string(), e_acute);
+    }
+}
+
 TEST_F(Batch, TemporariesLeftByAKilledRunAreRemovedOnResume) {
   // What a SIGKILL mid-file leaves where O_TMPFILE is missing: AtomicFile's
   // hidden temporaries next to the targets, named for this host and the dead pid.
