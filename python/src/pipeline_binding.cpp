@@ -42,7 +42,20 @@ std::function<void(const std::string&)> logger(bool quiet) {
     return nullptr;
   return [](const std::string& m) {
     nb::gil_scoped_acquire acquire; // sys.stderr may be redirected (pytest, notebooks)
-    nb::module_::import_("sys").attr("stderr").attr("write")("sigstream: " + m + "\n");
+    const std::string line = "sigstream: " + m + "\n";
+    // A file name that is not UTF-8 (a Latin-1 name) with U+FFFD for its odd
+    // bytes: a strict str raised in a worker thread, which ended the process.
+    PyObject* text =
+        PyUnicode_DecodeUTF8(line.data(), static_cast<Py_ssize_t>(line.size()), "replace");
+    if (text == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    try {
+      nb::module_::import_("sys").attr("stderr").attr("write")(nb::steal<nb::str>(text));
+    } catch (const nb::python_error&) {
+      // a closed or failing stderr loses the line, not the batch
+    }
   };
 }
 
@@ -133,6 +146,20 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
     nb::gil_scoped_release release;
     return batch_items(config, bo, dir, log);
   }();
+  // The plan reaches Python and the workers as JSON, whose text is UTF-8: a
+  // name that is not (a Latin-1 file) cannot travel exactly.
+  for (const BatchItem& it : items)
+    for (const std::string* p : {&it.input, &it.output}) {
+      try {
+        static_cast<void>(json(*p).dump());
+      } catch (const json::type_error&) {
+        throw config_error(
+            "batch: " + json(*p).dump(-1, ' ', false, json::error_handler_t::replace) +
+            " is not a UTF-8 name, which a Dask batch cannot hand to its workers (rename it, "
+            "e.g. with convmv, or run the batch without a client or --scheduler: the batch in "
+            "one process takes such names)");
+      }
+    }
   json j;
   j["out_dir"] = dir;
   j["summary_json"] = (std::filesystem::path(dir) / "batch_summary.json").string();

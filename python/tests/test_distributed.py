@@ -331,6 +331,21 @@ def test_an_out_dir_that_is_a_file_is_a_config_error_before_any_task(tmp_path: P
     assert (tmp_path / "afile").read_text() == "not a folder"
 
 
+def test_a_name_that_is_not_utf8_is_a_config_error_before_any_task(tmp_path: Path, job: Path, client: Any) -> None:
+    """The plan reaches the workers as JSON (UTF-8 text): a Latin-1 name is refused, named, before any task
+    (it was a RuntimeError '[json.exception.type_error.316] ...'); the batch in one process takes it."""
+    folder = tmp_path / "latin1"
+    folder.mkdir()
+    write_wav(folder / "plain.wav", 1201, seed=3)
+    write_wav(folder / "x.wav", 977, seed=4)
+    os.rename(folder / "x.wav", os.path.join(os.fsencode(folder), b"caf\xe9.wav"))
+    with pytest.raises(sigstream.ConfigError, match="caf\ufffd.wav\" is not a UTF-8 name"):
+        sigstream.batch(job, [folder], out_dir=tmp_path / "out", client=client, quiet=True)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    alone = sigstream.batch(job, [folder], out_dir=tmp_path / "out", quiet=True)
+    assert alone["counts"]["ok"] == 2
+
+
 def test_tasks_are_cut_by_files_and_bytes_left_and_a_failed_tasks_files_come_back_alone() -> None:
     from sigstream.distributed import _TaskQueue
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import wave
@@ -114,6 +115,26 @@ def test_batch_returns_the_summary(tmp_path: Path, rng: np.random.Generator) -> 
     assert statuses == {"in0.wav": "ok", "in1.wav": "ok", "in2.wav": "ok", "bad.wav": "failed"}
     assert summary["exit_code"] == 1
     assert (tmp_path / "out" / "in1.wav").exists()
+
+
+def test_batch_of_a_name_that_is_not_utf8(tmp_path: Path, rng: np.random.Generator,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A Latin-1 file name: processed, logged and named with U+FFFD for its odd byte (the log line
+    raised UnicodeDecodeError in a worker thread, which ended the interpreter), found up to date again."""
+    (tmp_path / "in").mkdir()
+    write_wav(tmp_path / "in" / "plain.wav", rng.uniform(-0.5, 0.5, (1301, 2)))
+    write_wav(tmp_path / "in" / "x.wav", rng.uniform(-0.5, 0.5, (977, 1)))
+    os.rename(tmp_path / "in" / "x.wav", os.path.join(os.fsencode(tmp_path / "in"), b"caf\xe9.wav"))
+    cfg = synth_config(tmp_path)
+    del cfg["source"]
+    cfg["sink"] = {"file": "placeholder.wav", "format": "pcm16"}
+    summary = sigstream.batch(cfg, tmp_path / "in", tmp_path / "out", backend="cpu")
+    assert summary["counts"]["ok"] == 2 and summary["exit_code"] == 0
+    assert sorted(Path(f["file"]).name for f in summary["files"]) == ["caf\ufffd.wav", "plain.wav"]
+    assert os.path.exists(os.path.join(os.fsencode(tmp_path / "out"), b"caf\xe9.wav"))
+    assert "caf\ufffd.wav" in capsys.readouterr().err
+    again = sigstream.batch(cfg, tmp_path / "in", tmp_path / "out", backend="cpu", quiet=True)
+    assert again["counts"]["skipped"] == 2
 
 
 def test_batch_takes_specs_order_and_a_single_path(tmp_path: Path, rng: np.random.Generator) -> None:
