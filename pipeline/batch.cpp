@@ -310,6 +310,52 @@ constexpr const char* kBatchKey = "batch";
 constexpr const char* kFingerprintKey = "config_fingerprint";
 constexpr const char* kInputKey = "input";
 constexpr const char* kInputRealKey = "input_resolved";
+// A path whose name is not UTF-8 (a Latin-1 name) is in JSON text with U+FFFD
+// for its odd bytes (stats_text), which names no file, and two such names
+// may read alike: its bytes are recorded too, as hex, under these keys.
+constexpr const char* kInputHexKey = "input_hex";
+constexpr const char* kInputRealHexKey = "input_resolved_hex";
+
+bool is_utf8(const std::string& s) {
+  try {
+    static_cast<void>(json(s).dump());
+    return true;
+  } catch (const json::type_error&) {
+    return false;
+  }
+}
+
+std::string to_hex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string h;
+  h.reserve(2 * bytes.size());
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    h += kDigits[b >> 4U];
+    h += kDigits[b & 15U];
+  }
+  return h;
+}
+
+std::optional<std::string> from_hex(const std::string& h) {
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    return -1;
+  };
+  if (h.size() % 2 != 0)
+    return std::nullopt;
+  std::string bytes;
+  for (std::size_t i = 0; i < h.size(); i += 2) {
+    const int hi = digit(h[i]), lo = digit(h[i + 1]);
+    if (hi < 0 || lo < 0)
+      return std::nullopt;
+    bytes += static_cast<char>(hi * 16 + lo);
+  }
+  return bytes;
+}
 
 // The file's statistics (SPEC §4) plus that record, and the identities of the
 // audio and CSV files being committed with it (pipeline/batch_commit.hpp).
@@ -323,25 +369,16 @@ std::string batch_stats_json(const RunReport& report, const std::string& fingerp
   // lexical parent's x). And where it resolved then: a link retargeted since
   // names another file.
   std::error_code ec;
-  j[kBatchKey] = {{kFingerprintKey, fingerprint},
-                  {kInputKey, fs::absolute(report.input_path, ec).string()},
-                  {kInputRealKey, canonical_of(report.input_path).string()}};
+  const std::string absolute = fs::absolute(report.input_path, ec).string(),
+                    resolved = canonical_of(report.input_path).string();
+  j[kBatchKey] = {{kFingerprintKey, fingerprint}, {kInputKey, absolute}, {kInputRealKey, resolved}};
+  if (!is_utf8(absolute))
+    j[kBatchKey][kInputHexKey] = to_hex(absolute);
+  if (!is_utf8(resolved))
+    j[kBatchKey][kInputRealHexKey] = to_hex(resolved);
   if (files)
     j[kBatchKey]["commit"] = commit_record_json(*files);
   return stats_text(j, report);
-}
-
-// A path as a file's statistics and the summary spell it where it is not
-// UTF-8 (a Latin-1 name): its odd bytes as U+FFFD (stats_text); nullopt for a
-// UTF-8 path, spelled as it is.
-std::optional<std::string> lossy_spelling(const std::string& path) {
-  try {
-    static_cast<void>(json(path).dump());
-    return std::nullopt;
-  } catch (const json::type_error&) {
-    return json::parse(json(path).dump(-1, ' ', false, json::error_handler_t::replace))
-        .get<std::string>();
-  }
 }
 
 struct ResumeCheck {
@@ -380,26 +417,25 @@ ResumeCheck up_to_date(const BatchItem& item, const std::vector<std::string>& de
   if (!record.is_object())
     record = json::object();
   const fs::path here = canonical_of(item.input);
-  const auto resolves_here = [&](const json& p) -> std::optional<bool> {
-    std::error_code ec;
-    if (!p.is_string() || !fs::exists(p.get<std::string>(), ec))
-      return std::nullopt;
-    return canonical_of(p.get<std::string>()) == here;
+  // A recorded path: its bytes from the hex key where its name is not UTF-8.
+  const auto recorded = [&](const char* key, const char* hex_key) -> std::optional<std::string> {
+    if (const json& h = record.value(hex_key, json()); h.is_string())
+      return from_hex(h.get<std::string>());
+    const json& p = record.value(key, json());
+    return p.is_string() ? std::optional<std::string>(p.get<std::string>()) : std::nullopt;
   };
-  const std::optional<bool> by_record = resolves_here(record.value(kInputKey, json()));
-  const json& given = j["input"].value("path", json());
-  bool same_input =
-      by_record ? *by_record : given.is_string() && canonical_of(given.get<std::string>()) == here;
-  if (!same_input && !by_record) {
-    // A name that is not UTF-8 is recorded with U+FFFD for its odd bytes, a
-    // name no file has: the record's spelling is compared instead.
+  const auto resolves_here = [&](const std::optional<std::string>& p) -> std::optional<bool> {
     std::error_code ec;
-    const auto lossy = lossy_spelling(fs::absolute(item.input, ec).string());
-    same_input = lossy && record.value(kInputKey, json()) == *lossy;
-  }
-  if (!same_input)
+    if (!p || !fs::exists(*p, ec))
+      return std::nullopt;
+    return canonical_of(*p) == here;
+  };
+  const std::optional<bool> by_record = resolves_here(recorded(kInputKey, kInputHexKey));
+  const json& given = j["input"].value("path", json());
+  if (!(by_record ? *by_record
+                  : given.is_string() && canonical_of(given.get<std::string>()) == here))
     return {};
-  if (resolves_here(record.value(kInputRealKey, json())) == std::optional<bool>(false))
+  if (resolves_here(recorded(kInputRealKey, kInputRealHexKey)) == std::optional<bool>(false))
     return {};
   const json& v = j.value("verification", json());
   if (v.is_object() && !v.value("passed", false))

@@ -673,7 +673,9 @@ std::string merge_batch_summaries(const std::vector<std::string>& summary_json_t
 std::string merge_batch_summaries(const std::vector<std::string>& summary_json_texts,
                                   const std::string& out_dir,
                                   const std::vector<std::string>& names) {
-  return merge_parsed(parse_summaries(summary_json_texts, names), out_dir).dump(2) + "\n";
+  return merge_parsed(parse_summaries(summary_json_texts, names), out_dir)
+             .dump(2, ' ', false, json::error_handler_t::replace) +
+         "\n";
 }
 
 json merged_batch_summaries(const std::vector<std::string>& summary_json_texts,
@@ -787,7 +789,10 @@ BatchMergeResult merge_batch_dir(const std::string& dir) {
   const json merged = merge_parsed(ps, out_dir.empty() ? dir : out_dir);
   result.summary_json = (fs::path(dir) / "batch_summary.json").string();
   result.summary_csv = (fs::path(dir) / "batch_summary.csv").string();
-  write_file_atomic(result.summary_json, merged.dump(2) + "\n");
+  // (The folder named here, where the shards spelled theirs two ways, may be
+  // a name that is not UTF-8: U+FFFD for its odd bytes, as in stats_text.)
+  write_file_atomic(result.summary_json,
+                    merged.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
   write_file_atomic(result.summary_csv, summary_csv(merged, result.summary_json));
   result.exit_code = merged.value("exit_code", 0);
   result.files = merged["files"].size();

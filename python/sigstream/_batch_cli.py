@@ -126,7 +126,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 2
     from distributed import Client
 
-    from ._pipelines import _config_text
+    from ._pipelines import _config_text, _utf8_path
 
     # Checked before the signals are this function's and before --inputs-from - is read (a scheduler
     # file's content later, once the batch is planned).
@@ -149,16 +149,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.inputs_from and args.inputs:
             raise ConfigError(f"batch: --inputs-from '{args.inputs_from}' gives the inputs, and so does INPUT "
                               f"'{args.inputs[0]}': give one or the other")
+        for path in [*args.inputs, args.out_dir, args.stats, args.inputs_from]:
+            if path:
+                _utf8_path(path, "a Dask batch cannot hand to its workers (rename it, e.g. with convmv, or run the "
+                                 "batch without --scheduler)")  # ConfigError, exit 2
         list_text = None
         if args.inputs_from:
-            if args.inputs_from == "-":
-                list_text = sys.stdin.read()
-            else:
-                try:
+            try:
+                if args.inputs_from == "-":
+                    raw = getattr(sys.stdin, "buffer", None)  # (a text stream without one: a test's)
+                    list_text = raw.read().decode("utf-8") if raw is not None else sys.stdin.read()
+                else:
                     with open(args.inputs_from, encoding="utf-8") as f:
                         list_text = f.read()
-                except OSError as e:
-                    raise ConfigError(f"--inputs-from: cannot read '{args.inputs_from}': {e.strerror}") from None
+            except OSError as e:
+                raise ConfigError(f"--inputs-from: cannot read '{args.inputs_from}': {e.strerror}") from None
+            except UnicodeDecodeError as e:
+                raise ConfigError(f"--inputs-from '{args.inputs_from}': byte {e.start} is not UTF-8 (a name that is "
+                                  "not UTF-8, which a Dask batch cannot hand to its workers: rename it, e.g. with "
+                                  "convmv, or run the batch without --scheduler)") from None
         text, origin = _config_text(args.config)
         if args.files_per_task < 0 or args.files_per_device < 0:
             raise _UsageError("--files-per-task and --files-per-device must be 0 (auto) or more")

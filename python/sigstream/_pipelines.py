@@ -18,6 +18,24 @@ from .errors import ConfigError, InputError
 PathOrConfig = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 
+_NOT_UTF8_IN_PYTHON = ("sigstream's Python API cannot take as a path: give its folder or a glob (the batch in one "
+                       "process finds such names there), or rename it (e.g. with convmv)")
+
+
+def _utf8_path(value: Any, why: str = _NOT_UTF8_IN_PYTHON) -> str:
+    """A path as the bindings take it: text that is UTF-8. A name that is not (a Latin-1 file, which Python
+    spells with surrogates) is a ConfigError naming it; a folder or glob that holds it still finds it."""
+    path = os.fspath(value)
+    if isinstance(path, bytes):
+        raise TypeError("a path as bytes: give it as str")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        raise ConfigError(f"'{shown}' is not a UTF-8 name, which {why}") from None
+    return path
+
+
 def _config_text(config: PathOrConfig) -> tuple[str, str]:
     """(YAML text, origin for messages) of a config path or dict."""
     if isinstance(config, Mapping):
@@ -26,12 +44,14 @@ def _config_text(config: PathOrConfig) -> tuple[str, str]:
             return json.dumps(config), "<dict>"
         except TypeError as e:
             raise ConfigError(f"<dict>: the config holds a value that is not plain data ({e})") from None
-    path = os.fspath(config)
+    path = _utf8_path(config)
     try:
         with open(path, encoding="utf-8") as f:
             return f.read(), path
     except OSError as e:
         raise InputError(f"{path}: cannot read the config ({e.strerror})") from None
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: the config is not UTF-8 text (byte {e.start}: {e.reason})") from None
 
 
 def _one_or_many(value: Any) -> list[Any]:
@@ -104,7 +124,7 @@ def batch(
     sets = [str(o) for o in _one_or_many(overrides)]
     if backend is not None:
         check_choice("backend", backend, BACKENDS)
-    paths = [os.fspath(i) for i in _one_or_many(inputs)]
+    paths = [_utf8_path(i) for i in _one_or_many(inputs)]
     # (Before SPEC §10's order, the third argument was overrides and the fourth out_dir.)
     if out_dir is not None and not isinstance(out_dir, (str, os.PathLike)):
         raise TypeError(f"batch(): out_dir (the third argument) must be a path, not {type(out_dir).__name__}: "
@@ -116,7 +136,7 @@ def batch(
     if client is not None and not callable(getattr(client, "submit", None)):
         raise TypeError(f"batch(): client (the fourth argument) must be a distributed.Client, not "
                         f"{type(client).__name__}: pass out_dir and the others by name")
-    out = None if out_dir is None else os.fspath(out_dir)
+    out = None if out_dir is None else _utf8_path(out_dir)
     if client is not None:
         from .distributed import run_batch_on_client
 
@@ -134,13 +154,13 @@ def batch(
             bool(quiet),
             backend,
             progress=bool(progress),
-            summary_path=None if summary_path is None else os.fspath(summary_path),
+            summary_path=None if summary_path is None else _utf8_path(summary_path),
             files_per_task=None if files_per_task is None else int(files_per_task),
         )
     if backend is not None:
         sets.append(f"execution.backend={backend}")
     summary_json, code = _core.batch(text, origin, sets, paths, out, keep_going, bool(force), bool(verify),
-                                     bool(quiet), "" if summary_path is None else os.fspath(summary_path))
+                                     bool(quiet), "" if summary_path is None else _utf8_path(summary_path))
     summary: dict[str, Any] = json.loads(summary_json)
     summary["exit_code"] = code
     return summary

@@ -17,6 +17,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -373,7 +374,19 @@ NB_MODULE(_core, m) {
       std::rethrow_exception(p);
     } catch (const Error& e) {
       PyObject* type = g_error_types[static_cast<std::size_t>(e.kind())];
-      PyErr_SetString(type != nullptr ? type : PyExc_RuntimeError, e.what());
+      if (type == nullptr)
+        type = PyExc_RuntimeError;
+      // U+FFFD for the odd bytes of a name that is not UTF-8 (PyErr_SetString
+      // decodes strictly: the exception had lost its whole message).
+      PyObject* message =
+          PyUnicode_DecodeUTF8(e.what(), static_cast<Py_ssize_t>(std::strlen(e.what())), "replace");
+      if (message == nullptr) {
+        PyErr_Clear();
+        PyErr_SetString(type, "(a message that could not be decoded)");
+        return;
+      }
+      PyErr_SetObject(type, message);
+      Py_DECREF(message);
     }
   });
 

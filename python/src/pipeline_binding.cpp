@@ -311,7 +311,7 @@ std::string merge_summaries(const std::vector<std::string>& texts, const std::st
     else
       out[k] = std::move(v);
   }
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
 // Writes a summary JSON text and its CSV (same stem, .csv) atomically; returns the CSV's path.

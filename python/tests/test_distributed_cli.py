@@ -171,6 +171,24 @@ def test_a_summary_over_an_input_is_refused_before_any_cluster(tmp_path: Path, j
     assert not (tmp_path / "dask").exists()
 
 
+def test_names_that_are_not_utf8_are_refused_before_any_cluster(tmp_path: Path, job: Path) -> None:
+    """--scheduler with a Latin-1 --out-dir or an --inputs-from list naming a Latin-1 file: exit 2 naming it (they
+    were a TypeError or UnicodeDecodeError traceback, exit 1)."""
+    env = {**clean_env(), "SIGSTREAM_PYTHON": sys.executable}
+    src = sorted(Path(inputs_of(job)[0]).glob("*.wav"))[0]
+    (tmp_path / "list.txt").write_bytes(os.fsencode(src.parent) + b"/caf\xe9.wav\n")
+    for extra in (["--out-dir", os.fsdecode(os.fsencode(tmp_path) + b"/o\xe9")],
+                  ["--inputs-from", str(tmp_path / "list.txt"), "--out-dir", str(tmp_path / "o")]):
+        args = [cli(), "batch", str(job), "--scheduler", "local:1", *extra]
+        if extra[0] == "--out-dir":
+            args[3:3] = inputs_of(job)
+        p = subprocess.run(args, env=env, cwd=tmp_path, capture_output=True, timeout=120)
+        err = p.stderr.decode("utf-8", "replace")
+        assert p.returncode == 2, err
+        assert "UTF-8" in err and "Traceback" not in err
+    assert sorted(os.listdir(tmp_path)) == ["in", "job.yaml", "list.txt"]  # no output folder made
+
+
 def test_a_scheduler_file_is_waited_for_then_checked(tmp_path: Path, job: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """--scheduler FILE.json waits for a scheduler to write the file (the batch planned first: a config error

@@ -137,6 +137,25 @@ def test_batch_of_a_name_that_is_not_utf8(tmp_path: Path, rng: np.random.Generat
     assert again["counts"]["skipped"] == 2
 
 
+def test_paths_and_messages_with_a_name_that_is_not_utf8(tmp_path: Path, rng: np.random.Generator) -> None:
+    """A str path that is not UTF-8 (Python spells its odd bytes as surrogates) is a ConfigError naming it
+    (it was TypeError: incompatible function arguments); an error about such a file keeps its message (it lost
+    all of it: PyErr_SetString decodes strictly)."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in2").mkdir()
+    write_wav(tmp_path / "in" / "x.wav", rng.uniform(-0.5, 0.5, (977, 1)))
+    latin1 = os.path.join(os.fsencode(tmp_path / "in"), b"caf\xe9.wav")
+    os.rename(tmp_path / "in" / "x.wav", latin1)
+    os.link(latin1, os.path.join(os.fsencode(tmp_path / "in2"), b"caf\xe9.WAV"))
+    cfg = synth_config(tmp_path)
+    del cfg["source"]
+    cfg["sink"] = {"file": "placeholder.wav", "format": "pcm16"}
+    with pytest.raises(sigstream.ConfigError, match="caf\ufffd.wav' is not a UTF-8 name"):
+        sigstream.batch(cfg, os.fsdecode(latin1), tmp_path / "out", quiet=True)
+    with pytest.raises(sigstream.ConfigError, match="(?s)outputs collide:.*caf\ufffd.WAV"):
+        sigstream.batch(cfg, [tmp_path / "in", tmp_path / "in2"], tmp_path / "out", quiet=True)
+
+
 def test_batch_takes_specs_order_and_a_single_path(tmp_path: Path, rng: np.random.Generator) -> None:
     """SPEC §10: batch(config, inputs, out_dir, client, backend, force); a single input or override
     given as a string is one item (it was split into characters: inputs 'i', 'n', ...)."""

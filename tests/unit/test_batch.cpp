@@ -410,6 +410,46 @@ TEST_F(Batch, NamesThatAreNotUtf8AreProcessedNamedAndResumed) {
     }
 }
 
+// Two names that read alike in JSON (their odd bytes both U+FFFD) are never
+// taken for each other by the resume check: the same file name in folders
+// d\xe9 and d\xe8, written in turn to one out_dir; and a link retargeted from
+// one to the other. Each run redoes the file (the record keeps the bytes).
+TEST_F(Batch, NamesThatReadAlikeAreNeverTakenForEachOther) {
+  const fs::path a = dir_.path() / "d\xe9" / "take.wav", b = dir_.path() / "d\xe8" / "take.wav";
+  fs::create_directories(a.parent_path());
+  fs::create_directories(b.parent_path());
+  fs::copy_file(in() / "a_mono8k.wav", a);
+  fs::copy_file(in() / "b_stereo44.wav", b);
+  const auto old = fs::file_time_type::clock::now() - std::chrono::hours(2);
+  fs::last_write_time(a, old);
+  fs::last_write_time(b, old);
+  const Config cfg = config("[]");
+  const auto run_one = [&](const fs::path& input) {
+    BatchOptions o = quiet_options();
+    o.extra_inputs = {input.string()};
+    return run_batch(cfg, o);
+  };
+  const auto channels = [&](const std::string& stem) {
+    return json::parse(read_bytes(out() / (stem + ".json")))["input"]["channels"].get<int>();
+  };
+  EXPECT_EQ(run_one(a).ok, 1);
+  EXPECT_EQ(channels("take"), 1);
+  EXPECT_EQ(run_one(a).skipped, 1) << "the same file again is up to date";
+  const BatchSummary other = run_one(b);
+  EXPECT_EQ(other.ok, 1) << "another file whose path reads alike was taken as up to date";
+  EXPECT_EQ(channels("take"), 2);
+
+  const fs::path link = dir_.path() / "cur.wav";
+  fs::create_symlink(a, link);
+  EXPECT_EQ(run_one(link).ok, 1);
+  EXPECT_EQ(channels("cur"), 1);
+  fs::remove(link);
+  fs::create_symlink(b, link);
+  EXPECT_EQ(run_one(link).ok, 1) << "a link retargeted to a name that reads alike was skipped";
+  EXPECT_EQ(channels("cur"), 2);
+  EXPECT_EQ(run_one(link).skipped, 1);
+}
+
 TEST_F(Batch, TemporariesLeftByAKilledRunAreRemovedOnResume) {
   // What a SIGKILL mid-file leaves where O_TMPFILE is missing: AtomicFile's
   // hidden temporaries next to the targets, named for this host and the dead pid.
