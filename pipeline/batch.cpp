@@ -316,27 +316,6 @@ constexpr const char* kInputRealKey = "input_resolved";
 constexpr const char* kInputHexKey = "input_hex";
 constexpr const char* kInputRealHexKey = "input_resolved_hex";
 
-bool is_utf8(const std::string& s) {
-  try {
-    static_cast<void>(json(s).dump());
-    return true;
-  } catch (const json::type_error&) {
-    return false;
-  }
-}
-
-std::string to_hex(const std::string& bytes) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string h;
-  h.reserve(2 * bytes.size());
-  for (const char c : bytes) {
-    const auto b = static_cast<unsigned char>(c);
-    h += kDigits[b >> 4U];
-    h += kDigits[b & 15U];
-  }
-  return h;
-}
-
 std::optional<std::string> from_hex(const std::string& h) {
   const auto digit = [](char c) -> int {
     if (c >= '0' && c <= '9')
@@ -373,9 +352,9 @@ std::string batch_stats_json(const RunReport& report, const std::string& fingerp
                     resolved = canonical_of(report.input_path).string();
   j[kBatchKey] = {{kFingerprintKey, fingerprint}, {kInputKey, absolute}, {kInputRealKey, resolved}};
   if (!is_utf8(absolute))
-    j[kBatchKey][kInputHexKey] = to_hex(absolute);
+    j[kBatchKey][kInputHexKey] = hex_of(absolute);
   if (!is_utf8(resolved))
-    j[kBatchKey][kInputRealHexKey] = to_hex(resolved);
+    j[kBatchKey][kInputRealHexKey] = hex_of(resolved);
   if (files)
     j[kBatchKey]["commit"] = commit_record_json(*files);
   return stats_text(j, report);
@@ -1417,10 +1396,6 @@ void for_runs(std::size_t n, std::size_t run, int threads,
 // after the last file of a 16,000-file batch.
 constexpr std::size_t kSummaryRun = 512;
 
-// A name that is not UTF-8 (a Latin-1 file) has U+FFFD for its odd bytes in
-// the summary, as in the file's statistics (stats_text).
-constexpr auto kLossy = json::error_handler_t::replace;
-
 } // namespace
 
 json batch_summary_object(const BatchSummary& s, const std::string& fingerprint) {
@@ -1434,7 +1409,7 @@ json batch_summary_object(const BatchSummary& s, const std::string& fingerprint)
 // batch_summary_object(s, fingerprint).dump(2), the entries dumped apart and
 // spliced into the head's empty "files".
 std::string batch_summary_json(const BatchSummary& s, const std::string& fingerprint, int threads) {
-  std::string text = summary_head(s, fingerprint).dump(2, ' ', false, kLossy);
+  std::string text = json_text(summary_head(s, fingerprint));
   constexpr std::string_view kNoFiles = "\"files\": []\n}";
   if (!text.ends_with(kNoFiles))
     throw Error(ErrorKind::internal, "batch summary: \"files\" is not the summary's last key");
@@ -1447,7 +1422,7 @@ std::string batch_summary_json(const BatchSummary& s, const std::string& fingerp
       out += i == 0 ? "\n    " : ",\n    ";
       // An entry sits two levels deep: its lines 4 spaces further in (its
       // strings are escaped: a line break in the text is the dump's own).
-      for (const char c : summary_file_entry(s.files[i]).dump(2, ' ', false, kLossy)) {
+      for (const char c : json_text(summary_file_entry(s.files[i]))) {
         out += c;
         if (c == '\n')
           out += "    ";

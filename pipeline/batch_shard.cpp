@@ -24,6 +24,7 @@
 #include "core/error.hpp"
 #include "pipeline/io/atomic_file.hpp"
 #include "pipeline/io/audio_sink.hpp"
+#include "pipeline/io/stats_writer.hpp"
 #include "stages/registry.hpp"
 
 namespace sigstream {
@@ -656,11 +657,17 @@ std::string sha256_hex(std::string_view data) {
   unsigned int n = 0;
   if (EVP_Digest(data.data(), data.size(), md, &n, EVP_sha256(), nullptr) != 1)
     throw internal_error("SHA-256 failed (OpenSSL EVP_Digest)");
-  static const char* kHex = "0123456789abcdef";
+  return hex_of(std::string_view(reinterpret_cast<const char*>(md), n));
+}
+
+std::string hex_of(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
   std::string s;
-  for (unsigned int k = 0; k < n; ++k) {
-    s += kHex[md[k] >> 4];
-    s += kHex[md[k] & 15];
+  s.reserve(2 * bytes.size());
+  for (const char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    s += kHex[b >> 4U];
+    s += kHex[b & 15U];
   }
   return s;
 }
@@ -673,9 +680,7 @@ std::string merge_batch_summaries(const std::vector<std::string>& summary_json_t
 std::string merge_batch_summaries(const std::vector<std::string>& summary_json_texts,
                                   const std::string& out_dir,
                                   const std::vector<std::string>& names) {
-  return merge_parsed(parse_summaries(summary_json_texts, names), out_dir)
-             .dump(2, ' ', false, json::error_handler_t::replace) +
-         "\n";
+  return json_text(merge_parsed(parse_summaries(summary_json_texts, names), out_dir)) + "\n";
 }
 
 json merged_batch_summaries(const std::vector<std::string>& summary_json_texts,
@@ -790,9 +795,8 @@ BatchMergeResult merge_batch_dir(const std::string& dir) {
   result.summary_json = (fs::path(dir) / "batch_summary.json").string();
   result.summary_csv = (fs::path(dir) / "batch_summary.csv").string();
   // (The folder named here, where the shards spelled theirs two ways, may be
-  // a name that is not UTF-8: U+FFFD for its odd bytes, as in stats_text.)
-  write_file_atomic(result.summary_json,
-                    merged.dump(2, ' ', false, json::error_handler_t::replace) + "\n");
+  // a name that is not UTF-8.)
+  write_file_atomic(result.summary_json, json_text(merged) + "\n");
   write_file_atomic(result.summary_csv, summary_csv(merged, result.summary_json));
   result.exit_code = merged.value("exit_code", 0);
   result.files = merged["files"].size();

@@ -127,6 +127,8 @@ std::string shard_summary_path(const std::string& out_dir, BatchShard shard);
 
 // Lowercase hex SHA-256 of `data` (OpenSSL's libcrypto).
 std::string sha256_hex(std::string_view data);
+// `bytes` in lowercase hex, two digits a byte.
+std::string hex_of(std::string_view bytes);
 
 // ---------------------------------------------------------------------------
 // Merging summaries

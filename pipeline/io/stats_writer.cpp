@@ -214,10 +214,21 @@ nlohmann::ordered_json stats_json_value(const RunReport& r) {
   return j;
 }
 
+std::string json_text(const nlohmann::ordered_json& value, int indent) {
+  return value.dump(indent, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+bool is_utf8(const std::string& s) {
+  try {
+    static_cast<void>(nlohmann::ordered_json(s).dump());
+    return true;
+  } catch (const nlohmann::ordered_json::type_error&) {
+    return false;
+  }
+}
+
 std::string stats_text(const nlohmann::ordered_json& value, const RunReport& r) {
-  // A name that is not UTF-8 (a Latin-1 file) is written with U+FFFD for
-  // its odd bytes (JSON text is UTF-8); strict, the dump threw.
-  std::string text = value.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  std::string text = json_text(value);
   if (r.excerpt) {
     put_samples(text, kSourcePlaceholder, r.excerpt->source);
     put_samples(text, kOutputPlaceholder, r.excerpt->output);

@@ -149,17 +149,13 @@ std::string batch_plan(const std::string& yaml, const std::string& origin,
   // The plan reaches Python and the workers as JSON, whose text is UTF-8: a
   // name that is not (a Latin-1 file) cannot travel exactly.
   for (const BatchItem& it : items)
-    for (const std::string* p : {&it.input, &it.output}) {
-      try {
-        static_cast<void>(json(*p).dump());
-      } catch (const json::type_error&) {
+    for (const std::string* p : {&it.input, &it.output})
+      if (!is_utf8(*p))
         throw config_error(
-            "batch: " + json(*p).dump(-1, ' ', false, json::error_handler_t::replace) +
+            "batch: " + json_text(json(*p), -1) +
             " is not a UTF-8 name, which a Dask batch cannot hand to its workers (rename it, "
             "e.g. with convmv, or run the batch without a client or --scheduler: the batch in "
             "one process takes such names)");
-      }
-    }
   json j;
   j["out_dir"] = dir;
   j["summary_json"] = (std::filesystem::path(dir) / "batch_summary.json").string();
@@ -311,7 +307,7 @@ std::string merge_summaries(const std::vector<std::string>& texts, const std::st
     else
       out[k] = std::move(v);
   }
-  return out.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
+  return json_text(out) + "\n";
 }
 
 // Writes a summary JSON text and its CSV (same stem, .csv) atomically; returns the CSV's path.
